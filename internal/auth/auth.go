@@ -1,0 +1,283 @@
+// Package auth is who may do what: people (admin, lead, viewer) with
+// bcrypt passwords and personal API tokens, and agents with keys. Secrets
+// are shown once and stored hashed.
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/mail"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/errs"
+)
+
+// Role is a person's role.
+type Role string
+
+// The roles, most powerful first.
+const (
+	Admin  Role = "admin"
+	Lead   Role = "lead"
+	Viewer Role = "viewer"
+)
+
+// ParseRole returns the role with the given name, or an invalid_role error.
+func ParseRole(s string) (Role, error) {
+	switch r := Role(s); r {
+	case Admin, Lead, Viewer:
+		return r, nil
+	}
+	return "", errs.E(errs.Invalid, "invalid_role", "Unknown role %q: use admin, lead or viewer.", s)
+}
+
+// Actor is whoever is calling: a person (UserID set) or an agent (KeyID set).
+type Actor struct {
+	UserID  int64
+	Email   string
+	Role    Role
+	KeyID   int64
+	KeyName string
+}
+
+// IsAgent reports whether the actor is an agent key.
+func (a Actor) IsAgent() bool { return a.KeyID != 0 }
+
+// IsPerson reports whether the actor is a signed-in person.
+func (a Actor) IsPerson() bool { return a.UserID != 0 }
+
+// CanLead reports whether the actor may act on the queue: a lead or an admin.
+func (a Actor) CanLead() bool { return a.IsPerson() && (a.Role == Lead || a.Role == Admin) }
+
+// IsAdmin reports whether the actor is an admin.
+func (a Actor) IsAdmin() bool { return a.IsPerson() && a.Role == Admin }
+
+// Label names the actor in timelines: "person:EMAIL" or "agent:NAME".
+func (a Actor) Label() string {
+	if a.IsAgent() {
+		return "agent:" + a.KeyName
+	}
+	return "person:" + a.Email
+}
+
+// RequireLead returns a forbidden error unless the actor is a lead or admin.
+func (a Actor) RequireLead(what string) error {
+	if a.CanLead() {
+		return nil
+	}
+	return errs.E(errs.Forbidden, "forbidden", "Only a lead or an admin can %s.", what)
+}
+
+// RequirePerson returns a forbidden error unless the actor is a person.
+func (a Actor) RequirePerson(what string) error {
+	if a.IsPerson() {
+		return nil
+	}
+	return errs.E(errs.Forbidden, "forbidden", "Only a person can %s.", what)
+}
+
+// RequireAgent returns a forbidden error unless the actor is an agent.
+func (a Actor) RequireAgent(what string) error {
+	if a.IsAgent() {
+		return nil
+	}
+	return errs.E(errs.Forbidden, "forbidden", "Only an agent, with its key, can %s.", what)
+}
+
+// Secret prefixes tell an agent key from a personal token at a glance.
+const (
+	agentKeyPrefix = "mbk_"
+	tokenPrefix    = "mbt_"
+)
+
+// User is a person who can sign in.
+type User struct {
+	ID       int64
+	Email    string
+	Role     Role
+	Disabled bool
+}
+
+// Service creates and checks credentials.
+type Service struct {
+	store db.Transactor
+	now   func() time.Time
+}
+
+// NewService returns the credentials service.
+func NewService(store db.Transactor, now func() time.Time) *Service {
+	return &Service{store: store, now: now}
+}
+
+// NormalizeEmail trims and lower-cases an address and checks its shape.
+func NormalizeEmail(s string) (string, error) {
+	e := strings.ToLower(strings.TrimSpace(s))
+	if a, err := mail.ParseAddress(e); err != nil || a.Address != e {
+		return "", errs.E(errs.Invalid, "invalid_email", "%q is not an email address.", s)
+	}
+	return e, nil
+}
+
+// AddUser adds a person. Errors: invalid_email, invalid_role,
+// invalid_password (under 8 characters or over 72 bytes), email_taken.
+func (s *Service) AddUser(ctx context.Context, email, password string, role Role) (User, error) {
+	email, err := NormalizeEmail(email)
+	if err != nil {
+		return User{}, err
+	}
+	if _, err := ParseRole(string(role)); err != nil {
+		return User{}, err
+	}
+	if len([]rune(password)) < 8 {
+		return User{}, errs.E(errs.Invalid, "invalid_password", "The password must be at least 8 characters.")
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	if errors.Is(err, bcrypt.ErrPasswordTooLong) {
+		return User{}, errs.E(errs.Invalid, "invalid_password", "The password must be at most 72 bytes.")
+	} else if err != nil {
+		return User{}, fmt.Errorf("hash password: %w", err)
+	}
+	var u db.User
+	err = s.store.Write(ctx, func(q db.Querier) error {
+		if _, err := q.GetUserByEmail(ctx, email); err == nil {
+			return errs.E(errs.Conflict, "email_taken", "A user with the email %s already exists.", email)
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		u, err = q.CreateUser(ctx, db.CreateUserParams{Email: email, PasswordHash: string(hash), Role: string(role),
+			CreatedAt: db.FormatTime(s.now())})
+		return err
+	})
+	if err != nil {
+		return User{}, fmt.Errorf("add user %s: %w", email, err)
+	}
+	return userFrom(u), nil
+}
+
+// CheckPassword returns the enabled user with this email and password, or
+// an invalid_credentials error that does not say which part was wrong.
+func (s *Service) CheckPassword(ctx context.Context, email, password string) (User, error) {
+	bad := errs.E(errs.Unauthorized, "invalid_credentials", "The email or password is wrong.")
+	u, err := s.store.Reader().GetUserByEmail(ctx, strings.ToLower(strings.TrimSpace(email)))
+	if errors.Is(err, sql.ErrNoRows) {
+		// Spend the same time as a real comparison, so timing does not
+		// tell which emails exist.
+		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(password))
+		return User{}, bad
+	} else if err != nil {
+		return User{}, fmt.Errorf("check password: %w", err)
+	}
+	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(password)) != nil || u.DisabledAt.Valid {
+		return User{}, bad
+	}
+	return userFrom(u), nil
+}
+
+var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("madebook-timing-equaliser"), bcrypt.DefaultCost)
+
+// CreateKey creates an agent key and returns its secret, which is shown
+// once and stored only as a hash. Errors: invalid_name, name_taken.
+func (s *Service) CreateKey(ctx context.Context, name string) (string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || len(name) > 100 {
+		return "", errs.E(errs.Invalid, "invalid_name", "An agent key needs a name of 1 to 100 characters.")
+	}
+	secret, hash, err := newSecret(agentKeyPrefix)
+	if err != nil {
+		return "", err
+	}
+	err = s.store.Write(ctx, func(q db.Querier) error {
+		if _, err := q.GetAgentKeyByName(ctx, name); err == nil {
+			return errs.E(errs.Conflict, "name_taken", "An agent key named %q already exists.", name)
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		_, err := q.CreateAgentKey(ctx, db.CreateAgentKeyParams{Name: name, KeyHash: hash, CreatedAt: db.FormatTime(s.now())})
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("create key %q: %w", name, err)
+	}
+	return secret, nil
+}
+
+// CreateToken creates a personal API token for the user with this email and
+// returns its secret, shown once. Errors: user_not_found.
+func (s *Service) CreateToken(ctx context.Context, email string) (string, error) {
+	email = strings.ToLower(strings.TrimSpace(email))
+	secret, hash, err := newSecret(tokenPrefix)
+	if err != nil {
+		return "", err
+	}
+	err = s.store.Write(ctx, func(q db.Querier) error {
+		u, err := q.GetUserByEmail(ctx, email)
+		if errors.Is(err, sql.ErrNoRows) {
+			return errs.E(errs.NotFound, "user_not_found", "No user has the email %s: add one with `madebook user add`.", email)
+		} else if err != nil {
+			return err
+		}
+		_, err = q.CreateAPIToken(ctx, db.CreateAPITokenParams{UserID: u.ID, TokenHash: hash, CreatedAt: db.FormatTime(s.now())})
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("create token for %s: %w", email, err)
+	}
+	return secret, nil
+}
+
+// Authenticate returns the actor a bearer secret belongs to. Errors:
+// unauthorized (missing, unknown, revoked, or its user disabled).
+func (s *Service) Authenticate(ctx context.Context, secret string) (Actor, error) {
+	bad := errs.E(errs.Unauthorized, "unauthorized", "Send a valid agent key or personal token as `Authorization: Bearer …`.")
+	q := s.store.Reader()
+	switch {
+	case strings.HasPrefix(secret, agentKeyPrefix):
+		k, err := q.GetAgentKeyByHash(ctx, hashSecret(secret))
+		if errors.Is(err, sql.ErrNoRows) {
+			return Actor{}, bad
+		} else if err != nil {
+			return Actor{}, fmt.Errorf("authenticate: %w", err)
+		}
+		return Actor{KeyID: k.ID, KeyName: k.Name}, nil
+	case strings.HasPrefix(secret, tokenPrefix):
+		u, err := q.GetUserByTokenHash(ctx, hashSecret(secret))
+		if errors.Is(err, sql.ErrNoRows) {
+			return Actor{}, bad
+		} else if err != nil {
+			return Actor{}, fmt.Errorf("authenticate: %w", err)
+		}
+		return Actor{UserID: u.ID, Email: u.Email, Role: Role(u.Role)}, nil
+	}
+	return Actor{}, bad
+}
+
+func userFrom(u db.User) User {
+	return User{ID: u.ID, Email: u.Email, Role: Role(u.Role), Disabled: u.DisabledAt.Valid}
+}
+
+// newSecret returns a fresh random secret with the prefix, and its hash.
+func newSecret(prefix string) (secret, hash string, err error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", "", fmt.Errorf("random secret: %w", err)
+	}
+	secret = prefix + base64.RawURLEncoding.EncodeToString(b)
+	return secret, hashSecret(secret), nil
+}
+
+// hashSecret hashes a secret for storage. The secrets are 256 random bits,
+// so a fast hash is enough: there is nothing to brute-force.
+func hashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}

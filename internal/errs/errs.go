@@ -1,0 +1,75 @@
+// Package errs is Madebook's one error type: a kind that says what went
+// wrong in general (and so which HTTP status answers it), a snake_case code
+// an agent or script can switch on, and a sentence a person can act on.
+package errs
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind is the general class of an error.
+type Kind int
+
+// The kinds. Internal is the zero value: anything unclassified is ours.
+const (
+	Internal     Kind = iota // 500: a bug or an outage, never bad input
+	Malformed                // 400: the body is not valid JSON
+	Unauthorized             // 401: no credential, or a wrong one
+	Forbidden                // 403: the right credential, the wrong owner or role
+	NotFound                 // 404
+	Conflict                 // 409: the state does not allow it
+	TooLarge                 // 413: the body is over the limit
+	Invalid                  // 422: valid JSON, invalid content
+)
+
+// Error is a domain error with a code and a message for people.
+type Error struct {
+	Kind    Kind
+	Code    string
+	Message string
+	// Details are extra fields for the JSON answer (e.g. "allowed").
+	Details map[string]any
+}
+
+// Error returns the message.
+func (e *Error) Error() string { return e.Message }
+
+// E returns an error of the given kind and code with a formatted message.
+func E(kind Kind, code, format string, args ...any) *Error {
+	return &Error{Kind: kind, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// With returns a copy of e carrying one more detail.
+func (e *Error) With(key string, value any) *Error {
+	c := *e
+	c.Details = make(map[string]any, len(e.Details)+1)
+	for k, v := range e.Details {
+		c.Details[k] = v
+	}
+	c.Details[key] = value
+	return &c
+}
+
+// As returns the *Error in err's chain, if any.
+func As(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}
+
+// KindOf returns the kind of err: Internal unless err wraps an *Error.
+func KindOf(err error) Kind {
+	if e, ok := As(err); ok {
+		return e.Kind
+	}
+	return Internal
+}
+
+// CodeOf returns the code of err, or "internal" unless err wraps an *Error.
+func CodeOf(err error) string {
+	if e, ok := As(err); ok {
+		return e.Code
+	}
+	return "internal"
+}

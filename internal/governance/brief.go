@@ -1,0 +1,223 @@
+package governance
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/protocol"
+)
+
+// Brief is what an agent is told on `POST /brief`: the engine's decision,
+// the open gates and remediations, the resolutions delivered for the first
+// time, and the whole protocol text.
+type Brief struct {
+	Session      string            `json:"session"`
+	NextAction   protocol.State    `json:"next_action"`
+	Reason       string            `json:"reason"`
+	Reasons      []protocol.Reason `json:"reasons"`
+	Also         []protocol.Reason `json:"also"`
+	BlockedScope []string          `json:"blocked_scope"`
+	AllowedScope []string          `json:"allowed_scope"`
+	// Decisions are the gates still open.
+	Decisions []Decision `json:"decisions"`
+	// Resolutions are only what this brief delivers for the first time.
+	Resolutions []Resolution `json:"resolutions"`
+	// Remediations are the requests still open.
+	Remediations []Remediation `json:"remediations"`
+	Protocol     ProtocolText  `json:"protocol"`
+	GeneratedAt  time.Time     `json:"generated_at"`
+}
+
+// Resolution is a person's answer to a gate, as delivered to the agent.
+type Resolution struct {
+	Ref         string    `json:"ref"`
+	Resolution  string    `json:"resolution"`
+	Instruction string    `json:"instruction"`
+	ResolvedAt  time.Time `json:"resolved_at"`
+	ResolvedBy  string    `json:"resolved_by"`
+}
+
+// ProtocolText is the protocol text a brief carries. It marshals from a copy
+// encoded once, since every brief carries the same few kilobytes.
+type ProtocolText string
+
+var protocolJSON, _ = json.Marshal(protocol.Text)
+
+// MarshalJSON returns the pre-encoded text when it is the protocol's.
+func (p ProtocolText) MarshalJSON() ([]byte, error) {
+	if p == protocol.Text {
+		return protocolJSON, nil
+	}
+	return json.Marshal(string(p))
+}
+
+// Brief tells the agent what to do next and delivers, exactly once, every
+// resolution and remediation request it has not seen. Reading is the
+// common case and writes nothing; only when something waits to be
+// delivered does the brief take the writer, and then the stamp
+// (`UPDATE … WHERE delivered_at IS NULL RETURNING`) and the read that
+// builds the brief are one transaction, so two racing briefs cannot both
+// deliver the same resolution. Errors: forbidden (not the session's agent),
+// session_not_found.
+func (s *Service) Brief(ctx context.Context, actor auth.Actor, session string) (Brief, error) {
+	if err := actor.RequireAgent("take a brief (people see a preview on the session)"); err != nil {
+		return Brief{}, err
+	}
+	now := s.now()
+	st, err := s.store.Reader().GetBriefState(ctx, session)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Brief{}, errs.E(errs.NotFound, "session_not_found", "No session has the id %q.", session)
+	} else if err != nil {
+		return Brief{}, fmt.Errorf("brief %s: %w", session, err)
+	}
+	if err := checkOwner(actor, st.AgentKeyID); err != nil {
+		return Brief{}, err
+	}
+	var b Brief
+	switch {
+	case st.UndeliveredResolutions > 0 || st.UndeliveredRemediations > 0:
+		err = s.store.Write(ctx, func(q db.Querier) error {
+			b, err = s.briefIn(ctx, q, actor, session, now, true)
+			return err
+		})
+	case st.OpenDecisions > 0 || st.OpenRemediations > 0:
+		err = s.store.Read(ctx, func(q db.Querier) error {
+			b, err = s.briefIn(ctx, q, actor, session, now, false)
+			return err
+		})
+	default:
+		b = assemble(st, nil, nil, nil, now)
+	}
+	if err != nil {
+		return Brief{}, fmt.Errorf("brief %s: %w", session, err)
+	}
+	s.touches.record(session, now)
+	return b, nil
+}
+
+// briefIn reads every fact of the session in q's transaction and decides.
+// With deliver, it stamps what it hands over and records the deliveries in
+// the timeline; without, it shows what the next brief would deliver.
+func (s *Service) briefIn(ctx context.Context, q db.Querier, actor auth.Actor, session string, now time.Time, deliver bool) (Brief, error) {
+	st, err := q.GetBriefState(ctx, session)
+	if err != nil {
+		return Brief{}, err
+	}
+	var undelivered []db.ListUndeliveredResolutionsRow
+	if st.UndeliveredResolutions > 0 {
+		if deliver {
+			rows, err := q.DeliverResolutions(ctx, db.DeliverResolutionsParams{SessionID: session, DeliveredAt: db.NullTime(now)})
+			if err != nil {
+				return Brief{}, fmt.Errorf("deliver resolutions: %w", err)
+			}
+			for _, r := range rows {
+				undelivered = append(undelivered, db.ListUndeliveredResolutionsRow(r))
+			}
+		} else if undelivered, err = q.ListUndeliveredResolutions(ctx, session); err != nil {
+			return Brief{}, err
+		}
+	}
+	resolutions, err := resolutionsFrom(ctx, q, undelivered)
+	if err != nil {
+		return Brief{}, err
+	}
+	var delivered []int64
+	if deliver && st.UndeliveredRemediations > 0 {
+		if delivered, err = q.DeliverRemediations(ctx, db.DeliverRemediationsParams{SessionID: session, DeliveredAt: db.NullTime(now)}); err != nil {
+			return Brief{}, fmt.Errorf("deliver remediations: %w", err)
+		}
+	}
+	var decisions []db.Decision
+	if st.OpenDecisions > 0 {
+		if decisions, err = q.ListOpenDecisions(ctx, session); err != nil {
+			return Brief{}, err
+		}
+	}
+	var remediations []db.Remediation
+	if st.OpenRemediations > 0 {
+		if remediations, err = q.ListOpenRemediations(ctx, session); err != nil {
+			return Brief{}, err
+		}
+	}
+	if deliver {
+		for _, r := range resolutions {
+			if err := s.event(ctx, q, session, actor, now, "resolution.delivered", r.Ref, r.Instruction); err != nil {
+				return Brief{}, err
+			}
+		}
+		slices.Sort(delivered)
+		for _, id := range delivered {
+			if err := s.event(ctx, q, session, actor, now, "remediation.delivered", fmt.Sprint(id), ""); err != nil {
+				return Brief{}, err
+			}
+		}
+	}
+	return assemble(st, decisions, remediations, resolutions, now), nil
+}
+
+// resolutionsFrom turns resolution rows into what the agent reads, naming
+// the person who resolved each, oldest first.
+func resolutionsFrom(ctx context.Context, q db.Querier, rows []db.ListUndeliveredResolutionsRow) ([]Resolution, error) {
+	out := make([]Resolution, 0, len(rows))
+	emails := map[int64]string{}
+	for _, r := range rows {
+		id := r.ResolvedBy.Int64
+		if _, ok := emails[id]; !ok && r.ResolvedBy.Valid {
+			u, err := q.GetUser(ctx, id)
+			if err != nil {
+				return nil, fmt.Errorf("resolver of %s: %w", r.Ref, err)
+			}
+			emails[id] = u.Email
+		}
+		out = append(out, Resolution{Ref: r.Ref, Resolution: r.Resolution, Instruction: r.Instruction,
+			ResolvedAt: db.MustNullTime(r.ResolvedAt), ResolvedBy: emails[id]})
+	}
+	slices.SortFunc(out, func(a, b Resolution) int {
+		if c := a.ResolvedAt.Compare(b.ResolvedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Ref, b.Ref)
+	})
+	return out, nil
+}
+
+// assemble turns the rows into facts, asks the engine, and wraps its answer.
+func assemble(st db.GetBriefStateRow, decisions []db.Decision, remediations []db.Remediation, resolutions []Resolution, now time.Time) Brief {
+	f := protocol.Facts{
+		HighRisk: st.HighRisk,
+		Plan:     protocol.Plan{Status: protocol.PlanStatus(st.PlanStatus), Note: st.PlanNote, ProposedAt: db.MustTime(st.PlanProposedAt)},
+	}
+	if st.PausedAt.Valid {
+		f.Pause = &protocol.Pause{Reason: st.PauseReason, At: db.MustTime(st.PausedAt.String)}
+	}
+	b := Brief{Session: st.ID, Decisions: make([]Decision, len(decisions)), Remediations: make([]Remediation, len(remediations)),
+		Resolutions: resolutions, Protocol: protocol.Text}
+	if b.Resolutions == nil {
+		b.Resolutions = []Resolution{}
+	}
+	for i, r := range decisions {
+		d := decisionFrom(r, "")
+		b.Decisions[i] = d
+		f.Decisions = append(f.Decisions, protocol.Decision{Ref: d.Ref, Title: d.Title, Question: d.Question,
+			Proposal: d.Proposal, BlockedScope: d.BlockedScope, AllowedScope: d.AllowedScope, OpenedAt: d.OpenedAt})
+	}
+	for i, r := range remediations {
+		m := remediationFrom(r)
+		b.Remediations[i] = m
+		f.Remediations = append(f.Remediations, protocol.Remediation{ID: fmt.Sprintf("REM-%d", m.ID),
+			Required: m.Severity == SeverityRequired, Instruction: m.Instruction, Files: m.Files, CreatedAt: m.CreatedAt})
+	}
+	p := protocol.Decide(f, now)
+	b.NextAction, b.Reason, b.Reasons, b.Also = p.NextAction, p.Reason, p.Reasons, p.Also
+	b.BlockedScope, b.AllowedScope, b.GeneratedAt = p.BlockedScope, p.AllowedScope, p.GeneratedAt
+	return b
+}

@@ -1,0 +1,155 @@
+package governance
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/errs"
+)
+
+// The three states of a decision gate.
+const (
+	DecisionOpen      = "open"      // waiting on a person
+	DecisionResolved  = "resolved"  // decided, not yet delivered to the agent
+	DecisionDelivered = "delivered" // the agent's brief carried the resolution
+)
+
+// Decision is a gate an agent opened because answering would mean making a
+// decision that is not the agent's to make.
+type Decision struct {
+	Ref          string     `json:"ref"`
+	Session      string     `json:"session"`
+	Title        string     `json:"title"`
+	Question     string     `json:"question"`
+	Proposal     string     `json:"proposal"`
+	Status       string     `json:"status"`
+	BlockedScope []string   `json:"blocked_scope"`
+	AllowedScope []string   `json:"allowed_scope"`
+	OpenedAt     time.Time  `json:"opened_at"`
+	Resolution   string     `json:"resolution,omitempty"`
+	Instruction  string     `json:"instruction,omitempty"`
+	ResolvedAt   *time.Time `json:"resolved_at,omitempty"`
+	ResolvedBy   string     `json:"resolved_by,omitempty"`
+	DeliveredAt  *time.Time `json:"delivered_at,omitempty"`
+}
+
+// DecisionInput is what an agent gives to open a gate.
+type DecisionInput struct {
+	Title        string   `json:"title"`
+	Question     string   `json:"question"`
+	Proposal     string   `json:"proposal"`
+	BlockedScope []string `json:"blocked_scope"`
+	AllowedScope []string `json:"allowed_scope"`
+}
+
+// OpenDecision opens a gate on the agent's own session and gives it the
+// next workspace-wide reference, DEC-001, DEC-002, … Only the session's
+// agent opens gates: a gate a person opened would just be a conversation.
+// Errors: forbidden, session_not_found, title_required, question_required,
+// too_many_entries (a scope over 20 entries), empty_entry.
+func (s *Service) OpenDecision(ctx context.Context, actor auth.Actor, session string, in DecisionInput) (Decision, error) {
+	if err := actor.RequireAgent("open a decision gate"); err != nil {
+		return Decision{}, err
+	}
+	var (
+		d   DecisionInput
+		err error
+	)
+	if d.Title, err = required("title", in.Title, 200); err != nil {
+		return Decision{}, err
+	}
+	if d.Question, err = required("question", in.Question, 4000); err != nil {
+		return Decision{}, err
+	}
+	if d.Proposal, err = optional("proposal", in.Proposal, 4000); err != nil {
+		return Decision{}, err
+	}
+	if d.BlockedScope, err = cleanList("blocked_scope", in.BlockedScope, MaxScopeEntries); err != nil {
+		return Decision{}, err
+	}
+	if d.AllowedScope, err = cleanList("allowed_scope", in.AllowedScope, MaxScopeEntries); err != nil {
+		return Decision{}, err
+	}
+	now := s.now()
+	var row db.Decision
+	err = s.store.Write(ctx, func(q db.Querier) error {
+		if _, err := ownSession(ctx, q, actor, session, "open a decision gate"); err != nil {
+			return err
+		}
+		n, err := q.NextDecisionNumber(ctx)
+		if err != nil {
+			return err
+		}
+		row, err = q.CreateDecision(ctx, db.CreateDecisionParams{ID: n, Ref: fmt.Sprintf("DEC-%03d", n), SessionID: session,
+			Title: d.Title, Question: d.Question, Proposal: d.Proposal, BlockedScope: encodeList(d.BlockedScope),
+			AllowedScope: encodeList(d.AllowedScope), OpenedAt: db.FormatTime(now)})
+		if err != nil {
+			return err
+		}
+		return s.event(ctx, q, session, actor, now, "decision.opened", row.Ref, d.Question)
+	})
+	if err != nil {
+		return Decision{}, fmt.Errorf("open decision on %s: %w", session, err)
+	}
+	return decisionFrom(row, ""), nil
+}
+
+// ResolveDecision records a person's resolution and the instruction the
+// agent gets with it on its next brief. A gate resolves once. Errors:
+// forbidden (not a lead), resolution_required, instruction_required,
+// decision_not_found, already_resolved.
+func (s *Service) ResolveDecision(ctx context.Context, actor auth.Actor, ref, resolution, instruction string) (Decision, error) {
+	if err := actor.RequireLead("resolve a decision"); err != nil {
+		return Decision{}, err
+	}
+	resolution, err := required("resolution", resolution, 4000)
+	if err != nil {
+		return Decision{}, err
+	}
+	instruction, err = required("instruction", instruction, 4000)
+	if err != nil {
+		return Decision{}, err
+	}
+	now := s.now()
+	var row db.Decision
+	err = s.store.Write(ctx, func(q db.Querier) error {
+		cur, err := q.GetDecisionByRef(ctx, ref)
+		if errors.Is(err, sql.ErrNoRows) {
+			return errs.E(errs.NotFound, "decision_not_found", "No decision has the reference %q.", ref)
+		} else if err != nil {
+			return err
+		}
+		if cur.ResolvedAt.Valid {
+			return errs.E(errs.Conflict, "already_resolved", "%s was already resolved at %s.", ref, cur.ResolvedAt.String)
+		}
+		row, err = q.ResolveDecision(ctx, db.ResolveDecisionParams{Ref: ref, Resolution: resolution, Instruction: instruction,
+			ResolvedAt: db.NullTime(now), ResolvedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}})
+		if err != nil {
+			return err
+		}
+		return s.event(ctx, q, row.SessionID, actor, now, "decision.resolved", ref, resolution)
+	})
+	if err != nil {
+		return Decision{}, fmt.Errorf("resolve %s: %w", ref, err)
+	}
+	return decisionFrom(row, actor.Email), nil
+}
+
+func decisionFrom(r db.Decision, resolvedBy string) Decision {
+	d := Decision{Ref: r.Ref, Session: r.SessionID, Title: r.Title, Question: r.Question, Proposal: r.Proposal,
+		Status: DecisionOpen, BlockedScope: decodeList(r.BlockedScope), AllowedScope: decodeList(r.AllowedScope),
+		OpenedAt: db.MustTime(r.OpenedAt), Resolution: r.Resolution, Instruction: r.Instruction,
+		ResolvedAt: timePtr(r.ResolvedAt), ResolvedBy: resolvedBy, DeliveredAt: timePtr(r.DeliveredAt)}
+	switch {
+	case r.DeliveredAt.Valid:
+		d.Status = DecisionDelivered
+	case r.ResolvedAt.Valid:
+		d.Status = DecisionResolved
+	}
+	return d
+}

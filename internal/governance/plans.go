@@ -1,0 +1,150 @@
+package governance
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/plan"
+)
+
+// The plan statuses a caller sees.
+const (
+	PlanProposed   = "proposed"
+	PlanApproved   = "approved"
+	PlanRejected   = "rejected"
+	PlanSuperseded = "superseded"
+)
+
+// Plan is a session's execution plan.
+type Plan struct {
+	ID         int64      `json:"id"`
+	Summary    string     `json:"summary"`
+	Status     string     `json:"status"`
+	Body       plan.Plan  `json:"body"`
+	ProposedAt time.Time  `json:"proposed_at"`
+	DecidedAt  *time.Time `json:"decided_at,omitempty"`
+	Note       string     `json:"note,omitempty"`
+}
+
+// PlanInput is what an agent proposes.
+type PlanInput struct {
+	Summary string `json:"summary"`
+	plan.Plan
+}
+
+// ProposePlan records the agent's execution plan. On a high-risk mission it
+// waits for a lead (status proposed); otherwise it is approved at once. A
+// new plan supersedes the session's earlier ones, so a revised plan on a
+// high-risk mission needs approval again. Errors: forbidden,
+// session_not_found, summary_required, invalid_plan.
+func (s *Service) ProposePlan(ctx context.Context, actor auth.Actor, session string, in PlanInput) (Plan, error) {
+	if err := actor.RequireAgent("propose a plan"); err != nil {
+		return Plan{}, err
+	}
+	summary, err := required("summary", in.Summary, 4000)
+	if err != nil {
+		return Plan{}, err
+	}
+	if err := in.Plan.Validate(); err != nil {
+		return Plan{}, errs.E(errs.Invalid, "invalid_plan", "The plan is not valid: %v.", err)
+	}
+	if in.InitialSteps == nil {
+		in.InitialSteps = []plan.Step{}
+	}
+	if in.StoppingPoints == nil {
+		in.StoppingPoints = []plan.StoppingPoint{}
+	}
+	body, err := json.Marshal(in.Plan)
+	if err != nil {
+		return Plan{}, fmt.Errorf("encode plan: %w", err)
+	}
+	now := s.now()
+	var row db.Plan
+	err = s.store.Write(ctx, func(q db.Querier) error {
+		sess, err := ownSession(ctx, q, actor, session, "propose a plan")
+		if err != nil {
+			return err
+		}
+		if err := q.SupersedePlans(ctx, session); err != nil {
+			return err
+		}
+		p := db.CreatePlanParams{SessionID: session, Summary: summary, Body: string(body), Status: PlanProposed,
+			ProposedAt: db.FormatTime(now)}
+		if !sess.MissionHighRisk {
+			p.Status, p.DecidedAt = PlanApproved, db.NullTime(now)
+		}
+		if row, err = q.CreatePlan(ctx, p); err != nil {
+			return err
+		}
+		return s.event(ctx, q, session, actor, now, "plan."+p.Status, "", summary)
+	})
+	if err != nil {
+		return Plan{}, fmt.Errorf("propose plan on %s: %w", session, err)
+	}
+	return planFrom(row), nil
+}
+
+// ApprovePlan approves the session's proposed plan. Errors: forbidden (not
+// a lead), session_not_found, no_plan_proposed.
+func (s *Service) ApprovePlan(ctx context.Context, actor auth.Actor, session, note string) (Plan, error) {
+	return s.decidePlan(ctx, actor, session, PlanApproved, note)
+}
+
+// RejectPlan rejects the session's proposed plan; the note reaches the
+// agent in its brief. Errors as ApprovePlan.
+func (s *Service) RejectPlan(ctx context.Context, actor auth.Actor, session, note string) (Plan, error) {
+	return s.decidePlan(ctx, actor, session, PlanRejected, note)
+}
+
+func (s *Service) decidePlan(ctx context.Context, actor auth.Actor, session, status, note string) (Plan, error) {
+	verb := map[string]string{PlanApproved: "approve", PlanRejected: "reject"}[status]
+	if err := actor.RequireLead(verb + " a plan"); err != nil {
+		return Plan{}, err
+	}
+	note, err := optional("note", note, 4000)
+	if err != nil {
+		return Plan{}, err
+	}
+	now := s.now()
+	var row db.Plan
+	err = s.store.Write(ctx, func(q db.Querier) error {
+		if _, err := sessionFor(ctx, q, actor, session); err != nil {
+			return err
+		}
+		noPlan := errs.E(errs.Conflict, "no_plan_proposed", "The session has no plan waiting for approval.")
+		latest, err := q.GetLatestPlan(ctx, session)
+		if errors.Is(err, sql.ErrNoRows) {
+			return noPlan
+		} else if err != nil {
+			return err
+		}
+		row, err = q.DecidePlan(ctx, db.DecidePlanParams{ID: latest.ID, Status: status, DecidedAt: db.NullTime(now),
+			DecidedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}, Note: note})
+		if errors.Is(err, sql.ErrNoRows) {
+			return noPlan.With("plan_status", latest.Status)
+		} else if err != nil {
+			return err
+		}
+		return s.event(ctx, q, session, actor, now, "plan."+status, "", note)
+	})
+	if err != nil {
+		return Plan{}, fmt.Errorf("%s plan of %s: %w", verb, session, err)
+	}
+	return planFrom(row), nil
+}
+
+func planFrom(r db.Plan) Plan {
+	p := Plan{ID: r.ID, Summary: r.Summary, Status: r.Status, ProposedAt: db.MustTime(r.ProposedAt),
+		DecidedAt: timePtr(r.DecidedAt), Note: r.Note}
+	if err := json.Unmarshal([]byte(r.Body), &p.Body); err != nil {
+		panic(fmt.Errorf("stored plan %d: %w", r.ID, err))
+	}
+	return p
+}

@@ -1,0 +1,124 @@
+package governance
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/errs"
+)
+
+// The remediation severities.
+const (
+	SeverityRequired = "required"
+	SeverityAdvisory = "advisory"
+)
+
+// MaxRemediationFiles bounds the files one remediation names.
+const MaxRemediationFiles = 100
+
+// Remediation is a request to fix something the agent is authorised to fix.
+type Remediation struct {
+	ID          int64      `json:"id"`
+	Session     string     `json:"session"`
+	Severity    string     `json:"severity"`
+	Instruction string     `json:"instruction"`
+	Files       []string   `json:"files"`
+	Source      string     `json:"source"`
+	CreatedAt   time.Time  `json:"created_at"`
+	DeliveredAt *time.Time `json:"delivered_at"`
+	ClosedAt    *time.Time `json:"closed_at,omitempty"`
+	CloseNote   string     `json:"close_note,omitempty"`
+}
+
+// RemediationInput is what a lead gives to request a remediation.
+type RemediationInput struct {
+	Severity    string   `json:"severity"`
+	Instruction string   `json:"instruction"`
+	Files       []string `json:"files"`
+}
+
+// RequestRemediation asks the session's agent to fix something; the request
+// is delivered on its next brief. Errors: forbidden (not a lead),
+// session_not_found, invalid_severity, instruction_required,
+// too_many_entries.
+func (s *Service) RequestRemediation(ctx context.Context, actor auth.Actor, session string, in RemediationInput) (Remediation, error) {
+	if err := actor.RequireLead("request a remediation"); err != nil {
+		return Remediation{}, err
+	}
+	if in.Severity != SeverityRequired && in.Severity != SeverityAdvisory {
+		return Remediation{}, errs.E(errs.Invalid, "invalid_severity", "The severity %q must be required or advisory.", in.Severity)
+	}
+	instruction, err := required("instruction", in.Instruction, 4000)
+	if err != nil {
+		return Remediation{}, err
+	}
+	files, err := cleanList("files", in.Files, MaxRemediationFiles)
+	if err != nil {
+		return Remediation{}, err
+	}
+	now := s.now()
+	var row db.Remediation
+	err = s.store.Write(ctx, func(q db.Querier) error {
+		if _, err := sessionFor(ctx, q, actor, session); err != nil {
+			return err
+		}
+		row, err = q.CreateRemediation(ctx, db.CreateRemediationParams{SessionID: session, Severity: in.Severity,
+			Instruction: instruction, Files: encodeList(files), Source: "person", CreatedAt: db.FormatTime(now),
+			CreatedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}})
+		if err != nil {
+			return err
+		}
+		return s.event(ctx, q, session, actor, now, "remediation.requested", fmt.Sprint(row.ID), instruction)
+	})
+	if err != nil {
+		return Remediation{}, fmt.Errorf("request remediation on %s: %w", session, err)
+	}
+	return remediationFrom(row), nil
+}
+
+// CloseRemediation closes a remediation request with a note: it no longer
+// holds the agent. Errors: forbidden (not a lead), remediation_not_found,
+// already_closed.
+func (s *Service) CloseRemediation(ctx context.Context, actor auth.Actor, id int64, note string) (Remediation, error) {
+	if err := actor.RequireLead("close a remediation"); err != nil {
+		return Remediation{}, err
+	}
+	note, err := optional("note", note, 4000)
+	if err != nil {
+		return Remediation{}, err
+	}
+	now := s.now()
+	var row db.Remediation
+	err = s.store.Write(ctx, func(q db.Querier) error {
+		cur, err := q.GetRemediation(ctx, id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return errs.E(errs.NotFound, "remediation_not_found", "No remediation has the id %d.", id)
+		} else if err != nil {
+			return err
+		}
+		if cur.ClosedAt.Valid {
+			return errs.E(errs.Conflict, "already_closed", "Remediation %d was already closed at %s.", id, cur.ClosedAt.String)
+		}
+		row, err = q.CloseRemediation(ctx, db.CloseRemediationParams{ID: id, ClosedAt: db.NullTime(now),
+			ClosedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}, CloseNote: note})
+		if err != nil {
+			return err
+		}
+		return s.event(ctx, q, row.SessionID, actor, now, "remediation.closed", fmt.Sprint(id), note)
+	})
+	if err != nil {
+		return Remediation{}, fmt.Errorf("close remediation %d: %w", id, err)
+	}
+	return remediationFrom(row), nil
+}
+
+func remediationFrom(r db.Remediation) Remediation {
+	return Remediation{ID: r.ID, Session: r.SessionID, Severity: r.Severity, Instruction: r.Instruction,
+		Files: decodeList(r.Files), Source: r.Source, CreatedAt: db.MustTime(r.CreatedAt),
+		DeliveredAt: timePtr(r.DeliveredAt), ClosedAt: timePtr(r.ClosedAt), CloseNote: r.CloseNote}
+}

@@ -1,0 +1,223 @@
+package governance
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/errs"
+)
+
+// Session is one agent's run at a mission.
+type Session struct {
+	ID          string     `json:"id"`
+	Mission     string     `json:"mission"`
+	Agent       string     `json:"agent"`
+	Title       string     `json:"title"`
+	Lifecycle   string     `json:"lifecycle"`
+	Paused      bool       `json:"paused"`
+	PauseReason string     `json:"pause_reason,omitempty"`
+	PausedAt    *time.Time `json:"paused_at,omitempty"`
+	LastBriefAt *time.Time `json:"last_brief_at,omitempty"`
+	CreatedAt   time.Time  `json:"created_at"`
+}
+
+// SessionInput is what an agent gives to open a session.
+type SessionInput struct {
+	Mission string `json:"mission"`
+	Agent   string `json:"agent"`
+	Title   string `json:"title"`
+}
+
+// CreateSession opens a session on a mission for the calling agent key.
+// Errors: forbidden (not an agent), mission_required, unknown_mission.
+func (s *Service) CreateSession(ctx context.Context, actor auth.Actor, in SessionInput) (Session, error) {
+	if err := actor.RequireAgent("open a session"); err != nil {
+		return Session{}, err
+	}
+	slug, err := required("mission", in.Mission, 63)
+	if err != nil {
+		return Session{}, err
+	}
+	agent, err := optional("agent", in.Agent, 100)
+	if err != nil {
+		return Session{}, err
+	}
+	if agent == "" {
+		agent = actor.KeyName
+	}
+	title, err := optional("title", in.Title, 200)
+	if err != nil {
+		return Session{}, err
+	}
+	now := s.now()
+	var row db.GetSessionRow
+	err = s.store.Write(ctx, func(q db.Querier) error {
+		m, err := q.GetMissionBySlug(ctx, slug)
+		if errors.Is(err, sql.ErrNoRows) {
+			return errs.E(errs.Invalid, "unknown_mission", "No mission has the slug %q: ask a lead to create it.", slug)
+		} else if err != nil {
+			return err
+		}
+		id := newID("ses_")
+		if _, err := q.CreateSession(ctx, db.CreateSessionParams{ID: id, MissionID: m.ID, AgentKeyID: actor.KeyID,
+			Agent: agent, Title: title, Lifecycle: "IDLE", CreatedAt: db.FormatTime(now)}); err != nil {
+			return err
+		}
+		if err := s.event(ctx, q, id, actor, now, "session.created", "", title); err != nil {
+			return err
+		}
+		row, err = q.GetSession(ctx, id)
+		return err
+	})
+	if err != nil {
+		return Session{}, fmt.Errorf("create session: %w", err)
+	}
+	return s.sessionFrom(row), nil
+}
+
+// SessionDetail is everything about a session: what the console's session
+// page and `GET /api/v1/sessions/{id}` show.
+type SessionDetail struct {
+	Session
+	// Brief is the brief the agent would get next, previewed without
+	// delivering anything.
+	Brief        Brief         `json:"brief"`
+	Plan         *Plan         `json:"plan,omitempty"`
+	Decisions    []Decision    `json:"decisions"`
+	Remediations []Remediation `json:"remediations"`
+	Timeline     []Event       `json:"timeline"`
+}
+
+// Event is one line of a session's timeline: something an agent reported
+// or a person did.
+type Event struct {
+	At     time.Time `json:"at"`
+	Actor  string    `json:"actor"`
+	Kind   string    `json:"kind"`
+	Ref    string    `json:"ref,omitempty"`
+	Detail string    `json:"detail,omitempty"`
+}
+
+// GetSession returns a session with its brief preview, plan, decisions,
+// remediations and timeline, from one snapshot. It stamps nothing. Errors:
+// session_not_found, forbidden.
+func (s *Service) GetSession(ctx context.Context, actor auth.Actor, id string) (SessionDetail, error) {
+	var d SessionDetail
+	now := s.now()
+	err := s.store.Read(ctx, func(q db.Querier) error {
+		row, err := sessionFor(ctx, q, actor, id)
+		if err != nil {
+			return err
+		}
+		d.Session = s.sessionFrom(row)
+		if d.Brief, err = s.briefIn(ctx, q, actor, id, now, false); err != nil {
+			return err
+		}
+		if p, err := q.GetLatestPlan(ctx, id); err == nil {
+			plan := planFrom(p)
+			d.Plan = &plan
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		decs, err := q.ListSessionDecisions(ctx, id)
+		if err != nil {
+			return err
+		}
+		d.Decisions = make([]Decision, len(decs))
+		for i, r := range decs {
+			d.Decisions[i] = decisionFrom(r.Decision, r.ResolvedByEmail)
+		}
+		rems, err := q.ListSessionRemediations(ctx, id)
+		if err != nil {
+			return err
+		}
+		d.Remediations = make([]Remediation, len(rems))
+		for i, r := range rems {
+			d.Remediations[i] = remediationFrom(r)
+		}
+		evs, err := q.ListSessionEvents(ctx, id)
+		if err != nil {
+			return err
+		}
+		d.Timeline = make([]Event, len(evs))
+		for i, e := range evs {
+			d.Timeline[i] = Event{At: db.MustTime(e.At), Actor: e.Actor, Kind: e.Kind, Ref: e.Ref, Detail: e.Detail}
+		}
+		return nil
+	})
+	if err != nil {
+		return SessionDetail{}, fmt.Errorf("get session %s: %w", id, err)
+	}
+	return d, nil
+}
+
+// Pause pulls the brake on a session: its agent is BLOCKED from all work
+// until a person releases it. Errors: forbidden (not a lead),
+// session_not_found, already_paused.
+func (s *Service) Pause(ctx context.Context, actor auth.Actor, id, reason string) (Session, error) {
+	if err := actor.RequireLead("pause a session"); err != nil {
+		return Session{}, err
+	}
+	reason, err := optional("reason", reason, 2000)
+	if err != nil {
+		return Session{}, err
+	}
+	return s.brake(ctx, actor, id, "session.paused", reason, func(q db.Querier, now time.Time) (int64, error) {
+		return q.PauseSession(ctx, db.PauseSessionParams{ID: id, PausedAt: db.NullTime(now),
+			PausedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}, PauseReason: reason})
+	}, errs.E(errs.Conflict, "already_paused", "The session is already paused; resume it first to pause it with a new reason."))
+}
+
+// Resume releases the brake. Errors: forbidden (not a lead),
+// session_not_found, not_paused.
+func (s *Service) Resume(ctx context.Context, actor auth.Actor, id string) (Session, error) {
+	if err := actor.RequireLead("resume a session"); err != nil {
+		return Session{}, err
+	}
+	return s.brake(ctx, actor, id, "session.resumed", "", func(q db.Querier, _ time.Time) (int64, error) {
+		return q.ResumeSession(ctx, id)
+	}, errs.E(errs.Conflict, "not_paused", "The session is not paused."))
+}
+
+// brake applies a pause or a resume, records it, and returns the session.
+func (s *Service) brake(ctx context.Context, actor auth.Actor, id, kind, detail string,
+	apply func(db.Querier, time.Time) (int64, error), conflict error) (Session, error) {
+	now := s.now()
+	var row db.GetSessionRow
+	err := s.store.Write(ctx, func(q db.Querier) error {
+		if _, err := sessionFor(ctx, q, actor, id); err != nil {
+			return err
+		}
+		n, err := apply(q, now)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return conflict
+		}
+		if err := s.event(ctx, q, id, actor, now, kind, "", detail); err != nil {
+			return err
+		}
+		row, err = q.GetSession(ctx, id)
+		return err
+	})
+	if err != nil {
+		return Session{}, fmt.Errorf("%s %s: %w", kind, id, err)
+	}
+	return s.sessionFrom(row), nil
+}
+
+func (s *Service) sessionFrom(r db.GetSessionRow) Session {
+	out := Session{ID: r.ID, Mission: r.MissionSlug, Agent: r.Agent, Title: r.Title, Lifecycle: r.Lifecycle,
+		Paused: r.PausedAt.Valid, PauseReason: r.PauseReason, PausedAt: timePtr(r.PausedAt),
+		LastBriefAt: timePtr(r.LastBriefAt), CreatedAt: db.MustTime(r.CreatedAt)}
+	if t, ok := s.touches.last(r.ID); ok && (out.LastBriefAt == nil || t.After(*out.LastBriefAt)) {
+		out.LastBriefAt = &t
+	}
+	return out
+}

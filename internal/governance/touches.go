@@ -1,0 +1,82 @@
+package governance
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/madebook/madebook/db"
+)
+
+// touches holds the last brief time of sessions briefed since the last
+// flush. A brief is a read; stamping last_brief_at on every one would make
+// every brief a write, so the stamps are kept here and written in batches.
+type touches struct {
+	mu      sync.Mutex
+	pending map[string]time.Time
+}
+
+func (t *touches) record(id string, at time.Time) {
+	t.mu.Lock()
+	if at.After(t.pending[id]) {
+		t.pending[id] = at
+	}
+	t.mu.Unlock()
+}
+
+func (t *touches) last(id string) (time.Time, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	at, ok := t.pending[id]
+	return at, ok
+}
+
+// FlushBriefTimes writes the pending last-brief times in one transaction.
+// On failure they stay pending for the next flush.
+func (s *Service) FlushBriefTimes(ctx context.Context) error {
+	s.touches.mu.Lock()
+	batch := s.touches.pending
+	s.touches.pending = make(map[string]time.Time, len(batch))
+	s.touches.mu.Unlock()
+	if len(batch) == 0 {
+		return nil
+	}
+	err := s.store.Write(ctx, func(q db.Querier) error {
+		for _, id := range slices.Sorted(maps.Keys(batch)) {
+			if err := q.TouchSessionBrief(ctx, db.TouchSessionBriefParams{ID: id, At: db.NullTime(batch[id])}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		for id, at := range batch {
+			s.touches.record(id, at)
+		}
+		return fmt.Errorf("flush brief times: %w", err)
+	}
+	return nil
+}
+
+// RunBriefTimes flushes the last-brief times every interval until ctx is
+// done, then once more. Flush errors go to report.
+func (s *Service) RunBriefTimes(ctx context.Context, interval time.Duration, report func(error)) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			if err := s.FlushBriefTimes(context.WithoutCancel(ctx)); err != nil {
+				report(err)
+			}
+			return
+		case <-tick.C:
+			if err := s.FlushBriefTimes(ctx); err != nil {
+				report(err)
+			}
+		}
+	}
+}

@@ -1,0 +1,364 @@
+package protocol
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Code names the fact behind a reason. Agents may switch on it.
+type Code string
+
+// The reason codes, grouped by the state they produce.
+const (
+	CodeCriticalViolation   Code = "critical_violation"   // HARD_STOP
+	CodePaused              Code = "paused"               // BLOCKED
+	CodePlanNotApproved     Code = "plan_not_approved"    // BLOCKED
+	CodeDecisionOpen        Code = "decision_open"        // DECISION_REQUIRED
+	CodeRemediationRequired Code = "remediation_required" // REMEDIATE
+	CodeHighViolation       Code = "high_violation"       // REMEDIATE
+	CodeRuleDeviation       Code = "rule_deviation"       // REMEDIATE
+	CodeContractViolated    Code = "contract_violated"    // REMEDIATE
+	CodeRemediationAdvisory Code = "remediation_advisory" // CONTINUE_WITH_WARNING
+	CodeRiskHigh            Code = "risk_high"            // CONTINUE_WITH_WARNING
+	CodeCollision           Code = "collision"            // CONTINUE_WITH_WARNING
+	CodeBlockMerge          Code = "block_merge"          // CONTINUE_WITH_WARNING
+	CodeRuleAdvisory        Code = "rule_advisory"        // CONTINUE_WITH_WARNING
+	CodePolicyWarning       Code = "policy_warning"       // CONTINUE_WITH_WARNING: a medium or low violation
+)
+
+// Scope entries the protocol itself names.
+const (
+	ScopeAllWork        = "all work"
+	ScopeAllSessionWork = "all work in this session"
+	ScopeAnyCodeChange  = "any code change"
+	ScopeReadRepository = "reading the repository"
+	ScopeRevisePlan     = "revising the plan"
+)
+
+// The scope lists of the protocol's own reasons. They are only read: scopes
+// copies their entries into the brief's own lists.
+var (
+	scopeAllWork        = []string{ScopeAllWork}
+	scopeAllSessionWork = []string{ScopeAllSessionWork}
+	scopePlanBlocked    = []string{ScopeAnyCodeChange}
+	scopePlanAllowed    = []string{ScopeReadRepository, ScopeRevisePlan}
+)
+
+// Reason is one fact that fired, with the state it produces.
+type Reason struct {
+	State State  `json:"state"`
+	Code  Code   `json:"code"`
+	Ref   string `json:"ref"`
+	Text  string `json:"text"`
+	// Files are the files the reason is about, when it names any.
+	Files []string `json:"files,omitempty"`
+
+	at      time.Time
+	blocked []string
+	allowed []string
+}
+
+// Brief is what the engine decides for one session at one moment.
+type Brief struct {
+	NextAction State `json:"next_action"`
+	// Reason is the first reason at NextAction, as one sentence.
+	Reason string `json:"reason"`
+	// Reasons are every reason at NextAction.
+	Reasons []Reason `json:"reasons"`
+	// Also are the reasons at every lower state: nothing is dropped.
+	Also         []Reason  `json:"also"`
+	BlockedScope []string  `json:"blocked_scope"`
+	AllowedScope []string  `json:"allowed_scope"`
+	GeneratedAt  time.Time `json:"generated_at"`
+}
+
+// ContinueText is the reason given when nothing is in the agent's way.
+const ContinueText = "Nothing is in your way: continue the mission."
+
+// Decide returns the brief for a session with the given facts at time now.
+// It is pure and deterministic: the same facts give the same brief.
+func Decide(f Facts, now time.Time) Brief {
+	rs := reasons(f)
+	sortReasons(rs)
+
+	b := Brief{
+		NextAction:   Continue,
+		Reason:       ContinueText,
+		Reasons:      []Reason{},
+		Also:         []Reason{},
+		BlockedScope: []string{},
+		AllowedScope: []string{},
+		GeneratedAt:  now.UTC(),
+	}
+	if len(rs) == 0 {
+		return b
+	}
+	top := rs[0].State
+	n := 0
+	for n < len(rs) && rs[n].State == top {
+		n++
+	}
+	b.NextAction = top
+	b.Reason = rs[0].Text
+	b.Reasons = rs[:n:n]
+	b.Also = rs[n:len(rs):len(rs)]
+	b.BlockedScope, b.AllowedScope = scopes(b.Reasons)
+	return b
+}
+
+// sortReasons sorts rs by compareReasons, stably. A Reason is large and
+// moving it is most of the cost of sorting, so it sorts indices and then
+// moves each reason once, following the permutation's cycles.
+func sortReasons(rs []Reason) {
+	var buf [32]int
+	idx := buf[:0]
+	if len(rs) > len(buf) {
+		idx = make([]int, 0, len(rs))
+	}
+	for i := range rs {
+		idx = append(idx, i)
+	}
+	slices.SortFunc(idx, func(i, j int) int {
+		if c := compareReasons(&rs[i], &rs[j]); c != 0 {
+			return c
+		}
+		return i - j // stable
+	})
+	// Position k takes the reason at idx[k]; a position done is marked
+	// idx[k] == k.
+	for start := range idx {
+		if idx[start] == start {
+			continue
+		}
+		tmp := rs[start]
+		j := start
+		for {
+			k := idx[j]
+			idx[j] = j
+			if k == start {
+				rs[j] = tmp
+				break
+			}
+			rs[j] = rs[k]
+			j = k
+		}
+	}
+}
+
+// compareReasons orders reasons most severe state first, then oldest, then
+// by ref, then by code and text so that the order is total.
+func compareReasons(a, b *Reason) int {
+	if a.State != b.State {
+		return int(b.State) - int(a.State)
+	}
+	if c := a.at.Compare(b.at); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Ref, b.Ref); c != 0 {
+		return c
+	}
+	if c := strings.Compare(string(a.Code), string(b.Code)); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Text, b.Text)
+}
+
+// scopes merges the scope lists of the reasons at the chosen state. What any
+// reason blocks is never also allowed, and a reason that blocks all work
+// leaves nothing allowed.
+func scopes(rs []Reason) (blocked, allowed []string) {
+	blocked, allowed = []string{}, []string{}
+	all := false
+	for _, r := range rs {
+		for _, s := range r.blocked {
+			if s == ScopeAllWork || s == ScopeAllSessionWork {
+				all = true
+			}
+			blocked = appendNew(blocked, s)
+		}
+	}
+	if all {
+		return blocked, allowed
+	}
+	for _, r := range rs {
+		for _, s := range r.allowed {
+			if !slices.Contains(blocked, s) {
+				allowed = appendNew(allowed, s)
+			}
+		}
+	}
+	return blocked, allowed
+}
+
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// reasons lists one reason for every fact that fires, in no particular order.
+// Texts are built by concatenation rather than fmt: Decide runs on every
+// brief, and this is most of its cost.
+func reasons(f Facts) []Reason {
+	// One allocation: at most one reason per fact, plus the pause, the plan
+	// and the risk.
+	rs := make([]Reason, 0, len(f.Violations)+len(f.Decisions)+len(f.Remediations)+
+		len(f.Deviations)+len(f.Breaches)+len(f.Collisions)+3)
+	for _, v := range f.Violations {
+		rs = append(rs, violationReason(v))
+	}
+	if p := f.Pause; p != nil {
+		text := "A person paused this session. Stop all work in this session until the brake is released."
+		if r := strings.TrimSpace(p.Reason); r != "" {
+			text = "A person paused this session: " + quote(r) + ". Stop all work in this session until the brake is released."
+		}
+		rs = append(rs, Reason{State: Blocked, Code: CodePaused, Text: text, at: p.At,
+			blocked: scopeAllSessionWork})
+	}
+	if f.HighRisk && f.Plan.Status != PlanApproved {
+		rs = append(rs, Reason{State: Blocked, Code: CodePlanNotApproved, Ref: "plan", Text: planText(f.Plan), at: f.Plan.ProposedAt,
+			blocked: scopePlanBlocked, allowed: scopePlanAllowed})
+	}
+	for _, d := range f.Decisions {
+		rs = append(rs, Reason{State: DecisionRequired, Code: CodeDecisionOpen, Ref: d.Ref,
+			Text: d.Ref + " is waiting on a person: " + d.Question, at: d.OpenedAt,
+			blocked: d.BlockedScope, allowed: d.AllowedScope})
+	}
+	for _, m := range f.Remediations {
+		r := Reason{State: ContinueWithWarning, Code: CodeRemediationAdvisory, Ref: m.ID, Files: m.Files, at: m.CreatedAt,
+			Text: "Advisory: " + m.Instruction}
+		if m.Required {
+			r.State, r.Code, r.Text = Remediate, CodeRemediationRequired, "Fix this, then report again: "+m.Instruction
+			r.allowed = m.Files
+		}
+		rs = append(rs, r)
+	}
+	for _, d := range f.Deviations {
+		rs = append(rs, deviationReason(d))
+	}
+	for _, b := range f.Breaches {
+		files := breachFiles(b)
+		rs = append(rs, Reason{State: Remediate, Code: CodeContractViolated, Ref: b.ID, Text: breachText(b),
+			Files: files, allowed: files, at: b.At})
+	}
+	if r := f.Risk; r != nil && (r.Band == "high" || r.Band == "critical") {
+		gate := r.Gate
+		if gate == "" {
+			gate = "a person's review"
+		}
+		rs = append(rs, Reason{State: ContinueWithWarning, Code: CodeRiskHigh, at: r.At,
+			Text: "This change scores " + strconv.Itoa(r.Score) + " of 100, " + r.Band + " risk. Before it merges it needs " + gate + ". Keep working."})
+	}
+	for _, c := range f.Collisions {
+		open, agent, closing := "", "", ""
+		if c.OtherAgent != "" {
+			open, agent, closing = " (", c.OtherAgent, ")"
+		}
+		rs = append(rs, Reason{State: ContinueWithWarning, Code: CodeCollision, Ref: c.ID, at: c.At,
+			Text: "Session " + c.OtherSession + open + agent + closing + " builds against " + c.Symbol +
+				", which this session changed. Madebook is re-briefing it; you do not need to stop."})
+	}
+	return rs
+}
+
+func violationReason(v Violation) Reason {
+	// "<policy> was violated[ by <match>].[ Found in <file>.]", then the
+	// state's instruction, concatenated once.
+	by, in, dot := "", "", ""
+	if v.Match != "" {
+		by = " by "
+	}
+	if v.File != "" {
+		in, dot = " Found in ", "."
+	}
+	found := func(tail string) string {
+		return v.Policy + " was violated" + by + v.Match + "." + in + v.File + dot + tail
+	}
+	r := Reason{Ref: v.ID, at: v.At}
+	if v.File != "" {
+		r.Files = []string{v.File}
+	}
+	switch {
+	case v.BlockMerge:
+		r.State, r.Code = ContinueWithWarning, CodeBlockMerge
+		r.Text = found(" Keep working: the merge will not ship until the policy's conditions are met.")
+	case v.Severity == SeverityCritical:
+		r.State, r.Code = HardStop, CodeCriticalViolation
+		r.Text = found(" This is a critical control: stop, and do not work around it.")
+		r.blocked = scopeAllWork
+	case v.Severity == SeverityHigh:
+		r.State, r.Code = Remediate, CodeHighViolation
+		r.Text = found(" Fix it, then report the change again.")
+		r.allowed = r.Files
+	default:
+		r.State, r.Code = ContinueWithWarning, CodePolicyWarning
+		r.Text = found(" This is a " + string(v.Severity) + "-severity policy: keep working, and fix it before merge.")
+	}
+	return r
+}
+
+func deviationReason(d Deviation) Reason {
+	r := Reason{Ref: d.ID, Files: d.Files, at: d.At}
+	if d.Enforceable() {
+		r.State, r.Code = Remediate, CodeRuleDeviation
+		r.Text = d.Departure + " departs from this workspace's approach. Use " + d.Chosen + " — chosen for " + d.Concern +
+			" in " + strconv.Itoa(d.Support) + " of " + strconv.Itoa(d.Total) + " components."
+		r.allowed = d.Files
+		return r
+	}
+	r.State, r.Code = ContinueWithWarning, CodeRuleAdvisory
+	r.Text = d.Departure + " departs from this workspace's approach (" + d.Chosen + ", inferred with " +
+		strconv.Itoa(d.ConfidencePercent()) + "% confidence — advisory)."
+	return r
+}
+
+func planText(p Plan) string {
+	switch p.Status {
+	case PlanProposed:
+		return "This mission is high-risk and its execution plan is waiting for a lead's approval. No code change is accepted until it is approved: read the repository or revise the plan."
+	case PlanRejected:
+		if note := strings.TrimSpace(p.Note); note != "" {
+			return "This mission is high-risk and a lead rejected its execution plan: " + quote(note) + ". Revise the plan and propose it again; no code change is accepted until one is approved."
+		}
+		return "This mission is high-risk and a lead rejected its execution plan. Revise the plan and propose it again; no code change is accepted until one is approved."
+	default:
+		return "This mission is high-risk and has no approved execution plan. Propose one; no code change is accepted until a lead approves it."
+	}
+}
+
+// quote is strconv.Quote (fmt's %q), without its cost in the usual case: a
+// string of printable ASCII with no quote or backslash is quoted as it is.
+func quote(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return strconv.Quote(s)
+		}
+	}
+	return `"` + s + `"`
+}
+
+func breachText(b Breach) string {
+	found := strings.Join(b.Found, ", ")
+	switch b.Kind {
+	case ForbidPath:
+		return "The mission contract forbids changes to " + b.Value + "; this change touches " + found + ". Undo those changes."
+	case RequirePath:
+		return "The mission contract requires a change to " + b.Value + "; this change has none. Make that change."
+	case ForbidDependency:
+		return "The mission contract forbids the dependency " + b.Value + "; this change adds " + found + ". Remove it."
+	case MaxFilesChanged:
+		return "The mission contract allows at most " + b.Value + " changed files; this change touches " + strconv.Itoa(b.Count) + ". Narrow the change."
+	default:
+		return "The mission contract clause " + string(b.Kind) + " " + b.Value + " is broken by this change."
+	}
+}
+
+func breachFiles(b Breach) []string {
+	if b.Kind == ForbidPath {
+		return b.Found
+	}
+	return nil
+}

@@ -1,0 +1,173 @@
+// Package protocol is Madebook's next_action engine: a pure function from the
+// facts Madebook holds about one session to the Brief its agent is given.
+//
+// It never touches the database, the network or the clock: every input is a
+// value the caller read (a row Madebook computed or a person set), and the
+// time is a parameter. Every rule of the execution protocol is therefore a
+// table test.
+package protocol
+
+import "time"
+
+// PlanStatus is where a session's execution plan stands.
+type PlanStatus string
+
+// The plan statuses. PlanNone means no plan has been proposed yet.
+const (
+	PlanNone     PlanStatus = ""
+	PlanProposed PlanStatus = "proposed"
+	PlanApproved PlanStatus = "approved"
+	PlanRejected PlanStatus = "rejected"
+)
+
+// Severity is a policy's severity, set by the organisation that wrote it.
+type Severity string
+
+// The policy severities, most severe first.
+const (
+	SeverityCritical Severity = "critical"
+	SeverityHigh     Severity = "high"
+	SeverityMedium   Severity = "medium"
+	SeverityLow      Severity = "low"
+)
+
+// Facts is everything Madebook knows about one session that can change what
+// its agent is told to do. The zero value is a session with nothing in its
+// way.
+type Facts struct {
+	// Pause is set when a person pulled the brake on the session.
+	Pause *Pause
+	// HighRisk is the mission's high-risk flag: its plan needs a lead's approval.
+	HighRisk bool
+	// Plan is the session's latest execution plan.
+	Plan Plan
+	// Decisions are the session's open decision gates.
+	Decisions []Decision
+	// Remediations are the session's open remediation requests.
+	Remediations []Remediation
+	// Violations are the session's open policy violations.
+	Violations []Violation
+	// Deviations are departures from the workspace's architecture rules.
+	Deviations []Deviation
+	// Breaches are mission contract clauses the session's change breaks.
+	Breaches []Breach
+	// Risk is the scored risk of the session's change; nil before any change.
+	Risk *Risk
+	// Collisions are other sessions building against symbols this one changed.
+	Collisions []Collision
+}
+
+// Pause is a person's brake on a session.
+type Pause struct {
+	Reason string
+	By     string
+	At     time.Time
+}
+
+// Plan is the session's latest execution plan, as far as the protocol cares.
+type Plan struct {
+	Status     PlanStatus
+	Note       string // the lead's note when the plan was rejected
+	ProposedAt time.Time
+}
+
+// Decision is an open decision gate, opened by the agent.
+type Decision struct {
+	Ref          string
+	Title        string
+	Question     string
+	Proposal     string
+	BlockedScope []string
+	AllowedScope []string
+	OpenedAt     time.Time
+}
+
+// Remediation is an open remediation request.
+type Remediation struct {
+	ID          string
+	Required    bool
+	Instruction string
+	Files       []string
+	CreatedAt   time.Time
+}
+
+// Violation is an open policy violation found in the session's change.
+type Violation struct {
+	ID       string
+	Policy   string
+	Severity Severity
+	// BlockMerge is set when the policy's action is block_merge rather than
+	// violation: the code may be written, it will not ship.
+	BlockMerge bool
+	// Match names what matched, never the secret value itself.
+	Match string
+	// File is where it was found.
+	File string
+	At   time.Time
+}
+
+// Deviation is a change that adds a departure from an architecture rule.
+type Deviation struct {
+	ID        string
+	Departure string // what the change used, e.g. "redux-toolkit"
+	Chosen    string // the workspace's approach, e.g. "React Query"
+	Concern   string // e.g. "server state"
+	Support   int    // components that use Chosen
+	Total     int    // components that address Concern
+	Enforced  bool
+	Files     []string
+	At        time.Time
+}
+
+// Enforceable reports whether the deviation holds the agent to the rule:
+// the rule is enforced and its confidence (Support/Total) is at least 70%.
+func (d Deviation) Enforceable() bool {
+	return d.Enforced && d.Total > 0 && d.Support*100 >= 70*d.Total
+}
+
+// ConfidencePercent is the rule's confidence, rounded down, so that a rule
+// shown as 70% is always at or above the enforcement threshold.
+func (d Deviation) ConfidencePercent() int {
+	if d.Total <= 0 {
+		return 0
+	}
+	return d.Support * 100 / d.Total
+}
+
+// ClauseKind is the kind of a mission contract clause.
+type ClauseKind string
+
+// The contract clause kinds.
+const (
+	ForbidPath       ClauseKind = "forbid_path"
+	RequirePath      ClauseKind = "require_path"
+	ForbidDependency ClauseKind = "forbid_dependency"
+	MaxFilesChanged  ClauseKind = "max_files_changed"
+)
+
+// Breach is a mission contract clause the session's change breaks.
+type Breach struct {
+	ID    string
+	Kind  ClauseKind
+	Value string   // the clause's value: a glob, a dependency, a number
+	Found []string // what broke it: the paths or dependencies
+	Count int      // for max_files_changed, the files the change touches
+	At    time.Time
+}
+
+// Risk is the scored risk of the session's change.
+type Risk struct {
+	Score int
+	Band  string // low, medium, high, critical
+	Gate  string // what the change needs before merge at this band
+	At    time.Time
+}
+
+// Collision is another session building against a symbol this one changed.
+type Collision struct {
+	ID           string
+	Symbol       string
+	OtherSession string
+	OtherAgent   string
+	At           time.Time
+}

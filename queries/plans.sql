@@ -1,0 +1,22 @@
+-- name: SupersedePlans :exec
+UPDATE plans SET status = 'superseded'
+WHERE session_id = sqlc.arg(session_id) AND status IN ('proposed', 'approved');
+
+-- name: CreatePlan :one
+INSERT INTO plans (session_id, summary, body, status, proposed_at, decided_at)
+VALUES (sqlc.arg(session_id), sqlc.arg(summary), sqlc.arg(body), sqlc.arg(status), sqlc.arg(proposed_at),
+        sqlc.narg(decided_at))
+RETURNING *;
+
+-- name: GetLatestPlan :one
+SELECT * FROM plans
+WHERE session_id = sqlc.arg(session_id)
+ORDER BY id DESC
+LIMIT 1;
+
+-- name: DecidePlan :one
+-- Approves or rejects the session's latest plan, only while it is proposed.
+UPDATE plans
+SET status = sqlc.arg(status), decided_at = sqlc.arg(decided_at), decided_by = sqlc.arg(decided_by), note = sqlc.arg(note)
+WHERE id = sqlc.arg(id) AND status = 'proposed'
+RETURNING *;

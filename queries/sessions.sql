@@ -1,0 +1,49 @@
+-- name: CreateSession :one
+INSERT INTO sessions (id, mission_id, agent_key_id, agent, title, lifecycle, created_at)
+VALUES (sqlc.arg(id), sqlc.arg(mission_id), sqlc.arg(agent_key_id), sqlc.arg(agent), sqlc.arg(title),
+        sqlc.arg(lifecycle), sqlc.arg(created_at))
+RETURNING *;
+
+-- name: GetSession :one
+SELECT s.*, m.slug AS mission_slug, m.high_risk AS mission_high_risk
+FROM sessions s
+JOIN missions m ON m.id = s.mission_id
+WHERE s.id = sqlc.arg(id);
+
+-- name: GetBriefState :one
+-- Everything the brief needs about a session in one read: its brake, its
+-- mission's risk, its latest plan, and how many gates, resolutions and
+-- remediations wait, so the brief reads the lists only when they are not
+-- empty and writes only when something is to be delivered.
+SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason, m.high_risk,
+       COALESCE(p.status, '') AS plan_status,
+       COALESCE(p.note, '') AS plan_note,
+       COALESCE(p.proposed_at, '') AS plan_proposed_at,
+       (SELECT COUNT(*) FROM decisions d
+         WHERE d.session_id = s.id AND d.resolved_at IS NULL) AS open_decisions,
+       (SELECT COUNT(*) FROM decisions d
+         WHERE d.session_id = s.id AND d.resolved_at IS NOT NULL AND d.delivered_at IS NULL) AS undelivered_resolutions,
+       (SELECT COUNT(*) FROM remediations r
+         WHERE r.session_id = s.id AND r.closed_at IS NULL) AS open_remediations,
+       (SELECT COUNT(*) FROM remediations r
+         WHERE r.session_id = s.id AND r.closed_at IS NULL AND r.delivered_at IS NULL) AS undelivered_remediations
+FROM sessions s
+JOIN missions m ON m.id = s.mission_id
+LEFT JOIN plans p ON p.id = (SELECT MAX(p2.id) FROM plans p2 WHERE p2.session_id = s.id)
+WHERE s.id = sqlc.arg(id);
+
+-- name: PauseSession :execrows
+UPDATE sessions
+SET paused_at = sqlc.arg(paused_at), paused_by = sqlc.arg(paused_by), pause_reason = sqlc.arg(pause_reason)
+WHERE id = sqlc.arg(id) AND paused_at IS NULL;
+
+-- name: ResumeSession :execrows
+UPDATE sessions
+SET paused_at = NULL, paused_by = NULL, pause_reason = ''
+WHERE id = sqlc.arg(id) AND paused_at IS NOT NULL;
+
+-- name: TouchSessionBrief :exec
+-- Stamps last_brief_at; briefs are read-only, so these stamps are batched.
+UPDATE sessions
+SET last_brief_at = sqlc.arg(at)
+WHERE id = sqlc.arg(id) AND (last_brief_at IS NULL OR last_brief_at < sqlc.arg(at));

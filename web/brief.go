@@ -1,0 +1,31 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/madebook/madebook/internal/governance"
+)
+
+// handleBrief serves POST /brief: the agent's next action, delivering any
+// resolution or remediation it has not seen, exactly once.
+func handleBrief(gov *governance.Service) echo.HandlerFunc {
+	type request struct {
+		Session string `json:"session"`
+	}
+	return func(c echo.Context) error {
+		in, err := bind[request](c)
+		if err != nil {
+			return err
+		}
+		if in.Session == "" {
+			return invalid("session_required", "Name the session: {\"session\":\"ID\"}.")
+		}
+		b, err := gov.Brief(c.Request().Context(), actorOf(c), in.Session)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, b)
+	}
+}

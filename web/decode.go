@@ -1,0 +1,87 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/madebook/madebook/internal/errs"
+)
+
+// decode reads the request's JSON body into v. Not JSON is a 400, JSON of
+// the wrong shape a 422, over 1 MiB a 413. An empty body is a 400 unless
+// optional is set, when it reads as {}.
+func decode(c echo.Context, v any, optional bool) error {
+	dec := json.NewDecoder(c.Request().Body)
+	err := dec.Decode(v)
+	if errors.Is(err, io.EOF) && optional {
+		return nil
+	}
+	if err == nil {
+		// One JSON value, and nothing after it.
+		if _, terr := dec.Token(); !errors.Is(terr, io.EOF) {
+			err = errors.New("trailing data after the JSON value")
+			if terr != nil {
+				err = terr
+			}
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	var (
+		tooBig *http.MaxBytesError
+		typ    *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &tooBig):
+		return tooLarge(tooBig.Limit)
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			return errs.E(errs.Invalid, "invalid_body", "The body must be a JSON object, not %s.", typ.Value)
+		}
+		return errs.E(errs.Invalid, "invalid_field", "The field %q must be %s, not %s.", field, jsonKind(typ.Type.Kind().String()), typ.Value)
+	case errors.Is(err, io.EOF):
+		return errs.E(errs.Malformed, "malformed_json", "The body is empty; send a JSON object.")
+	default:
+		return errs.E(errs.Malformed, "malformed_json", "The body is not valid JSON: %v.", err)
+	}
+}
+
+// bind decodes the body into a fresh T.
+func bind[T any](c echo.Context) (T, error) {
+	var v T
+	return v, decode(c, &v, false)
+}
+
+// bindOptional decodes the body into a fresh T; an empty body is {}.
+func bindOptional[T any](c echo.Context) (T, error) {
+	var v T
+	return v, decode(c, &v, true)
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "slice", "array":
+		return "a list"
+	case "map", "struct":
+		return "an object"
+	case "int", "int64", "int32", "float64", "uint", "uint64":
+		return "a number"
+	}
+	return fmt.Sprintf("a %s", goKind)
+}
+
+// invalid is a 422 for content the handler itself checks.
+func invalid(code, message string) error {
+	return errs.E(errs.Invalid, code, "%s", message)
+}

@@ -1,0 +1,71 @@
+package web
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/madebook/madebook/internal/errs"
+)
+
+var statusOf = map[errs.Kind]int{
+	errs.Internal:     http.StatusInternalServerError,
+	errs.Malformed:    http.StatusBadRequest,
+	errs.Unauthorized: http.StatusUnauthorized,
+	errs.Forbidden:    http.StatusForbidden,
+	errs.NotFound:     http.StatusNotFound,
+	errs.Conflict:     http.StatusConflict,
+	errs.TooLarge:     http.StatusRequestEntityTooLarge,
+	errs.Invalid:      http.StatusUnprocessableEntity,
+}
+
+// errorHandler answers every error in the contract's shape,
+// {"error":{"code","message"}}. Only server faults are logged, and their
+// details never reach the caller.
+func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
+	return func(err error, c echo.Context) {
+		if c.Response().Committed {
+			return
+		}
+		status, body := errorBody(err)
+		if status >= http.StatusInternalServerError {
+			log.ErrorContext(c.Request().Context(), "internal error", "path", c.Request().URL.Path, "error", err)
+		}
+		var werr error
+		if c.Request().Method == http.MethodHead {
+			werr = c.NoContent(status)
+		} else {
+			werr = c.JSON(status, map[string]any{"error": body})
+		}
+		if werr != nil {
+			log.ErrorContext(c.Request().Context(), "write error response", "error", werr)
+		}
+	}
+}
+
+func errorBody(err error) (int, map[string]any) {
+	if e, ok := errs.As(err); ok && e.Kind != errs.Internal {
+		body := map[string]any{}
+		for k, v := range e.Details {
+			body[k] = v
+		}
+		body["code"], body["message"] = e.Code, e.Message
+		return statusOf[e.Kind], body
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) && he.Code < http.StatusInternalServerError {
+		code, msg := "http_error", http.StatusText(he.Code)
+		switch he.Code {
+		case http.StatusNotFound:
+			code, msg = "not_found", "There is nothing at this address."
+		case http.StatusMethodNotAllowed:
+			code, msg = "method_not_allowed", "This address does not accept that method."
+		case http.StatusRequestEntityTooLarge:
+			code, msg = "body_too_large", "The request body is over 1 MiB; send less."
+		}
+		return he.Code, map[string]any{"code": code, "message": msg}
+	}
+	return http.StatusInternalServerError, map[string]any{"code": "internal", "message": "Internal error."}
+}

@@ -1,0 +1,48 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/governance"
+)
+
+// handleRemediationRequest serves POST /api/v1/sessions/:id/remediations (lead).
+func handleRemediationRequest(gov *governance.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		in, err := bind[governance.RemediationInput](c)
+		if err != nil {
+			return err
+		}
+		r, err := gov.RequestRemediation(c.Request().Context(), actorOf(c), c.Param("id"), in)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusCreated, r)
+	}
+}
+
+// handleRemediationClose serves POST /api/v1/remediations/:id/close (lead).
+func handleRemediationClose(gov *governance.Service) echo.HandlerFunc {
+	type request struct {
+		Note string `json:"note"`
+	}
+	return func(c echo.Context) error {
+		id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+		if err != nil {
+			return errs.E(errs.NotFound, "remediation_not_found", "No remediation has the id %q.", c.Param("id"))
+		}
+		in, err := bindOptional[request](c)
+		if err != nil {
+			return err
+		}
+		r, err := gov.CloseRemediation(c.Request().Context(), actorOf(c), id, in.Note)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, r)
+	}
+}

@@ -1,0 +1,54 @@
+// Package web is Madebook's HTTP surface: the agent and lead JSON API and
+// (later) the console. Handlers are thin: parse, call one service, render.
+package web
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/governance"
+)
+
+// MaxBody is the largest request body accepted: 1 MiB.
+const MaxBody = 1 << 20
+
+// Deps are what the server needs.
+type Deps struct {
+	Auth   *auth.Service
+	Gov    *governance.Service
+	Health func(context.Context) error
+	Logger *slog.Logger
+}
+
+// NewServer returns the HTTP handler with every route and middleware.
+func NewServer(d Deps) *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = errorHandler(d.Logger)
+	e.Use(middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
+		LogMethod: true, LogURIPath: true, LogStatus: true, LogLatency: true, LogError: true, LogRemoteIP: true,
+		HandleError: true,
+		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			level := slog.LevelInfo
+			if v.Status >= http.StatusInternalServerError {
+				level = slog.LevelError
+			}
+			attrs := []slog.Attr{slog.String("method", v.Method), slog.String("path", v.URIPath),
+				slog.Int("status", v.Status), slog.Duration("latency", v.Latency), slog.String("remote", v.RemoteIP)}
+			if v.Error != nil && v.Status >= http.StatusInternalServerError {
+				attrs = append(attrs, slog.String("error", v.Error.Error()))
+			}
+			d.Logger.LogAttrs(c.Request().Context(), level, "request", attrs...)
+			return nil
+		},
+	}))
+	e.Use(middleware.Recover())
+	e.Use(limitBody(MaxBody))
+	routes(e, d)
+	return e
+}
