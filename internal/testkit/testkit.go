@@ -1,0 +1,133 @@
+// Package testkit builds a real Madebook for tests: a temporary SQLite file
+// with the real migrations, the real services, and helpers that create the
+// people, keys, missions and sessions a test needs.
+package testkit
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/governance"
+)
+
+// Kit is a migrated temporary database and the services on it.
+type Kit struct {
+	TB    testing.TB
+	Path  string
+	Store *db.Store
+	Auth  *auth.Service
+	Gov   *governance.Service
+	Clock *Clock
+
+	n atomic.Int64
+}
+
+// MustOpenDB opens a migrated database in a temporary directory, closed
+// when the test ends.
+func MustOpenDB(tb testing.TB) (*db.Store, string) {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "madebook.db")
+	store, err := db.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { store.Close() })
+	if _, err := store.Migrate(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	return store, path
+}
+
+// New returns a kit on a fresh database, with a clock that starts at
+// 2026-11-29T12:00:00Z and moves only when the test moves it.
+func New(tb testing.TB) *Kit {
+	tb.Helper()
+	store, path := MustOpenDB(tb)
+	clock := &Clock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	return &Kit{TB: tb, Path: path, Store: store, Auth: auth.NewService(store, clock.Now),
+		Gov: governance.NewService(store, clock.Now), Clock: clock}
+}
+
+// Clock is a settable clock, safe for concurrent use.
+type Clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func (k *Kit) next() int64 { return k.n.Add(1) }
+
+// Person adds a user with the role and returns the actor and a personal
+// API token for it. The password is "password-123".
+func (k *Kit) Person(role auth.Role) (auth.Actor, string) {
+	k.TB.Helper()
+	email := fmt.Sprintf("%s%d@example.com", role, k.next())
+	ctx := context.Background()
+	u, err := k.Auth.AddUser(ctx, email, "password-123", role)
+	if err != nil {
+		k.TB.Fatal(err)
+	}
+	token, err := k.Auth.CreateToken(ctx, email)
+	if err != nil {
+		k.TB.Fatal(err)
+	}
+	return auth.Actor{UserID: u.ID, Email: u.Email, Role: u.Role}, token
+}
+
+// Lead adds a lead.
+func (k *Kit) Lead() (auth.Actor, string) { return k.Person(auth.Lead) }
+
+// Agent creates an agent key and returns its actor and secret.
+func (k *Kit) Agent() (auth.Actor, string) {
+	k.TB.Helper()
+	key, err := k.Auth.CreateKey(context.Background(), fmt.Sprintf("agent-%d", k.next()))
+	if err != nil {
+		k.TB.Fatal(err)
+	}
+	a, err := k.Auth.Authenticate(context.Background(), key)
+	if err != nil {
+		k.TB.Fatal(err)
+	}
+	return a, key
+}
+
+// Mission creates a mission as lead and returns its slug.
+func (k *Kit) Mission(lead auth.Actor, highRisk bool) string {
+	k.TB.Helper()
+	slug := fmt.Sprintf("mission-%d", k.next())
+	if _, err := k.Gov.CreateMission(context.Background(), lead, governance.MissionInput{Slug: slug,
+		Title: "Mission " + slug, Text: "Do the thing.", HighRisk: highRisk}); err != nil {
+		k.TB.Fatal(err)
+	}
+	return slug
+}
+
+// Session opens a session on the mission as agent and returns its id.
+func (k *Kit) Session(agent auth.Actor, mission string) string {
+	k.TB.Helper()
+	s, err := k.Gov.CreateSession(context.Background(), agent, governance.SessionInput{Mission: mission, Title: "work"})
+	if err != nil {
+		k.TB.Fatal(err)
+	}
+	return s.ID
+}
