@@ -22,7 +22,7 @@ type CreateAgentKeyParams struct {
 }
 
 func (q *Queries) CreateAgentKey(ctx context.Context, arg CreateAgentKeyParams) (AgentKey, error) {
-	row := q.db.QueryRowContext(ctx, createAgentKey, arg.Name, arg.KeyHash, arg.CreatedAt)
+	row := q.queryRow(ctx, q.createAgentKeyStmt, createAgentKey, arg.Name, arg.KeyHash, arg.CreatedAt)
 	var i AgentKey
 	err := row.Scan(
 		&i.ID,
@@ -40,7 +40,7 @@ WHERE key_hash = ?1 AND revoked_at IS NULL
 `
 
 func (q *Queries) GetAgentKeyByHash(ctx context.Context, keyHash string) (AgentKey, error) {
-	row := q.db.QueryRowContext(ctx, getAgentKeyByHash, keyHash)
+	row := q.queryRow(ctx, q.getAgentKeyByHashStmt, getAgentKeyByHash, keyHash)
 	var i AgentKey
 	err := row.Scan(
 		&i.ID,
@@ -57,7 +57,7 @@ SELECT id, name, key_hash, created_at, revoked_at FROM agent_keys WHERE name = ?
 `
 
 func (q *Queries) GetAgentKeyByName(ctx context.Context, name string) (AgentKey, error) {
-	row := q.db.QueryRowContext(ctx, getAgentKeyByName, name)
+	row := q.queryRow(ctx, q.getAgentKeyByNameStmt, getAgentKeyByName, name)
 	var i AgentKey
 	err := row.Scan(
 		&i.ID,

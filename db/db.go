@@ -7,6 +7,7 @@ package db
 import (
 	"context"
 	"database/sql"
+	"fmt"
 )
 
 type DBTX interface {
@@ -20,12 +21,428 @@ func New(db DBTX) *Queries {
 	return &Queries{db: db}
 }
 
+func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
+	q := Queries{db: db}
+	var err error
+	if q.addEventStmt, err = db.PrepareContext(ctx, addEvent); err != nil {
+		return nil, fmt.Errorf("error preparing query AddEvent: %w", err)
+	}
+	if q.closeRemediationStmt, err = db.PrepareContext(ctx, closeRemediation); err != nil {
+		return nil, fmt.Errorf("error preparing query CloseRemediation: %w", err)
+	}
+	if q.createAPITokenStmt, err = db.PrepareContext(ctx, createAPIToken); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateAPIToken: %w", err)
+	}
+	if q.createAgentKeyStmt, err = db.PrepareContext(ctx, createAgentKey); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateAgentKey: %w", err)
+	}
+	if q.createDecisionStmt, err = db.PrepareContext(ctx, createDecision); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateDecision: %w", err)
+	}
+	if q.createMissionStmt, err = db.PrepareContext(ctx, createMission); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateMission: %w", err)
+	}
+	if q.createPlanStmt, err = db.PrepareContext(ctx, createPlan); err != nil {
+		return nil, fmt.Errorf("error preparing query CreatePlan: %w", err)
+	}
+	if q.createRemediationStmt, err = db.PrepareContext(ctx, createRemediation); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateRemediation: %w", err)
+	}
+	if q.createSessionStmt, err = db.PrepareContext(ctx, createSession); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateSession: %w", err)
+	}
+	if q.createUserStmt, err = db.PrepareContext(ctx, createUser); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateUser: %w", err)
+	}
+	if q.decidePlanStmt, err = db.PrepareContext(ctx, decidePlan); err != nil {
+		return nil, fmt.Errorf("error preparing query DecidePlan: %w", err)
+	}
+	if q.deliverRemediationsStmt, err = db.PrepareContext(ctx, deliverRemediations); err != nil {
+		return nil, fmt.Errorf("error preparing query DeliverRemediations: %w", err)
+	}
+	if q.deliverResolutionsStmt, err = db.PrepareContext(ctx, deliverResolutions); err != nil {
+		return nil, fmt.Errorf("error preparing query DeliverResolutions: %w", err)
+	}
+	if q.getAgentKeyByHashStmt, err = db.PrepareContext(ctx, getAgentKeyByHash); err != nil {
+		return nil, fmt.Errorf("error preparing query GetAgentKeyByHash: %w", err)
+	}
+	if q.getAgentKeyByNameStmt, err = db.PrepareContext(ctx, getAgentKeyByName); err != nil {
+		return nil, fmt.Errorf("error preparing query GetAgentKeyByName: %w", err)
+	}
+	if q.getBriefStateStmt, err = db.PrepareContext(ctx, getBriefState); err != nil {
+		return nil, fmt.Errorf("error preparing query GetBriefState: %w", err)
+	}
+	if q.getDecisionByRefStmt, err = db.PrepareContext(ctx, getDecisionByRef); err != nil {
+		return nil, fmt.Errorf("error preparing query GetDecisionByRef: %w", err)
+	}
+	if q.getLatestPlanStmt, err = db.PrepareContext(ctx, getLatestPlan); err != nil {
+		return nil, fmt.Errorf("error preparing query GetLatestPlan: %w", err)
+	}
+	if q.getMissionBySlugStmt, err = db.PrepareContext(ctx, getMissionBySlug); err != nil {
+		return nil, fmt.Errorf("error preparing query GetMissionBySlug: %w", err)
+	}
+	if q.getRemediationStmt, err = db.PrepareContext(ctx, getRemediation); err != nil {
+		return nil, fmt.Errorf("error preparing query GetRemediation: %w", err)
+	}
+	if q.getSessionStmt, err = db.PrepareContext(ctx, getSession); err != nil {
+		return nil, fmt.Errorf("error preparing query GetSession: %w", err)
+	}
+	if q.getUserStmt, err = db.PrepareContext(ctx, getUser); err != nil {
+		return nil, fmt.Errorf("error preparing query GetUser: %w", err)
+	}
+	if q.getUserByEmailStmt, err = db.PrepareContext(ctx, getUserByEmail); err != nil {
+		return nil, fmt.Errorf("error preparing query GetUserByEmail: %w", err)
+	}
+	if q.getUserByTokenHashStmt, err = db.PrepareContext(ctx, getUserByTokenHash); err != nil {
+		return nil, fmt.Errorf("error preparing query GetUserByTokenHash: %w", err)
+	}
+	if q.listMissionsStmt, err = db.PrepareContext(ctx, listMissions); err != nil {
+		return nil, fmt.Errorf("error preparing query ListMissions: %w", err)
+	}
+	if q.listOpenDecisionsStmt, err = db.PrepareContext(ctx, listOpenDecisions); err != nil {
+		return nil, fmt.Errorf("error preparing query ListOpenDecisions: %w", err)
+	}
+	if q.listOpenRemediationsStmt, err = db.PrepareContext(ctx, listOpenRemediations); err != nil {
+		return nil, fmt.Errorf("error preparing query ListOpenRemediations: %w", err)
+	}
+	if q.listSessionDecisionsStmt, err = db.PrepareContext(ctx, listSessionDecisions); err != nil {
+		return nil, fmt.Errorf("error preparing query ListSessionDecisions: %w", err)
+	}
+	if q.listSessionEventsStmt, err = db.PrepareContext(ctx, listSessionEvents); err != nil {
+		return nil, fmt.Errorf("error preparing query ListSessionEvents: %w", err)
+	}
+	if q.listSessionRemediationsStmt, err = db.PrepareContext(ctx, listSessionRemediations); err != nil {
+		return nil, fmt.Errorf("error preparing query ListSessionRemediations: %w", err)
+	}
+	if q.listUndeliveredResolutionsStmt, err = db.PrepareContext(ctx, listUndeliveredResolutions); err != nil {
+		return nil, fmt.Errorf("error preparing query ListUndeliveredResolutions: %w", err)
+	}
+	if q.nextDecisionNumberStmt, err = db.PrepareContext(ctx, nextDecisionNumber); err != nil {
+		return nil, fmt.Errorf("error preparing query NextDecisionNumber: %w", err)
+	}
+	if q.pauseSessionStmt, err = db.PrepareContext(ctx, pauseSession); err != nil {
+		return nil, fmt.Errorf("error preparing query PauseSession: %w", err)
+	}
+	if q.resolveDecisionStmt, err = db.PrepareContext(ctx, resolveDecision); err != nil {
+		return nil, fmt.Errorf("error preparing query ResolveDecision: %w", err)
+	}
+	if q.resumeSessionStmt, err = db.PrepareContext(ctx, resumeSession); err != nil {
+		return nil, fmt.Errorf("error preparing query ResumeSession: %w", err)
+	}
+	if q.supersedePlansStmt, err = db.PrepareContext(ctx, supersedePlans); err != nil {
+		return nil, fmt.Errorf("error preparing query SupersedePlans: %w", err)
+	}
+	if q.touchSessionBriefStmt, err = db.PrepareContext(ctx, touchSessionBrief); err != nil {
+		return nil, fmt.Errorf("error preparing query TouchSessionBrief: %w", err)
+	}
+	return &q, nil
+}
+
+func (q *Queries) Close() error {
+	var err error
+	if q.addEventStmt != nil {
+		if cerr := q.addEventStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing addEventStmt: %w", cerr)
+		}
+	}
+	if q.closeRemediationStmt != nil {
+		if cerr := q.closeRemediationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing closeRemediationStmt: %w", cerr)
+		}
+	}
+	if q.createAPITokenStmt != nil {
+		if cerr := q.createAPITokenStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createAPITokenStmt: %w", cerr)
+		}
+	}
+	if q.createAgentKeyStmt != nil {
+		if cerr := q.createAgentKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createAgentKeyStmt: %w", cerr)
+		}
+	}
+	if q.createDecisionStmt != nil {
+		if cerr := q.createDecisionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createDecisionStmt: %w", cerr)
+		}
+	}
+	if q.createMissionStmt != nil {
+		if cerr := q.createMissionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createMissionStmt: %w", cerr)
+		}
+	}
+	if q.createPlanStmt != nil {
+		if cerr := q.createPlanStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createPlanStmt: %w", cerr)
+		}
+	}
+	if q.createRemediationStmt != nil {
+		if cerr := q.createRemediationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createRemediationStmt: %w", cerr)
+		}
+	}
+	if q.createSessionStmt != nil {
+		if cerr := q.createSessionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createSessionStmt: %w", cerr)
+		}
+	}
+	if q.createUserStmt != nil {
+		if cerr := q.createUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createUserStmt: %w", cerr)
+		}
+	}
+	if q.decidePlanStmt != nil {
+		if cerr := q.decidePlanStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing decidePlanStmt: %w", cerr)
+		}
+	}
+	if q.deliverRemediationsStmt != nil {
+		if cerr := q.deliverRemediationsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deliverRemediationsStmt: %w", cerr)
+		}
+	}
+	if q.deliverResolutionsStmt != nil {
+		if cerr := q.deliverResolutionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deliverResolutionsStmt: %w", cerr)
+		}
+	}
+	if q.getAgentKeyByHashStmt != nil {
+		if cerr := q.getAgentKeyByHashStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getAgentKeyByHashStmt: %w", cerr)
+		}
+	}
+	if q.getAgentKeyByNameStmt != nil {
+		if cerr := q.getAgentKeyByNameStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getAgentKeyByNameStmt: %w", cerr)
+		}
+	}
+	if q.getBriefStateStmt != nil {
+		if cerr := q.getBriefStateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getBriefStateStmt: %w", cerr)
+		}
+	}
+	if q.getDecisionByRefStmt != nil {
+		if cerr := q.getDecisionByRefStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getDecisionByRefStmt: %w", cerr)
+		}
+	}
+	if q.getLatestPlanStmt != nil {
+		if cerr := q.getLatestPlanStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getLatestPlanStmt: %w", cerr)
+		}
+	}
+	if q.getMissionBySlugStmt != nil {
+		if cerr := q.getMissionBySlugStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getMissionBySlugStmt: %w", cerr)
+		}
+	}
+	if q.getRemediationStmt != nil {
+		if cerr := q.getRemediationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getRemediationStmt: %w", cerr)
+		}
+	}
+	if q.getSessionStmt != nil {
+		if cerr := q.getSessionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getSessionStmt: %w", cerr)
+		}
+	}
+	if q.getUserStmt != nil {
+		if cerr := q.getUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getUserStmt: %w", cerr)
+		}
+	}
+	if q.getUserByEmailStmt != nil {
+		if cerr := q.getUserByEmailStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getUserByEmailStmt: %w", cerr)
+		}
+	}
+	if q.getUserByTokenHashStmt != nil {
+		if cerr := q.getUserByTokenHashStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getUserByTokenHashStmt: %w", cerr)
+		}
+	}
+	if q.listMissionsStmt != nil {
+		if cerr := q.listMissionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listMissionsStmt: %w", cerr)
+		}
+	}
+	if q.listOpenDecisionsStmt != nil {
+		if cerr := q.listOpenDecisionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listOpenDecisionsStmt: %w", cerr)
+		}
+	}
+	if q.listOpenRemediationsStmt != nil {
+		if cerr := q.listOpenRemediationsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listOpenRemediationsStmt: %w", cerr)
+		}
+	}
+	if q.listSessionDecisionsStmt != nil {
+		if cerr := q.listSessionDecisionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listSessionDecisionsStmt: %w", cerr)
+		}
+	}
+	if q.listSessionEventsStmt != nil {
+		if cerr := q.listSessionEventsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listSessionEventsStmt: %w", cerr)
+		}
+	}
+	if q.listSessionRemediationsStmt != nil {
+		if cerr := q.listSessionRemediationsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listSessionRemediationsStmt: %w", cerr)
+		}
+	}
+	if q.listUndeliveredResolutionsStmt != nil {
+		if cerr := q.listUndeliveredResolutionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listUndeliveredResolutionsStmt: %w", cerr)
+		}
+	}
+	if q.nextDecisionNumberStmt != nil {
+		if cerr := q.nextDecisionNumberStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nextDecisionNumberStmt: %w", cerr)
+		}
+	}
+	if q.pauseSessionStmt != nil {
+		if cerr := q.pauseSessionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing pauseSessionStmt: %w", cerr)
+		}
+	}
+	if q.resolveDecisionStmt != nil {
+		if cerr := q.resolveDecisionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resolveDecisionStmt: %w", cerr)
+		}
+	}
+	if q.resumeSessionStmt != nil {
+		if cerr := q.resumeSessionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resumeSessionStmt: %w", cerr)
+		}
+	}
+	if q.supersedePlansStmt != nil {
+		if cerr := q.supersedePlansStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing supersedePlansStmt: %w", cerr)
+		}
+	}
+	if q.touchSessionBriefStmt != nil {
+		if cerr := q.touchSessionBriefStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing touchSessionBriefStmt: %w", cerr)
+		}
+	}
+	return err
+}
+
+func (q *Queries) exec(ctx context.Context, stmt *sql.Stmt, query string, args ...interface{}) (sql.Result, error) {
+	switch {
+	case stmt != nil && q.tx != nil:
+		return q.tx.StmtContext(ctx, stmt).ExecContext(ctx, args...)
+	case stmt != nil:
+		return stmt.ExecContext(ctx, args...)
+	default:
+		return q.db.ExecContext(ctx, query, args...)
+	}
+}
+
+func (q *Queries) query(ctx context.Context, stmt *sql.Stmt, query string, args ...interface{}) (*sql.Rows, error) {
+	switch {
+	case stmt != nil && q.tx != nil:
+		return q.tx.StmtContext(ctx, stmt).QueryContext(ctx, args...)
+	case stmt != nil:
+		return stmt.QueryContext(ctx, args...)
+	default:
+		return q.db.QueryContext(ctx, query, args...)
+	}
+}
+
+func (q *Queries) queryRow(ctx context.Context, stmt *sql.Stmt, query string, args ...interface{}) *sql.Row {
+	switch {
+	case stmt != nil && q.tx != nil:
+		return q.tx.StmtContext(ctx, stmt).QueryRowContext(ctx, args...)
+	case stmt != nil:
+		return stmt.QueryRowContext(ctx, args...)
+	default:
+		return q.db.QueryRowContext(ctx, query, args...)
+	}
+}
+
 type Queries struct {
-	db DBTX
+	db                             DBTX
+	tx                             *sql.Tx
+	addEventStmt                   *sql.Stmt
+	closeRemediationStmt           *sql.Stmt
+	createAPITokenStmt             *sql.Stmt
+	createAgentKeyStmt             *sql.Stmt
+	createDecisionStmt             *sql.Stmt
+	createMissionStmt              *sql.Stmt
+	createPlanStmt                 *sql.Stmt
+	createRemediationStmt          *sql.Stmt
+	createSessionStmt              *sql.Stmt
+	createUserStmt                 *sql.Stmt
+	decidePlanStmt                 *sql.Stmt
+	deliverRemediationsStmt        *sql.Stmt
+	deliverResolutionsStmt         *sql.Stmt
+	getAgentKeyByHashStmt          *sql.Stmt
+	getAgentKeyByNameStmt          *sql.Stmt
+	getBriefStateStmt              *sql.Stmt
+	getDecisionByRefStmt           *sql.Stmt
+	getLatestPlanStmt              *sql.Stmt
+	getMissionBySlugStmt           *sql.Stmt
+	getRemediationStmt             *sql.Stmt
+	getSessionStmt                 *sql.Stmt
+	getUserStmt                    *sql.Stmt
+	getUserByEmailStmt             *sql.Stmt
+	getUserByTokenHashStmt         *sql.Stmt
+	listMissionsStmt               *sql.Stmt
+	listOpenDecisionsStmt          *sql.Stmt
+	listOpenRemediationsStmt       *sql.Stmt
+	listSessionDecisionsStmt       *sql.Stmt
+	listSessionEventsStmt          *sql.Stmt
+	listSessionRemediationsStmt    *sql.Stmt
+	listUndeliveredResolutionsStmt *sql.Stmt
+	nextDecisionNumberStmt         *sql.Stmt
+	pauseSessionStmt               *sql.Stmt
+	resolveDecisionStmt            *sql.Stmt
+	resumeSessionStmt              *sql.Stmt
+	supersedePlansStmt             *sql.Stmt
+	touchSessionBriefStmt          *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 	return &Queries{
-		db: tx,
+		db:                             tx,
+		tx:                             tx,
+		addEventStmt:                   q.addEventStmt,
+		closeRemediationStmt:           q.closeRemediationStmt,
+		createAPITokenStmt:             q.createAPITokenStmt,
+		createAgentKeyStmt:             q.createAgentKeyStmt,
+		createDecisionStmt:             q.createDecisionStmt,
+		createMissionStmt:              q.createMissionStmt,
+		createPlanStmt:                 q.createPlanStmt,
+		createRemediationStmt:          q.createRemediationStmt,
+		createSessionStmt:              q.createSessionStmt,
+		createUserStmt:                 q.createUserStmt,
+		decidePlanStmt:                 q.decidePlanStmt,
+		deliverRemediationsStmt:        q.deliverRemediationsStmt,
+		deliverResolutionsStmt:         q.deliverResolutionsStmt,
+		getAgentKeyByHashStmt:          q.getAgentKeyByHashStmt,
+		getAgentKeyByNameStmt:          q.getAgentKeyByNameStmt,
+		getBriefStateStmt:              q.getBriefStateStmt,
+		getDecisionByRefStmt:           q.getDecisionByRefStmt,
+		getLatestPlanStmt:              q.getLatestPlanStmt,
+		getMissionBySlugStmt:           q.getMissionBySlugStmt,
+		getRemediationStmt:             q.getRemediationStmt,
+		getSessionStmt:                 q.getSessionStmt,
+		getUserStmt:                    q.getUserStmt,
+		getUserByEmailStmt:             q.getUserByEmailStmt,
+		getUserByTokenHashStmt:         q.getUserByTokenHashStmt,
+		listMissionsStmt:               q.listMissionsStmt,
+		listOpenDecisionsStmt:          q.listOpenDecisionsStmt,
+		listOpenRemediationsStmt:       q.listOpenRemediationsStmt,
+		listSessionDecisionsStmt:       q.listSessionDecisionsStmt,
+		listSessionEventsStmt:          q.listSessionEventsStmt,
+		listSessionRemediationsStmt:    q.listSessionRemediationsStmt,
+		listUndeliveredResolutionsStmt: q.listUndeliveredResolutionsStmt,
+		nextDecisionNumberStmt:         q.nextDecisionNumberStmt,
+		pauseSessionStmt:               q.pauseSessionStmt,
+		resolveDecisionStmt:            q.resolveDecisionStmt,
+		resumeSessionStmt:              q.resumeSessionStmt,
+		supersedePlansStmt:             q.supersedePlansStmt,
+		touchSessionBriefStmt:          q.touchSessionBriefStmt,
 	}
 }

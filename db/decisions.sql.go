@@ -30,7 +30,7 @@ type CreateDecisionParams struct {
 }
 
 func (q *Queries) CreateDecision(ctx context.Context, arg CreateDecisionParams) (Decision, error) {
-	row := q.db.QueryRowContext(ctx, createDecision,
+	row := q.queryRow(ctx, q.createDecisionStmt, createDecision,
 		arg.ID,
 		arg.Ref,
 		arg.SessionID,
@@ -85,7 +85,7 @@ type DeliverResolutionsRow struct {
 // once: the stamp and the read are one statement, so two racing briefs
 // cannot both see the same row.
 func (q *Queries) DeliverResolutions(ctx context.Context, arg DeliverResolutionsParams) ([]DeliverResolutionsRow, error) {
-	rows, err := q.db.QueryContext(ctx, deliverResolutions, arg.DeliveredAt, arg.SessionID)
+	rows, err := q.query(ctx, q.deliverResolutionsStmt, deliverResolutions, arg.DeliveredAt, arg.SessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +118,7 @@ SELECT id, ref, session_id, title, question, proposal, blocked_scope, allowed_sc
 `
 
 func (q *Queries) GetDecisionByRef(ctx context.Context, ref string) (Decision, error) {
-	row := q.db.QueryRowContext(ctx, getDecisionByRef, ref)
+	row := q.queryRow(ctx, q.getDecisionByRefStmt, getDecisionByRef, ref)
 	var i Decision
 	err := row.Scan(
 		&i.ID,
@@ -146,7 +146,7 @@ ORDER BY opened_at, ref
 `
 
 func (q *Queries) ListOpenDecisions(ctx context.Context, sessionID string) ([]Decision, error) {
-	rows, err := q.db.QueryContext(ctx, listOpenDecisions, sessionID)
+	rows, err := q.query(ctx, q.listOpenDecisionsStmt, listOpenDecisions, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +197,7 @@ type ListSessionDecisionsRow struct {
 }
 
 func (q *Queries) ListSessionDecisions(ctx context.Context, sessionID string) ([]ListSessionDecisionsRow, error) {
-	rows, err := q.db.QueryContext(ctx, listSessionDecisions, sessionID)
+	rows, err := q.query(ctx, q.listSessionDecisionsStmt, listSessionDecisions, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +251,7 @@ type ListUndeliveredResolutionsRow struct {
 
 // What the next brief would deliver, read without stamping (the preview).
 func (q *Queries) ListUndeliveredResolutions(ctx context.Context, sessionID string) ([]ListUndeliveredResolutionsRow, error) {
-	rows, err := q.db.QueryContext(ctx, listUndeliveredResolutions, sessionID)
+	rows, err := q.query(ctx, q.listUndeliveredResolutionsStmt, listUndeliveredResolutions, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +285,7 @@ SELECT CAST(COALESCE(MAX(id), 0) + 1 AS INTEGER) AS next FROM decisions
 
 // Safe inside a write transaction: there is one writer.
 func (q *Queries) NextDecisionNumber(ctx context.Context) (int64, error) {
-	row := q.db.QueryRowContext(ctx, nextDecisionNumber)
+	row := q.queryRow(ctx, q.nextDecisionNumberStmt, nextDecisionNumber)
 	var next int64
 	err := row.Scan(&next)
 	return next, err
@@ -309,7 +309,7 @@ type ResolveDecisionParams struct {
 
 // Resolves a gate once: a second resolve matches no row.
 func (q *Queries) ResolveDecision(ctx context.Context, arg ResolveDecisionParams) (Decision, error) {
-	row := q.db.QueryRowContext(ctx, resolveDecision,
+	row := q.queryRow(ctx, q.resolveDecisionStmt, resolveDecision,
 		arg.Resolution,
 		arg.Instruction,
 		arg.ResolvedAt,

@@ -24,7 +24,7 @@ type AddEventParams struct {
 }
 
 func (q *Queries) AddEvent(ctx context.Context, arg AddEventParams) error {
-	_, err := q.db.ExecContext(ctx, addEvent,
+	_, err := q.exec(ctx, q.addEventStmt, addEvent,
 		arg.SessionID,
 		arg.At,
 		arg.Actor,
@@ -40,7 +40,7 @@ SELECT id, session_id, at, actor, kind, ref, detail FROM events WHERE session_id
 `
 
 func (q *Queries) ListSessionEvents(ctx context.Context, sessionID string) ([]Event, error) {
-	rows, err := q.db.QueryContext(ctx, listSessionEvents, sessionID)
+	rows, err := q.query(ctx, q.listSessionEventsStmt, listSessionEvents, sessionID)
 	if err != nil {
 		return nil, err
 	}

@@ -29,7 +29,7 @@ type CreateMissionParams struct {
 }
 
 func (q *Queries) CreateMission(ctx context.Context, arg CreateMissionParams) (Mission, error) {
-	row := q.db.QueryRowContext(ctx, createMission,
+	row := q.queryRow(ctx, q.createMissionStmt, createMission,
 		arg.Slug,
 		arg.Title,
 		arg.Text,
@@ -60,7 +60,7 @@ SELECT id, slug, title, text, high_risk, evidence, contract, created_by, created
 `
 
 func (q *Queries) GetMissionBySlug(ctx context.Context, slug string) (Mission, error) {
-	row := q.db.QueryRowContext(ctx, getMissionBySlug, slug)
+	row := q.queryRow(ctx, q.getMissionBySlugStmt, getMissionBySlug, slug)
 	var i Mission
 	err := row.Scan(
 		&i.ID,
@@ -82,7 +82,7 @@ SELECT id, slug, title, text, high_risk, evidence, contract, created_by, created
 `
 
 func (q *Queries) ListMissions(ctx context.Context) ([]Mission, error) {
-	rows, err := q.db.QueryContext(ctx, listMissions)
+	rows, err := q.query(ctx, q.listMissionsStmt, listMissions)
 	if err != nil {
 		return nil, err
 	}

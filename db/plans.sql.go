@@ -27,7 +27,7 @@ type CreatePlanParams struct {
 }
 
 func (q *Queries) CreatePlan(ctx context.Context, arg CreatePlanParams) (Plan, error) {
-	row := q.db.QueryRowContext(ctx, createPlan,
+	row := q.queryRow(ctx, q.createPlanStmt, createPlan,
 		arg.SessionID,
 		arg.Summary,
 		arg.Body,
@@ -67,7 +67,7 @@ type DecidePlanParams struct {
 
 // Approves or rejects the session's latest plan, only while it is proposed.
 func (q *Queries) DecidePlan(ctx context.Context, arg DecidePlanParams) (Plan, error) {
-	row := q.db.QueryRowContext(ctx, decidePlan,
+	row := q.queryRow(ctx, q.decidePlanStmt, decidePlan,
 		arg.Status,
 		arg.DecidedAt,
 		arg.DecidedBy,
@@ -97,7 +97,7 @@ LIMIT 1
 `
 
 func (q *Queries) GetLatestPlan(ctx context.Context, sessionID string) (Plan, error) {
-	row := q.db.QueryRowContext(ctx, getLatestPlan, sessionID)
+	row := q.queryRow(ctx, q.getLatestPlanStmt, getLatestPlan, sessionID)
 	var i Plan
 	err := row.Scan(
 		&i.ID,
@@ -119,6 +119,6 @@ WHERE session_id = ?1 AND status IN ('proposed', 'approved')
 `
 
 func (q *Queries) SupersedePlans(ctx context.Context, sessionID string) error {
-	_, err := q.db.ExecContext(ctx, supersedePlans, sessionID)
+	_, err := q.exec(ctx, q.supersedePlansStmt, supersedePlans, sessionID)
 	return err
 }

@@ -25,7 +25,7 @@ type CloseRemediationParams struct {
 }
 
 func (q *Queries) CloseRemediation(ctx context.Context, arg CloseRemediationParams) (Remediation, error) {
-	row := q.db.QueryRowContext(ctx, closeRemediation,
+	row := q.queryRow(ctx, q.closeRemediationStmt, closeRemediation,
 		arg.ClosedAt,
 		arg.ClosedBy,
 		arg.CloseNote,
@@ -67,7 +67,7 @@ type CreateRemediationParams struct {
 }
 
 func (q *Queries) CreateRemediation(ctx context.Context, arg CreateRemediationParams) (Remediation, error) {
-	row := q.db.QueryRowContext(ctx, createRemediation,
+	row := q.queryRow(ctx, q.createRemediationStmt, createRemediation,
 		arg.SessionID,
 		arg.Severity,
 		arg.Instruction,
@@ -108,7 +108,7 @@ type DeliverRemediationsParams struct {
 
 // Stamps every open remediation the agent has not seen yet, exactly once.
 func (q *Queries) DeliverRemediations(ctx context.Context, arg DeliverRemediationsParams) ([]int64, error) {
-	rows, err := q.db.QueryContext(ctx, deliverRemediations, arg.DeliveredAt, arg.SessionID)
+	rows, err := q.query(ctx, q.deliverRemediationsStmt, deliverRemediations, arg.DeliveredAt, arg.SessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ SELECT id, session_id, severity, instruction, files, source, created_at, created
 `
 
 func (q *Queries) GetRemediation(ctx context.Context, id int64) (Remediation, error) {
-	row := q.db.QueryRowContext(ctx, getRemediation, id)
+	row := q.queryRow(ctx, q.getRemediationStmt, getRemediation, id)
 	var i Remediation
 	err := row.Scan(
 		&i.ID,
@@ -161,7 +161,7 @@ ORDER BY created_at, id
 `
 
 func (q *Queries) ListOpenRemediations(ctx context.Context, sessionID string) ([]Remediation, error) {
-	rows, err := q.db.QueryContext(ctx, listOpenRemediations, sessionID)
+	rows, err := q.query(ctx, q.listOpenRemediationsStmt, listOpenRemediations, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +203,7 @@ ORDER BY created_at, id
 `
 
 func (q *Queries) ListSessionRemediations(ctx context.Context, sessionID string) ([]Remediation, error) {
-	rows, err := q.db.QueryContext(ctx, listSessionRemediations, sessionID)
+	rows, err := q.query(ctx, q.listSessionRemediationsStmt, listSessionRemediations, sessionID)
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@ type CreateSessionParams struct {
 }
 
 func (q *Queries) CreateSession(ctx context.Context, arg CreateSessionParams) (Session, error) {
-	row := q.db.QueryRowContext(ctx, createSession,
+	row := q.queryRow(ctx, q.createSessionStmt, createSession,
 		arg.ID,
 		arg.MissionID,
 		arg.AgentKeyID,
@@ -55,10 +55,11 @@ func (q *Queries) CreateSession(ctx context.Context, arg CreateSessionParams) (S
 }
 
 const getBriefState = `-- name: GetBriefState :one
-SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason, m.high_risk,
-       COALESCE(p.status, '') AS plan_status,
-       COALESCE(p.note, '') AS plan_note,
-       COALESCE(p.proposed_at, '') AS plan_proposed_at,
+SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason,
+       CAST((SELECT m.high_risk FROM missions m WHERE m.id = s.mission_id) AS BOOLEAN) AS high_risk,
+       CAST(COALESCE((SELECT p.status FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_status,
+       CAST(COALESCE((SELECT p.note FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_note,
+       CAST(COALESCE((SELECT p.proposed_at FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_proposed_at,
        (SELECT COUNT(*) FROM decisions d
          WHERE d.session_id = s.id AND d.resolved_at IS NULL) AS open_decisions,
        (SELECT COUNT(*) FROM decisions d
@@ -68,8 +69,6 @@ SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason, m.high_risk,
        (SELECT COUNT(*) FROM remediations r
          WHERE r.session_id = s.id AND r.closed_at IS NULL AND r.delivered_at IS NULL) AS undelivered_remediations
 FROM sessions s
-JOIN missions m ON m.id = s.mission_id
-LEFT JOIN plans p ON p.id = (SELECT MAX(p2.id) FROM plans p2 WHERE p2.session_id = s.id)
 WHERE s.id = ?1
 `
 
@@ -93,7 +92,7 @@ type GetBriefStateRow struct {
 // remediations wait, so the brief reads the lists only when they are not
 // empty and writes only when something is to be delivered.
 func (q *Queries) GetBriefState(ctx context.Context, id string) (GetBriefStateRow, error) {
-	row := q.db.QueryRowContext(ctx, getBriefState, id)
+	row := q.queryRow(ctx, q.getBriefStateStmt, getBriefState, id)
 	var i GetBriefStateRow
 	err := row.Scan(
 		&i.ID,
@@ -136,7 +135,7 @@ type GetSessionRow struct {
 }
 
 func (q *Queries) GetSession(ctx context.Context, id string) (GetSessionRow, error) {
-	row := q.db.QueryRowContext(ctx, getSession, id)
+	row := q.queryRow(ctx, q.getSessionStmt, getSession, id)
 	var i GetSessionRow
 	err := row.Scan(
 		&i.ID,
@@ -170,7 +169,7 @@ type PauseSessionParams struct {
 }
 
 func (q *Queries) PauseSession(ctx context.Context, arg PauseSessionParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, pauseSession,
+	result, err := q.exec(ctx, q.pauseSessionStmt, pauseSession,
 		arg.PausedAt,
 		arg.PausedBy,
 		arg.PauseReason,
@@ -189,7 +188,7 @@ WHERE id = ?1 AND paused_at IS NOT NULL
 `
 
 func (q *Queries) ResumeSession(ctx context.Context, id string) (int64, error) {
-	result, err := q.db.ExecContext(ctx, resumeSession, id)
+	result, err := q.exec(ctx, q.resumeSessionStmt, resumeSession, id)
 	if err != nil {
 		return 0, err
 	}
@@ -209,6 +208,6 @@ type TouchSessionBriefParams struct {
 
 // Stamps last_brief_at; briefs are read-only, so these stamps are batched.
 func (q *Queries) TouchSessionBrief(ctx context.Context, arg TouchSessionBriefParams) error {
-	_, err := q.db.ExecContext(ctx, touchSessionBrief, arg.At, arg.ID)
+	_, err := q.exec(ctx, q.touchSessionBriefStmt, touchSessionBrief, arg.At, arg.ID)
 	return err
 }

@@ -17,6 +17,9 @@ import (
 type Store struct {
 	w, r         *sql.DB
 	writeTimeout time.Duration
+	// wq and rq are the queries prepared on each pool once the schema is
+	// current (see Migrate); until then statements are prepared per call.
+	wq, rq *Queries
 }
 
 // Open opens (creating it if needed) the SQLite database at path. Every
@@ -52,7 +55,7 @@ func Open(path string) (*Store, error) {
 	for k, v := range common {
 		rq[k] = v
 	}
-	rq.Set("mode", "ro")
+	rq.Set("_query_only", "1")
 	r, err := sql.Open("sqlite3", "file:"+path+"?"+rq.Encode())
 	if err != nil {
 		w.Close()
@@ -64,9 +67,37 @@ func Open(path string) (*Store, error) {
 	return &Store{w: w, r: r, writeTimeout: 15 * time.Second}, nil
 }
 
-// Close closes both pools.
+// Close closes the prepared statements and both pools.
 func (s *Store) Close() error {
-	return errors.Join(s.r.Close(), s.w.Close())
+	var err error
+	for _, q := range []*Queries{s.rq, s.wq} {
+		if q != nil {
+			err = errors.Join(err, q.Close())
+		}
+	}
+	return errors.Join(err, s.r.Close(), s.w.Close())
+}
+
+// prepare prepares every query on both pools. It needs the current schema.
+func (s *Store) prepare(ctx context.Context) error {
+	rq, err := Prepare(ctx, s.r)
+	if err != nil {
+		return fmt.Errorf("prepare queries: %w", err)
+	}
+	wq, err := Prepare(ctx, s.w)
+	if err != nil {
+		return errors.Join(fmt.Errorf("prepare queries: %w", err), rq.Close())
+	}
+	s.rq, s.wq = rq, wq
+	return nil
+}
+
+// on returns the queries for a transaction of the pool prepared as p.
+func on(p *Queries, tx *sql.Tx) *Queries {
+	if p == nil {
+		return New(tx)
+	}
+	return p.WithTx(tx)
 }
 
 // Writer is the writer connection, for migrations.
@@ -74,7 +105,12 @@ func (s *Store) Writer() *sql.DB { return s.w }
 
 // Reader answers single-statement reads from the read pool. Use Read when
 // several statements must see one snapshot.
-func (s *Store) Reader() Querier { return New(s.r) }
+func (s *Store) Reader() Querier {
+	if s.rq != nil {
+		return s.rq
+	}
+	return New(s.r)
+}
 
 // Ping checks that both pools answer.
 func (s *Store) Ping(ctx context.Context) error {
@@ -89,7 +125,7 @@ func (s *Store) Read(ctx context.Context, fn func(Querier) error) error {
 		return fmt.Errorf("begin read: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // a read has nothing to undo
-	if err := fn(New(tx)); err != nil {
+	if err := fn(on(s.rq, tx)); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -106,7 +142,7 @@ func (s *Store) Write(ctx context.Context, fn func(Querier) error) error {
 	if err != nil {
 		return fmt.Errorf("begin write: %w", err)
 	}
-	if err := fn(New(tx)); err != nil {
+	if err := fn(on(s.wq, tx)); err != nil {
 		if rerr := tx.Rollback(); rerr != nil {
 			return errors.Join(err, fmt.Errorf("rollback: %w", rerr))
 		}

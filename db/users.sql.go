@@ -22,7 +22,7 @@ type CreateAPITokenParams struct {
 }
 
 func (q *Queries) CreateAPIToken(ctx context.Context, arg CreateAPITokenParams) (int64, error) {
-	row := q.db.QueryRowContext(ctx, createAPIToken, arg.UserID, arg.TokenHash, arg.CreatedAt)
+	row := q.queryRow(ctx, q.createAPITokenStmt, createAPIToken, arg.UserID, arg.TokenHash, arg.CreatedAt)
 	var id int64
 	err := row.Scan(&id)
 	return id, err
@@ -42,7 +42,7 @@ type CreateUserParams struct {
 }
 
 func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) (User, error) {
-	row := q.db.QueryRowContext(ctx, createUser,
+	row := q.queryRow(ctx, q.createUserStmt, createUser,
 		arg.Email,
 		arg.PasswordHash,
 		arg.Role,
@@ -65,7 +65,7 @@ SELECT id, email, password_hash, role, disabled_at, created_at FROM users WHERE 
 `
 
 func (q *Queries) GetUser(ctx context.Context, id int64) (User, error) {
-	row := q.db.QueryRowContext(ctx, getUser, id)
+	row := q.queryRow(ctx, q.getUserStmt, getUser, id)
 	var i User
 	err := row.Scan(
 		&i.ID,
@@ -83,7 +83,7 @@ SELECT id, email, password_hash, role, disabled_at, created_at FROM users WHERE 
 `
 
 func (q *Queries) GetUserByEmail(ctx context.Context, email string) (User, error) {
-	row := q.db.QueryRowContext(ctx, getUserByEmail, email)
+	row := q.queryRow(ctx, q.getUserByEmailStmt, getUserByEmail, email)
 	var i User
 	err := row.Scan(
 		&i.ID,
@@ -106,7 +106,7 @@ WHERE t.token_hash = ?1
 `
 
 func (q *Queries) GetUserByTokenHash(ctx context.Context, tokenHash string) (User, error) {
-	row := q.db.QueryRowContext(ctx, getUserByTokenHash, tokenHash)
+	row := q.queryRow(ctx, q.getUserByTokenHashStmt, getUserByTokenHash, tokenHash)
 	var i User
 	err := row.Scan(
 		&i.ID,

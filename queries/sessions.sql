@@ -15,10 +15,11 @@ WHERE s.id = sqlc.arg(id);
 -- mission's risk, its latest plan, and how many gates, resolutions and
 -- remediations wait, so the brief reads the lists only when they are not
 -- empty and writes only when something is to be delivered.
-SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason, m.high_risk,
-       COALESCE(p.status, '') AS plan_status,
-       COALESCE(p.note, '') AS plan_note,
-       COALESCE(p.proposed_at, '') AS plan_proposed_at,
+SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason,
+       CAST((SELECT m.high_risk FROM missions m WHERE m.id = s.mission_id) AS BOOLEAN) AS high_risk,
+       CAST(COALESCE((SELECT p.status FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_status,
+       CAST(COALESCE((SELECT p.note FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_note,
+       CAST(COALESCE((SELECT p.proposed_at FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_proposed_at,
        (SELECT COUNT(*) FROM decisions d
          WHERE d.session_id = s.id AND d.resolved_at IS NULL) AS open_decisions,
        (SELECT COUNT(*) FROM decisions d
@@ -28,8 +29,6 @@ SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason, m.high_risk,
        (SELECT COUNT(*) FROM remediations r
          WHERE r.session_id = s.id AND r.closed_at IS NULL AND r.delivered_at IS NULL) AS undelivered_remediations
 FROM sessions s
-JOIN missions m ON m.id = s.mission_id
-LEFT JOIN plans p ON p.id = (SELECT MAX(p2.id) FROM plans p2 WHERE p2.session_id = s.id)
 WHERE s.id = sqlc.arg(id);
 
 -- name: PauseSession :execrows

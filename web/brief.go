@@ -26,6 +26,10 @@ func handleBrief(gov *governance.Service) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, b)
+		body, err := b.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		return c.JSONBlob(http.StatusOK, body)
 	}
 }

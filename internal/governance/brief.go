@@ -33,8 +33,9 @@ type Brief struct {
 	Resolutions []Resolution `json:"resolutions"`
 	// Remediations are the requests still open.
 	Remediations []Remediation `json:"remediations"`
-	Protocol     ProtocolText  `json:"protocol"`
 	GeneratedAt  time.Time     `json:"generated_at"`
+	// Protocol is the whole protocol text (MarshalJSON writes it last).
+	Protocol string `json:"-"`
 }
 
 // Resolution is a person's answer to a gate, as delivered to the agent.
@@ -46,18 +47,44 @@ type Resolution struct {
 	ResolvedBy  string    `json:"resolved_by"`
 }
 
-// ProtocolText is the protocol text a brief carries. It marshals from a copy
-// encoded once, since every brief carries the same few kilobytes.
-type ProtocolText string
-
+// protocolJSON is the protocol text, JSON-encoded once: every brief carries
+// the same few kilobytes.
 var protocolJSON, _ = json.Marshal(protocol.Text)
 
-// MarshalJSON returns the pre-encoded text when it is the protocol's.
-func (p ProtocolText) MarshalJSON() ([]byte, error) {
-	if p == protocol.Text {
-		return protocolJSON, nil
+// MarshalJSON encodes the brief, splicing in the pre-encoded protocol text.
+// The /brief handler writes its result as is, so the text is neither
+// escaped nor re-validated on every brief.
+func (b Brief) MarshalJSON() ([]byte, error) {
+	type fields Brief // the same fields, without this method
+	out, err := json.Marshal(fields(b))
+	if err != nil {
+		return nil, err
 	}
-	return json.Marshal(string(p))
+	text := protocolJSON
+	if b.Protocol != protocol.Text {
+		if text, err = json.Marshal(b.Protocol); err != nil {
+			return nil, err
+		}
+	}
+	out = append(out[:len(out)-1], `,"protocol":`...)
+	out = append(out, text...)
+	return append(out, '}'), nil
+}
+
+// UnmarshalJSON decodes a brief, protocol text included.
+func (b *Brief) UnmarshalJSON(data []byte) error {
+	type fields Brief
+	var text struct {
+		Protocol string `json:"protocol"`
+	}
+	if err := json.Unmarshal(data, (*fields)(b)); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, &text); err != nil {
+		return err
+	}
+	b.Protocol = text.Protocol
+	return nil
 }
 
 // Brief tells the agent what to do next and delivers, exactly once, every

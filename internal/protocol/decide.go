@@ -120,12 +120,22 @@ func sortReasons(rs []Reason) {
 	for i := range rs {
 		idx = append(idx, i)
 	}
-	slices.SortFunc(idx, func(i, j int) int {
+	cmp := func(i, j int) int {
 		if c := compareReasons(&rs[i], &rs[j]); c != 0 {
 			return c
 		}
 		return i - j // stable
-	})
+	}
+	if len(idx) <= len(buf) {
+		// Few reasons, mostly in order already: an insertion sort.
+		for i := 1; i < len(idx); i++ {
+			for j := i; j > 0 && cmp(idx[j], idx[j-1]) < 0; j-- {
+				idx[j], idx[j-1] = idx[j-1], idx[j]
+			}
+		}
+	} else {
+		slices.SortFunc(idx, cmp)
+	}
 	// Position k takes the reason at idx[k]; a position done is marked
 	// idx[k] == k.
 	for start := range idx {
@@ -199,49 +209,74 @@ func appendNew(list []string, s string) []string {
 	return append(list, s)
 }
 
+// texts holds the texts of one brief's reasons in one buffer: each text is
+// a substring of it, so building them costs one allocation rather than one
+// each, which was most of Decide's cost. A strings.Builder never changes
+// the bytes it has written, so a text stays valid as the buffer grows.
+type texts struct{ b strings.Builder }
+
+func (t *texts) write(parts ...string) {
+	for _, p := range parts {
+		t.b.WriteString(p)
+	}
+}
+
+// since returns what was written from start on as one text.
+func (t *texts) since(start int) string { return t.b.String()[start:] }
+
+// cat writes the parts and returns them as one text.
+func (t *texts) cat(parts ...string) string {
+	start := t.b.Len()
+	t.write(parts...)
+	return t.since(start)
+}
+
 // reasons lists one reason for every fact that fires, in no particular order.
-// Texts are built by concatenation rather than fmt: Decide runs on every
-// brief, and this is most of its cost.
 func reasons(f Facts) []Reason {
 	// One allocation: at most one reason per fact, plus the pause, the plan
 	// and the risk.
-	rs := make([]Reason, 0, len(f.Violations)+len(f.Decisions)+len(f.Remediations)+
-		len(f.Deviations)+len(f.Breaches)+len(f.Collisions)+3)
+	n := len(f.Violations) + len(f.Decisions) + len(f.Remediations) +
+		len(f.Deviations) + len(f.Breaches) + len(f.Collisions) + 3
+	rs := make([]Reason, 0, n)
+	var t texts
+	t.b.Grow(160 * n) // the usual text is shorter; a longer one grows it
 	for _, v := range f.Violations {
-		rs = append(rs, violationReason(v))
+		rs = append(rs, violationReason(&t, v))
 	}
 	if p := f.Pause; p != nil {
 		text := "A person paused this session. Stop all work in this session until the brake is released."
 		if r := strings.TrimSpace(p.Reason); r != "" {
-			text = "A person paused this session: " + quote(r) + ". Stop all work in this session until the brake is released."
+			q1, q2, q3 := quoted(r)
+			text = t.cat("A person paused this session: ", q1, q2, q3, ". Stop all work in this session until the brake is released.")
 		}
 		rs = append(rs, Reason{State: Blocked, Code: CodePaused, Text: text, at: p.At,
 			blocked: scopeAllSessionWork})
 	}
 	if f.HighRisk && f.Plan.Status != PlanApproved {
-		rs = append(rs, Reason{State: Blocked, Code: CodePlanNotApproved, Ref: "plan", Text: planText(f.Plan), at: f.Plan.ProposedAt,
+		rs = append(rs, Reason{State: Blocked, Code: CodePlanNotApproved, Ref: "plan", Text: planText(&t, f.Plan), at: f.Plan.ProposedAt,
 			blocked: scopePlanBlocked, allowed: scopePlanAllowed})
 	}
 	for _, d := range f.Decisions {
 		rs = append(rs, Reason{State: DecisionRequired, Code: CodeDecisionOpen, Ref: d.Ref,
-			Text: d.Ref + " is waiting on a person: " + d.Question, at: d.OpenedAt,
+			Text: t.cat(d.Ref, " is waiting on a person: ", d.Question), at: d.OpenedAt,
 			blocked: d.BlockedScope, allowed: d.AllowedScope})
 	}
 	for _, m := range f.Remediations {
-		r := Reason{State: ContinueWithWarning, Code: CodeRemediationAdvisory, Ref: m.ID, Files: m.Files, at: m.CreatedAt,
-			Text: "Advisory: " + m.Instruction}
+		r := Reason{State: ContinueWithWarning, Code: CodeRemediationAdvisory, Ref: m.ID, Files: m.Files, at: m.CreatedAt}
 		if m.Required {
-			r.State, r.Code, r.Text = Remediate, CodeRemediationRequired, "Fix this, then report again: "+m.Instruction
+			r.State, r.Code, r.Text = Remediate, CodeRemediationRequired, t.cat("Fix this, then report again: ", m.Instruction)
 			r.allowed = m.Files
+		} else {
+			r.Text = t.cat("Advisory: ", m.Instruction)
 		}
 		rs = append(rs, r)
 	}
 	for _, d := range f.Deviations {
-		rs = append(rs, deviationReason(d))
+		rs = append(rs, deviationReason(&t, d))
 	}
 	for _, b := range f.Breaches {
 		files := breachFiles(b)
-		rs = append(rs, Reason{State: Remediate, Code: CodeContractViolated, Ref: b.ID, Text: breachText(b),
+		rs = append(rs, Reason{State: Remediate, Code: CodeContractViolated, Ref: b.ID, Text: breachText(&t, b),
 			Files: files, allowed: files, at: b.At})
 	}
 	if r := f.Risk; r != nil && (r.Band == "high" || r.Band == "critical") {
@@ -250,7 +285,7 @@ func reasons(f Facts) []Reason {
 			gate = "a person's review"
 		}
 		rs = append(rs, Reason{State: ContinueWithWarning, Code: CodeRiskHigh, at: r.At,
-			Text: "This change scores " + strconv.Itoa(r.Score) + " of 100, " + r.Band + " risk. Before it merges it needs " + gate + ". Keep working."})
+			Text: t.cat("This change scores ", strconv.Itoa(r.Score), " of 100, ", r.Band, " risk. Before it merges it needs ", gate, ". Keep working.")})
 	}
 	for _, c := range f.Collisions {
 		open, agent, closing := "", "", ""
@@ -258,15 +293,15 @@ func reasons(f Facts) []Reason {
 			open, agent, closing = " (", c.OtherAgent, ")"
 		}
 		rs = append(rs, Reason{State: ContinueWithWarning, Code: CodeCollision, Ref: c.ID, at: c.At,
-			Text: "Session " + c.OtherSession + open + agent + closing + " builds against " + c.Symbol +
-				", which this session changed. Madebook is re-briefing it; you do not need to stop."})
+			Text: t.cat("Session ", c.OtherSession, open, agent, closing, " builds against ", c.Symbol,
+				", which this session changed. Madebook is re-briefing it; you do not need to stop.")})
 	}
 	return rs
 }
 
-func violationReason(v Violation) Reason {
+func violationReason(t *texts, v Violation) Reason {
 	// "<policy> was violated[ by <match>].[ Found in <file>.]", then the
-	// state's instruction, concatenated once.
+	// state's instruction.
 	by, in, dot := "", "", ""
 	if v.Match != "" {
 		by = " by "
@@ -274,9 +309,8 @@ func violationReason(v Violation) Reason {
 	if v.File != "" {
 		in, dot = " Found in ", "."
 	}
-	found := func(tail string) string {
-		return v.Policy + " was violated" + by + v.Match + "." + in + v.File + dot + tail
-	}
+	start := t.b.Len()
+	t.write(v.Policy, " was violated", by, v.Match, ".", in, v.File, dot)
 	r := Reason{Ref: v.ID, at: v.At}
 	if v.File != "" {
 		r.Files = []string{v.File}
@@ -284,44 +318,46 @@ func violationReason(v Violation) Reason {
 	switch {
 	case v.BlockMerge:
 		r.State, r.Code = ContinueWithWarning, CodeBlockMerge
-		r.Text = found(" Keep working: the merge will not ship until the policy's conditions are met.")
+		t.write(" Keep working: the merge will not ship until the policy's conditions are met.")
 	case v.Severity == SeverityCritical:
 		r.State, r.Code = HardStop, CodeCriticalViolation
-		r.Text = found(" This is a critical control: stop, and do not work around it.")
+		t.write(" This is a critical control: stop, and do not work around it.")
 		r.blocked = scopeAllWork
 	case v.Severity == SeverityHigh:
 		r.State, r.Code = Remediate, CodeHighViolation
-		r.Text = found(" Fix it, then report the change again.")
+		t.write(" Fix it, then report the change again.")
 		r.allowed = r.Files
 	default:
 		r.State, r.Code = ContinueWithWarning, CodePolicyWarning
-		r.Text = found(" This is a " + string(v.Severity) + "-severity policy: keep working, and fix it before merge.")
+		t.write(" This is a ", string(v.Severity), "-severity policy: keep working, and fix it before merge.")
 	}
+	r.Text = t.since(start)
 	return r
 }
 
-func deviationReason(d Deviation) Reason {
+func deviationReason(t *texts, d Deviation) Reason {
 	r := Reason{Ref: d.ID, Files: d.Files, at: d.At}
 	if d.Enforceable() {
 		r.State, r.Code = Remediate, CodeRuleDeviation
-		r.Text = d.Departure + " departs from this workspace's approach. Use " + d.Chosen + " — chosen for " + d.Concern +
-			" in " + strconv.Itoa(d.Support) + " of " + strconv.Itoa(d.Total) + " components."
+		r.Text = t.cat(d.Departure, " departs from this workspace's approach. Use ", d.Chosen, " — chosen for ", d.Concern,
+			" in ", strconv.Itoa(d.Support), " of ", strconv.Itoa(d.Total), " components.")
 		r.allowed = d.Files
 		return r
 	}
 	r.State, r.Code = ContinueWithWarning, CodeRuleAdvisory
-	r.Text = d.Departure + " departs from this workspace's approach (" + d.Chosen + ", inferred with " +
-		strconv.Itoa(d.ConfidencePercent()) + "% confidence — advisory)."
+	r.Text = t.cat(d.Departure, " departs from this workspace's approach (", d.Chosen, ", inferred with ",
+		strconv.Itoa(d.ConfidencePercent()), "% confidence — advisory).")
 	return r
 }
 
-func planText(p Plan) string {
+func planText(t *texts, p Plan) string {
 	switch p.Status {
 	case PlanProposed:
 		return "This mission is high-risk and its execution plan is waiting for a lead's approval. No code change is accepted until it is approved: read the repository or revise the plan."
 	case PlanRejected:
 		if note := strings.TrimSpace(p.Note); note != "" {
-			return "This mission is high-risk and a lead rejected its execution plan: " + quote(note) + ". Revise the plan and propose it again; no code change is accepted until one is approved."
+			q1, q2, q3 := quoted(note)
+			return t.cat("This mission is high-risk and a lead rejected its execution plan: ", q1, q2, q3, ". Revise the plan and propose it again; no code change is accepted until one is approved.")
 		}
 		return "This mission is high-risk and a lead rejected its execution plan. Revise the plan and propose it again; no code change is accepted until one is approved."
 	default:
@@ -329,30 +365,31 @@ func planText(p Plan) string {
 	}
 }
 
-// quote is strconv.Quote (fmt's %q), without its cost in the usual case: a
-// string of printable ASCII with no quote or backslash is quoted as it is.
-func quote(s string) string {
+// quoted returns s quoted as strconv.Quote (fmt's %q) quotes it, in three
+// parts, so that the usual case, printable ASCII with no quote or
+// backslash, is s itself between quotes and costs nothing.
+func quoted(s string) (string, string, string) {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			return strconv.Quote(s)
+			return "", strconv.Quote(s), ""
 		}
 	}
-	return `"` + s + `"`
+	return `"`, s, `"`
 }
 
-func breachText(b Breach) string {
+func breachText(t *texts, b Breach) string {
 	found := strings.Join(b.Found, ", ")
 	switch b.Kind {
 	case ForbidPath:
-		return "The mission contract forbids changes to " + b.Value + "; this change touches " + found + ". Undo those changes."
+		return t.cat("The mission contract forbids changes to ", b.Value, "; this change touches ", found, ". Undo those changes.")
 	case RequirePath:
-		return "The mission contract requires a change to " + b.Value + "; this change has none. Make that change."
+		return t.cat("The mission contract requires a change to ", b.Value, "; this change has none. Make that change.")
 	case ForbidDependency:
-		return "The mission contract forbids the dependency " + b.Value + "; this change adds " + found + ". Remove it."
+		return t.cat("The mission contract forbids the dependency ", b.Value, "; this change adds ", found, ". Remove it.")
 	case MaxFilesChanged:
-		return "The mission contract allows at most " + b.Value + " changed files; this change touches " + strconv.Itoa(b.Count) + ". Narrow the change."
+		return t.cat("The mission contract allows at most ", b.Value, " changed files; this change touches ", strconv.Itoa(b.Count), ". Narrow the change.")
 	default:
-		return "The mission contract clause " + string(b.Kind) + " " + b.Value + " is broken by this change."
+		return t.cat("The mission contract clause ", string(b.Kind), " ", b.Value, " is broken by this change.")
 	}
 }
 

@@ -1186,3 +1186,144 @@ func TestDecideDoesNotMutateItsFacts(t *testing.T) {
 		}
 	})
 }
+
+// A reason says the same thing whatever else fired alongside it.
+func TestAReasonsTextDoesNotDependOnWhatElseFired(t *testing.T) {
+	all := protocol.Decide(everything(), now)
+	got := map[protocol.Code]string{}
+	for _, r := range append(slices.Clone(all.Reasons), all.Also...) {
+		got[r.Code] = r.Text
+	}
+	for _, c := range causes() {
+		t.Run(c.what+" reads the same alone and with everything else", func(t *testing.T) {
+			alone := protocol.Decide(c.facts(), now)
+			if len(alone.Reasons) != 1 {
+				t.Fatalf("%d reasons alone", len(alone.Reasons))
+			}
+			if got[c.code] != alone.Reason {
+				t.Errorf("with everything: %q\nalone: %q", got[c.code], alone.Reason)
+			}
+		})
+	}
+}
+
+// A quoted reason is quoted as Go's %q would: a quote inside it cannot end
+// the quotation early.
+func TestQuotedReasonsAreQuotedExactly(t *testing.T) {
+	for _, s := range []string{
+		"Wrong branch",
+		`Don't ship "v2" yet`,
+		`C:\deploy`,
+		"line one\nline two",
+		"Ana's call — wait 🚦",
+		"bell\x07",
+		"zero\u200bwidth",
+		"invalid \xff byte",
+	} {
+		t.Run(fmt.Sprintf("a pause because %q quotes it as %s", s, strconv.Quote(s)), func(t *testing.T) {
+			b := protocol.Decide(protocol.Facts{Pause: &protocol.Pause{Reason: s, At: at(1)}}, now)
+			want := "A person paused this session: " + strconv.Quote(s) + ". "
+			if !strings.HasPrefix(b.Reason, want) {
+				t.Errorf("reason %q does not start %q", b.Reason, want)
+			}
+		})
+		t.Run(fmt.Sprintf("a plan rejected because %q quotes it as %s", s, strconv.Quote(s)), func(t *testing.T) {
+			b := protocol.Decide(protocol.Facts{HighRisk: true, Plan: protocol.Plan{Status: protocol.PlanRejected, Note: s}}, now)
+			want := "its execution plan: " + strconv.Quote(s) + ". "
+			if !strings.Contains(b.Reason, want) {
+				t.Errorf("reason %q does not contain %q", b.Reason, want)
+			}
+		})
+	}
+}
+
+func TestDecideIsDeterministicWithManyFacts(t *testing.T) {
+	build := func() protocol.Facts {
+		f := busy()
+		for i := range 40 {
+			f.Violations = append(f.Violations, protocol.Violation{ID: fmt.Sprintf("VIO-%03d", 100+i), Policy: "p",
+				Severity: []protocol.Severity{protocol.SeverityCritical, protocol.SeverityHigh, protocol.SeverityLow}[i%3],
+				File:     fmt.Sprintf("f%d.go", i%5), At: at(i % 4)})
+			f.Decisions = append(f.Decisions, protocol.Decision{Ref: fmt.Sprintf("DEC-%03d", 100+i), Question: "?",
+				BlockedScope: []string{fmt.Sprintf("b%d", i%6)}, AllowedScope: []string{fmt.Sprintf("b%d", i%7)}, OpenedAt: at(i % 3)})
+		}
+		return f
+	}
+	want := protocol.Decide(build(), now)
+	checkShape(t, want)
+	if got, n := len(want.Reasons)+len(want.Also), firing(build()); got != n {
+		t.Fatalf("%d reasons for %d facts", got, n)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for i := range 200 {
+		f := build()
+		rng.Shuffle(len(f.Violations), func(i, j int) { f.Violations[i], f.Violations[j] = f.Violations[j], f.Violations[i] })
+		rng.Shuffle(len(f.Decisions), func(i, j int) { f.Decisions[i], f.Decisions[j] = f.Decisions[j], f.Decisions[i] })
+		if got := protocol.Decide(f, now); !reflect.DeepEqual(got, want) {
+			t.Fatalf("shuffle %d: the brief changed", i)
+		}
+	}
+	// The order is state, then age, then ref.
+	f := build()
+	age := map[string]time.Time{}
+	for _, v := range f.Violations {
+		age[v.ID] = v.At
+	}
+	for _, d := range f.Decisions {
+		age[d.Ref] = d.OpenedAt
+	}
+	for _, m := range f.Remediations {
+		age[m.ID] = m.CreatedAt
+	}
+	for _, d := range f.Deviations {
+		age[d.ID] = d.At
+	}
+	for _, b := range f.Breaches {
+		age[b.ID] = b.At
+	}
+	for _, c := range f.Collisions {
+		age[c.ID] = c.At
+	}
+	all := append(slices.Clone(want.Reasons), want.Also...)
+	checked := 0
+	for i := 1; i < len(all); i++ {
+		a, b := all[i-1], all[i]
+		if a.State != b.State {
+			if a.State < b.State {
+				t.Errorf("%s (%v) before %s (%v)", a.Ref, a.State, b.Ref, b.State)
+			}
+			continue
+		}
+		ta, oka := age[a.Ref]
+		tb, okb := age[b.Ref]
+		if !oka || !okb {
+			continue
+		}
+		checked++
+		if ta.After(tb) || (ta.Equal(tb) && a.Ref > b.Ref) {
+			t.Errorf("%s (%v) before %s (%v) at %v", a.Ref, ta.Format("15:04"), b.Ref, tb.Format("15:04"), a.State)
+		}
+	}
+	if checked < 60 {
+		t.Errorf("checked only %d neighbours", checked)
+	}
+}
+
+// Two reasons alike in everything the order looks at keep the order their
+// facts came in: the sort is stable.
+func TestReasonsAlikeInEveryKeyKeepTheirOrder(t *testing.T) {
+	rem := func(files ...string) protocol.Remediation {
+		return protocol.Remediation{ID: "REM-001", Required: true, Instruction: "Fix it.", Files: files, CreatedAt: at(1)}
+	}
+	for _, order := range [][]string{{"a.go", "b.go"}, {"b.go", "a.go"}} {
+		t.Run("remediations naming "+order[0]+" then "+order[1]+" stay in that order", func(t *testing.T) {
+			b := protocol.Decide(protocol.Facts{Remediations: []protocol.Remediation{rem(order[0]), rem(order[1])}}, now)
+			if len(b.Reasons) != 2 || b.Reasons[0].Files[0] != order[0] || b.Reasons[1].Files[0] != order[1] {
+				t.Errorf("reasons %+v", b.Reasons)
+			}
+			if !slices.Equal(b.AllowedScope, order) {
+				t.Errorf("allowed_scope = %q, want %q", b.AllowedScope, order)
+			}
+		})
+	}
+}

@@ -1,0 +1,181 @@
+package governance_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/testkit"
+)
+
+// world is a workspace with one person of each role, two agents, an
+// ordinary and a high-risk mission, and one session of the first agent on
+// the ordinary mission.
+type world struct {
+	*testkit.Kit
+	lead, admin, viewer auth.Actor
+	agent, other        auth.Actor
+	mission, risky      string
+	session             string
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	k := testkit.New(t)
+	w := &world{Kit: k}
+	w.lead, _ = k.Lead()
+	w.admin, _ = k.Person(auth.Admin)
+	w.viewer, _ = k.Person(auth.Viewer)
+	w.agent, _ = k.Agent()
+	w.other, _ = k.Agent()
+	w.mission = k.Mission(w.lead, false)
+	w.risky = k.Mission(w.lead, true)
+	w.session = k.Session(w.agent, w.mission)
+	return w
+}
+
+var kindNames = map[errs.Kind]string{
+	errs.Internal: "Internal", errs.Malformed: "Malformed", errs.Unauthorized: "Unauthorized",
+	errs.Forbidden: "Forbidden", errs.NotFound: "NotFound", errs.Conflict: "Conflict",
+	errs.TooLarge: "TooLarge", errs.Invalid: "Invalid",
+}
+
+// wantErr fails unless err is a domain error of the kind and code.
+func wantErr(t *testing.T, err error, kind errs.Kind, code string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want %s %s", kindNames[kind], code)
+	}
+	if errs.KindOf(err) != kind || errs.CodeOf(err) != code {
+		t.Fatalf("got %s %s (%v), want %s %s", kindNames[errs.KindOf(err)], errs.CodeOf(err), err, kindNames[kind], code)
+	}
+}
+
+// must(f())(t) fails the test if f returned an error, and returns f's value.
+func must[T any](v T, err error) func(*testing.T) T {
+	return func(t *testing.T) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+// dump returns every row of every table, as text: what "nothing changed"
+// compares. It covers the timeline (events), the decisions, and the rest.
+func dump(t *testing.T, k *testkit.Kit) map[string][]string {
+	t.Helper()
+	conn := k.Store.Writer()
+	rows, err := conn.QueryContext(t.Context(), `SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, name)
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string][]string, len(tables))
+	for _, table := range tables {
+		rows, err := conn.QueryContext(t.Context(), fmt.Sprintf(`SELECT * FROM %q ORDER BY rowid`, table))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, err := rows.Columns()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[table] = []string{}
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			cells := make([]string, len(vals))
+			for i, v := range vals {
+				if b, ok := v.([]byte); ok {
+					v = string(b)
+				}
+				cells[i] = fmt.Sprintf("%s=%v", cols[i], v)
+			}
+			out[table] = append(out[table], strings.Join(cells, " | "))
+		}
+		if err := rows.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// refused runs call, checks that it fails with the kind and code, and that
+// it left the database exactly as it found it: no half-written row, no
+// timeline line, no decision touched.
+func refused(t *testing.T, k *testkit.Kit, kind errs.Kind, code string, call func() error) {
+	t.Helper()
+	before := dump(t, k)
+	wantErr(t, call(), kind, code)
+	after := dump(t, k)
+	for table, rows := range before {
+		if !slices.Equal(rows, after[table]) {
+			t.Fatalf("a refused call changed table %s:\nbefore %q\nafter  %q", table, rows, after[table])
+		}
+	}
+	if len(after) != len(before) {
+		t.Fatalf("a refused call changed the tables: %d before, %d after", len(before), len(after))
+	}
+}
+
+// timeline returns the session's timeline as "actor kind ref" lines, as a
+// lead sees it.
+func timeline(t *testing.T, w *world, session string) []string {
+	t.Helper()
+	d := must(w.Gov.GetSession(t.Context(), w.lead, session))(t)
+	out := make([]string, len(d.Timeline))
+	for i, e := range d.Timeline {
+		out[i] = strings.TrimSpace(e.Actor + " " + e.Kind + " " + e.Ref)
+	}
+	return out
+}
+
+// countLines counts the timeline lines equal to line.
+func countLines(lines []string, line string) int {
+	n := 0
+	for _, l := range lines {
+		if l == line {
+			n++
+		}
+	}
+	return n
+}
+
+// codes returns the reason codes of a brief's reasons, then "|", then its
+// also list.
+func codes(b governance.Brief) string {
+	var s []string
+	for _, r := range b.Reasons {
+		s = append(s, string(r.Code))
+	}
+	s = append(s, "|")
+	for _, r := range b.Also {
+		s = append(s, string(r.Code))
+	}
+	return strings.Join(s, " ")
+}
+
+func agentLabel(a auth.Actor) string  { return "agent:" + a.KeyName }
+func personLabel(a auth.Actor) string { return "person:" + a.Email }

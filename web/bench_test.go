@@ -1,0 +1,112 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/testkit"
+	"github.com/madebook/madebook/web"
+)
+
+// BenchmarkBriefThroughput compares POST /brief with a no-op JSON handler
+// on the same server, over loopback HTTP with parallel clients, with 10,000
+// sessions in the database (one in ten with an open decision gate). The
+// goal: brief reaches at least 0.7× the no-op's requests per second.
+//
+//	go test -run '^$' -bench BriefThroughput -benchtime 3s ./web
+func BenchmarkBriefThroughput(b *testing.B) {
+	const sessions = 10_000
+	kit := testkit.New(b)
+	lead, _ := kit.Lead()
+	agent, key := kit.Agent()
+	mission := kit.Mission(lead, false)
+	ids := seedSessions(b, kit, agent.KeyID, mission, sessions)
+	ctx := context.Background()
+	for i := 0; i < sessions; i += 10 {
+		if _, err := kit.Gov.OpenDecision(ctx, agent, ids[i], governance.DecisionInput{Title: "Schema",
+			Question: "Drop the legacy billing table?", BlockedScope: []string{"db/migrations"}, AllowedScope: []string{"web/"}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+
+	e := web.NewServer(web.Deps{Auth: kit.Auth, Gov: kit.Gov, Health: kit.Store.Ping,
+		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	e.POST("/noop", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
+	srv := httptest.NewServer(e)
+	b.Cleanup(srv.Close)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, MaxConnsPerHost: 64}}
+
+	bodies := make([][]byte, sessions)
+	for i, id := range ids {
+		bodies[i] = []byte(fmt.Sprintf(`{"session":%q}`, id))
+	}
+	run := func(b *testing.B, path string, auth bool) {
+		var next atomic.Int64
+		b.SetParallelism(4)
+		b.ReportAllocs()
+		b.ResetTimer()
+		start := time.Now()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				i := next.Add(1) % sessions
+				req, _ := http.NewRequest(http.MethodPost, srv.URL+path, bytes.NewReader(bodies[i]))
+				req.Header.Set("Content-Type", "application/json")
+				if auth {
+					req.Header.Set("Authorization", "Bearer "+key)
+				}
+				res, err := client.Do(req)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				io.Copy(io.Discard, res.Body) //nolint:errcheck // draining for reuse
+				res.Body.Close()
+				if res.StatusCode != http.StatusOK {
+					b.Errorf("%s: status %d", path, res.StatusCode)
+					return
+				}
+			}
+		})
+		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
+	}
+	b.Run("noop", func(b *testing.B) { run(b, "/noop", false) })
+	b.Run("brief", func(b *testing.B) { run(b, "/brief", true) })
+}
+
+// seedSessions inserts n sessions in one transaction, as fast as the
+// database allows, and returns their ids.
+func seedSessions(tb testing.TB, kit *testkit.Kit, keyID int64, mission string, n int) []string {
+	tb.Helper()
+	ctx := context.Background()
+	ids := make([]string, n)
+	err := kit.Store.Write(ctx, func(q db.Querier) error {
+		m, err := q.GetMissionBySlug(ctx, mission)
+		if err != nil {
+			return err
+		}
+		for i := range ids {
+			ids[i] = fmt.Sprintf("ses_bench%06d", i)
+			if _, err := q.CreateSession(ctx, db.CreateSessionParams{ID: ids[i], MissionID: m.ID, AgentKeyID: keyID,
+				Agent: "bench", Title: "bench", Lifecycle: "IDLE", CreatedAt: db.FormatTime(kit.Clock.Now())}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ids
+}

@@ -1,0 +1,271 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/madebook/madebook/internal/governance"
+)
+
+// caller is who sends a request in the route table.
+type caller int
+
+const (
+	anonymous caller = iota
+	viewer
+	lead
+	admin
+	ownAgent   // the agent key that opened the session
+	otherAgent // another agent key
+)
+
+var callers = []caller{anonymous, viewer, lead, admin, ownAgent, otherAgent}
+
+func (c caller) String() string {
+	return [...]string{"anonymous", "viewer", "lead", "admin", "the session's agent", "another agent"}[c]
+}
+
+func (a *apiEnv) tokenOf(c caller) string {
+	return [...]string{"", a.viewerTok, a.leadTok, a.adminTok, a.agentKey, a.otherKey}[c]
+}
+
+// routeCase is one route of routes.go: how to build a fresh request to it,
+// and the status every caller gets.
+type routeCase struct {
+	method, path string // as registered on echo
+	// setup creates what the request needs and returns the concrete path,
+	// the body, and the session whose state the call may change ("" if none).
+	setup func(a *apiEnv) (path string, body any, session string)
+	// want is the status per caller; callers not listed get 403, except
+	// anonymous, which always gets 401 on an authenticated route.
+	want map[caller]int
+	// public routes answer anonymous callers.
+	public bool
+	// writes says a successful call changes what snapshot sees.
+	writes bool
+}
+
+var (
+	people     = []caller{viewer, lead, admin}
+	leads      = []caller{lead, admin}
+	everyone   = []caller{viewer, lead, admin, ownAgent, otherAgent}
+	bothAgents = []caller{ownAgent, otherAgent}
+)
+
+func statuses(status int, cs ...[]caller) map[caller]int {
+	m := map[caller]int{}
+	for _, list := range cs {
+		for _, c := range list {
+			m[c] = status
+		}
+	}
+	return m
+}
+
+func with(m map[caller]int, c caller, status int) map[caller]int {
+	m[c] = status
+	return m
+}
+
+func routeTable() []routeCase {
+	ctx := context.Background()
+	plainSession := func(a *apiEnv) string { return a.session(false) }
+	proposed := func(a *apiEnv) string {
+		id := a.session(true)
+		if _, err := a.kit.Gov.ProposePlan(ctx, a.agent, id, governance.PlanInput{Summary: "read, then change"}); err != nil {
+			a.t.Fatal(err)
+		}
+		return id
+	}
+	decision := func(a *apiEnv) (string, string) {
+		id := plainSession(a)
+		d, err := a.kit.Gov.OpenDecision(ctx, a.agent, id, governance.DecisionInput{Title: "Schema",
+			Question: "Drop the legacy billing table?", BlockedScope: []string{"db/migrations"}})
+		if err != nil {
+			a.t.Fatal(err)
+		}
+		return id, d.Ref
+	}
+	slugs := 0
+	return []routeCase{
+		{method: http.MethodGet, path: "/healthz", public: true,
+			setup: func(*apiEnv) (string, any, string) { return "/healthz", nil, "" },
+			want:  with(statuses(http.StatusOK, everyone), anonymous, http.StatusOK)},
+		{method: http.MethodPost, path: "/brief", writes: true, // last_brief_at
+			setup: func(a *apiEnv) (string, any, string) {
+				id := plainSession(a)
+				return "/brief", map[string]string{"session": id}, id
+			},
+			want: statuses(http.StatusOK, []caller{ownAgent})},
+		{method: http.MethodGet, path: "/api/v1/missions",
+			setup: func(*apiEnv) (string, any, string) { return "/api/v1/missions", nil, "" },
+			want:  statuses(http.StatusOK, everyone)},
+		{method: http.MethodPost, path: "/api/v1/missions", writes: true,
+			setup: func(*apiEnv) (string, any, string) {
+				slugs++
+				return "/api/v1/missions", map[string]any{"slug": fmt.Sprintf("route-table-%d", slugs), "title": "T"}, ""
+			},
+			want: statuses(http.StatusCreated, leads)},
+		{method: http.MethodPost, path: "/api/v1/sessions", writes: true,
+			setup: func(a *apiEnv) (string, any, string) {
+				return "/api/v1/sessions", map[string]any{"mission": a.kit.Mission(a.lead, false), "title": "work"}, ""
+			},
+			want: statuses(http.StatusCreated, bothAgents)},
+		{method: http.MethodGet, path: "/api/v1/sessions/:id",
+			setup: func(a *apiEnv) (string, any, string) {
+				id := plainSession(a)
+				return "/api/v1/sessions/" + id, nil, id
+			},
+			want: statuses(http.StatusOK, people, []caller{ownAgent})},
+		{method: http.MethodPost, path: "/api/v1/sessions/:id/decisions", writes: true,
+			setup: func(a *apiEnv) (string, any, string) {
+				id := plainSession(a)
+				return "/api/v1/sessions/" + id + "/decisions", map[string]any{"title": "Schema", "question": "Drop it?",
+					"blocked_scope": []string{"db/"}, "allowed_scope": []string{"web/"}}, id
+			},
+			want: statuses(http.StatusCreated, []caller{ownAgent})},
+		{method: http.MethodPost, path: "/api/v1/sessions/:id/plan", writes: true,
+			setup: func(a *apiEnv) (string, any, string) {
+				id := a.session(true)
+				return "/api/v1/sessions/" + id + "/plan", map[string]any{"summary": "read, then change"}, id
+			},
+			want: statuses(http.StatusCreated, []caller{ownAgent})},
+		{method: http.MethodPost, path: "/api/v1/sessions/:id/plan/approve", writes: true,
+			setup: func(a *apiEnv) (string, any, string) {
+				id := proposed(a)
+				return "/api/v1/sessions/" + id + "/plan/approve", map[string]any{"note": "ok"}, id
+			},
+			want: statuses(http.StatusOK, leads)},
+		{method: http.MethodPost, path: "/api/v1/sessions/:id/plan/reject", writes: true,
+			setup: func(a *apiEnv) (string, any, string) {
+				id := proposed(a)
+				return "/api/v1/sessions/" + id + "/plan/reject", map[string]any{"note": "too broad"}, id
+			},
+			want: statuses(http.StatusOK, leads)},
+		{method: http.MethodPost, path: "/api/v1/sessions/:id/pause", writes: true,
+			setup: func(a *apiEnv) (string, any, string) {
+				id := plainSession(a)
+				return "/api/v1/sessions/" + id + "/pause", map[string]any{"reason": "wait"}, id
+			},
+			want: statuses(http.StatusOK, leads)},
+		{method: http.MethodPost, path: "/api/v1/sessions/:id/resume", writes: true,
+			setup: func(a *apiEnv) (string, any, string) {
+				id := plainSession(a)
+				if _, err := a.kit.Gov.Pause(ctx, a.lead, id, "wait"); err != nil {
+					a.t.Fatal(err)
+				}
+				return "/api/v1/sessions/" + id + "/resume", map[string]any{}, id
+			},
+			want: statuses(http.StatusOK, leads)},
+		{method: http.MethodPost, path: "/api/v1/sessions/:id/remediations", writes: true,
+			setup: func(a *apiEnv) (string, any, string) {
+				id := plainSession(a)
+				return "/api/v1/sessions/" + id + "/remediations", map[string]any{"severity": "required",
+					"instruction": "Add a test.", "files": []string{"web/x.go"}}, id
+			},
+			want: statuses(http.StatusCreated, leads)},
+		{method: http.MethodPost, path: "/api/v1/remediations/:id/close", writes: true,
+			setup: func(a *apiEnv) (string, any, string) {
+				id := plainSession(a)
+				r, err := a.kit.Gov.RequestRemediation(ctx, a.lead, id, governance.RemediationInput{Severity: "advisory", Instruction: "Tidy up."})
+				if err != nil {
+					a.t.Fatal(err)
+				}
+				return fmt.Sprintf("/api/v1/remediations/%d/close", r.ID), map[string]any{"note": "done"}, id
+			},
+			want: statuses(http.StatusOK, leads)},
+		{method: http.MethodPost, path: "/api/v1/decisions/:ref/resolve", writes: true,
+			setup: func(a *apiEnv) (string, any, string) {
+				id, ref := decision(a)
+				return "/api/v1/decisions/" + ref + "/resolve", map[string]any{"resolution": "Keep it.",
+					"instruction": "Archive instead."}, id
+			},
+			want: statuses(http.StatusOK, leads)},
+	}
+}
+
+// TestEveryRouteAnswersEachCallerAsTheContractSays sends every route of
+// routes.go as every kind of caller: anonymous gets 401, the wrong role or
+// owner 403 with nothing written, the right caller its success status.
+func TestEveryRouteAnswersEachCallerAsTheContractSays(t *testing.T) {
+	t.Parallel()
+	a := newAPIEnv(t)
+	for _, rc := range routeTable() {
+		for _, c := range callers {
+			want, ok := rc.want[c]
+			switch {
+			case ok:
+			case c == anonymous && !rc.public:
+				want = http.StatusUnauthorized
+			default:
+				want = http.StatusForbidden
+			}
+			t.Run(fmt.Sprintf("%s %s as %s is %d", rc.method, rc.path, c, want), func(t *testing.T) {
+				a.t = t
+				path, body, session := rc.setup(a)
+				before := a.snapshot(session)
+				r := a.do(rc.method, path, a.tokenOf(c), body)
+				if r.Status != want {
+					t.Fatalf("status %d, want %d; body %s", r.Status, want, r.Body)
+				}
+				checkJSONContentType(t, r)
+				after := a.snapshot(session)
+				if r.Status >= 400 {
+					checkErrorShape(t, r)
+					if before != after {
+						t.Errorf("a refused call changed state:\nbefore %s\nafter  %s", before, after)
+					}
+				} else if rc.writes && before == after {
+					t.Errorf("a successful %s %s changed nothing", rc.method, rc.path)
+				}
+			})
+		}
+	}
+	a.t = t
+}
+
+// TestRouteTableCoversEveryRegisteredRoute fails when routes.go registers a
+// route the table above does not test, or the table names a route that is
+// gone: adding a route without its auth test breaks the build's tests.
+func TestRouteTableCoversEveryRegisteredRoute(t *testing.T) {
+	t.Parallel()
+	a := newAPIEnv(t)
+	tested := map[string]bool{}
+	for _, rc := range routeTable() {
+		key := rc.method + " " + rc.path
+		if tested[key] {
+			t.Errorf("the table lists %s twice", key)
+		}
+		tested[key] = true
+	}
+	registered := map[string]bool{}
+	for _, r := range a.e.Routes() {
+		if r.Method == echo.RouteNotFound {
+			continue // a group's catch-all, tested in TestUnknownRoutesAre404
+		}
+		key := r.Method + " " + r.Path
+		registered[key] = true
+		if !tested[key] {
+			t.Errorf("route %s is registered but has no entry in routeTable (routes_test.go): add one with the status for every caller", key)
+		}
+	}
+	var stale []string
+	for key := range tested {
+		if !registered[key] {
+			stale = append(stale, key)
+		}
+	}
+	slices.Sort(stale)
+	if len(stale) > 0 {
+		t.Errorf("routeTable lists routes that are not registered: %s", strings.Join(stale, ", "))
+	}
+	if len(registered) < 10 {
+		t.Errorf("only %d routes registered; e.Routes() is not what this test expects", len(registered))
+	}
+}
