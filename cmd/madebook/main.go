@@ -96,6 +96,26 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
+	// Check the command line whole before touching the database.
+	var r auth.Role
+	switch cmd {
+	case "user add":
+		if email == "" || role == "" {
+			return usageError{"user add needs --email and --role"}
+		}
+		var err error
+		if r, err = auth.ParseRole(role); err != nil {
+			return err
+		}
+	case "key create":
+		if name == "" {
+			return usageError{"key create needs --name"}
+		}
+	case "token create":
+		if email == "" {
+			return usageError{"token create needs --email"}
+		}
+	}
 
 	store, err := db.Open(cfg.db)
 	if err != nil {
@@ -114,13 +134,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprintf(stdout, "database %s is up to date\n", cfg.db)
 		return nil
 	case "user add":
-		if email == "" || role == "" {
-			return usageError{"user add needs --email and --role"}
-		}
-		r, err := auth.ParseRole(role)
-		if err != nil {
-			return err
-		}
 		password, err := readLine(stdin)
 		if err != nil {
 			return err
@@ -132,9 +145,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprintf(stdout, "added %s (%s)\n", u.Email, u.Role)
 		return nil
 	case "key create":
-		if name == "" {
-			return usageError{"key create needs --name"}
-		}
 		key, err := authSvc.CreateKey(ctx, name)
 		if err != nil {
 			return err
@@ -142,9 +152,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprintln(stdout, key)
 		return nil
 	default: // token create
-		if email == "" {
-			return usageError{"token create needs --email"}
-		}
 		token, err := authSvc.CreateToken(ctx, email)
 		if err != nil {
 			return err

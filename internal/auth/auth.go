@@ -112,11 +112,12 @@ type User struct {
 type Service struct {
 	store db.Transactor
 	now   func() time.Time
+	seen  seenCache
 }
 
 // NewService returns the credentials service.
 func NewService(store db.Transactor, now func() time.Time) *Service {
-	return &Service{store: store, now: now}
+	return &Service{store: store, now: now, seen: seenCache{ttl: seenTTL, entries: map[string]seenEntry{}}}
 }
 
 // NormalizeEmail trims and lower-cases an address and checks its shape.
@@ -237,29 +238,45 @@ func (s *Service) CreateToken(ctx context.Context, email string) (string, error)
 
 // Authenticate returns the actor a bearer secret belongs to. Errors:
 // unauthorized (missing, unknown, revoked, or its user disabled).
+// A secret that authenticated is remembered for seenTTL, so an agent that
+// briefs often does not cost a lookup each time; a revoked key or disabled
+// user is refused at most that long after (or at once, through Forget).
 func (s *Service) Authenticate(ctx context.Context, secret string) (Actor, error) {
 	bad := errs.E(errs.Unauthorized, "unauthorized", "Send a valid agent key or personal token as `Authorization: Bearer …`.")
-	q := s.store.Reader()
-	switch {
-	case strings.HasPrefix(secret, agentKeyPrefix):
-		k, err := q.GetAgentKeyByHash(ctx, hashSecret(secret))
-		if errors.Is(err, sql.ErrNoRows) {
-			return Actor{}, bad
-		} else if err != nil {
-			return Actor{}, fmt.Errorf("authenticate: %w", err)
-		}
-		return Actor{KeyID: k.ID, KeyName: k.Name}, nil
-	case strings.HasPrefix(secret, tokenPrefix):
-		u, err := q.GetUserByTokenHash(ctx, hashSecret(secret))
-		if errors.Is(err, sql.ErrNoRows) {
-			return Actor{}, bad
-		} else if err != nil {
-			return Actor{}, fmt.Errorf("authenticate: %w", err)
-		}
-		return Actor{UserID: u.ID, Email: u.Email, Role: Role(u.Role)}, nil
+	if !strings.HasPrefix(secret, agentKeyPrefix) && !strings.HasPrefix(secret, tokenPrefix) {
+		return Actor{}, bad
 	}
-	return Actor{}, bad
+	hash := hashSecret(secret)
+	now := time.Now()
+	if a, ok := s.seen.get(hash, now); ok {
+		return a, nil
+	}
+	var a Actor
+	q := s.store.Reader()
+	if strings.HasPrefix(secret, agentKeyPrefix) {
+		k, err := q.GetAgentKeyByHash(ctx, hash)
+		if errors.Is(err, sql.ErrNoRows) {
+			return Actor{}, bad
+		} else if err != nil {
+			return Actor{}, fmt.Errorf("authenticate: %w", err)
+		}
+		a = Actor{KeyID: k.ID, KeyName: k.Name}
+	} else {
+		u, err := q.GetUserByTokenHash(ctx, hash)
+		if errors.Is(err, sql.ErrNoRows) {
+			return Actor{}, bad
+		} else if err != nil {
+			return Actor{}, fmt.Errorf("authenticate: %w", err)
+		}
+		a = Actor{UserID: u.ID, Email: u.Email, Role: Role(u.Role)}
+	}
+	s.seen.put(hash, a, now)
+	return a, nil
 }
+
+// Forget drops every remembered secret: call it after revoking a key or a
+// token, or disabling or changing a user, so the change holds at once.
+func (s *Service) Forget() { s.seen.clear() }
 
 func userFrom(u db.User) User {
 	return User{ID: u.ID, Email: u.Email, Role: Role(u.Role), Disabled: u.DisabledAt.Valid}

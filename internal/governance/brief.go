@@ -100,7 +100,7 @@ func (s *Service) Brief(ctx context.Context, actor auth.Actor, session string) (
 		return Brief{}, err
 	}
 	now := s.now()
-	st, err := s.store.Reader().GetBriefState(ctx, session)
+	st, err := s.briefState(ctx, session, now)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Brief{}, errs.E(errs.NotFound, "session_not_found", "No session has the id %q.", session)
 	} else if err != nil {
@@ -112,7 +112,7 @@ func (s *Service) Brief(ctx context.Context, actor auth.Actor, session string) (
 	var b Brief
 	switch {
 	case st.UndeliveredResolutions > 0 || st.UndeliveredRemediations > 0:
-		err = s.store.Write(ctx, func(q db.Querier) error {
+		err = s.write(ctx, func(q db.Querier) error {
 			b, err = s.briefIn(ctx, q, actor, session, now, true)
 			return err
 		})

@@ -77,7 +77,7 @@ func (s *Service) OpenDecision(ctx context.Context, actor auth.Actor, session st
 	}
 	now := s.now()
 	var row db.Decision
-	err = s.store.Write(ctx, func(q db.Querier) error {
+	err = s.write(ctx, func(q db.Querier) error {
 		if _, err := ownSession(ctx, q, actor, session, "open a decision gate"); err != nil {
 			return err
 		}
@@ -117,7 +117,7 @@ func (s *Service) ResolveDecision(ctx context.Context, actor auth.Actor, ref, re
 	}
 	now := s.now()
 	var row db.Decision
-	err = s.store.Write(ctx, func(q db.Querier) error {
+	err = s.write(ctx, func(q db.Querier) error {
 		cur, err := q.GetDecisionByRef(ctx, ref)
 		if errors.Is(err, sql.ErrNoRows) {
 			return errs.E(errs.NotFound, "decision_not_found", "No decision has the reference %q.", ref)

@@ -60,7 +60,7 @@ func (s *Service) CreateMission(ctx context.Context, actor auth.Actor, in Missio
 		return Mission{}, fmt.Errorf("encode contract: %w", err)
 	}
 	var row db.Mission
-	err = s.store.Write(ctx, func(q db.Querier) error {
+	err = s.write(ctx, func(q db.Querier) error {
 		if _, err := q.GetMissionBySlug(ctx, m.Slug); err == nil {
 			return errs.E(errs.Conflict, "slug_taken", "A mission with the slug %q already exists.", m.Slug)
 		} else if !errors.Is(err, sql.ErrNoRows) {

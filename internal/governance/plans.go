@@ -67,7 +67,7 @@ func (s *Service) ProposePlan(ctx context.Context, actor auth.Actor, session str
 	}
 	now := s.now()
 	var row db.Plan
-	err = s.store.Write(ctx, func(q db.Querier) error {
+	err = s.write(ctx, func(q db.Querier) error {
 		sess, err := ownSession(ctx, q, actor, session, "propose a plan")
 		if err != nil {
 			return err
@@ -114,7 +114,7 @@ func (s *Service) decidePlan(ctx context.Context, actor auth.Actor, session, sta
 	}
 	now := s.now()
 	var row db.Plan
-	err = s.store.Write(ctx, func(q db.Querier) error {
+	err = s.write(ctx, func(q db.Querier) error {
 		if _, err := sessionFor(ctx, q, actor, session); err != nil {
 			return err
 		}

@@ -63,7 +63,7 @@ func (s *Service) RequestRemediation(ctx context.Context, actor auth.Actor, sess
 	}
 	now := s.now()
 	var row db.Remediation
-	err = s.store.Write(ctx, func(q db.Querier) error {
+	err = s.write(ctx, func(q db.Querier) error {
 		if _, err := sessionFor(ctx, q, actor, session); err != nil {
 			return err
 		}
@@ -94,7 +94,7 @@ func (s *Service) CloseRemediation(ctx context.Context, actor auth.Actor, id int
 	}
 	now := s.now()
 	var row db.Remediation
-	err = s.store.Write(ctx, func(q db.Querier) error {
+	err = s.write(ctx, func(q db.Querier) error {
 		cur, err := q.GetRemediation(ctx, id)
 		if errors.Is(err, sql.ErrNoRows) {
 			return errs.E(errs.NotFound, "remediation_not_found", "No remediation has the id %d.", id)

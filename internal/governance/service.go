@@ -28,12 +28,14 @@ type Service struct {
 	store   db.Transactor
 	now     func() time.Time
 	touches touches
+	cache   *stateCache
 }
 
 // NewService returns the governance service. now is the clock (tests pass
 // a fixed one).
 func NewService(store db.Transactor, now func() time.Time) *Service {
-	return &Service{store: store, now: func() time.Time { return now().UTC() }, touches: touches{pending: map[string]time.Time{}}}
+	return &Service{store: store, now: func() time.Time { return now().UTC() }, touches: touches{pending: map[string]time.Time{}},
+		cache: newStateCache()}
 }
 
 // sessionFor loads a session and checks that the actor may see it: any

@@ -56,7 +56,7 @@ func (s *Service) CreateSession(ctx context.Context, actor auth.Actor, in Sessio
 	}
 	now := s.now()
 	var row db.GetSessionRow
-	err = s.store.Write(ctx, func(q db.Querier) error {
+	err = s.write(ctx, func(q db.Querier) error {
 		m, err := q.GetMissionBySlug(ctx, slug)
 		if errors.Is(err, sql.ErrNoRows) {
 			return errs.E(errs.Invalid, "unknown_mission", "No mission has the slug %q: ask a lead to create it.", slug)
@@ -189,7 +189,7 @@ func (s *Service) brake(ctx context.Context, actor auth.Actor, id, kind, detail 
 	apply func(db.Querier, time.Time) (int64, error), conflict error) (Session, error) {
 	now := s.now()
 	var row db.GetSessionRow
-	err := s.store.Write(ctx, func(q db.Querier) error {
+	err := s.write(ctx, func(q db.Querier) error {
 		if _, err := sessionFor(ctx, q, actor, id); err != nil {
 			return err
 		}
