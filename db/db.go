@@ -27,8 +27,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.addEventStmt, err = db.PrepareContext(ctx, addEvent); err != nil {
 		return nil, fmt.Errorf("error preparing query AddEvent: %w", err)
 	}
+	if q.addLoginFailureStmt, err = db.PrepareContext(ctx, addLoginFailure); err != nil {
+		return nil, fmt.Errorf("error preparing query AddLoginFailure: %w", err)
+	}
+	if q.clearLoginFailuresStmt, err = db.PrepareContext(ctx, clearLoginFailures); err != nil {
+		return nil, fmt.Errorf("error preparing query ClearLoginFailures: %w", err)
+	}
 	if q.closeRemediationStmt, err = db.PrepareContext(ctx, closeRemediation); err != nil {
 		return nil, fmt.Errorf("error preparing query CloseRemediation: %w", err)
+	}
+	if q.countLoginFailuresStmt, err = db.PrepareContext(ctx, countLoginFailures); err != nil {
+		return nil, fmt.Errorf("error preparing query CountLoginFailures: %w", err)
 	}
 	if q.createAPITokenStmt, err = db.PrepareContext(ctx, createAPIToken); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateAPIToken: %w", err)
@@ -54,8 +63,23 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.createUserStmt, err = db.PrepareContext(ctx, createUser); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateUser: %w", err)
 	}
+	if q.createWebSessionStmt, err = db.PrepareContext(ctx, createWebSession); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateWebSession: %w", err)
+	}
 	if q.decidePlanStmt, err = db.PrepareContext(ctx, decidePlan); err != nil {
 		return nil, fmt.Errorf("error preparing query DecidePlan: %w", err)
+	}
+	if q.deleteExpiredWebSessionsStmt, err = db.PrepareContext(ctx, deleteExpiredWebSessions); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteExpiredWebSessions: %w", err)
+	}
+	if q.deleteOldLoginFailuresStmt, err = db.PrepareContext(ctx, deleteOldLoginFailures); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteOldLoginFailures: %w", err)
+	}
+	if q.deleteUserWebSessionsStmt, err = db.PrepareContext(ctx, deleteUserWebSessions); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteUserWebSessions: %w", err)
+	}
+	if q.deleteWebSessionStmt, err = db.PrepareContext(ctx, deleteWebSession); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteWebSession: %w", err)
 	}
 	if q.deliverRemediationsStmt, err = db.PrepareContext(ctx, deliverRemediations); err != nil {
 		return nil, fmt.Errorf("error preparing query DeliverRemediations: %w", err)
@@ -96,6 +120,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getUserByTokenHashStmt, err = db.PrepareContext(ctx, getUserByTokenHash); err != nil {
 		return nil, fmt.Errorf("error preparing query GetUserByTokenHash: %w", err)
 	}
+	if q.getWebSessionStmt, err = db.PrepareContext(ctx, getWebSession); err != nil {
+		return nil, fmt.Errorf("error preparing query GetWebSession: %w", err)
+	}
+	if q.listAttentionDecisionsStmt, err = db.PrepareContext(ctx, listAttentionDecisions); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAttentionDecisions: %w", err)
+	}
+	if q.listAttentionPausesStmt, err = db.PrepareContext(ctx, listAttentionPauses); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAttentionPauses: %w", err)
+	}
+	if q.listAttentionPlansStmt, err = db.PrepareContext(ctx, listAttentionPlans); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAttentionPlans: %w", err)
+	}
 	if q.listMissionsStmt, err = db.PrepareContext(ctx, listMissions); err != nil {
 		return nil, fmt.Errorf("error preparing query ListMissions: %w", err)
 	}
@@ -135,6 +171,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.touchSessionBriefStmt, err = db.PrepareContext(ctx, touchSessionBrief); err != nil {
 		return nil, fmt.Errorf("error preparing query TouchSessionBrief: %w", err)
 	}
+	if q.touchWebSessionStmt, err = db.PrepareContext(ctx, touchWebSession); err != nil {
+		return nil, fmt.Errorf("error preparing query TouchWebSession: %w", err)
+	}
 	return &q, nil
 }
 
@@ -145,9 +184,24 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing addEventStmt: %w", cerr)
 		}
 	}
+	if q.addLoginFailureStmt != nil {
+		if cerr := q.addLoginFailureStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing addLoginFailureStmt: %w", cerr)
+		}
+	}
+	if q.clearLoginFailuresStmt != nil {
+		if cerr := q.clearLoginFailuresStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing clearLoginFailuresStmt: %w", cerr)
+		}
+	}
 	if q.closeRemediationStmt != nil {
 		if cerr := q.closeRemediationStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing closeRemediationStmt: %w", cerr)
+		}
+	}
+	if q.countLoginFailuresStmt != nil {
+		if cerr := q.countLoginFailuresStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing countLoginFailuresStmt: %w", cerr)
 		}
 	}
 	if q.createAPITokenStmt != nil {
@@ -190,9 +244,34 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing createUserStmt: %w", cerr)
 		}
 	}
+	if q.createWebSessionStmt != nil {
+		if cerr := q.createWebSessionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createWebSessionStmt: %w", cerr)
+		}
+	}
 	if q.decidePlanStmt != nil {
 		if cerr := q.decidePlanStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing decidePlanStmt: %w", cerr)
+		}
+	}
+	if q.deleteExpiredWebSessionsStmt != nil {
+		if cerr := q.deleteExpiredWebSessionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteExpiredWebSessionsStmt: %w", cerr)
+		}
+	}
+	if q.deleteOldLoginFailuresStmt != nil {
+		if cerr := q.deleteOldLoginFailuresStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteOldLoginFailuresStmt: %w", cerr)
+		}
+	}
+	if q.deleteUserWebSessionsStmt != nil {
+		if cerr := q.deleteUserWebSessionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteUserWebSessionsStmt: %w", cerr)
+		}
+	}
+	if q.deleteWebSessionStmt != nil {
+		if cerr := q.deleteWebSessionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteWebSessionStmt: %w", cerr)
 		}
 	}
 	if q.deliverRemediationsStmt != nil {
@@ -260,6 +339,26 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getUserByTokenHashStmt: %w", cerr)
 		}
 	}
+	if q.getWebSessionStmt != nil {
+		if cerr := q.getWebSessionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getWebSessionStmt: %w", cerr)
+		}
+	}
+	if q.listAttentionDecisionsStmt != nil {
+		if cerr := q.listAttentionDecisionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAttentionDecisionsStmt: %w", cerr)
+		}
+	}
+	if q.listAttentionPausesStmt != nil {
+		if cerr := q.listAttentionPausesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAttentionPausesStmt: %w", cerr)
+		}
+	}
+	if q.listAttentionPlansStmt != nil {
+		if cerr := q.listAttentionPlansStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAttentionPlansStmt: %w", cerr)
+		}
+	}
 	if q.listMissionsStmt != nil {
 		if cerr := q.listMissionsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listMissionsStmt: %w", cerr)
@@ -325,6 +424,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing touchSessionBriefStmt: %w", cerr)
 		}
 	}
+	if q.touchWebSessionStmt != nil {
+		if cerr := q.touchWebSessionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing touchWebSessionStmt: %w", cerr)
+		}
+	}
 	return err
 }
 
@@ -365,7 +469,10 @@ type Queries struct {
 	db                             DBTX
 	tx                             *sql.Tx
 	addEventStmt                   *sql.Stmt
+	addLoginFailureStmt            *sql.Stmt
+	clearLoginFailuresStmt         *sql.Stmt
 	closeRemediationStmt           *sql.Stmt
+	countLoginFailuresStmt         *sql.Stmt
 	createAPITokenStmt             *sql.Stmt
 	createAgentKeyStmt             *sql.Stmt
 	createDecisionStmt             *sql.Stmt
@@ -374,7 +481,12 @@ type Queries struct {
 	createRemediationStmt          *sql.Stmt
 	createSessionStmt              *sql.Stmt
 	createUserStmt                 *sql.Stmt
+	createWebSessionStmt           *sql.Stmt
 	decidePlanStmt                 *sql.Stmt
+	deleteExpiredWebSessionsStmt   *sql.Stmt
+	deleteOldLoginFailuresStmt     *sql.Stmt
+	deleteUserWebSessionsStmt      *sql.Stmt
+	deleteWebSessionStmt           *sql.Stmt
 	deliverRemediationsStmt        *sql.Stmt
 	deliverResolutionsStmt         *sql.Stmt
 	getAgentKeyByHashStmt          *sql.Stmt
@@ -388,6 +500,10 @@ type Queries struct {
 	getUserStmt                    *sql.Stmt
 	getUserByEmailStmt             *sql.Stmt
 	getUserByTokenHashStmt         *sql.Stmt
+	getWebSessionStmt              *sql.Stmt
+	listAttentionDecisionsStmt     *sql.Stmt
+	listAttentionPausesStmt        *sql.Stmt
+	listAttentionPlansStmt         *sql.Stmt
 	listMissionsStmt               *sql.Stmt
 	listOpenDecisionsStmt          *sql.Stmt
 	listOpenRemediationsStmt       *sql.Stmt
@@ -401,6 +517,7 @@ type Queries struct {
 	resumeSessionStmt              *sql.Stmt
 	supersedePlansStmt             *sql.Stmt
 	touchSessionBriefStmt          *sql.Stmt
+	touchWebSessionStmt            *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
@@ -408,7 +525,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		db:                             tx,
 		tx:                             tx,
 		addEventStmt:                   q.addEventStmt,
+		addLoginFailureStmt:            q.addLoginFailureStmt,
+		clearLoginFailuresStmt:         q.clearLoginFailuresStmt,
 		closeRemediationStmt:           q.closeRemediationStmt,
+		countLoginFailuresStmt:         q.countLoginFailuresStmt,
 		createAPITokenStmt:             q.createAPITokenStmt,
 		createAgentKeyStmt:             q.createAgentKeyStmt,
 		createDecisionStmt:             q.createDecisionStmt,
@@ -417,7 +537,12 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		createRemediationStmt:          q.createRemediationStmt,
 		createSessionStmt:              q.createSessionStmt,
 		createUserStmt:                 q.createUserStmt,
+		createWebSessionStmt:           q.createWebSessionStmt,
 		decidePlanStmt:                 q.decidePlanStmt,
+		deleteExpiredWebSessionsStmt:   q.deleteExpiredWebSessionsStmt,
+		deleteOldLoginFailuresStmt:     q.deleteOldLoginFailuresStmt,
+		deleteUserWebSessionsStmt:      q.deleteUserWebSessionsStmt,
+		deleteWebSessionStmt:           q.deleteWebSessionStmt,
 		deliverRemediationsStmt:        q.deliverRemediationsStmt,
 		deliverResolutionsStmt:         q.deliverResolutionsStmt,
 		getAgentKeyByHashStmt:          q.getAgentKeyByHashStmt,
@@ -431,6 +556,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getUserStmt:                    q.getUserStmt,
 		getUserByEmailStmt:             q.getUserByEmailStmt,
 		getUserByTokenHashStmt:         q.getUserByTokenHashStmt,
+		getWebSessionStmt:              q.getWebSessionStmt,
+		listAttentionDecisionsStmt:     q.listAttentionDecisionsStmt,
+		listAttentionPausesStmt:        q.listAttentionPausesStmt,
+		listAttentionPlansStmt:         q.listAttentionPlansStmt,
 		listMissionsStmt:               q.listMissionsStmt,
 		listOpenDecisionsStmt:          q.listOpenDecisionsStmt,
 		listOpenRemediationsStmt:       q.listOpenRemediationsStmt,
@@ -444,5 +573,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		resumeSessionStmt:              q.resumeSessionStmt,
 		supersedePlansStmt:             q.supersedePlansStmt,
 		touchSessionBriefStmt:          q.touchSessionBriefStmt,
+		touchWebSessionStmt:            q.touchWebSessionStmt,
 	}
 }

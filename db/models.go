@@ -51,6 +51,13 @@ type Event struct {
 	Detail    string
 }
 
+type LoginFailure struct {
+	ID      int64
+	Email   string
+	Address string
+	At      string
+}
+
 type Mission struct {
 	ID        int64
 	Slug      string
@@ -112,4 +119,12 @@ type User struct {
 	Role         string
 	DisabledAt   sql.NullString
 	CreatedAt    string
+}
+
+type WebSession struct {
+	IDHash     string
+	UserID     int64
+	CsrfToken  string
+	CreatedAt  string
+	LastSeenAt string
 }

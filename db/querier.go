@@ -10,7 +10,10 @@ import (
 
 type Querier interface {
 	AddEvent(ctx context.Context, arg AddEventParams) error
+	AddLoginFailure(ctx context.Context, arg AddLoginFailureParams) error
+	ClearLoginFailures(ctx context.Context, email string) error
 	CloseRemediation(ctx context.Context, arg CloseRemediationParams) (Remediation, error)
+	CountLoginFailures(ctx context.Context, arg CountLoginFailuresParams) (CountLoginFailuresRow, error)
 	CreateAPIToken(ctx context.Context, arg CreateAPITokenParams) (int64, error)
 	CreateAgentKey(ctx context.Context, arg CreateAgentKeyParams) (AgentKey, error)
 	CreateDecision(ctx context.Context, arg CreateDecisionParams) (Decision, error)
@@ -19,8 +22,13 @@ type Querier interface {
 	CreateRemediation(ctx context.Context, arg CreateRemediationParams) (Remediation, error)
 	CreateSession(ctx context.Context, arg CreateSessionParams) (Session, error)
 	CreateUser(ctx context.Context, arg CreateUserParams) (User, error)
+	CreateWebSession(ctx context.Context, arg CreateWebSessionParams) error
 	// Approves or rejects the session's latest plan, only while it is proposed.
 	DecidePlan(ctx context.Context, arg DecidePlanParams) (Plan, error)
+	DeleteExpiredWebSessions(ctx context.Context, arg DeleteExpiredWebSessionsParams) (int64, error)
+	DeleteOldLoginFailures(ctx context.Context, before string) error
+	DeleteUserWebSessions(ctx context.Context, userID int64) (int64, error)
+	DeleteWebSession(ctx context.Context, idHash string) error
 	// Stamps every open remediation the agent has not seen yet, exactly once.
 	DeliverRemediations(ctx context.Context, arg DeliverRemediationsParams) ([]int64, error)
 	// Hands every decided, undelivered resolution of a session over exactly
@@ -42,6 +50,14 @@ type Querier interface {
 	GetUser(ctx context.Context, id int64) (User, error)
 	GetUserByEmail(ctx context.Context, email string) (User, error)
 	GetUserByTokenHash(ctx context.Context, tokenHash string) (User, error)
+	GetWebSession(ctx context.Context, idHash string) (GetWebSessionRow, error)
+	// Open gates, oldest first.
+	ListAttentionDecisions(ctx context.Context) ([]ListAttentionDecisionsRow, error)
+	// Paused sessions, longest paused first.
+	ListAttentionPauses(ctx context.Context) ([]ListAttentionPausesRow, error)
+	// Plans waiting for a lead on high-risk missions, oldest first. Only a
+	// session's latest plan can be proposed: a new one supersedes the rest.
+	ListAttentionPlans(ctx context.Context) ([]ListAttentionPlansRow, error)
 	ListMissions(ctx context.Context) ([]Mission, error)
 	ListOpenDecisions(ctx context.Context, sessionID string) ([]Decision, error)
 	ListOpenRemediations(ctx context.Context, sessionID string) ([]Remediation, error)
@@ -59,6 +75,7 @@ type Querier interface {
 	SupersedePlans(ctx context.Context, sessionID string) error
 	// Stamps last_brief_at; briefs are read-only, so these stamps are batched.
 	TouchSessionBrief(ctx context.Context, arg TouchSessionBriefParams) error
+	TouchWebSession(ctx context.Context, arg TouchWebSessionParams) error
 }
 
 var _ Querier = (*Queries)(nil)

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/views"
 )
 
 var statusOf = map[errs.Kind]int{
@@ -19,6 +20,7 @@ var statusOf = map[errs.Kind]int{
 	errs.Conflict:     http.StatusConflict,
 	errs.TooLarge:     http.StatusRequestEntityTooLarge,
 	errs.Invalid:      http.StatusUnprocessableEntity,
+	errs.TooMany:      http.StatusTooManyRequests,
 }
 
 // errorHandler answers every error in the contract's shape,
@@ -34,10 +36,16 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			log.ErrorContext(c.Request().Context(), "internal error", "path", c.Request().URL.Path, "error", err)
 		}
 		var werr error
-		if c.Request().Method == http.MethodHead {
+		switch {
+		case c.Request().Method == http.MethodHead:
 			werr = c.NoContent(status)
-		} else {
+		case isAPI(c):
 			werr = c.JSON(status, map[string]any{"error": body})
+		case isHTMX(c):
+			werr = c.String(status, body["message"].(string))
+		default:
+			werr = render(c, status, views.ErrorPage(views.Page{Title: http.StatusText(status), Assets: assets},
+				body["message"].(string)))
 		}
 		if werr != nil {
 			log.ErrorContext(c.Request().Context(), "write error response", "error", werr)

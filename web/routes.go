@@ -1,15 +1,22 @@
 package web
 
-import "github.com/labstack/echo/v4"
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+)
 
 // routes registers every route Madebook serves, in one list.
 func routes(e *echo.Echo, d Deps) {
 	e.GET("/healthz", handleHealth(d.Health))
+	e.GET("/static/*", handleStatic())
 
+	// The agent and lead JSON API, with bearer credentials.
 	bearer := requireBearer(d.Auth)
 	e.POST("/brief", handleBrief(d.Gov), bearer)
 
 	api := e.Group("/api/v1", bearer)
+	api.GET("/attention", handleAttentionList(d.Gov))
 	api.GET("/missions", handleMissionList(d.Gov))
 	api.POST("/missions", handleMissionCreate(d.Gov))
 	api.POST("/sessions", handleSessionCreate(d.Gov))
@@ -23,4 +30,24 @@ func routes(e *echo.Echo, d Deps) {
 	api.POST("/sessions/:id/remediations", handleRemediationRequest(d.Gov))
 	api.POST("/remediations/:id/close", handleRemediationClose(d.Gov))
 	api.POST("/decisions/:ref/resolve", handleDecisionResolve(d.Gov))
+
+	// The console, with a signed-in browser session.
+	k := &console{auth: d.Auth, gov: d.Gov, store: newSessionStore(d.Auth, d.SecureCookies), cop: http.NewCrossOriginProtection()}
+	// Middleware goes on each route, not on a group: a group would answer
+	// every unknown path under it too.
+	web := []echo.MiddlewareFunc{k.loadSession, k.crossOrigin}
+	in := append(web[:len(web):len(web)], k.signedIn)
+	e.GET("/login", k.handleLoginForm(), web...)
+	e.POST("/login", k.handleLogin(), web...)
+	e.POST("/logout", k.handleLogout(), in...)
+	e.POST("/logout/everywhere", k.handleLogoutEverywhere(), in...)
+	e.GET("/", k.handleAttention(), in...)
+	e.GET("/attention/queue", k.handleQueue(), in...)
+	e.GET("/attention/count", k.handleCount(), in...)
+	e.POST("/decisions/resolve", k.handleResolveBulk(), in...)
+	e.POST("/decisions/:ref/resolve", k.handleResolve(), in...)
+	e.POST("/sessions/:id/plan/approve", k.handlePlanDecide(d.Gov.ApprovePlan), in...)
+	e.POST("/sessions/:id/plan/reject", k.handlePlanDecide(d.Gov.RejectPlan), in...)
+	e.POST("/sessions/:id/pause", k.handlePause(), in...)
+	e.POST("/sessions/:id/resume", k.handleResume(), in...)
 }

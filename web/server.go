@@ -23,6 +23,9 @@ type Deps struct {
 	Gov    *governance.Service
 	Health func(context.Context) error
 	Logger *slog.Logger
+	// SecureCookies marks the console's cookies Secure, with the __Host-
+	// prefix: set it when Madebook is served over TLS.
+	SecureCookies bool
 }
 
 // NewServer returns the HTTP handler with every route and middleware.

@@ -40,13 +40,13 @@ func main() {
 }
 
 const usage = `Usage:
-  madebook serve  [--addr 127.0.0.1:8080] [--db ./madebook.db]   migrate, then serve
+  madebook serve  [--addr 127.0.0.1:8080] [--db ./madebook.db] [--secure-cookies]   migrate, then serve
   madebook migrate [--db PATH]
   madebook user add --email E --role admin|lead|viewer [--db PATH] (password: one line on stdin)
   madebook key create --name NAME [--db PATH]                       print a new agent key, once
   madebook token create --email E [--db PATH]                       print a new personal API token, once
 
---db also reads MADEBOOK_DB and --addr reads MADEBOOK_ADDR.`
+--db also reads MADEBOOK_DB, --addr MADEBOOK_ADDR, --secure-cookies MADEBOOK_SECURE_COOKIES=1.`
 
 // usageError is a mistake in the command line; main exits 2 for it.
 type usageError struct{ msg string }
@@ -55,8 +55,9 @@ func (u usageError) Error() string { return u.msg + "\n" + usage }
 
 // config is every setting, from flags and the environment.
 type config struct {
-	addr string
-	db   string
+	addr          string
+	db            string
+	secureCookies bool
 }
 
 // run is the whole program: main only calls it.
@@ -76,6 +77,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	switch cmd {
 	case "serve":
 		fs.StringVar(&cfg.addr, "addr", cfg.addr, "address to listen on")
+		cfg.secureCookies = getenv("MADEBOOK_SECURE_COOKIES") == "1"
+		fs.BoolVar(&cfg.secureCookies, "secure-cookies", cfg.secureCookies, "console cookies Secure and __Host- (served over TLS)")
 	case "migrate":
 	case "user add":
 		fs.StringVar(&email, "email", "", "the user's email")
@@ -165,7 +168,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 func serve(ctx context.Context, cfg config, store *db.Store, authSvc *auth.Service, stdout io.Writer) error {
 	logger := slog.New(slog.NewJSONHandler(stdout, nil))
 	gov := governance.NewService(store, time.Now)
-	handler := web.NewServer(web.Deps{Auth: authSvc, Gov: gov, Health: store.Ping, Logger: logger})
+	handler := web.NewServer(web.Deps{Auth: authSvc, Gov: gov, Health: store.Ping, Logger: logger,
+		SecureCookies: cfg.secureCookies})
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

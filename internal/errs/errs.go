@@ -21,6 +21,7 @@ const (
 	Conflict                 // 409: the state does not allow it
 	TooLarge                 // 413: the body is over the limit
 	Invalid                  // 422: valid JSON, invalid content
+	TooMany                  // 429: slow down
 )
 
 // Error is a domain error with a code and a message for people.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/madebook/madebook/db"
@@ -104,40 +105,60 @@ func (s *Service) OpenDecision(ctx context.Context, actor auth.Actor, session st
 // forbidden (not a lead), resolution_required, instruction_required,
 // decision_not_found, already_resolved.
 func (s *Service) ResolveDecision(ctx context.Context, actor auth.Actor, ref, resolution, instruction string) (Decision, error) {
-	if err := actor.RequireLead("resolve a decision"); err != nil {
+	ds, err := s.ResolveDecisions(ctx, actor, []string{ref}, resolution, instruction)
+	if err != nil {
 		return Decision{}, err
+	}
+	return ds[0], nil
+}
+
+// ResolveDecisions resolves several gates with one resolution and one
+// instruction, all or none. Errors as ResolveDecision, and
+// decisions_required for an empty list.
+func (s *Service) ResolveDecisions(ctx context.Context, actor auth.Actor, refs []string, resolution, instruction string) ([]Decision, error) {
+	if err := actor.RequireLead("resolve a decision"); err != nil {
+		return nil, err
+	}
+	if len(refs) == 0 {
+		return nil, errs.E(errs.Invalid, "decisions_required", "Select at least one decision to resolve.")
 	}
 	resolution, err := required("resolution", resolution, 4000)
 	if err != nil {
-		return Decision{}, err
+		return nil, err
 	}
 	instruction, err = required("instruction", instruction, 4000)
 	if err != nil {
-		return Decision{}, err
+		return nil, err
 	}
 	now := s.now()
-	var row db.Decision
+	out := make([]Decision, 0, len(refs))
 	err = s.write(ctx, func(q db.Querier) error {
-		cur, err := q.GetDecisionByRef(ctx, ref)
-		if errors.Is(err, sql.ErrNoRows) {
-			return errs.E(errs.NotFound, "decision_not_found", "No decision has the reference %q.", ref)
-		} else if err != nil {
-			return err
+		for _, ref := range refs {
+			cur, err := q.GetDecisionByRef(ctx, ref)
+			if errors.Is(err, sql.ErrNoRows) {
+				return errs.E(errs.NotFound, "decision_not_found", "No decision has the reference %q.", ref)
+			} else if err != nil {
+				return err
+			}
+			if cur.ResolvedAt.Valid {
+				return errs.E(errs.Conflict, "already_resolved", "%s was already resolved at %s.", ref, cur.ResolvedAt.String)
+			}
+			row, err := q.ResolveDecision(ctx, db.ResolveDecisionParams{Ref: ref, Resolution: resolution, Instruction: instruction,
+				ResolvedAt: db.NullTime(now), ResolvedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}})
+			if err != nil {
+				return err
+			}
+			if err := s.event(ctx, q, row.SessionID, actor, now, "decision.resolved", ref, resolution); err != nil {
+				return err
+			}
+			out = append(out, decisionFrom(row, actor.Email))
 		}
-		if cur.ResolvedAt.Valid {
-			return errs.E(errs.Conflict, "already_resolved", "%s was already resolved at %s.", ref, cur.ResolvedAt.String)
-		}
-		row, err = q.ResolveDecision(ctx, db.ResolveDecisionParams{Ref: ref, Resolution: resolution, Instruction: instruction,
-			ResolvedAt: db.NullTime(now), ResolvedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}})
-		if err != nil {
-			return err
-		}
-		return s.event(ctx, q, row.SessionID, actor, now, "decision.resolved", ref, resolution)
+		return nil
 	})
 	if err != nil {
-		return Decision{}, fmt.Errorf("resolve %s: %w", ref, err)
+		return nil, fmt.Errorf("resolve %s: %w", strings.Join(refs, ", "), err)
 	}
-	return decisionFrom(row, actor.Email), nil
+	return out, nil
 }
 
 func decisionFrom(r db.Decision, resolvedBy string) Decision {

@@ -150,3 +150,6 @@ func timePtr(s sql.NullString) *time.Time {
 	t := db.MustTime(s.String)
 	return &t
 }
+
+// Now is the service's clock, for views that say how long ago things were.
+func (s *Service) Now() time.Time { return s.now() }

@@ -1,0 +1,148 @@
+package auth
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/errs"
+)
+
+// Console sign-in limits.
+const (
+	// IdleTimeout ends a console session nobody used for this long.
+	IdleTimeout = 30 * time.Minute
+	// AbsoluteTimeout ends a console session this long after sign-in.
+	AbsoluteTimeout = 8 * time.Hour
+	// touchEvery bounds how often a session's last use is written.
+	touchEvery = time.Minute
+
+	failureWindow      = 15 * time.Minute
+	maxFailuresAccount = 5
+	maxFailuresAddress = 20
+)
+
+// WebSession is a signed-in console session.
+type WebSession struct {
+	User User
+	// CSRF is the token every state-changing form and htmx request of this
+	// session must carry.
+	CSRF string
+}
+
+var errNoSession = errs.E(errs.Unauthorized, "signed_out", "Sign in to continue.")
+
+// Login checks an email and password, at most 5 failures per account and
+// 20 per address in 15 minutes, and starts a console session. It returns
+// the session's secret token (for the cookie). Errors: too_many_attempts,
+// invalid_credentials.
+func (s *Service) Login(ctx context.Context, email, password, address string) (string, WebSession, error) {
+	email = strings.ToLower(strings.TrimSpace(email))
+	now := s.now()
+	since := db.FormatTime(now.Add(-failureWindow))
+	n, err := s.store.Reader().CountLoginFailures(ctx, db.CountLoginFailuresParams{Email: email, Address: address, Since: since})
+	if err != nil {
+		return "", WebSession{}, fmt.Errorf("login: %w", err)
+	}
+	if n.ByEmail >= maxFailuresAccount || n.ByAddress >= maxFailuresAddress {
+		return "", WebSession{}, errs.E(errs.TooMany, "too_many_attempts", "Too many failed sign-ins. Wait 15 minutes and try again.")
+	}
+	u, err := s.CheckPassword(ctx, email, password)
+	if errs.CodeOf(err) == "invalid_credentials" {
+		if werr := s.store.Write(ctx, func(q db.Querier) error {
+			if err := q.DeleteOldLoginFailures(ctx, since); err != nil {
+				return err
+			}
+			return q.AddLoginFailure(ctx, db.AddLoginFailureParams{Email: email, Address: address, At: db.FormatTime(now)})
+		}); werr != nil {
+			return "", WebSession{}, fmt.Errorf("login: %w", werr)
+		}
+		return "", WebSession{}, err
+	} else if err != nil {
+		return "", WebSession{}, err
+	}
+	token, hash, err := newSecret("")
+	if err != nil {
+		return "", WebSession{}, err
+	}
+	csrf, _, err := newSecret("")
+	if err != nil {
+		return "", WebSession{}, err
+	}
+	err = s.store.Write(ctx, func(q db.Querier) error {
+		if err := q.ClearLoginFailures(ctx, email); err != nil {
+			return err
+		}
+		if _, err := q.DeleteExpiredWebSessions(ctx, db.DeleteExpiredWebSessionsParams{
+			CreatedBefore: db.FormatTime(now.Add(-AbsoluteTimeout)), SeenBefore: db.FormatTime(now.Add(-IdleTimeout))}); err != nil {
+			return err
+		}
+		return q.CreateWebSession(ctx, db.CreateWebSessionParams{IDHash: hash, UserID: u.ID, CsrfToken: csrf, CreatedAt: db.FormatTime(now)})
+	})
+	if err != nil {
+		return "", WebSession{}, fmt.Errorf("login: %w", err)
+	}
+	return token, WebSession{User: u, CSRF: csrf}, nil
+}
+
+// WebSession returns the console session a cookie token belongs to, and
+// notes its use. Errors: signed_out (unknown, idle for 30 minutes, older
+// than 8 hours, or its user disabled).
+func (s *Service) WebSession(ctx context.Context, token string) (WebSession, error) {
+	if token == "" {
+		return WebSession{}, errNoSession
+	}
+	hash := hashSecret(token)
+	row, err := s.store.Reader().GetWebSession(ctx, hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return WebSession{}, errNoSession
+	} else if err != nil {
+		return WebSession{}, fmt.Errorf("web session: %w", err)
+	}
+	now := s.now()
+	created, seen := db.MustTime(row.CreatedAt), db.MustTime(row.LastSeenAt)
+	if row.DisabledAt.Valid || now.Sub(created) > AbsoluteTimeout || now.Sub(seen) > IdleTimeout {
+		if err := s.store.Write(ctx, func(q db.Querier) error { return q.DeleteWebSession(ctx, hash) }); err != nil {
+			return WebSession{}, fmt.Errorf("end web session: %w", err)
+		}
+		return WebSession{}, errNoSession
+	}
+	if now.Sub(seen) >= touchEvery {
+		if err := s.store.Write(ctx, func(q db.Querier) error {
+			return q.TouchWebSession(ctx, db.TouchWebSessionParams{IDHash: hash, LastSeenAt: db.FormatTime(now)})
+		}); err != nil {
+			return WebSession{}, fmt.Errorf("touch web session: %w", err)
+		}
+	}
+	return WebSession{User: User{ID: row.UserID, Email: row.Email, Role: Role(row.Role)}, CSRF: row.CsrfToken}, nil
+}
+
+// Logout ends one console session.
+func (s *Service) Logout(ctx context.Context, token string) error {
+	if token == "" {
+		return nil
+	}
+	if err := s.store.Write(ctx, func(q db.Querier) error { return q.DeleteWebSession(ctx, hashSecret(token)) }); err != nil {
+		return fmt.Errorf("logout: %w", err)
+	}
+	return nil
+}
+
+// LogoutEverywhere ends every console session of the user and returns how
+// many there were.
+func (s *Service) LogoutEverywhere(ctx context.Context, userID int64) (int64, error) {
+	var n int64
+	err := s.store.Write(ctx, func(q db.Querier) error {
+		var err error
+		n, err = q.DeleteUserWebSessions(ctx, userID)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("logout everywhere: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,115 @@
+package governance
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/plan"
+	"github.com/madebook/madebook/internal/protocol"
+)
+
+// The kinds of Attention item.
+const (
+	ItemDecision = "decision" // an open gate: DECISION_REQUIRED
+	ItemPlan     = "plan"     // a plan waiting on a high-risk mission: BLOCKED
+	ItemPaused   = "paused"   // a session a person paused: BLOCKED
+)
+
+// AttentionItem is one thing a person must act on.
+type AttentionItem struct {
+	Kind  string         `json:"kind"`
+	State protocol.State `json:"state"`
+	// Ref is the gate's reference for a decision, the session's id otherwise.
+	Ref          string    `json:"ref"`
+	Session      string    `json:"session"`
+	SessionTitle string    `json:"session_title"`
+	Agent        string    `json:"agent"`
+	Mission      string    `json:"mission"`
+	MissionTitle string    `json:"mission_title"`
+	Title        string    `json:"title"`
+	Question     string    `json:"question,omitempty"`
+	Proposal     string    `json:"proposal,omitempty"`
+	Detail       string    `json:"detail,omitempty"`
+	BlockedScope []string  `json:"blocked_scope"`
+	AllowedScope []string  `json:"allowed_scope"`
+	OpenedAt     time.Time `json:"opened_at"`
+	// Plan is the plan waiting for approval, for plan items.
+	Plan *plan.Plan `json:"plan,omitempty"`
+	// By is who paused the session, for paused items.
+	By string `json:"by,omitempty"`
+}
+
+// Attention lists everything a person must act on, most severe first, then
+// oldest first. Anyone signed in may read it.
+func (s *Service) Attention(ctx context.Context) ([]AttentionItem, error) {
+	var items []AttentionItem
+	err := s.store.Read(ctx, func(q db.Querier) error {
+		pauses, err := q.ListAttentionPauses(ctx)
+		if err != nil {
+			return err
+		}
+		for _, p := range pauses {
+			detail := "Paused"
+			if p.PausedBy != "" {
+				detail += " by " + p.PausedBy
+			}
+			if p.PauseReason != "" {
+				detail += ": " + p.PauseReason
+			}
+			items = append(items, AttentionItem{Kind: ItemPaused, State: protocol.Blocked, Ref: p.SessionID,
+				Session: p.SessionID, SessionTitle: p.SessionTitle, Agent: p.Agent, Mission: p.MissionSlug,
+				MissionTitle: p.MissionTitle, Title: "Session paused", Detail: detail, By: p.PausedBy,
+				BlockedScope: []string{protocol.ScopeAllSessionWork}, AllowedScope: []string{},
+				OpenedAt: db.MustNullTime(p.PausedAt)})
+		}
+		plans, err := q.ListAttentionPlans(ctx)
+		if err != nil {
+			return err
+		}
+		for _, p := range plans {
+			var body plan.Plan
+			if err := json.Unmarshal([]byte(p.Body), &body); err != nil {
+				return fmt.Errorf("stored plan %d: %w", p.ID, err)
+			}
+			items = append(items, AttentionItem{Kind: ItemPlan, State: protocol.Blocked, Ref: p.SessionID,
+				Session: p.SessionID, SessionTitle: p.SessionTitle, Agent: p.Agent, Mission: p.MissionSlug,
+				MissionTitle: p.MissionTitle, Title: "Plan waiting for approval", Detail: p.Summary, Plan: &body,
+				BlockedScope: []string{protocol.ScopeAnyCodeChange},
+				AllowedScope: []string{protocol.ScopeReadRepository, protocol.ScopeRevisePlan},
+				OpenedAt:     db.MustTime(p.ProposedAt)})
+		}
+		decisions, err := q.ListAttentionDecisions(ctx)
+		if err != nil {
+			return err
+		}
+		for _, d := range decisions {
+			items = append(items, AttentionItem{Kind: ItemDecision, State: protocol.DecisionRequired, Ref: d.Ref,
+				Session: d.SessionID, SessionTitle: d.SessionTitle, Agent: d.Agent, Mission: d.MissionSlug,
+				MissionTitle: d.MissionTitle, Title: d.Title, Question: d.Question, Proposal: d.Proposal,
+				BlockedScope: decodeList(d.BlockedScope), AllowedScope: decodeList(d.AllowedScope),
+				OpenedAt: db.MustTime(d.OpenedAt)})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("attention: %w", err)
+	}
+	slices.SortStableFunc(items, func(a, b AttentionItem) int {
+		if a.State != b.State {
+			return int(b.State) - int(a.State)
+		}
+		if c := a.OpenedAt.Compare(b.OpenedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Ref, b.Ref)
+	})
+	if items == nil {
+		items = []AttentionItem{}
+	}
+	return items, nil
+}

@@ -1,0 +1,30 @@
+-- name: ListAttentionDecisions :many
+-- Open gates, oldest first.
+SELECT d.ref, d.title, d.question, d.proposal, d.blocked_scope, d.allowed_scope, d.opened_at,
+       s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
+FROM decisions d
+JOIN sessions s ON s.id = d.session_id
+JOIN missions m ON m.id = s.mission_id
+WHERE d.resolved_at IS NULL
+ORDER BY d.opened_at, d.ref;
+
+-- name: ListAttentionPlans :many
+-- Plans waiting for a lead on high-risk missions, oldest first. Only a
+-- session's latest plan can be proposed: a new one supersedes the rest.
+SELECT p.id, p.summary, p.body, p.proposed_at,
+       s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
+FROM plans p
+JOIN sessions s ON s.id = p.session_id
+JOIN missions m ON m.id = s.mission_id
+WHERE p.status = 'proposed' AND m.high_risk
+ORDER BY p.proposed_at, p.id;
+
+-- name: ListAttentionPauses :many
+-- Paused sessions, longest paused first.
+SELECT s.id AS session_id, s.title AS session_title, s.agent, s.paused_at, s.pause_reason,
+       COALESCE(u.email, '') AS paused_by, m.slug AS mission_slug, m.title AS mission_title
+FROM sessions s
+JOIN missions m ON m.id = s.mission_id
+LEFT JOIN users u ON u.id = s.paused_by
+WHERE s.paused_at IS NOT NULL
+ORDER BY s.paused_at, s.id;

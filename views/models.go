@@ -1,0 +1,98 @@
+// Package views is the console's HTML, as templ components. Components take
+// view-model structs and domain types, never database rows or an
+// echo.Context; elements tests look for carry data-testid.
+package views
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/madebook/madebook/internal/governance"
+)
+
+// Page is what every full page needs.
+type Page struct {
+	Title string
+	// Nav names the current section: attention, sessions, missions, users, keys.
+	Nav string
+	// Viewer is the signed-in person; nil on the sign-in page.
+	Viewer *Viewer
+	// CSRF is the token every state-changing request must carry.
+	CSRF string
+	// Count is the number of Attention items.
+	Count  int
+	Assets Assets
+	// Notice is a one-line confirmation shown at the top.
+	Notice string
+}
+
+// Viewer is the signed-in person.
+type Viewer struct {
+	Email   string
+	Role    string
+	CanLead bool
+	IsAdmin bool
+}
+
+// Assets are the cache-busted asset addresses.
+type Assets struct {
+	CSS, HTMX, JS string
+}
+
+// FieldErrors maps a form field to what is wrong with it.
+type FieldErrors map[string]string
+
+func csrfHeader(token string) string {
+	return fmt.Sprintf(`{"X-CSRF-Token": %q}`, token)
+}
+
+func titleWithCount(title string, count int) string {
+	if count > 0 {
+		return fmt.Sprintf("(%d) %s — Madebook", count, title)
+	}
+	return title + " — Madebook"
+}
+
+// Age says how long ago t was, in words a person scans quickly.
+func Age(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h ago", int(d.Hours()))
+	default:
+		return fmt.Sprintf("%d days ago", int(d.Hours()/24))
+	}
+}
+
+// Stamp is a time as people read it in the console: UTC, to the second.
+func Stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
+
+func current(nav, section string) string {
+	if nav == section {
+		return "page"
+	}
+	return "false"
+}
+
+func itemID(it governance.AttentionItem) string { return "item-" + it.Kind + "-" + it.Ref }
+
+func sessionLabel(it governance.AttentionItem) string {
+	if it.SessionTitle != "" {
+		return it.SessionTitle + " (" + it.Session + ")"
+	}
+	return it.Session
+}
+
+func countKind(items []governance.AttentionItem, kind string) int {
+	n := 0
+	for _, it := range items {
+		if it.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
