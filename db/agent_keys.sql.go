@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 )
 
 const createAgentKey = `-- name: CreateAgentKey :one
@@ -23,6 +24,23 @@ type CreateAgentKeyParams struct {
 
 func (q *Queries) CreateAgentKey(ctx context.Context, arg CreateAgentKeyParams) (AgentKey, error) {
 	row := q.queryRow(ctx, q.createAgentKeyStmt, createAgentKey, arg.Name, arg.KeyHash, arg.CreatedAt)
+	var i AgentKey
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.KeyHash,
+		&i.CreatedAt,
+		&i.RevokedAt,
+	)
+	return i, err
+}
+
+const getAgentKey = `-- name: GetAgentKey :one
+SELECT id, name, key_hash, created_at, revoked_at FROM agent_keys WHERE id = ?1
+`
+
+func (q *Queries) GetAgentKey(ctx context.Context, id int64) (AgentKey, error) {
+	row := q.queryRow(ctx, q.getAgentKeyStmt, getAgentKey, id)
 	var i AgentKey
 	err := row.Scan(
 		&i.ID,
@@ -67,4 +85,57 @@ func (q *Queries) GetAgentKeyByName(ctx context.Context, name string) (AgentKey,
 		&i.RevokedAt,
 	)
 	return i, err
+}
+
+const listAgentKeys = `-- name: ListAgentKeys :many
+SELECT id, name, created_at, revoked_at FROM agent_keys ORDER BY created_at, id
+`
+
+type ListAgentKeysRow struct {
+	ID        int64
+	Name      string
+	CreatedAt string
+	RevokedAt sql.NullString
+}
+
+func (q *Queries) ListAgentKeys(ctx context.Context) ([]ListAgentKeysRow, error) {
+	rows, err := q.query(ctx, q.listAgentKeysStmt, listAgentKeys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListAgentKeysRow{}
+	for rows.Next() {
+		var i ListAgentKeysRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.CreatedAt,
+			&i.RevokedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const revokeAgentKey = `-- name: RevokeAgentKey :exec
+UPDATE agent_keys SET revoked_at = ?1 WHERE id = ?2 AND revoked_at IS NULL
+`
+
+type RevokeAgentKeyParams struct {
+	RevokedAt sql.NullString
+	ID        int64
+}
+
+func (q *Queries) RevokeAgentKey(ctx context.Context, arg RevokeAgentKeyParams) error {
+	_, err := q.exec(ctx, q.revokeAgentKeyStmt, revokeAgentKey, arg.RevokedAt, arg.ID)
+	return err
 }

@@ -87,6 +87,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.deliverResolutionsStmt, err = db.PrepareContext(ctx, deliverResolutions); err != nil {
 		return nil, fmt.Errorf("error preparing query DeliverResolutions: %w", err)
 	}
+	if q.getAgentKeyStmt, err = db.PrepareContext(ctx, getAgentKey); err != nil {
+		return nil, fmt.Errorf("error preparing query GetAgentKey: %w", err)
+	}
 	if q.getAgentKeyByHashStmt, err = db.PrepareContext(ctx, getAgentKeyByHash); err != nil {
 		return nil, fmt.Errorf("error preparing query GetAgentKeyByHash: %w", err)
 	}
@@ -123,6 +126,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getWebSessionStmt, err = db.PrepareContext(ctx, getWebSession); err != nil {
 		return nil, fmt.Errorf("error preparing query GetWebSession: %w", err)
 	}
+	if q.listAgentKeysStmt, err = db.PrepareContext(ctx, listAgentKeys); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAgentKeys: %w", err)
+	}
+	if q.listAllOpenDecisionsStmt, err = db.PrepareContext(ctx, listAllOpenDecisions); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAllOpenDecisions: %w", err)
+	}
+	if q.listAllOpenRemediationsStmt, err = db.PrepareContext(ctx, listAllOpenRemediations); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAllOpenRemediations: %w", err)
+	}
 	if q.listAttentionDecisionsStmt, err = db.PrepareContext(ctx, listAttentionDecisions); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAttentionDecisions: %w", err)
 	}
@@ -132,8 +144,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listAttentionPlansStmt, err = db.PrepareContext(ctx, listAttentionPlans); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAttentionPlans: %w", err)
 	}
+	if q.listMissionSessionIDsStmt, err = db.PrepareContext(ctx, listMissionSessionIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query ListMissionSessionIDs: %w", err)
+	}
 	if q.listMissionsStmt, err = db.PrepareContext(ctx, listMissions); err != nil {
 		return nil, fmt.Errorf("error preparing query ListMissions: %w", err)
+	}
+	if q.listMissionsWithSessionCountsStmt, err = db.PrepareContext(ctx, listMissionsWithSessionCounts); err != nil {
+		return nil, fmt.Errorf("error preparing query ListMissionsWithSessionCounts: %w", err)
 	}
 	if q.listOpenDecisionsStmt, err = db.PrepareContext(ctx, listOpenDecisions); err != nil {
 		return nil, fmt.Errorf("error preparing query ListOpenDecisions: %w", err)
@@ -150,8 +168,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listSessionRemediationsStmt, err = db.PrepareContext(ctx, listSessionRemediations); err != nil {
 		return nil, fmt.Errorf("error preparing query ListSessionRemediations: %w", err)
 	}
+	if q.listSessionStatesStmt, err = db.PrepareContext(ctx, listSessionStates); err != nil {
+		return nil, fmt.Errorf("error preparing query ListSessionStates: %w", err)
+	}
 	if q.listUndeliveredResolutionsStmt, err = db.PrepareContext(ctx, listUndeliveredResolutions); err != nil {
 		return nil, fmt.Errorf("error preparing query ListUndeliveredResolutions: %w", err)
+	}
+	if q.listUsersStmt, err = db.PrepareContext(ctx, listUsers); err != nil {
+		return nil, fmt.Errorf("error preparing query ListUsers: %w", err)
 	}
 	if q.nextDecisionNumberStmt, err = db.PrepareContext(ctx, nextDecisionNumber); err != nil {
 		return nil, fmt.Errorf("error preparing query NextDecisionNumber: %w", err)
@@ -165,6 +189,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.resumeSessionStmt, err = db.PrepareContext(ctx, resumeSession); err != nil {
 		return nil, fmt.Errorf("error preparing query ResumeSession: %w", err)
 	}
+	if q.revokeAgentKeyStmt, err = db.PrepareContext(ctx, revokeAgentKey); err != nil {
+		return nil, fmt.Errorf("error preparing query RevokeAgentKey: %w", err)
+	}
+	if q.setUserDisabledAtStmt, err = db.PrepareContext(ctx, setUserDisabledAt); err != nil {
+		return nil, fmt.Errorf("error preparing query SetUserDisabledAt: %w", err)
+	}
+	if q.setUserRoleStmt, err = db.PrepareContext(ctx, setUserRole); err != nil {
+		return nil, fmt.Errorf("error preparing query SetUserRole: %w", err)
+	}
 	if q.supersedePlansStmt, err = db.PrepareContext(ctx, supersedePlans); err != nil {
 		return nil, fmt.Errorf("error preparing query SupersedePlans: %w", err)
 	}
@@ -173,6 +206,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.touchWebSessionStmt, err = db.PrepareContext(ctx, touchWebSession); err != nil {
 		return nil, fmt.Errorf("error preparing query TouchWebSession: %w", err)
+	}
+	if q.updateMissionStmt, err = db.PrepareContext(ctx, updateMission); err != nil {
+		return nil, fmt.Errorf("error preparing query UpdateMission: %w", err)
 	}
 	return &q, nil
 }
@@ -284,6 +320,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing deliverResolutionsStmt: %w", cerr)
 		}
 	}
+	if q.getAgentKeyStmt != nil {
+		if cerr := q.getAgentKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getAgentKeyStmt: %w", cerr)
+		}
+	}
 	if q.getAgentKeyByHashStmt != nil {
 		if cerr := q.getAgentKeyByHashStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getAgentKeyByHashStmt: %w", cerr)
@@ -344,6 +385,21 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getWebSessionStmt: %w", cerr)
 		}
 	}
+	if q.listAgentKeysStmt != nil {
+		if cerr := q.listAgentKeysStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAgentKeysStmt: %w", cerr)
+		}
+	}
+	if q.listAllOpenDecisionsStmt != nil {
+		if cerr := q.listAllOpenDecisionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAllOpenDecisionsStmt: %w", cerr)
+		}
+	}
+	if q.listAllOpenRemediationsStmt != nil {
+		if cerr := q.listAllOpenRemediationsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAllOpenRemediationsStmt: %w", cerr)
+		}
+	}
 	if q.listAttentionDecisionsStmt != nil {
 		if cerr := q.listAttentionDecisionsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listAttentionDecisionsStmt: %w", cerr)
@@ -359,9 +415,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listAttentionPlansStmt: %w", cerr)
 		}
 	}
+	if q.listMissionSessionIDsStmt != nil {
+		if cerr := q.listMissionSessionIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listMissionSessionIDsStmt: %w", cerr)
+		}
+	}
 	if q.listMissionsStmt != nil {
 		if cerr := q.listMissionsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listMissionsStmt: %w", cerr)
+		}
+	}
+	if q.listMissionsWithSessionCountsStmt != nil {
+		if cerr := q.listMissionsWithSessionCountsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listMissionsWithSessionCountsStmt: %w", cerr)
 		}
 	}
 	if q.listOpenDecisionsStmt != nil {
@@ -389,9 +455,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listSessionRemediationsStmt: %w", cerr)
 		}
 	}
+	if q.listSessionStatesStmt != nil {
+		if cerr := q.listSessionStatesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listSessionStatesStmt: %w", cerr)
+		}
+	}
 	if q.listUndeliveredResolutionsStmt != nil {
 		if cerr := q.listUndeliveredResolutionsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listUndeliveredResolutionsStmt: %w", cerr)
+		}
+	}
+	if q.listUsersStmt != nil {
+		if cerr := q.listUsersStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listUsersStmt: %w", cerr)
 		}
 	}
 	if q.nextDecisionNumberStmt != nil {
@@ -414,6 +490,21 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing resumeSessionStmt: %w", cerr)
 		}
 	}
+	if q.revokeAgentKeyStmt != nil {
+		if cerr := q.revokeAgentKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing revokeAgentKeyStmt: %w", cerr)
+		}
+	}
+	if q.setUserDisabledAtStmt != nil {
+		if cerr := q.setUserDisabledAtStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setUserDisabledAtStmt: %w", cerr)
+		}
+	}
+	if q.setUserRoleStmt != nil {
+		if cerr := q.setUserRoleStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setUserRoleStmt: %w", cerr)
+		}
+	}
 	if q.supersedePlansStmt != nil {
 		if cerr := q.supersedePlansStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing supersedePlansStmt: %w", cerr)
@@ -427,6 +518,11 @@ func (q *Queries) Close() error {
 	if q.touchWebSessionStmt != nil {
 		if cerr := q.touchWebSessionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing touchWebSessionStmt: %w", cerr)
+		}
+	}
+	if q.updateMissionStmt != nil {
+		if cerr := q.updateMissionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing updateMissionStmt: %w", cerr)
 		}
 	}
 	return err
@@ -466,113 +562,137 @@ func (q *Queries) queryRow(ctx context.Context, stmt *sql.Stmt, query string, ar
 }
 
 type Queries struct {
-	db                             DBTX
-	tx                             *sql.Tx
-	addEventStmt                   *sql.Stmt
-	addLoginFailureStmt            *sql.Stmt
-	clearLoginFailuresStmt         *sql.Stmt
-	closeRemediationStmt           *sql.Stmt
-	countLoginFailuresStmt         *sql.Stmt
-	createAPITokenStmt             *sql.Stmt
-	createAgentKeyStmt             *sql.Stmt
-	createDecisionStmt             *sql.Stmt
-	createMissionStmt              *sql.Stmt
-	createPlanStmt                 *sql.Stmt
-	createRemediationStmt          *sql.Stmt
-	createSessionStmt              *sql.Stmt
-	createUserStmt                 *sql.Stmt
-	createWebSessionStmt           *sql.Stmt
-	decidePlanStmt                 *sql.Stmt
-	deleteExpiredWebSessionsStmt   *sql.Stmt
-	deleteOldLoginFailuresStmt     *sql.Stmt
-	deleteUserWebSessionsStmt      *sql.Stmt
-	deleteWebSessionStmt           *sql.Stmt
-	deliverRemediationsStmt        *sql.Stmt
-	deliverResolutionsStmt         *sql.Stmt
-	getAgentKeyByHashStmt          *sql.Stmt
-	getAgentKeyByNameStmt          *sql.Stmt
-	getBriefStateStmt              *sql.Stmt
-	getDecisionByRefStmt           *sql.Stmt
-	getLatestPlanStmt              *sql.Stmt
-	getMissionBySlugStmt           *sql.Stmt
-	getRemediationStmt             *sql.Stmt
-	getSessionStmt                 *sql.Stmt
-	getUserStmt                    *sql.Stmt
-	getUserByEmailStmt             *sql.Stmt
-	getUserByTokenHashStmt         *sql.Stmt
-	getWebSessionStmt              *sql.Stmt
-	listAttentionDecisionsStmt     *sql.Stmt
-	listAttentionPausesStmt        *sql.Stmt
-	listAttentionPlansStmt         *sql.Stmt
-	listMissionsStmt               *sql.Stmt
-	listOpenDecisionsStmt          *sql.Stmt
-	listOpenRemediationsStmt       *sql.Stmt
-	listSessionDecisionsStmt       *sql.Stmt
-	listSessionEventsStmt          *sql.Stmt
-	listSessionRemediationsStmt    *sql.Stmt
-	listUndeliveredResolutionsStmt *sql.Stmt
-	nextDecisionNumberStmt         *sql.Stmt
-	pauseSessionStmt               *sql.Stmt
-	resolveDecisionStmt            *sql.Stmt
-	resumeSessionStmt              *sql.Stmt
-	supersedePlansStmt             *sql.Stmt
-	touchSessionBriefStmt          *sql.Stmt
-	touchWebSessionStmt            *sql.Stmt
+	db                                DBTX
+	tx                                *sql.Tx
+	addEventStmt                      *sql.Stmt
+	addLoginFailureStmt               *sql.Stmt
+	clearLoginFailuresStmt            *sql.Stmt
+	closeRemediationStmt              *sql.Stmt
+	countLoginFailuresStmt            *sql.Stmt
+	createAPITokenStmt                *sql.Stmt
+	createAgentKeyStmt                *sql.Stmt
+	createDecisionStmt                *sql.Stmt
+	createMissionStmt                 *sql.Stmt
+	createPlanStmt                    *sql.Stmt
+	createRemediationStmt             *sql.Stmt
+	createSessionStmt                 *sql.Stmt
+	createUserStmt                    *sql.Stmt
+	createWebSessionStmt              *sql.Stmt
+	decidePlanStmt                    *sql.Stmt
+	deleteExpiredWebSessionsStmt      *sql.Stmt
+	deleteOldLoginFailuresStmt        *sql.Stmt
+	deleteUserWebSessionsStmt         *sql.Stmt
+	deleteWebSessionStmt              *sql.Stmt
+	deliverRemediationsStmt           *sql.Stmt
+	deliverResolutionsStmt            *sql.Stmt
+	getAgentKeyStmt                   *sql.Stmt
+	getAgentKeyByHashStmt             *sql.Stmt
+	getAgentKeyByNameStmt             *sql.Stmt
+	getBriefStateStmt                 *sql.Stmt
+	getDecisionByRefStmt              *sql.Stmt
+	getLatestPlanStmt                 *sql.Stmt
+	getMissionBySlugStmt              *sql.Stmt
+	getRemediationStmt                *sql.Stmt
+	getSessionStmt                    *sql.Stmt
+	getUserStmt                       *sql.Stmt
+	getUserByEmailStmt                *sql.Stmt
+	getUserByTokenHashStmt            *sql.Stmt
+	getWebSessionStmt                 *sql.Stmt
+	listAgentKeysStmt                 *sql.Stmt
+	listAllOpenDecisionsStmt          *sql.Stmt
+	listAllOpenRemediationsStmt       *sql.Stmt
+	listAttentionDecisionsStmt        *sql.Stmt
+	listAttentionPausesStmt           *sql.Stmt
+	listAttentionPlansStmt            *sql.Stmt
+	listMissionSessionIDsStmt         *sql.Stmt
+	listMissionsStmt                  *sql.Stmt
+	listMissionsWithSessionCountsStmt *sql.Stmt
+	listOpenDecisionsStmt             *sql.Stmt
+	listOpenRemediationsStmt          *sql.Stmt
+	listSessionDecisionsStmt          *sql.Stmt
+	listSessionEventsStmt             *sql.Stmt
+	listSessionRemediationsStmt       *sql.Stmt
+	listSessionStatesStmt             *sql.Stmt
+	listUndeliveredResolutionsStmt    *sql.Stmt
+	listUsersStmt                     *sql.Stmt
+	nextDecisionNumberStmt            *sql.Stmt
+	pauseSessionStmt                  *sql.Stmt
+	resolveDecisionStmt               *sql.Stmt
+	resumeSessionStmt                 *sql.Stmt
+	revokeAgentKeyStmt                *sql.Stmt
+	setUserDisabledAtStmt             *sql.Stmt
+	setUserRoleStmt                   *sql.Stmt
+	supersedePlansStmt                *sql.Stmt
+	touchSessionBriefStmt             *sql.Stmt
+	touchWebSessionStmt               *sql.Stmt
+	updateMissionStmt                 *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 	return &Queries{
-		db:                             tx,
-		tx:                             tx,
-		addEventStmt:                   q.addEventStmt,
-		addLoginFailureStmt:            q.addLoginFailureStmt,
-		clearLoginFailuresStmt:         q.clearLoginFailuresStmt,
-		closeRemediationStmt:           q.closeRemediationStmt,
-		countLoginFailuresStmt:         q.countLoginFailuresStmt,
-		createAPITokenStmt:             q.createAPITokenStmt,
-		createAgentKeyStmt:             q.createAgentKeyStmt,
-		createDecisionStmt:             q.createDecisionStmt,
-		createMissionStmt:              q.createMissionStmt,
-		createPlanStmt:                 q.createPlanStmt,
-		createRemediationStmt:          q.createRemediationStmt,
-		createSessionStmt:              q.createSessionStmt,
-		createUserStmt:                 q.createUserStmt,
-		createWebSessionStmt:           q.createWebSessionStmt,
-		decidePlanStmt:                 q.decidePlanStmt,
-		deleteExpiredWebSessionsStmt:   q.deleteExpiredWebSessionsStmt,
-		deleteOldLoginFailuresStmt:     q.deleteOldLoginFailuresStmt,
-		deleteUserWebSessionsStmt:      q.deleteUserWebSessionsStmt,
-		deleteWebSessionStmt:           q.deleteWebSessionStmt,
-		deliverRemediationsStmt:        q.deliverRemediationsStmt,
-		deliverResolutionsStmt:         q.deliverResolutionsStmt,
-		getAgentKeyByHashStmt:          q.getAgentKeyByHashStmt,
-		getAgentKeyByNameStmt:          q.getAgentKeyByNameStmt,
-		getBriefStateStmt:              q.getBriefStateStmt,
-		getDecisionByRefStmt:           q.getDecisionByRefStmt,
-		getLatestPlanStmt:              q.getLatestPlanStmt,
-		getMissionBySlugStmt:           q.getMissionBySlugStmt,
-		getRemediationStmt:             q.getRemediationStmt,
-		getSessionStmt:                 q.getSessionStmt,
-		getUserStmt:                    q.getUserStmt,
-		getUserByEmailStmt:             q.getUserByEmailStmt,
-		getUserByTokenHashStmt:         q.getUserByTokenHashStmt,
-		getWebSessionStmt:              q.getWebSessionStmt,
-		listAttentionDecisionsStmt:     q.listAttentionDecisionsStmt,
-		listAttentionPausesStmt:        q.listAttentionPausesStmt,
-		listAttentionPlansStmt:         q.listAttentionPlansStmt,
-		listMissionsStmt:               q.listMissionsStmt,
-		listOpenDecisionsStmt:          q.listOpenDecisionsStmt,
-		listOpenRemediationsStmt:       q.listOpenRemediationsStmt,
-		listSessionDecisionsStmt:       q.listSessionDecisionsStmt,
-		listSessionEventsStmt:          q.listSessionEventsStmt,
-		listSessionRemediationsStmt:    q.listSessionRemediationsStmt,
-		listUndeliveredResolutionsStmt: q.listUndeliveredResolutionsStmt,
-		nextDecisionNumberStmt:         q.nextDecisionNumberStmt,
-		pauseSessionStmt:               q.pauseSessionStmt,
-		resolveDecisionStmt:            q.resolveDecisionStmt,
-		resumeSessionStmt:              q.resumeSessionStmt,
-		supersedePlansStmt:             q.supersedePlansStmt,
-		touchSessionBriefStmt:          q.touchSessionBriefStmt,
-		touchWebSessionStmt:            q.touchWebSessionStmt,
+		db:                                tx,
+		tx:                                tx,
+		addEventStmt:                      q.addEventStmt,
+		addLoginFailureStmt:               q.addLoginFailureStmt,
+		clearLoginFailuresStmt:            q.clearLoginFailuresStmt,
+		closeRemediationStmt:              q.closeRemediationStmt,
+		countLoginFailuresStmt:            q.countLoginFailuresStmt,
+		createAPITokenStmt:                q.createAPITokenStmt,
+		createAgentKeyStmt:                q.createAgentKeyStmt,
+		createDecisionStmt:                q.createDecisionStmt,
+		createMissionStmt:                 q.createMissionStmt,
+		createPlanStmt:                    q.createPlanStmt,
+		createRemediationStmt:             q.createRemediationStmt,
+		createSessionStmt:                 q.createSessionStmt,
+		createUserStmt:                    q.createUserStmt,
+		createWebSessionStmt:              q.createWebSessionStmt,
+		decidePlanStmt:                    q.decidePlanStmt,
+		deleteExpiredWebSessionsStmt:      q.deleteExpiredWebSessionsStmt,
+		deleteOldLoginFailuresStmt:        q.deleteOldLoginFailuresStmt,
+		deleteUserWebSessionsStmt:         q.deleteUserWebSessionsStmt,
+		deleteWebSessionStmt:              q.deleteWebSessionStmt,
+		deliverRemediationsStmt:           q.deliverRemediationsStmt,
+		deliverResolutionsStmt:            q.deliverResolutionsStmt,
+		getAgentKeyStmt:                   q.getAgentKeyStmt,
+		getAgentKeyByHashStmt:             q.getAgentKeyByHashStmt,
+		getAgentKeyByNameStmt:             q.getAgentKeyByNameStmt,
+		getBriefStateStmt:                 q.getBriefStateStmt,
+		getDecisionByRefStmt:              q.getDecisionByRefStmt,
+		getLatestPlanStmt:                 q.getLatestPlanStmt,
+		getMissionBySlugStmt:              q.getMissionBySlugStmt,
+		getRemediationStmt:                q.getRemediationStmt,
+		getSessionStmt:                    q.getSessionStmt,
+		getUserStmt:                       q.getUserStmt,
+		getUserByEmailStmt:                q.getUserByEmailStmt,
+		getUserByTokenHashStmt:            q.getUserByTokenHashStmt,
+		getWebSessionStmt:                 q.getWebSessionStmt,
+		listAgentKeysStmt:                 q.listAgentKeysStmt,
+		listAllOpenDecisionsStmt:          q.listAllOpenDecisionsStmt,
+		listAllOpenRemediationsStmt:       q.listAllOpenRemediationsStmt,
+		listAttentionDecisionsStmt:        q.listAttentionDecisionsStmt,
+		listAttentionPausesStmt:           q.listAttentionPausesStmt,
+		listAttentionPlansStmt:            q.listAttentionPlansStmt,
+		listMissionSessionIDsStmt:         q.listMissionSessionIDsStmt,
+		listMissionsStmt:                  q.listMissionsStmt,
+		listMissionsWithSessionCountsStmt: q.listMissionsWithSessionCountsStmt,
+		listOpenDecisionsStmt:             q.listOpenDecisionsStmt,
+		listOpenRemediationsStmt:          q.listOpenRemediationsStmt,
+		listSessionDecisionsStmt:          q.listSessionDecisionsStmt,
+		listSessionEventsStmt:             q.listSessionEventsStmt,
+		listSessionRemediationsStmt:       q.listSessionRemediationsStmt,
+		listSessionStatesStmt:             q.listSessionStatesStmt,
+		listUndeliveredResolutionsStmt:    q.listUndeliveredResolutionsStmt,
+		listUsersStmt:                     q.listUsersStmt,
+		nextDecisionNumberStmt:            q.nextDecisionNumberStmt,
+		pauseSessionStmt:                  q.pauseSessionStmt,
+		resolveDecisionStmt:               q.resolveDecisionStmt,
+		resumeSessionStmt:                 q.resumeSessionStmt,
+		revokeAgentKeyStmt:                q.revokeAgentKeyStmt,
+		setUserDisabledAtStmt:             q.setUserDisabledAtStmt,
+		setUserRoleStmt:                   q.setUserRoleStmt,
+		supersedePlansStmt:                q.supersedePlansStmt,
+		touchSessionBriefStmt:             q.touchSessionBriefStmt,
+		touchWebSessionStmt:               q.touchWebSessionStmt,
+		updateMissionStmt:                 q.updateMissionStmt,
 	}
 }

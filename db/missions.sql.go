@@ -77,6 +77,35 @@ func (q *Queries) GetMissionBySlug(ctx context.Context, slug string) (Mission, e
 	return i, err
 }
 
+const listMissionSessionIDs = `-- name: ListMissionSessionIDs :many
+SELECT id FROM sessions WHERE mission_id = ?1 ORDER BY created_at, id
+`
+
+// The sessions working on a mission, oldest first: what a change to the
+// mission re-briefs.
+func (q *Queries) ListMissionSessionIDs(ctx context.Context, missionID int64) ([]string, error) {
+	rows, err := q.query(ctx, q.listMissionSessionIDsStmt, listMissionSessionIDs, missionID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listMissions = `-- name: ListMissions :many
 SELECT id, slug, title, text, high_risk, evidence, contract, created_by, created_at, updated_at FROM missions ORDER BY slug
 `
@@ -113,4 +142,98 @@ func (q *Queries) ListMissions(ctx context.Context) ([]Mission, error) {
 		return nil, err
 	}
 	return items, nil
+}
+
+const listMissionsWithSessionCounts = `-- name: ListMissionsWithSessionCounts :many
+SELECT m.id, m.slug, m.title, m.text, m.high_risk, m.evidence, m.contract, m.created_by, m.created_at, m.updated_at,
+       (SELECT COUNT(*) FROM sessions s WHERE s.mission_id = m.id) AS sessions
+FROM missions m
+ORDER BY m.slug
+`
+
+type ListMissionsWithSessionCountsRow struct {
+	Mission  Mission
+	Sessions int64
+}
+
+// The console's mission list: every mission by slug, with how many
+// sessions work on it.
+func (q *Queries) ListMissionsWithSessionCounts(ctx context.Context) ([]ListMissionsWithSessionCountsRow, error) {
+	rows, err := q.query(ctx, q.listMissionsWithSessionCountsStmt, listMissionsWithSessionCounts)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListMissionsWithSessionCountsRow{}
+	for rows.Next() {
+		var i ListMissionsWithSessionCountsRow
+		if err := rows.Scan(
+			&i.Mission.ID,
+			&i.Mission.Slug,
+			&i.Mission.Title,
+			&i.Mission.Text,
+			&i.Mission.HighRisk,
+			&i.Mission.Evidence,
+			&i.Mission.Contract,
+			&i.Mission.CreatedBy,
+			&i.Mission.CreatedAt,
+			&i.Mission.UpdatedAt,
+			&i.Sessions,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const updateMission = `-- name: UpdateMission :one
+UPDATE missions
+SET title = ?1, text = ?2, high_risk = ?3,
+    evidence = ?4, contract = ?5, updated_at = ?6
+WHERE id = ?7
+RETURNING id, slug, title, text, high_risk, evidence, contract, created_by, created_at, updated_at
+`
+
+type UpdateMissionParams struct {
+	Title     string
+	Text      string
+	HighRisk  bool
+	Evidence  string
+	Contract  string
+	UpdatedAt string
+	ID        int64
+}
+
+// Everything but the slug (a mission's name for agents) may change.
+func (q *Queries) UpdateMission(ctx context.Context, arg UpdateMissionParams) (Mission, error) {
+	row := q.queryRow(ctx, q.updateMissionStmt, updateMission,
+		arg.Title,
+		arg.Text,
+		arg.HighRisk,
+		arg.Evidence,
+		arg.Contract,
+		arg.UpdatedAt,
+		arg.ID,
+	)
+	var i Mission
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Title,
+		&i.Text,
+		&i.HighRisk,
+		&i.Evidence,
+		&i.Contract,
+		&i.CreatedBy,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }

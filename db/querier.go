@@ -35,6 +35,7 @@ type Querier interface {
 	// once: the stamp and the read are one statement, so two racing briefs
 	// cannot both see the same row.
 	DeliverResolutions(ctx context.Context, arg DeliverResolutionsParams) ([]DeliverResolutionsRow, error)
+	GetAgentKey(ctx context.Context, id int64) (AgentKey, error)
 	GetAgentKeyByHash(ctx context.Context, keyHash string) (AgentKey, error)
 	GetAgentKeyByName(ctx context.Context, name string) (AgentKey, error)
 	// Everything the brief needs about a session in one read: its brake, its
@@ -51,6 +52,9 @@ type Querier interface {
 	GetUserByEmail(ctx context.Context, email string) (User, error)
 	GetUserByTokenHash(ctx context.Context, tokenHash string) (User, error)
 	GetWebSession(ctx context.Context, idHash string) (GetWebSessionRow, error)
+	ListAgentKeys(ctx context.Context) ([]ListAgentKeysRow, error)
+	ListAllOpenDecisions(ctx context.Context) ([]Decision, error)
+	ListAllOpenRemediations(ctx context.Context) ([]Remediation, error)
 	// Open gates, oldest first.
 	ListAttentionDecisions(ctx context.Context) ([]ListAttentionDecisionsRow, error)
 	// Paused sessions, longest paused first.
@@ -58,24 +62,38 @@ type Querier interface {
 	// Plans waiting for a lead on high-risk missions, oldest first. Only a
 	// session's latest plan can be proposed: a new one supersedes the rest.
 	ListAttentionPlans(ctx context.Context) ([]ListAttentionPlansRow, error)
+	// The sessions working on a mission, oldest first: what a change to the
+	// mission re-briefs.
+	ListMissionSessionIDs(ctx context.Context, missionID int64) ([]string, error)
 	ListMissions(ctx context.Context) ([]Mission, error)
+	// The console's mission list: every mission by slug, with how many
+	// sessions work on it.
+	ListMissionsWithSessionCounts(ctx context.Context) ([]ListMissionsWithSessionCountsRow, error)
 	ListOpenDecisions(ctx context.Context, sessionID string) ([]Decision, error)
 	ListOpenRemediations(ctx context.Context, sessionID string) ([]Remediation, error)
 	ListSessionDecisions(ctx context.Context, sessionID string) ([]ListSessionDecisionsRow, error)
 	ListSessionEvents(ctx context.Context, sessionID string) ([]Event, error)
 	ListSessionRemediations(ctx context.Context, sessionID string) ([]Remediation, error)
+	// Every session, newest first, with what its brief needs (as GetBriefState).
+	ListSessionStates(ctx context.Context, lim int64) ([]ListSessionStatesRow, error)
 	// What the next brief would deliver, read without stamping (the preview).
 	ListUndeliveredResolutions(ctx context.Context, sessionID string) ([]ListUndeliveredResolutionsRow, error)
+	ListUsers(ctx context.Context) ([]ListUsersRow, error)
 	// Safe inside a write transaction: there is one writer.
 	NextDecisionNumber(ctx context.Context) (int64, error)
 	PauseSession(ctx context.Context, arg PauseSessionParams) (int64, error)
 	// Resolves a gate once: a second resolve matches no row.
 	ResolveDecision(ctx context.Context, arg ResolveDecisionParams) (Decision, error)
 	ResumeSession(ctx context.Context, id string) (int64, error)
+	RevokeAgentKey(ctx context.Context, arg RevokeAgentKeyParams) error
+	SetUserDisabledAt(ctx context.Context, arg SetUserDisabledAtParams) error
+	SetUserRole(ctx context.Context, arg SetUserRoleParams) error
 	SupersedePlans(ctx context.Context, sessionID string) error
 	// Stamps last_brief_at; briefs are read-only, so these stamps are batched.
 	TouchSessionBrief(ctx context.Context, arg TouchSessionBriefParams) error
 	TouchWebSession(ctx context.Context, arg TouchWebSessionParams) error
+	// Everything but the slug (a mission's name for agents) may change.
+	UpdateMission(ctx context.Context, arg UpdateMissionParams) (Mission, error)
 }
 
 var _ Querier = (*Queries)(nil)

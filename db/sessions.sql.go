@@ -155,6 +155,74 @@ func (q *Queries) GetSession(ctx context.Context, id string) (GetSessionRow, err
 	return i, err
 }
 
+const listSessionStates = `-- name: ListSessionStates :many
+SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason, s.agent, s.title, s.lifecycle, s.last_brief_at, s.created_at,
+       m.slug AS mission_slug, m.high_risk,
+       CAST(COALESCE((SELECT p.status FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_status,
+       CAST(COALESCE((SELECT p.note FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_note,
+       CAST(COALESCE((SELECT p.proposed_at FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_proposed_at
+FROM sessions s
+JOIN missions m ON m.id = s.mission_id
+ORDER BY s.created_at DESC, s.id
+LIMIT ?1
+`
+
+type ListSessionStatesRow struct {
+	ID             string
+	AgentKeyID     int64
+	PausedAt       sql.NullString
+	PauseReason    string
+	Agent          string
+	Title          string
+	Lifecycle      string
+	LastBriefAt    sql.NullString
+	CreatedAt      string
+	MissionSlug    string
+	HighRisk       bool
+	PlanStatus     string
+	PlanNote       string
+	PlanProposedAt string
+}
+
+// Every session, newest first, with what its brief needs (as GetBriefState).
+func (q *Queries) ListSessionStates(ctx context.Context, lim int64) ([]ListSessionStatesRow, error) {
+	rows, err := q.query(ctx, q.listSessionStatesStmt, listSessionStates, lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListSessionStatesRow{}
+	for rows.Next() {
+		var i ListSessionStatesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.AgentKeyID,
+			&i.PausedAt,
+			&i.PauseReason,
+			&i.Agent,
+			&i.Title,
+			&i.Lifecycle,
+			&i.LastBriefAt,
+			&i.CreatedAt,
+			&i.MissionSlug,
+			&i.HighRisk,
+			&i.PlanStatus,
+			&i.PlanNote,
+			&i.PlanProposedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const pauseSession = `-- name: PauseSession :execrows
 UPDATE sessions
 SET paused_at = ?1, paused_by = ?2, pause_reason = ?3

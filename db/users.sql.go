@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 )
 
 const createAPIToken = `-- name: CreateAPIToken :one
@@ -117,4 +118,73 @@ func (q *Queries) GetUserByTokenHash(ctx context.Context, tokenHash string) (Use
 		&i.CreatedAt,
 	)
 	return i, err
+}
+
+const listUsers = `-- name: ListUsers :many
+SELECT id, email, role, disabled_at, created_at FROM users ORDER BY email
+`
+
+type ListUsersRow struct {
+	ID         int64
+	Email      string
+	Role       string
+	DisabledAt sql.NullString
+	CreatedAt  string
+}
+
+func (q *Queries) ListUsers(ctx context.Context) ([]ListUsersRow, error) {
+	rows, err := q.query(ctx, q.listUsersStmt, listUsers)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListUsersRow{}
+	for rows.Next() {
+		var i ListUsersRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Email,
+			&i.Role,
+			&i.DisabledAt,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const setUserDisabledAt = `-- name: SetUserDisabledAt :exec
+UPDATE users SET disabled_at = ?1 WHERE id = ?2
+`
+
+type SetUserDisabledAtParams struct {
+	DisabledAt sql.NullString
+	ID         int64
+}
+
+func (q *Queries) SetUserDisabledAt(ctx context.Context, arg SetUserDisabledAtParams) error {
+	_, err := q.exec(ctx, q.setUserDisabledAtStmt, setUserDisabledAt, arg.DisabledAt, arg.ID)
+	return err
+}
+
+const setUserRole = `-- name: SetUserRole :exec
+UPDATE users SET role = ?1 WHERE id = ?2
+`
+
+type SetUserRoleParams struct {
+	Role string
+	ID   int64
+}
+
+func (q *Queries) SetUserRole(ctx context.Context, arg SetUserRoleParams) error {
+	_, err := q.exec(ctx, q.setUserRoleStmt, setUserRole, arg.Role, arg.ID)
+	return err
 }

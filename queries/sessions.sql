@@ -46,3 +46,15 @@ WHERE id = sqlc.arg(id) AND paused_at IS NOT NULL;
 UPDATE sessions
 SET last_brief_at = sqlc.arg(at)
 WHERE id = sqlc.arg(id) AND (last_brief_at IS NULL OR last_brief_at < sqlc.arg(at));
+
+-- name: ListSessionStates :many
+-- Every session, newest first, with what its brief needs (as GetBriefState).
+SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason, s.agent, s.title, s.lifecycle, s.last_brief_at, s.created_at,
+       m.slug AS mission_slug, m.high_risk,
+       CAST(COALESCE((SELECT p.status FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_status,
+       CAST(COALESCE((SELECT p.note FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_note,
+       CAST(COALESCE((SELECT p.proposed_at FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_proposed_at
+FROM sessions s
+JOIN missions m ON m.id = s.mission_id
+ORDER BY s.created_at DESC, s.id
+LIMIT sqlc.arg(lim);

@@ -21,3 +21,12 @@ JOIN users u ON u.id = t.user_id
 WHERE t.token_hash = sqlc.arg(token_hash)
   AND t.revoked_at IS NULL
   AND u.disabled_at IS NULL;
+
+-- name: ListUsers :many
+SELECT id, email, role, disabled_at, created_at FROM users ORDER BY email;
+
+-- name: SetUserRole :exec
+UPDATE users SET role = sqlc.arg(role) WHERE id = sqlc.arg(id);
+
+-- name: SetUserDisabledAt :exec
+UPDATE users SET disabled_at = sqlc.narg(disabled_at) WHERE id = sqlc.arg(id);

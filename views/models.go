@@ -96,3 +96,30 @@ func countKind(items []governance.AttentionItem, kind string) int {
 	}
 	return n
 }
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+// decisionState names a gate's state the way a person reads it.
+func decisionState(d governance.Decision) string {
+	switch {
+	case d.DeliveredAt != nil:
+		return "delivered at " + Stamp(*d.DeliveredAt)
+	case d.Status == governance.DecisionResolved:
+		return "decided, not yet delivered"
+	default:
+		return "open"
+	}
+}
+
+func resolutionRefs(rs []governance.Resolution) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Ref
+	}
+	return out
+}

@@ -50,4 +50,8 @@ func routes(e *echo.Echo, d Deps) {
 	e.POST("/sessions/:id/plan/reject", k.handlePlanDecide(d.Gov.RejectPlan), in...)
 	e.POST("/sessions/:id/pause", k.handlePause(), in...)
 	e.POST("/sessions/:id/resume", k.handleResume(), in...)
+	e.GET("/sessions", k.handleSessions(), in...)
+	e.GET("/sessions/:id", k.handleSession(), in...)
+	e.POST("/sessions/:id/remediations", k.handleRemediationForm(), in...)
+	e.POST("/remediations/:id/close", k.handleRemediationCloseForm(), in...)
 }

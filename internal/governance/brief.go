@@ -121,14 +121,36 @@ func (s *Service) Brief(ctx context.Context, actor auth.Actor, session string) (
 			b, err = s.briefIn(ctx, q, actor, session, now, false)
 			return err
 		})
+		if err == nil && undelivered(b) {
+			// Something was resolved or requested after st was read: a
+			// read must not hand it over unstamped, so deliver it.
+			err = s.write(ctx, func(q db.Querier) error {
+				b, err = s.briefIn(ctx, q, actor, session, now, true)
+				return err
+			})
+		}
 	default:
-		b = assemble(st, nil, nil, nil, now)
+		b = assemble(stateOf(st), nil, nil, nil, now)
 	}
 	if err != nil {
 		return Brief{}, fmt.Errorf("brief %s: %w", session, err)
 	}
 	s.touches.record(session, now)
 	return b, nil
+}
+
+// undelivered reports whether a brief built without delivering shows
+// something not yet delivered: a resolution, or an unstamped remediation.
+func undelivered(b Brief) bool {
+	if len(b.Resolutions) > 0 {
+		return true
+	}
+	for _, m := range b.Remediations {
+		if m.DeliveredAt == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // briefIn reads every fact of the session in q's transaction and decides.
@@ -188,7 +210,7 @@ func (s *Service) briefIn(ctx context.Context, q db.Querier, actor auth.Actor, s
 			}
 		}
 	}
-	return assemble(st, decisions, remediations, resolutions, now), nil
+	return assemble(stateOf(st), decisions, remediations, resolutions, now), nil
 }
 
 // resolutionsFrom turns resolution rows into what the agent reads, naming
@@ -217,8 +239,22 @@ func resolutionsFrom(ctx context.Context, q db.Querier, rows []db.ListUndelivere
 	return out, nil
 }
 
+// sessionState is what a brief needs of the session row itself.
+type sessionState struct {
+	ID                                   string
+	PausedAt                             sql.NullString
+	PauseReason                          string
+	HighRisk                             bool
+	PlanStatus, PlanNote, PlanProposedAt string
+}
+
+func stateOf(r db.GetBriefStateRow) sessionState {
+	return sessionState{ID: r.ID, PausedAt: r.PausedAt, PauseReason: r.PauseReason, HighRisk: r.HighRisk,
+		PlanStatus: r.PlanStatus, PlanNote: r.PlanNote, PlanProposedAt: r.PlanProposedAt}
+}
+
 // assemble turns the rows into facts, asks the engine, and wraps its answer.
-func assemble(st db.GetBriefStateRow, decisions []db.Decision, remediations []db.Remediation, resolutions []Resolution, now time.Time) Brief {
+func assemble(st sessionState, decisions []db.Decision, remediations []db.Remediation, resolutions []Resolution, now time.Time) Brief {
 	f := protocol.Facts{
 		HighRisk: st.HighRisk,
 		Plan:     protocol.Plan{Status: protocol.PlanStatus(st.PlanStatus), Note: st.PlanNote, ProposedAt: db.MustTime(st.PlanProposedAt)},

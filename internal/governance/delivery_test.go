@@ -46,7 +46,7 @@ func newRaceFixture(t *testing.T, sharedKey bool) *raceFixture {
 	t.Helper()
 	k := testkit.New(t)
 	ctx := t.Context()
-	lead, _ := k.Lead()
+	lead := person(t, k, auth.Lead)
 	mission := k.Mission(lead, false)
 	shared, _ := k.Agent()
 	fx := &raceFixture{kit: k}
@@ -303,4 +303,96 @@ func TestReadThenStampDeliversTwice(t *testing.T) {
 		}
 		checkExactlyOnce(t, fx, out)
 	})
+}
+
+// TestWritesRacingBriefsAreDeliveredOnce races the writes themselves with
+// the briefs: while every session's agent briefs in a loop, a lead resolves
+// its gate and requests a remediation. Whatever a brief sees between its
+// first look at the session and its read, each resolution is still handed
+// over once, and no brief shows a remediation it has not stamped.
+func TestWritesRacingBriefsAreDeliveredOnce(t *testing.T) {
+	const (
+		sessions = 40
+		loopers  = 4  // agents briefing each session at once
+		rounds   = 20 // briefs each looper takes
+	)
+	w := newWorld(t)
+	ctx := t.Context()
+	type target struct{ session, ref string }
+	var targets []target
+	for range sessions {
+		s := w.Session(w.agent, w.mission)
+		d := must(w.Gov.OpenDecision(ctx, w.agent, s, gate("Go?")))(t)
+		targets = append(targets, target{s, d.Ref})
+	}
+	brief := realBrief(w.Kit)
+	var (
+		mu          sync.Mutex
+		delivered   = map[string]int{}
+		failures    []error
+		ready, done sync.WaitGroup
+		start       = make(chan struct{})
+	)
+	record := func(refs []string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			failures = append(failures, err)
+		}
+		for _, r := range refs {
+			delivered[r]++
+		}
+	}
+	for _, tg := range targets {
+		for range loopers {
+			ready.Add(1)
+			done.Add(1)
+			go func() {
+				defer done.Done()
+				ready.Done()
+				<-start
+				for range rounds {
+					record(brief(ctx, w.agent, tg.session))
+				}
+			}()
+		}
+		ready.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			ready.Done()
+			<-start
+			_, err := w.Gov.ResolveDecision(ctx, w.lead, tg.ref, "Yes.", "Go ahead.")
+			record(nil, err)
+			_, err = w.Gov.RequestRemediation(ctx, w.lead, tg.session, governance.RemediationInput{Severity: "required", Instruction: "Fix."})
+			record(nil, err)
+		}()
+	}
+	ready.Wait()
+	began := time.Now()
+	close(start)
+	done.Wait()
+	t.Logf("%d briefs racing %d resolves and %d requests took %s", sessions*loopers*rounds, sessions, sessions, time.Since(began))
+	for _, tg := range targets { // a last brief hands over whatever the loops left
+		record(brief(ctx, w.agent, tg.session))
+	}
+	for _, err := range failures {
+		t.Error(err)
+	}
+	for _, tg := range targets {
+		if n := delivered[tg.ref]; n != 1 {
+			t.Errorf("%s was delivered by %d briefs, want exactly one", tg.ref, n)
+		}
+	}
+	if n := countBy(t, w.Kit, `SELECT 'n', COUNT(*) FROM decisions WHERE delivered_at IS NULL`)["n"]; n != 0 {
+		t.Errorf("%d resolutions were never stamped", n)
+	}
+	if n := countBy(t, w.Kit, `SELECT 'n', COUNT(*) FROM remediations WHERE delivered_at IS NULL`)["n"]; n != 0 {
+		t.Errorf("%d remediations were never stamped", n)
+	}
+	for line, n := range countBy(t, w.Kit, `SELECT kind || ' ' || ref, COUNT(*) FROM events WHERE kind LIKE '%.delivered' GROUP BY kind, ref`) {
+		if n != 1 {
+			t.Errorf("the timeline has %q %d times, want once", line, n)
+		}
+	}
 }

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/governance"
@@ -27,15 +29,36 @@ func newWorld(t *testing.T) *world {
 	t.Helper()
 	k := testkit.New(t)
 	w := &world{Kit: k}
-	w.lead, _ = k.Lead()
-	w.admin, _ = k.Person(auth.Admin)
-	w.viewer, _ = k.Person(auth.Viewer)
+	w.lead = person(t, k, auth.Lead)
+	w.admin = person(t, k, auth.Admin)
+	w.viewer = person(t, k, auth.Viewer)
 	w.agent, _ = k.Agent()
 	w.other, _ = k.Agent()
 	w.mission = k.Mission(w.lead, false)
 	w.risky = k.Mission(w.lead, true)
 	w.session = k.Session(w.agent, w.mission)
 	return w
+}
+
+var people atomic.Int64
+
+// person adds a user row with the role and returns its actor. It writes
+// the row through the store rather than through auth.AddUser: these tests
+// never sign in, and bcrypt under the race detector costs a second a user.
+func person(t *testing.T, k *testkit.Kit, role auth.Role) auth.Actor {
+	t.Helper()
+	email := fmt.Sprintf("%s%d@example.com", role, people.Add(1))
+	var u db.User
+	err := k.Store.Write(t.Context(), func(q db.Querier) error {
+		var err error
+		u, err = q.CreateUser(t.Context(), db.CreateUserParams{Email: email, PasswordHash: "-", Role: string(role),
+			CreatedAt: db.FormatTime(k.Clock.Now())})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return auth.Actor{UserID: u.ID, Email: u.Email, Role: auth.Role(u.Role)}
 }
 
 var kindNames = map[errs.Kind]string{

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/madebook/madebook/db"
@@ -33,7 +35,7 @@ type Clause struct {
 	Value string              `json:"value"`
 }
 
-// MissionInput is what a lead gives to create a mission.
+// MissionInput is what a lead gives to create or edit a mission.
 type MissionInput struct {
 	Slug     string   `json:"slug"`
 	Title    string   `json:"title"`
@@ -46,7 +48,9 @@ type MissionInput struct {
 var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
 // CreateMission creates a mission. Errors: forbidden (not a lead),
-// invalid_slug, title_required, invalid_clause, slug_taken.
+// invalid_slug, title_required, title_too_long, text_too_long,
+// too_many_entries, empty_entry, invalid_clause, slug_taken. Validation
+// errors name the input field they are about in the "field" detail.
 func (s *Service) CreateMission(ctx context.Context, actor auth.Actor, in MissionInput) (Mission, error) {
 	if err := actor.RequireLead("create a mission"); err != nil {
 		return Mission{}, err
@@ -62,7 +66,7 @@ func (s *Service) CreateMission(ctx context.Context, actor auth.Actor, in Missio
 	var row db.Mission
 	err = s.write(ctx, func(q db.Querier) error {
 		if _, err := q.GetMissionBySlug(ctx, m.Slug); err == nil {
-			return errs.E(errs.Conflict, "slug_taken", "A mission with the slug %q already exists.", m.Slug)
+			return inField("slug", errs.E(errs.Conflict, "slug_taken", "A mission with the slug %q already exists.", m.Slug))
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
@@ -90,43 +94,179 @@ func (s *Service) ListMissions(ctx context.Context) ([]Mission, error) {
 	return out, nil
 }
 
+// MissionSummary is a mission with how many sessions work on it.
+type MissionSummary struct {
+	Mission
+	Sessions int `json:"sessions"`
+}
+
+// ListMissionSummaries lists every mission by slug with its number of
+// sessions. Any person may read them.
+func (s *Service) ListMissionSummaries(ctx context.Context) ([]MissionSummary, error) {
+	rows, err := s.store.Reader().ListMissionsWithSessionCounts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list missions: %w", err)
+	}
+	out := make([]MissionSummary, len(rows))
+	for i, r := range rows {
+		out[i] = MissionSummary{Mission: missionFrom(r.Mission), Sessions: int(r.Sessions)}
+	}
+	return out, nil
+}
+
+// GetMission returns the mission with the slug. Any person or agent may
+// read it. Errors: mission_not_found.
+func (s *Service) GetMission(ctx context.Context, slug string) (Mission, error) {
+	row, err := s.store.Reader().GetMissionBySlug(ctx, slug)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Mission{}, missionNotFound(slug)
+	} else if err != nil {
+		return Mission{}, fmt.Errorf("get mission %s: %w", slug, err)
+	}
+	return missionFrom(row), nil
+}
+
+// UpdateMission changes a mission's title, text, high-risk flag, required
+// evidence and contract; the slug never changes (in.Slug is ignored). A
+// change that alters anything records a "mission.updated" event, naming
+// who changed what, on every session of the mission, in the same
+// transaction: that is the session's record of why its brief changed
+// (e.g. BLOCKED until an approved plan, once the mission is high-risk),
+// and it forgets every one of those sessions' cached brief state. Errors:
+// forbidden (not a lead), mission_not_found, and those of CreateMission's
+// validation: title_required, title_too_long, text_too_long,
+// too_many_entries, empty_entry, invalid_clause.
+func (s *Service) UpdateMission(ctx context.Context, actor auth.Actor, slug string, in MissionInput) (Mission, error) {
+	if err := actor.RequireLead("edit a mission"); err != nil {
+		return Mission{}, err
+	}
+	if !slugPattern.MatchString(slug) {
+		return Mission{}, missionNotFound(slug)
+	}
+	in.Slug = slug
+	var row db.Mission
+	err := s.write(ctx, func(q db.Querier) error {
+		old, err := q.GetMissionBySlug(ctx, slug)
+		if errors.Is(err, sql.ErrNoRows) {
+			return missionNotFound(slug)
+		} else if err != nil {
+			return err
+		}
+		m, err := validMission(in)
+		if err != nil {
+			return err
+		}
+		contract, err := json.Marshal(m.Contract)
+		if err != nil {
+			return fmt.Errorf("encode contract: %w", err)
+		}
+		row = old
+		changed := missionChanges(missionFrom(old), m)
+		if changed == "" {
+			return nil // nothing to write, and nothing for the sessions to hear
+		}
+		now := s.now()
+		row, err = q.UpdateMission(ctx, db.UpdateMissionParams{ID: old.ID, Title: m.Title, Text: m.Text, HighRisk: m.HighRisk,
+			Evidence: encodeList(m.Evidence), Contract: string(contract), UpdatedAt: db.FormatTime(now)})
+		if err != nil {
+			return err
+		}
+		sessions, err := q.ListMissionSessionIDs(ctx, old.ID)
+		if err != nil {
+			return err
+		}
+		for _, id := range sessions {
+			if err := s.event(ctx, q, id, actor, now, "mission.updated", slug, changed); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Mission{}, fmt.Errorf("update mission %s: %w", slug, err)
+	}
+	return missionFrom(row), nil
+}
+
+// missionChanges says what an edit changes, for the timeline: e.g.
+// "high-risk: no → yes; contract". Empty when nothing changes.
+func missionChanges(old, m Mission) string {
+	var out []string
+	if old.HighRisk != m.HighRisk {
+		out = append(out, fmt.Sprintf("high-risk: %s → %s", yesNo(old.HighRisk), yesNo(m.HighRisk)))
+	}
+	if old.Title != m.Title {
+		out = append(out, "title")
+	}
+	if old.Text != m.Text {
+		out = append(out, "text")
+	}
+	if !slices.Equal(old.Evidence, m.Evidence) {
+		out = append(out, "required evidence")
+	}
+	if !slices.Equal(old.Contract, m.Contract) {
+		out = append(out, "contract")
+	}
+	return strings.Join(out, "; ")
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func missionNotFound(slug string) error {
+	return errs.E(errs.NotFound, "mission_not_found", "No mission has the slug %q.", slug)
+}
+
 func validMission(in MissionInput) (Mission, error) {
 	var m Mission
 	if !slugPattern.MatchString(in.Slug) {
-		return m, errs.E(errs.Invalid, "invalid_slug", "The slug %q must be 1 to 63 lower-case letters, digits and dashes, starting with a letter or digit.", in.Slug)
+		return m, inField("slug", errs.E(errs.Invalid, "invalid_slug", "The slug %q must be 1 to 63 lower-case letters, digits and dashes, starting with a letter or digit.", in.Slug))
 	}
 	var err error
 	m.Slug, m.HighRisk = in.Slug, in.HighRisk
 	if m.Title, err = required("title", in.Title, 200); err != nil {
-		return m, err
+		return m, inField("title", err)
 	}
 	if m.Text, err = optional("text", in.Text, 20000); err != nil {
-		return m, err
+		return m, inField("text", err)
 	}
 	if m.Evidence, err = cleanList("evidence", in.Evidence, 20); err != nil {
-		return m, err
+		return m, inField("evidence", err)
 	}
 	if len(in.Contract) > 50 {
-		return m, errs.E(errs.Invalid, "too_many_entries", "contract has %d clauses; at most 50 are allowed.", len(in.Contract))
+		return m, inField("contract", errs.E(errs.Invalid, "too_many_entries", "contract has %d clauses; at most 50 are allowed.", len(in.Contract)))
 	}
 	m.Contract = make([]Clause, 0, len(in.Contract))
 	for i, c := range in.Contract {
 		c.Value, err = required("clause_value", c.Value, 500)
 		if err != nil {
-			return m, errs.E(errs.Invalid, "invalid_clause", "Contract clause %d has no value.", i+1)
+			return m, inField("contract", errs.E(errs.Invalid, "invalid_clause", "Contract clause %d has no value.", i+1))
 		}
 		switch c.Kind {
 		case protocol.ForbidPath, protocol.RequirePath, protocol.ForbidDependency:
 		case protocol.MaxFilesChanged:
 			if n, err := strconv.Atoi(c.Value); err != nil || n < 1 {
-				return m, errs.E(errs.Invalid, "invalid_clause", "Contract clause %d: max_files_changed needs a positive whole number, not %q.", i+1, c.Value)
+				return m, inField("contract", errs.E(errs.Invalid, "invalid_clause", "Contract clause %d: max_files_changed needs a positive whole number, not %q.", i+1, c.Value))
 			}
 		default:
-			return m, errs.E(errs.Invalid, "invalid_clause", "Contract clause %d has kind %q: use forbid_path, require_path, forbid_dependency or max_files_changed.", i+1, c.Kind)
+			return m, inField("contract", errs.E(errs.Invalid, "invalid_clause", "Contract clause %d has kind %q: use forbid_path, require_path, forbid_dependency or max_files_changed.", i+1, c.Kind))
 		}
 		m.Contract = append(m.Contract, c)
 	}
 	return m, nil
+}
+
+// inField names the input field a validation error is about (the "field"
+// detail), so that a form can show the message under it.
+func inField(field string, err error) error {
+	if e, ok := errs.As(err); ok {
+		return e.With("field", field)
+	}
+	return err
 }
 
 func missionFrom(r db.Mission) Mission {

@@ -1,0 +1,283 @@
+package db_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/madebook/madebook/db"
+)
+
+// open opens a store on a fresh file, closed when the test ends.
+func open(t *testing.T) (*db.Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "madebook.db")
+	s, err := db.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, path
+}
+
+// migrated opens a store on a fresh, migrated file.
+func migrated(t *testing.T) *db.Store {
+	t.Helper()
+	s, _ := open(t)
+	if _, err := s.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestMigrate(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("migrations", "*.sql"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no migrations found: %v", err)
+	}
+	s, path := open(t)
+	ctx := t.Context()
+
+	t.Run("a fresh database gets every migration", func(t *testing.T) {
+		n, err := s.Migrate(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != len(files) {
+			t.Fatalf("Migrate applied %d migrations, want %d (%v)", n, len(files), files)
+		}
+		var tables int
+		if err := s.Writer().QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'
+			AND name IN ('users', 'api_tokens', 'agent_keys', 'missions', 'sessions', 'plans', 'decisions', 'remediations', 'events')`).Scan(&tables); err != nil {
+			t.Fatal(err)
+		}
+		if tables != 9 {
+			t.Fatalf("the schema has %d of the 9 tables", tables)
+		}
+	})
+
+	t.Run("a second Migrate applies nothing and returns 0", func(t *testing.T) {
+		n, err := s.Migrate(ctx)
+		if err != nil || n != 0 {
+			t.Fatalf("Migrate = %d, %v; want 0, nil", n, err)
+		}
+	})
+
+	t.Run("the store still works after migrating twice", func(t *testing.T) {
+		if err := s.Write(ctx, func(q db.Querier) error {
+			_, err := q.CreateAgentKey(ctx, db.CreateAgentKeyParams{Name: "a", KeyHash: "h", CreatedAt: db.FormatTime(time.Now())})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Reader().GetAgentKeyByName(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("the same database opened again applies nothing and keeps its rows", func(t *testing.T) {
+		again, err := db.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer again.Close()
+		n, err := again.Migrate(ctx)
+		if err != nil || n != 0 {
+			t.Fatalf("Migrate = %d, %v; want 0, nil", n, err)
+		}
+		if _, err := again.Reader().GetAgentKeyByName(ctx, "a"); err != nil {
+			t.Fatalf("the reopened database lost its row: %v", err)
+		}
+	})
+}
+
+func TestOpenRefusesNoPath(t *testing.T) {
+	if s, err := db.Open(""); err == nil {
+		s.Close()
+		t.Fatal("Open(\"\") opened a database")
+	}
+}
+
+// user is a user row to write.
+func user(email string) db.CreateUserParams {
+	return db.CreateUserParams{Email: email, PasswordHash: "x", Role: "lead", CreatedAt: db.FormatTime(time.Now())}
+}
+
+func TestWriteRollsBackEverythingOnError(t *testing.T) {
+	s := migrated(t)
+	ctx := t.Context()
+	boom := errors.New("boom")
+	err := s.Write(ctx, func(q db.Querier) error {
+		if _, err := q.CreateUser(ctx, user("a@example.com")); err != nil {
+			return err
+		}
+		if _, err := q.CreateAgentKey(ctx, db.CreateAgentKeyParams{Name: "k", KeyHash: "h", CreatedAt: "t"}); err != nil {
+			return err
+		}
+		// Inside the transaction the rows are there.
+		if _, err := q.GetUserByEmail(ctx, "a@example.com"); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("Write returned %v, want the function's error", err)
+	}
+	for what, err := range map[string]error{
+		"the user":      errOf(s.Reader().GetUserByEmail(ctx, "a@example.com")),
+		"the agent key": errOf(s.Reader().GetAgentKeyByName(ctx, "k")),
+	} {
+		if !errors.Is(err, sql.ErrNoRows) {
+			t.Errorf("%s survived the rollback (err %v)", what, err)
+		}
+	}
+	t.Run("the writer is free again afterwards", func(t *testing.T) {
+		if err := s.Write(ctx, func(q db.Querier) error { _, err := q.CreateUser(ctx, user("a@example.com")); return err }); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// errOf returns just the error of a call.
+func errOf[T any](_ T, err error) error { return err }
+
+func TestWriteIgnoresTheCallersCancellation(t *testing.T) {
+	s := migrated(t)
+	tests := []struct {
+		name string
+		// write runs inside the transaction with the caller's context and
+		// its cancel.
+		write func(ctx context.Context, cancel context.CancelFunc, q db.Querier) error
+	}{
+		{"a cancel after the statements still commits them", func(ctx context.Context, cancel context.CancelFunc, q db.Querier) error {
+			if _, err := q.CreateUser(ctx, user("after@example.com")); err != nil {
+				return err
+			}
+			cancel()
+			time.Sleep(20 * time.Millisecond) // let database/sql see the cancel, if it was watching
+			return nil
+		}},
+		{"a cancel between two statements commits both", func(ctx context.Context, cancel context.CancelFunc, q db.Querier) error {
+			if _, err := q.CreateUser(ctx, user("first@example.com")); err != nil {
+				return err
+			}
+			cancel()
+			time.Sleep(20 * time.Millisecond)
+			_, err := q.CreateUser(context.WithoutCancel(ctx), user("second@example.com"))
+			return err
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			var wrote []string
+			err := s.Write(ctx, func(q db.Querier) error {
+				err := tt.write(ctx, cancel, q)
+				for _, email := range []string{"after@example.com", "first@example.com", "second@example.com"} {
+					if _, err := q.GetUserByEmail(context.Background(), email); err == nil {
+						wrote = append(wrote, email)
+					}
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatalf("Write failed: %v", err)
+			}
+			if ctx.Err() == nil {
+				t.Fatal("the test did not cancel the caller's context")
+			}
+			if len(wrote) == 0 {
+				t.Fatal("the test wrote nothing")
+			}
+			for _, email := range wrote {
+				if _, err := s.Reader().GetUserByEmail(t.Context(), email); err != nil {
+					t.Errorf("%s was not committed: %v", email, err)
+				}
+			}
+		})
+	}
+}
+
+func TestWriteReleasesTheWriterWhenTheFunctionPanics(t *testing.T) {
+	s := migrated(t)
+	ctx := t.Context()
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the panic did not reach the caller")
+			}
+		}()
+		s.Write(ctx, func(q db.Querier) error { //nolint:errcheck // it panics
+			if _, err := q.CreateUser(ctx, user("panic@example.com")); err != nil {
+				return err
+			}
+			panic("a bug in a use case")
+		})
+	}()
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Write(ctx, func(q db.Querier) error { _, err := q.CreateUser(ctx, user("next@example.com")); return err })
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the next write failed: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the next write is still waiting for the writer 5s after a panic")
+	}
+	if _, err := s.Reader().GetUserByEmail(ctx, "panic@example.com"); !errors.Is(err, sql.ErrNoRows) {
+		t.Fatalf("the panicking write's row is there (err %v)", err)
+	}
+}
+
+func TestReadSeesOneSnapshot(t *testing.T) {
+	s := migrated(t)
+	ctx := t.Context()
+	if err := s.Write(ctx, func(q db.Querier) error { _, err := q.CreateUser(ctx, user("one@example.com")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Read(ctx, func(q db.Querier) error {
+		if _, err := q.GetUserByEmail(ctx, "one@example.com"); err != nil {
+			return err
+		}
+		// A write commits while the read is open...
+		if err := s.Write(ctx, func(w db.Querier) error { _, err := w.CreateUser(ctx, user("two@example.com")); return err }); err != nil {
+			return err
+		}
+		// ...and the read does not see it.
+		if _, err := q.GetUserByEmail(ctx, "two@example.com"); !errors.Is(err, sql.ErrNoRows) {
+			t.Errorf("the read saw a row committed after it began (err %v)", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Reader().GetUserByEmail(ctx, "two@example.com"); err != nil {
+		t.Fatalf("a read begun after the write does not see it: %v", err)
+	}
+}
+
+func TestReaderCannotWrite(t *testing.T) {
+	s := migrated(t)
+	ctx := t.Context()
+	_, err := s.Reader().CreateAgentKey(ctx, db.CreateAgentKeyParams{Name: "r", KeyHash: "h", CreatedAt: "t"})
+	if err == nil {
+		t.Fatal("the read pool wrote a row")
+	}
+	err = s.Read(ctx, func(q db.Querier) error {
+		_, err := q.CreateAgentKey(ctx, db.CreateAgentKeyParams{Name: "r", KeyHash: "h", CreatedAt: "t"})
+		return err
+	})
+	if err == nil {
+		t.Fatal("a write in Read succeeded")
+	}
+	if _, err := s.Reader().GetAgentKeyByName(ctx, "r"); !errors.Is(err, sql.ErrNoRows) {
+		t.Fatalf("the row is there (err %v)", err)
+	}
+}
