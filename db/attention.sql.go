@@ -10,6 +10,21 @@ import (
 	"database/sql"
 )
 
+const countAttention = `-- name: CountAttention :one
+SELECT (SELECT COUNT(*) FROM decisions d WHERE d.resolved_at IS NULL)
+     + (SELECT COUNT(*) FROM plans p JOIN sessions s ON s.id = p.session_id JOIN missions m ON m.id = s.mission_id
+         WHERE p.status = 'proposed' AND m.high_risk)
+     + (SELECT COUNT(*) FROM sessions s WHERE s.paused_at IS NOT NULL) AS items
+`
+
+// How many items the Attention view lists, for the count in every page.
+func (q *Queries) CountAttention(ctx context.Context) (int64, error) {
+	row := q.queryRow(ctx, q.countAttentionStmt, countAttention)
+	var items int64
+	err := row.Scan(&items)
+	return items, err
+}
+
 const listAttentionDecisions = `-- name: ListAttentionDecisions :many
 SELECT d.ref, d.title, d.question, d.proposal, d.blocked_scope, d.allowed_scope, d.opened_at,
        s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title

@@ -36,6 +36,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.closeRemediationStmt, err = db.PrepareContext(ctx, closeRemediation); err != nil {
 		return nil, fmt.Errorf("error preparing query CloseRemediation: %w", err)
 	}
+	if q.countAttentionStmt, err = db.PrepareContext(ctx, countAttention); err != nil {
+		return nil, fmt.Errorf("error preparing query CountAttention: %w", err)
+	}
 	if q.countLoginFailuresStmt, err = db.PrepareContext(ctx, countLoginFailures); err != nil {
 		return nil, fmt.Errorf("error preparing query CountLoginFailures: %w", err)
 	}
@@ -233,6 +236,11 @@ func (q *Queries) Close() error {
 	if q.closeRemediationStmt != nil {
 		if cerr := q.closeRemediationStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing closeRemediationStmt: %w", cerr)
+		}
+	}
+	if q.countAttentionStmt != nil {
+		if cerr := q.countAttentionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing countAttentionStmt: %w", cerr)
 		}
 	}
 	if q.countLoginFailuresStmt != nil {
@@ -568,6 +576,7 @@ type Queries struct {
 	addLoginFailureStmt               *sql.Stmt
 	clearLoginFailuresStmt            *sql.Stmt
 	closeRemediationStmt              *sql.Stmt
+	countAttentionStmt                *sql.Stmt
 	countLoginFailuresStmt            *sql.Stmt
 	createAPITokenStmt                *sql.Stmt
 	createAgentKeyStmt                *sql.Stmt
@@ -636,6 +645,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		addLoginFailureStmt:               q.addLoginFailureStmt,
 		clearLoginFailuresStmt:            q.clearLoginFailuresStmt,
 		closeRemediationStmt:              q.closeRemediationStmt,
+		countAttentionStmt:                q.countAttentionStmt,
 		countLoginFailuresStmt:            q.countLoginFailuresStmt,
 		createAPITokenStmt:                q.createAPITokenStmt,
 		createAgentKeyStmt:                q.createAgentKeyStmt,

@@ -13,6 +13,8 @@ type Querier interface {
 	AddLoginFailure(ctx context.Context, arg AddLoginFailureParams) error
 	ClearLoginFailures(ctx context.Context, email string) error
 	CloseRemediation(ctx context.Context, arg CloseRemediationParams) (Remediation, error)
+	// How many items the Attention view lists, for the count in every page.
+	CountAttention(ctx context.Context) (int64, error)
 	CountLoginFailures(ctx context.Context, arg CountLoginFailuresParams) (CountLoginFailuresRow, error)
 	CreateAPIToken(ctx context.Context, arg CreateAPITokenParams) (int64, error)
 	CreateAgentKey(ctx context.Context, arg CreateAgentKeyParams) (AgentKey, error)

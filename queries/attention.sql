@@ -28,3 +28,10 @@ JOIN missions m ON m.id = s.mission_id
 LEFT JOIN users u ON u.id = s.paused_by
 WHERE s.paused_at IS NOT NULL
 ORDER BY s.paused_at, s.id;
+
+-- name: CountAttention :one
+-- How many items the Attention view lists, for the count in every page.
+SELECT (SELECT COUNT(*) FROM decisions d WHERE d.resolved_at IS NULL)
+     + (SELECT COUNT(*) FROM plans p JOIN sessions s ON s.id = p.session_id JOIN missions m ON m.id = s.mission_id
+         WHERE p.status = 'proposed' AND m.high_risk)
+     + (SELECT COUNT(*) FROM sessions s WHERE s.paused_at IS NOT NULL) AS items;

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -117,4 +118,78 @@ func seedSessions(tb testing.TB, kit *testkit.Kit, keyID int64, mission string, 
 		tb.Fatal(err)
 	}
 	return ids
+}
+
+// BenchmarkAttentionView renders the Attention view (GET /, through the
+// real handler, database and templates) with 1,000 open items: 700 gates,
+// 200 plans waiting on high-risk missions and 100 paused sessions. The
+// goal: under 50 ms per render.
+//
+//	go test -run '^$' -bench AttentionView -benchmem ./web
+func BenchmarkAttentionView(b *testing.B) {
+	kit := testkit.New(b)
+	lead, _ := kit.Lead()
+	agent, _ := kit.Agent()
+	ctx := context.Background()
+	plain, risky := kit.Mission(lead, false), kit.Mission(lead, true)
+	ids := seedSessions(b, kit, agent.KeyID, plain, 800)
+	for i := 0; i < 700; i++ {
+		if _, err := kit.Gov.OpenDecision(ctx, agent, ids[i], governance.DecisionInput{Title: "Schema change",
+			Question: "Drop the legacy billing table?", Proposal: "Drop it in one reversible migration.",
+			BlockedScope: []string{"db/migrations", "internal/billing"}, AllowedScope: []string{"web/", "views/"}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := 700; i < 800; i++ {
+		if _, err := kit.Gov.Pause(ctx, lead, ids[i], "Release freeze"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := 0; i < 200; i++ {
+		s := kit.Session(agent, risky)
+		if _, err := kit.Gov.ProposePlan(ctx, agent, s, governance.PlanInput{Summary: "Migrate in two steps."}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	items, err := kit.Gov.Attention(ctx)
+	if err != nil || len(items) != 1000 {
+		b.Fatalf("%d items (%v), want 1000", len(items), err)
+	}
+
+	e := web.NewServer(web.Deps{Auth: kit.Auth, Gov: kit.Gov, Health: kit.Store.Ping,
+		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	srv := httptest.NewServer(e)
+	b.Cleanup(srv.Close)
+	cookie := signInCookie(b, srv.URL, lead.Email)
+
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.Header.Set("Accept", "text/html")
+		req.AddCookie(cookie)
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK || rec.Body.Len() < 1000*500 {
+			b.Fatalf("status %d, %d bytes", rec.Code, rec.Body.Len())
+		}
+	}
+}
+
+// signInCookie signs in through the form and returns the session cookie.
+func signInCookie(tb testing.TB, base, email string) *http.Cookie {
+	tb.Helper()
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := c.PostForm(base+"/login", url.Values{"email": {email}, "password": {"password-123"}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	res.Body.Close()
+	for _, ck := range res.Cookies() {
+		if ck.Name == "madebook_session" {
+			return ck
+		}
+	}
+	tb.Fatalf("no session cookie (status %d)", res.StatusCode)
+	return nil
 }

@@ -118,13 +118,13 @@ func (k *console) page(c echo.Context, title, nav string) (views.Page, error) {
 	if !ok {
 		return p, nil
 	}
-	items, err := k.gov.Attention(c.Request().Context())
+	n, err := k.gov.AttentionCount(c.Request().Context())
 	if err != nil {
 		return p, err
 	}
 	a := actorOf(c)
 	p.Viewer = &views.Viewer{Email: ws.User.Email, Role: string(ws.User.Role), CanLead: a.CanLead(), IsAdmin: a.IsAdmin()}
-	p.CSRF, p.Count = ws.CSRF, len(items)
+	p.CSRF, p.Count = ws.CSRF, n
 	return p, nil
 }
 

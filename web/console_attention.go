@@ -34,6 +34,7 @@ func (k *console) handleAttention() echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
+		p.Count = len(q.Items) // the same snapshot as the list
 		return render(c, http.StatusOK, views.AttentionPage(p, q))
 	}
 }
@@ -53,11 +54,11 @@ func (k *console) handleQueue() echo.HandlerFunc {
 // handleCount serves GET /attention/count: the count, for every page's poll.
 func (k *console) handleCount() echo.HandlerFunc {
 	return func(c echo.Context) error {
-		items, err := k.gov.Attention(c.Request().Context())
+		n, err := k.gov.AttentionCount(c.Request().Context())
 		if err != nil {
 			return err
 		}
-		return render(c, http.StatusOK, views.CountUpdate(pageTitle(c), len(items)))
+		return render(c, http.StatusOK, views.CountUpdate(pageTitle(c), n))
 	}
 }
 
@@ -177,11 +178,11 @@ func (k *console) itemDone(c echo.Context, kind, ref string, err error, fields .
 		if !isHTMX(c) {
 			return c.Redirect(http.StatusSeeOther, backTo(c))
 		}
-		items, err := k.gov.Attention(c.Request().Context())
+		n, err := k.gov.AttentionCount(c.Request().Context())
 		if err != nil {
 			return err
 		}
-		return render(c, http.StatusOK, views.CountUpdate(pageTitle(c), len(items)))
+		return render(c, http.StatusOK, views.CountUpdate(pageTitle(c), n))
 	}
 	values := map[string]string{}
 	for _, f := range fields {

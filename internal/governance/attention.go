@@ -113,3 +113,12 @@ func (s *Service) Attention(ctx context.Context) ([]AttentionItem, error) {
 	}
 	return items, nil
 }
+
+// AttentionCount is how many items Attention lists, counted in one query.
+func (s *Service) AttentionCount(ctx context.Context) (int, error) {
+	n, err := s.store.Reader().CountAttention(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("attention count: %w", err)
+	}
+	return int(n), nil
+}
