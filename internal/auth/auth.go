@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/mail"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -113,11 +114,24 @@ type Service struct {
 	store db.Transactor
 	now   func() time.Time
 	seen  seenCache
+	cost  int // bcrypt's
+
+	dummyOnce sync.Once
+	dummy     []byte
 }
 
 // NewService returns the credentials service.
 func NewService(store db.Transactor, now func() time.Time) *Service {
-	return &Service{store: store, now: now, seen: seenCache{ttl: seenTTL, entries: map[string]seenEntry{}}}
+	return &Service{store: store, now: now, seen: seenCache{ttl: seenTTL, entries: map[string]seenEntry{}},
+		cost: bcrypt.DefaultCost}
+}
+
+// WithPasswordCost sets bcrypt's cost for new passwords (tests use
+// bcrypt.MinCost; the default is bcrypt.DefaultCost). Passwords already
+// stored keep the cost they were hashed with.
+func (s *Service) WithPasswordCost(cost int) *Service {
+	s.cost = cost
+	return s
 }
 
 // NormalizeEmail trims and lower-cases an address and checks its shape.
@@ -142,7 +156,7 @@ func (s *Service) AddUser(ctx context.Context, email, password string, role Role
 	if len([]rune(password)) < 8 {
 		return User{}, errs.E(errs.Invalid, "invalid_password", "The password must be at least 8 characters.")
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.cost)
 	if errors.Is(err, bcrypt.ErrPasswordTooLong) {
 		return User{}, errs.E(errs.Invalid, "invalid_password", "The password must be at most 72 bytes.")
 	} else if err != nil {
@@ -173,7 +187,7 @@ func (s *Service) CheckPassword(ctx context.Context, email, password string) (Us
 	if errors.Is(err, sql.ErrNoRows) {
 		// Spend the same time as a real comparison, so timing does not
 		// tell which emails exist.
-		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(password))
+		_ = bcrypt.CompareHashAndPassword(s.dummyHash(), []byte(password))
 		return User{}, bad
 	} else if err != nil {
 		return User{}, fmt.Errorf("check password: %w", err)
@@ -184,7 +198,14 @@ func (s *Service) CheckPassword(ctx context.Context, email, password string) (Us
 	return userFrom(u), nil
 }
 
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("madebook-timing-equaliser"), bcrypt.DefaultCost)
+// dummyHash is a hash at the service's cost, made once, to compare against
+// when no user has the email.
+func (s *Service) dummyHash() []byte {
+	s.dummyOnce.Do(func() {
+		s.dummy, _ = bcrypt.GenerateFromPassword([]byte("madebook-timing-equaliser"), s.cost)
+	})
+	return s.dummy
+}
 
 // CreateKey creates an agent key and returns its secret, which is shown
 // once and stored only as a hash. Errors: invalid_name, name_taken.

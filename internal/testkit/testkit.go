@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/governance"
@@ -51,7 +53,7 @@ func New(tb testing.TB) *Kit {
 	tb.Helper()
 	store, path := MustOpenDB(tb)
 	clock := &Clock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
-	return &Kit{TB: tb, Path: path, Store: store, Auth: auth.NewService(store, clock.Now),
+	return &Kit{TB: tb, Path: path, Store: store, Auth: auth.NewService(store, clock.Now).WithPasswordCost(bcrypt.MinCost),
 		Gov: governance.NewService(store, clock.Now), Clock: clock}
 }
 
