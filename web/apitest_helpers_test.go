@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -66,8 +67,8 @@ type apiResponse struct {
 // rawBody is a request body sent byte for byte.
 type rawBody string
 
-// do sends one request. body is nil (no body), a rawBody, or a value sent
-// as JSON. token is the bearer secret ("" sends no Authorization).
+// do sends one request. body is nil (no body), a rawBody, url.Values (a
+// form), or a value sent as JSON. token is the bearer secret ("" sends no Authorization).
 func (a *apiEnv) do(method, path, token string, body any) apiResponse {
 	a.t.Helper()
 	var r io.Reader = http.NoBody
@@ -75,6 +76,8 @@ func (a *apiEnv) do(method, path, token string, body any) apiResponse {
 	case nil:
 	case rawBody:
 		r = strings.NewReader(string(b))
+	case url.Values:
+		r = strings.NewReader(b.Encode())
 	default:
 		buf, err := json.Marshal(b)
 		if err != nil {
@@ -86,7 +89,11 @@ func (a *apiEnv) do(method, path, token string, body any) apiResponse {
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	if body != nil {
+	switch body.(type) {
+	case nil:
+	case url.Values:
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	default:
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if token != "" {
@@ -97,7 +104,9 @@ func (a *apiEnv) do(method, path, token string, body any) apiResponse {
 
 func (a *apiEnv) send(req *http.Request) apiResponse {
 	a.t.Helper()
-	client := &http.Client{Timeout: 30 * time.Second}
+	// A redirect is an answer: an API client must see it, not its target.
+	client := &http.Client{Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	res, err := client.Do(req)
 	if err != nil {
 		a.t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
@@ -116,7 +125,7 @@ func (a *apiEnv) must(want int, method, path, token string, body any) map[string
 	a.t.Helper()
 	r := a.do(method, path, token, body)
 	if r.Status != want {
-		a.t.Fatalf("%s %s: status %d, want %d; body %s", method, path, r.Status, want, r.Body)
+		a.t.Fatalf("%s %s: status %d, want %d; body %s", method, path, r.Status, want, short(r.Body))
 	}
 	return r.object(a.t)
 }
@@ -147,7 +156,7 @@ func checkJSONContentType(t testing.TB, r apiResponse) {
 func checkError(t testing.TB, r apiResponse, status int, code string) {
 	t.Helper()
 	if r.Status != status {
-		t.Errorf("status %d, want %d; body %s", r.Status, status, r.Body)
+		t.Errorf("status %d, want %d; body %s", r.Status, status, short(r.Body))
 	}
 	checkErrorShape(t, r)
 	if code != "" {
@@ -156,7 +165,7 @@ func checkError(t testing.TB, r apiResponse, status int, code string) {
 		}
 		_ = json.Unmarshal(r.Body, &env)
 		if env.Error.Code != code {
-			t.Errorf("error code %q, want %q; body %s", env.Error.Code, code, r.Body)
+			t.Errorf("error code %q, want %q; body %s", env.Error.Code, code, short(r.Body))
 		}
 	}
 }
@@ -171,7 +180,7 @@ func checkErrorShape(t testing.TB, r apiResponse) {
 		return
 	}
 	if len(env) != 1 || env["error"] == nil {
-		t.Errorf("error body must be exactly {\"error\":{…}}: %s", r.Body)
+		t.Errorf("error body must be exactly {\"error\":{…}}: %s", short(r.Body))
 		return
 	}
 	var e map[string]any
@@ -244,7 +253,7 @@ func (a *apiEnv) timeline(id string) []string {
 	return kinds
 }
 
-func count(list []string, s string) int {
+func countOf(list []string, s string) int {
 	n := 0
 	for _, v := range list {
 		if v == s {
@@ -252,4 +261,14 @@ func count(list []string, s string) int {
 		}
 	}
 	return n
+}
+
+// short cuts a body for a failure message (a brief carries kilobytes of
+// protocol text).
+func short(b []byte) string {
+	const max = 400
+	if len(b) <= max {
+		return string(b)
+	}
+	return fmt.Sprintf("%s… (%d bytes)", b[:max], len(b))
 }

@@ -32,7 +32,7 @@ func keysOf(m map[string]any) []string {
 
 // list returns obj[key] as a JSON array, failing if it is anything else
 // (null included: an empty list is [], never null).
-func list(t *testing.T, obj map[string]any, key string) []any {
+func jsonList(t *testing.T, obj map[string]any, key string) []any {
 	t.Helper()
 	l, ok := obj[key].([]any)
 	if !ok {
@@ -44,7 +44,7 @@ func list(t *testing.T, obj map[string]any, key string) []any {
 func objects(t *testing.T, obj map[string]any, key string) []map[string]any {
 	t.Helper()
 	var out []map[string]any
-	for i, v := range list(t, obj, key) {
+	for i, v := range jsonList(t, obj, key) {
 		m, ok := v.(map[string]any)
 		if !ok {
 			t.Fatalf("%s[%d] is %T, want an object", key, i, v)
@@ -57,7 +57,7 @@ func objects(t *testing.T, obj map[string]any, key string) []map[string]any {
 func strs(t *testing.T, obj map[string]any, key string) []string {
 	t.Helper()
 	out := []string{}
-	for i, v := range list(t, obj, key) {
+	for i, v := range jsonList(t, obj, key) {
 		s, ok := v.(string)
 		if !ok {
 			t.Fatalf("%s[%d] is %T, want a string", key, i, v)
@@ -179,7 +179,7 @@ func TestBriefFollowsTheContract(t *testing.T) {
 	id := a.session(false)
 
 	b := a.brief(id)
-	if b["next_action"] != "CONTINUE" || len(list(t, b, "resolutions")) != 0 || len(list(t, b, "also")) != 0 {
+	if b["next_action"] != "CONTINUE" || len(jsonList(t, b, "resolutions")) != 0 || len(jsonList(t, b, "also")) != 0 {
 		t.Errorf("a fresh session: %v", b)
 	}
 	if b["generated_at"] != "2026-11-29T12:00:00Z" {
@@ -232,7 +232,7 @@ func TestBriefFollowsTheContract(t *testing.T) {
 	if len(ms) != 1 || ms[0]["delivered_at"] != "2026-11-29T12:02:00Z" || ms[0]["severity"] != "required" {
 		t.Errorf("remediations %v: want the request, stamped delivered by this brief", ms)
 	}
-	if len(list(t, b, "resolutions")) != 0 {
+	if len(jsonList(t, b, "resolutions")) != 0 {
 		t.Errorf("resolutions %v before anyone resolved", b["resolutions"])
 	}
 
@@ -269,7 +269,7 @@ func TestBriefFollowsTheContract(t *testing.T) {
 			t.Errorf("resolution %s = %v, want %v", k, res[0][k], v)
 		}
 	}
-	if len(list(t, b, "decisions")) != 0 {
+	if len(jsonList(t, b, "decisions")) != 0 {
 		t.Errorf("decisions %v: a resolved gate is not open", b["decisions"])
 	}
 	if b["next_action"] != "REMEDIATE" {
@@ -278,7 +278,7 @@ func TestBriefFollowsTheContract(t *testing.T) {
 
 	a.kit.Clock.Advance(time.Minute)
 	b = a.brief(id)
-	if res := list(t, b, "resolutions"); len(res) != 0 {
+	if res := jsonList(t, b, "resolutions"); len(res) != 0 {
 		t.Errorf("the second brief delivered again: %v", res)
 	}
 
@@ -288,7 +288,7 @@ func TestBriefFollowsTheContract(t *testing.T) {
 		t.Errorf("after delivery: status %v delivered_at %v, want delivered at 12:04", dec["status"], dec["delivered_at"])
 	}
 	checkTimes(t, "session", d)
-	if n := count(a.timeline(id), "resolution.delivered"); n != 1 {
+	if n := countOf(a.timeline(id), "resolution.delivered"); n != 1 {
 		t.Errorf("%d resolution.delivered events, want 1", n)
 	}
 	if d["last_brief_at"] != "2026-11-29T12:05:00Z" {
@@ -344,7 +344,7 @@ func TestRacingBriefsDeliverAResolutionOnce(t *testing.T) {
 		if delivered != 1 {
 			t.Errorf("round %d: %d briefs delivered the resolution, want exactly 1", round, delivered)
 		}
-		if n := count(a.timeline(id), "resolution.delivered"); n != 1 {
+		if n := countOf(a.timeline(id), "resolution.delivered"); n != 1 {
 			t.Errorf("round %d: %d resolution.delivered events, want 1", round, n)
 		}
 	}

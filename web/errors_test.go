@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -242,30 +243,52 @@ func TestNotFoundIs404(t *testing.T) {
 func TestUnknownRoutesAre404(t *testing.T) {
 	t.Parallel()
 	a := newAPIEnv(t)
-	cases := []struct {
+	// Under the API's prefix every answer is the contract's JSON.
+	api := []struct {
 		name, method, path, token string
-		want                      int
+		want                      []int
 	}{
-		{"an unknown top-level path", http.MethodGet, "/nope", "", http.StatusNotFound},
-		{"an unknown top-level path with a token", http.MethodPost, "/briefs", a.agentKey, http.StatusNotFound},
-		{"an unknown API path with a token", http.MethodGet, "/api/v1/nope", a.leadTok, http.StatusNotFound},
-		{"an unknown sub-resource", http.MethodPost, "/api/v1/sessions/ses_x/nope", a.leadTok, http.StatusNotFound},
-		{"the API root", http.MethodGet, "/api/v1", a.leadTok, http.StatusNotFound},
-		// The group's bearer middleware answers first: an anonymous
-		// caller learns nothing about which API paths exist.
-		{"an unknown API path without a token", http.MethodGet, "/api/v1/nope", "", http.StatusUnauthorized},
-		{"a known path with the wrong method", http.MethodDelete, "/brief", a.agentKey, http.StatusMethodNotAllowed},
+		{"an unknown API path", http.MethodGet, "/api/v1/nope", a.leadTok, []int{http.StatusNotFound}},
+		{"an unknown API path, as an agent", http.MethodPost, "/api/v1/briefs", a.agentKey, []int{http.StatusNotFound}},
+		{"an unknown sub-resource", http.MethodPost, "/api/v1/sessions/ses_x/nope", a.leadTok, []int{http.StatusNotFound}},
+		{"the API root", http.MethodGet, "/api/v1", a.leadTok, []int{http.StatusNotFound}},
+		{"the API root with a slash", http.MethodGet, "/api/v1/", a.leadTok, []int{http.StatusNotFound}},
+		{"a known API path with the wrong method", http.MethodDelete, "/api/v1/missions", a.leadTok,
+			[]int{http.StatusNotFound, http.StatusMethodNotAllowed}},
+		// The bearer check answers first: an anonymous caller learns
+		// nothing about which API paths exist.
+		{"an unknown API path without a token", http.MethodGet, "/api/v1/nope", "", []int{http.StatusUnauthorized}},
 	}
-	for _, c := range cases {
+	for _, c := range api {
 		t.Run(c.name, func(t *testing.T) {
 			a.t = t
 			r := a.do(c.method, c.path, c.token, nil)
-			checkError(t, r, c.want, "")
+			if !slices.Contains(c.want, r.Status) {
+				t.Errorf("status %d, want one of %v; body %s", r.Status, c.want, short(r.Body))
+			}
+			checkErrorShape(t, r)
 		})
 	}
 	a.t = t
-	r := a.do(http.MethodGet, "/nope", "", nil)
+	r := a.do(http.MethodGet, "/api/v1/nope", a.agentKey, nil)
 	checkError(t, r, http.StatusNotFound, "not_found")
+
+	// Outside the API the console owns the paths: an unknown one is never
+	// a success and never a server error, and a redirect goes to sign-in.
+	for _, c := range []struct{ method, path, token string }{
+		{http.MethodGet, "/nope", ""},
+		{http.MethodPost, "/briefs", a.agentKey},
+		{http.MethodDelete, "/brief", a.agentKey},
+		{http.MethodGet, "/api/v2/missions", a.leadTok},
+	} {
+		r := a.do(c.method, c.path, c.token, nil)
+		if r.Status < 300 || r.Status >= 500 {
+			t.Errorf("%s %s: status %d; body %s", c.method, c.path, r.Status, short(r.Body))
+		}
+		if loc := r.Header.Get("Location"); r.Status < 400 && !strings.HasPrefix(loc, "/login") {
+			t.Errorf("%s %s: redirect to %q", c.method, c.path, loc)
+		}
+	}
 }
 
 func TestStateConflictsAre409(t *testing.T) {
@@ -397,7 +420,7 @@ func TestInvalidContentIs422AndWritesNothing(t *testing.T) {
 		if len(got.Decisions) != 1 || got.Decisions[0].Status != "open" {
 			t.Errorf("decisions %+v, want one open", got.Decisions)
 		}
-		if n := count(a.timeline(d.Session), "decision.resolved"); n != 0 {
+		if n := countOf(a.timeline(d.Session), "decision.resolved"); n != 0 {
 			t.Errorf("%d decision.resolved events after refused resolves", n)
 		}
 	})

@@ -3,7 +3,10 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -11,21 +14,23 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/testkit"
+	"github.com/madebook/madebook/web"
 )
 
 // caller is who sends a request in the route table.
 type caller int
 
 const (
-	anonymous caller = iota
-	viewer
-	lead
-	admin
-	ownAgent   // the agent key that opened the session
-	otherAgent // another agent key
+	asAnonymous caller = iota
+	asViewer
+	asLead
+	asAdmin
+	asOwnAgent   // the agent key that opened the session
+	asOtherAgent // another agent key
 )
 
-var callers = []caller{anonymous, viewer, lead, admin, ownAgent, otherAgent}
+var callers = []caller{asAnonymous, asViewer, asLead, asAdmin, asOwnAgent, asOtherAgent}
 
 func (c caller) String() string {
 	return [...]string{"anonymous", "viewer", "lead", "admin", "the session's agent", "another agent"}[c]
@@ -43,19 +48,22 @@ type routeCase struct {
 	// the body, and the session whose state the call may change ("" if none).
 	setup func(a *apiEnv) (path string, body any, session string)
 	// want is the status per caller; callers not listed get 403, except
-	// anonymous, which always gets 401 on an authenticated route.
+	// anonymous callers, who always get 401 on an authenticated route.
 	want map[caller]int
 	// public routes answer anonymous callers.
 	public bool
 	// writes says a successful call changes what snapshot sees.
 	writes bool
+	// page marks a console or asset route: its answers are not JSON, and
+	// a redirect from it must lead to the sign-in page.
+	page bool
 }
 
 var (
-	people     = []caller{viewer, lead, admin}
-	leads      = []caller{lead, admin}
-	everyone   = []caller{viewer, lead, admin, ownAgent, otherAgent}
-	bothAgents = []caller{ownAgent, otherAgent}
+	people     = []caller{asViewer, asLead, asAdmin}
+	leads      = []caller{asLead, asAdmin}
+	everyone   = []caller{asViewer, asLead, asAdmin, asOwnAgent, asOtherAgent}
+	bothAgents = []caller{asOwnAgent, asOtherAgent}
 )
 
 func statuses(status int, cs ...[]caller) map[caller]int {
@@ -96,13 +104,13 @@ func routeTable() []routeCase {
 	return []routeCase{
 		{method: http.MethodGet, path: "/healthz", public: true,
 			setup: func(*apiEnv) (string, any, string) { return "/healthz", nil, "" },
-			want:  with(statuses(http.StatusOK, everyone), anonymous, http.StatusOK)},
+			want:  with(statuses(http.StatusOK, everyone), asAnonymous, http.StatusOK)},
 		{method: http.MethodPost, path: "/brief", writes: true, // last_brief_at
 			setup: func(a *apiEnv) (string, any, string) {
 				id := plainSession(a)
 				return "/brief", map[string]string{"session": id}, id
 			},
-			want: statuses(http.StatusOK, []caller{ownAgent})},
+			want: statuses(http.StatusOK, []caller{asOwnAgent})},
 		{method: http.MethodGet, path: "/api/v1/missions",
 			setup: func(*apiEnv) (string, any, string) { return "/api/v1/missions", nil, "" },
 			want:  statuses(http.StatusOK, everyone)},
@@ -122,20 +130,20 @@ func routeTable() []routeCase {
 				id := plainSession(a)
 				return "/api/v1/sessions/" + id, nil, id
 			},
-			want: statuses(http.StatusOK, people, []caller{ownAgent})},
+			want: statuses(http.StatusOK, people, []caller{asOwnAgent})},
 		{method: http.MethodPost, path: "/api/v1/sessions/:id/decisions", writes: true,
 			setup: func(a *apiEnv) (string, any, string) {
 				id := plainSession(a)
 				return "/api/v1/sessions/" + id + "/decisions", map[string]any{"title": "Schema", "question": "Drop it?",
 					"blocked_scope": []string{"db/"}, "allowed_scope": []string{"web/"}}, id
 			},
-			want: statuses(http.StatusCreated, []caller{ownAgent})},
+			want: statuses(http.StatusCreated, []caller{asOwnAgent})},
 		{method: http.MethodPost, path: "/api/v1/sessions/:id/plan", writes: true,
 			setup: func(a *apiEnv) (string, any, string) {
 				id := a.session(true)
 				return "/api/v1/sessions/" + id + "/plan", map[string]any{"summary": "read, then change"}, id
 			},
-			want: statuses(http.StatusCreated, []caller{ownAgent})},
+			want: statuses(http.StatusCreated, []caller{asOwnAgent})},
 		{method: http.MethodPost, path: "/api/v1/sessions/:id/plan/approve", writes: true,
 			setup: func(a *apiEnv) (string, any, string) {
 				id := proposed(a)
@@ -187,7 +195,127 @@ func routeTable() []routeCase {
 					"instruction": "Archive instead."}, id
 			},
 			want: statuses(http.StatusOK, leads)},
+		{method: http.MethodGet, path: "/api/v1/missions/:slug",
+			setup: func(a *apiEnv) (string, any, string) {
+				return "/api/v1/missions/" + a.kit.Mission(a.lead, false), nil, ""
+			},
+			want: statuses(http.StatusOK, everyone)},
+		{method: http.MethodPatch, path: "/api/v1/missions/:slug", writes: true,
+			setup: func(a *apiEnv) (string, any, string) {
+				return "/api/v1/missions/" + a.kit.Mission(a.lead, false), map[string]any{"title": "Renamed"}, ""
+			},
+			want: statuses(http.StatusOK, leads)},
+		{method: http.MethodGet, path: "/api/v1/attention",
+			setup: func(*apiEnv) (string, any, string) { return "/api/v1/attention", nil, "" },
+			want:  statuses(http.StatusOK, people)},
+
+		// The console and its assets. A bearer secret is not a browser
+		// session: it never opens the console, whatever its role (the
+		// console's own tests sign in and cover its successes).
+		{method: http.MethodGet, path: "/static/*", public: true, page: true,
+			setup: func(*apiEnv) (string, any, string) { return "/static/htmx.min.js", nil, "" },
+			want:  with(statuses(http.StatusOK, everyone), asAnonymous, http.StatusOK)},
+		{method: http.MethodGet, path: "/login", public: true, page: true,
+			setup: func(*apiEnv) (string, any, string) { return "/login", nil, "" },
+			want:  with(statuses(http.StatusOK, everyone), asAnonymous, http.StatusOK)},
+		{method: http.MethodPost, path: "/login", public: true, page: true,
+			setup: func(*apiEnv) (string, any, string) {
+				// A new email each time: failed sign-ins are limited per account.
+				slugs++
+				return "/login", url.Values{"email": {fmt.Sprintf("nobody%d@example.com", slugs)}, "password": {"wrong-password"}}, ""
+			},
+			want: with(statuses(http.StatusUnauthorized, everyone), asAnonymous, http.StatusUnauthorized)},
+		consoleOnly(http.MethodGet, "/", nil),
+		consoleOnly(http.MethodGet, "/attention/queue", nil),
+		consoleOnly(http.MethodGet, "/attention/count", nil),
+		consoleOnly(http.MethodPost, "/logout", nil),
+		consoleOnly(http.MethodPost, "/logout/everywhere", nil),
+		consoleOnly(http.MethodPost, "/decisions/resolve", func(a *apiEnv) (string, string) {
+			id, ref := decision(a)
+			return "/decisions/resolve?ref=" + ref, id
+		}),
+		consoleOnly(http.MethodPost, "/decisions/:ref/resolve", func(a *apiEnv) (string, string) {
+			id, ref := decision(a)
+			return "/decisions/" + ref + "/resolve", id
+		}),
+		consoleOnly(http.MethodPost, "/sessions/:id/plan/approve", func(a *apiEnv) (string, string) {
+			id := proposed(a)
+			return "/sessions/" + id + "/plan/approve", id
+		}),
+		consoleOnly(http.MethodPost, "/sessions/:id/plan/reject", func(a *apiEnv) (string, string) {
+			id := proposed(a)
+			return "/sessions/" + id + "/plan/reject", id
+		}),
+		consoleOnly(http.MethodPost, "/sessions/:id/pause", func(a *apiEnv) (string, string) {
+			id := plainSession(a)
+			return "/sessions/" + id + "/pause", id
+		}),
+		consoleOnly(http.MethodGet, "/sessions", nil),
+		consoleOnly(http.MethodGet, "/sessions/:id", func(a *apiEnv) (string, string) {
+			id := plainSession(a)
+			return "/sessions/" + id, id
+		}),
+		consoleOnly(http.MethodPost, "/sessions/:id/remediations", func(a *apiEnv) (string, string) {
+			id := plainSession(a)
+			return "/sessions/" + id + "/remediations", id
+		}),
+		consoleOnly(http.MethodPost, "/remediations/:id/close", func(a *apiEnv) (string, string) {
+			id := plainSession(a)
+			r, err := a.kit.Gov.RequestRemediation(ctx, a.lead, id, governance.RemediationInput{Severity: "advisory", Instruction: "Tidy up."})
+			if err != nil {
+				a.t.Fatal(err)
+			}
+			return fmt.Sprintf("/remediations/%d/close", r.ID), id
+		}),
+		consoleOnly(http.MethodGet, "/missions", nil),
+		consoleOnly(http.MethodGet, "/missions/new", nil),
+		consoleOnly(http.MethodPost, "/missions", nil),
+		consoleOnly(http.MethodGet, "/missions/:slug/edit", func(a *apiEnv) (string, string) {
+			return "/missions/" + a.kit.Mission(a.lead, false) + "/edit", ""
+		}),
+		consoleOnly(http.MethodPost, "/missions/:slug", func(a *apiEnv) (string, string) {
+			return "/missions/" + a.kit.Mission(a.lead, false), ""
+		}),
+		consoleOnly(http.MethodGet, "/admin/users", nil),
+		consoleOnly(http.MethodPost, "/admin/users", nil),
+		consoleOnly(http.MethodPost, "/admin/users/:id/role", func(a *apiEnv) (string, string) {
+			return fmt.Sprintf("/admin/users/%d/role", a.viewer.UserID), ""
+		}),
+		consoleOnly(http.MethodPost, "/admin/users/:id/disable", func(a *apiEnv) (string, string) {
+			return fmt.Sprintf("/admin/users/%d/disable", a.viewer.UserID), ""
+		}),
+		consoleOnly(http.MethodPost, "/admin/users/:id/enable", func(a *apiEnv) (string, string) {
+			return fmt.Sprintf("/admin/users/%d/enable", a.viewer.UserID), ""
+		}),
+		consoleOnly(http.MethodGet, "/admin/keys", nil),
+		consoleOnly(http.MethodPost, "/admin/keys", nil),
+		consoleOnly(http.MethodPost, "/admin/keys/:id/revoke", func(a *apiEnv) (string, string) {
+			return fmt.Sprintf("/admin/keys/%d/revoke", a.other.KeyID), ""
+		}),
+		consoleOnly(http.MethodPost, "/sessions/:id/resume", func(a *apiEnv) (string, string) {
+			id := plainSession(a)
+			if _, err := a.kit.Gov.Pause(ctx, a.lead, id, "wait"); err != nil {
+				a.t.Fatal(err)
+			}
+			return "/sessions/" + id + "/resume", id
+		}),
 	}
+}
+
+// consoleOnly is a console route that needs a signed-in browser session:
+// every bearer caller, and the anonymous one, is sent to sign in, and
+// nothing is written. setup (nil for the path itself) returns the concrete
+// path and the session it would change.
+func consoleOnly(method, path string, setup func(a *apiEnv) (string, string)) routeCase {
+	return routeCase{method: method, path: path, public: true, page: true,
+		setup: func(a *apiEnv) (string, any, string) {
+			if setup == nil {
+				return path, nil, ""
+			}
+			p, id := setup(a)
+			return p, nil, id
+		},
+		want: with(statuses(http.StatusSeeOther, everyone), asAnonymous, http.StatusSeeOther)}
 }
 
 // TestEveryRouteAnswersEachCallerAsTheContractSays sends every route of
@@ -201,7 +329,7 @@ func TestEveryRouteAnswersEachCallerAsTheContractSays(t *testing.T) {
 			want, ok := rc.want[c]
 			switch {
 			case ok:
-			case c == anonymous && !rc.public:
+			case c == asAnonymous && !rc.public:
 				want = http.StatusUnauthorized
 			default:
 				want = http.StatusForbidden
@@ -212,12 +340,19 @@ func TestEveryRouteAnswersEachCallerAsTheContractSays(t *testing.T) {
 				before := a.snapshot(session)
 				r := a.do(rc.method, path, a.tokenOf(c), body)
 				if r.Status != want {
-					t.Fatalf("status %d, want %d; body %s", r.Status, want, r.Body)
+					t.Fatalf("status %d, want %d; body %s", r.Status, want, short(r.Body))
 				}
-				checkJSONContentType(t, r)
+				if !rc.page {
+					checkJSONContentType(t, r)
+				}
+				if loc := r.Header.Get("Location"); r.Status >= 300 && r.Status < 400 && !strings.HasPrefix(loc, "/login") {
+					t.Errorf("redirect to %q, want the sign-in page", loc)
+				}
 				after := a.snapshot(session)
-				if r.Status >= 400 {
-					checkErrorShape(t, r)
+				if r.Status >= 300 {
+					if !rc.page {
+						checkErrorShape(t, r)
+					}
 					if before != after {
 						t.Errorf("a refused call changed state:\nbefore %s\nafter  %s", before, after)
 					}
@@ -235,7 +370,9 @@ func TestEveryRouteAnswersEachCallerAsTheContractSays(t *testing.T) {
 // gone: adding a route without its auth test breaks the build's tests.
 func TestRouteTableCoversEveryRegisteredRoute(t *testing.T) {
 	t.Parallel()
-	a := newAPIEnv(t)
+	kit := testkit.New(t)
+	e := web.NewServer(web.Deps{Auth: kit.Auth, Gov: kit.Gov, Health: kit.Store.Ping,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	tested := map[string]bool{}
 	for _, rc := range routeTable() {
 		key := rc.method + " " + rc.path
@@ -245,7 +382,7 @@ func TestRouteTableCoversEveryRegisteredRoute(t *testing.T) {
 		tested[key] = true
 	}
 	registered := map[string]bool{}
-	for _, r := range a.e.Routes() {
+	for _, r := range e.Routes() {
 		if r.Method == echo.RouteNotFound {
 			continue // a group's catch-all, tested in TestUnknownRoutesAre404
 		}

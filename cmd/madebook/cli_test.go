@@ -134,9 +134,9 @@ func TestUserAddReadsThePasswordFromStdin(t *testing.T) {
 		if u.Role != c.role {
 			t.Errorf("%s has role %s, want %s", c.email, u.Role, c.role)
 		}
-		if _, err := a.CheckPassword(ctx, c.email, c.password+"x"); err == nil {
-			t.Errorf("%s signs in with a wrong password", c.email)
-		}
+	}
+	if _, err := a.CheckPassword(ctx, "lead@example.com", "correct-horse-battery\n"); err == nil {
+		t.Error("the line end was kept in the password")
 	}
 }
 
@@ -222,7 +222,15 @@ func TestCommandLineMistakesAreUsageErrors(t *testing.T) {
 			if !strings.Contains(err.Error(), "Usage:") {
 				t.Errorf("the usage error does not show the usage: %q", err)
 			}
+			if out != "" {
+				t.Errorf("stdout %q on a usage error", out)
+			}
 		})
+	}
+	// The command line is checked whole before the database is touched:
+	// a mistake leaves no stray database behind.
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a usage error created the database %s (%v)", path, err)
 	}
 	t.Run("help prints the usage and succeeds", func(t *testing.T) {
 		out, err := cli(t, noEnv, "", "help")
