@@ -33,3 +33,68 @@ func handleMissionList(gov *governance.Service) echo.HandlerFunc {
 		return c.JSON(http.StatusOK, map[string]any{"missions": ms})
 	}
 }
+
+// handleMissionGet serves GET /api/v1/missions/:slug (anyone signed in).
+func handleMissionGet(gov *governance.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		m, err := gov.GetMission(c.Request().Context(), c.Param("slug"))
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, m)
+	}
+}
+
+// missionPatch is the body of PATCH /api/v1/missions/:slug: the fields of
+// MissionInput but the slug, each optional; a field left out keeps its value.
+type missionPatch struct {
+	Slug     *string              `json:"slug"`
+	Title    *string              `json:"title"`
+	Text     *string              `json:"text"`
+	HighRisk *bool                `json:"high_risk"`
+	Evidence *[]string            `json:"evidence"`
+	Contract *[]governance.Clause `json:"contract"`
+}
+
+// handleMissionUpdate serves PATCH /api/v1/missions/:slug (lead): changes
+// the fields the body names. The slug cannot change: a body naming another
+// one is a 422.
+func handleMissionUpdate(gov *governance.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx, slug := c.Request().Context(), c.Param("slug")
+		if err := actorOf(c).RequireLead("edit a mission"); err != nil {
+			return err
+		}
+		p, err := bind[missionPatch](c)
+		if err != nil {
+			return err
+		}
+		if p.Slug != nil && *p.Slug != slug {
+			return invalid("slug_immutable", "A mission's slug cannot change; create a new mission instead.")
+		}
+		m, err := gov.GetMission(ctx, slug)
+		if err != nil {
+			return err
+		}
+		in := governance.MissionInput{Slug: slug, Title: m.Title, Text: m.Text, HighRisk: m.HighRisk, Evidence: m.Evidence, Contract: m.Contract}
+		if p.Title != nil {
+			in.Title = *p.Title
+		}
+		if p.Text != nil {
+			in.Text = *p.Text
+		}
+		if p.HighRisk != nil {
+			in.HighRisk = *p.HighRisk
+		}
+		if p.Evidence != nil {
+			in.Evidence = *p.Evidence
+		}
+		if p.Contract != nil {
+			in.Contract = *p.Contract
+		}
+		if m, err = gov.UpdateMission(ctx, actorOf(c), slug, in); err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, m)
+	}
+}

@@ -1,0 +1,192 @@
+package auth
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/errs"
+)
+
+// Account is a user as an admin sees it in the list of users.
+type Account struct {
+	User
+	CreatedAt time.Time
+	// DisabledAt is when the user was disabled; zero while enabled.
+	DisabledAt time.Time
+}
+
+// Key is an agent key as an admin sees it. Its secret is never kept.
+type Key struct {
+	ID        int64
+	Name      string
+	CreatedAt time.Time
+	// RevokedAt is when the key was revoked; zero while active.
+	RevokedAt time.Time
+}
+
+// Revoked reports whether the key no longer authenticates.
+func (k Key) Revoked() bool { return !k.RevokedAt.IsZero() }
+
+// RequireAdmin returns a forbidden error unless the actor is an admin.
+func (a Actor) RequireAdmin(what string) error {
+	if a.IsAdmin() {
+		return nil
+	}
+	return errs.E(errs.Forbidden, "forbidden", "Only an admin can %s.", what)
+}
+
+// ListUsers returns every user, by email.
+func (s *Service) ListUsers(ctx context.Context) ([]Account, error) {
+	rows, err := s.store.Reader().ListUsers(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	out := make([]Account, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, Account{
+			User:       User{ID: r.ID, Email: r.Email, Role: Role(r.Role), Disabled: r.DisabledAt.Valid},
+			CreatedAt:  db.MustTime(r.CreatedAt),
+			DisabledAt: db.MustNullTime(r.DisabledAt),
+		})
+	}
+	return out, nil
+}
+
+// SetRole gives a user a new role. A change ends the user's console
+// sessions in the same transaction and forgets remembered secrets, so the
+// old role stops working at once. Errors: forbidden (by is not an admin),
+// invalid_role, user_not_found, cannot_change_self (an admin demoting
+// themselves).
+func (s *Service) SetRole(ctx context.Context, by Actor, userID int64, role Role) (User, error) {
+	if err := by.RequireAdmin("change a role"); err != nil {
+		return User{}, err
+	}
+	if _, err := ParseRole(string(role)); err != nil {
+		return User{}, err
+	}
+	if userID == by.UserID && role != Admin {
+		return User{}, errs.E(errs.Conflict, "cannot_change_self", "You cannot change your own role: ask another admin.")
+	}
+	var u User
+	err := s.store.Write(ctx, func(q db.Querier) error {
+		row, err := getUser(ctx, q, userID)
+		if err != nil {
+			return err
+		}
+		u = userFrom(row)
+		if u.Role == role {
+			return nil
+		}
+		if err := q.SetUserRole(ctx, db.SetUserRoleParams{ID: userID, Role: string(role)}); err != nil {
+			return err
+		}
+		u.Role = role
+		_, err = q.DeleteUserWebSessions(ctx, userID)
+		return err
+	})
+	if err != nil {
+		return User{}, fmt.Errorf("set role of user %d: %w", userID, err)
+	}
+	s.Forget()
+	return u, nil
+}
+
+// SetDisabled disables a user (who can then no longer sign in, and whose
+// console sessions and personal tokens stop working at once) or enables
+// them again. Disabling a disabled user, or enabling an enabled one,
+// changes nothing. Errors: forbidden (by is not an admin), user_not_found,
+// cannot_change_self (an admin disabling themselves).
+func (s *Service) SetDisabled(ctx context.Context, by Actor, userID int64, disabled bool) (User, error) {
+	if err := by.RequireAdmin("disable or enable a user"); err != nil {
+		return User{}, err
+	}
+	if userID == by.UserID && disabled {
+		return User{}, errs.E(errs.Conflict, "cannot_change_self", "You cannot disable yourself: ask another admin.")
+	}
+	var u User
+	err := s.store.Write(ctx, func(q db.Querier) error {
+		row, err := getUser(ctx, q, userID)
+		if err != nil {
+			return err
+		}
+		u = userFrom(row)
+		if u.Disabled == disabled {
+			return nil
+		}
+		at := sql.NullString{}
+		if disabled {
+			at = db.NullTime(s.now())
+		}
+		if err := q.SetUserDisabledAt(ctx, db.SetUserDisabledAtParams{ID: userID, DisabledAt: at}); err != nil {
+			return err
+		}
+		u.Disabled = disabled
+		if disabled {
+			_, err = q.DeleteUserWebSessions(ctx, userID)
+		}
+		return err
+	})
+	if err != nil {
+		return User{}, fmt.Errorf("set user %d disabled=%t: %w", userID, disabled, err)
+	}
+	s.Forget()
+	return u, nil
+}
+
+// ListKeys returns every agent key, oldest first.
+func (s *Service) ListKeys(ctx context.Context) ([]Key, error) {
+	rows, err := s.store.Reader().ListAgentKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list agent keys: %w", err)
+	}
+	out := make([]Key, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, Key{ID: r.ID, Name: r.Name, CreatedAt: db.MustTime(r.CreatedAt), RevokedAt: db.MustNullTime(r.RevokedAt)})
+	}
+	return out, nil
+}
+
+// RevokeKey revokes an agent key: it stops authenticating at once (its
+// remembered secret is forgotten) and for good. Errors: forbidden (by is
+// not an admin), key_not_found, already_revoked.
+func (s *Service) RevokeKey(ctx context.Context, by Actor, keyID int64) (Key, error) {
+	if err := by.RequireAdmin("revoke an agent key"); err != nil {
+		return Key{}, err
+	}
+	var k Key
+	err := s.store.Write(ctx, func(q db.Querier) error {
+		row, err := q.GetAgentKey(ctx, keyID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return errs.E(errs.NotFound, "key_not_found", "There is no agent key %d.", keyID)
+		} else if err != nil {
+			return err
+		}
+		if row.RevokedAt.Valid {
+			return errs.E(errs.Conflict, "already_revoked", "The agent key %q is already revoked.", row.Name)
+		}
+		now := s.now()
+		if err := q.RevokeAgentKey(ctx, db.RevokeAgentKeyParams{ID: keyID, RevokedAt: db.NullTime(now)}); err != nil {
+			return err
+		}
+		k = Key{ID: row.ID, Name: row.Name, CreatedAt: db.MustTime(row.CreatedAt), RevokedAt: now.UTC()}
+		return nil
+	})
+	if err != nil {
+		return Key{}, fmt.Errorf("revoke agent key %d: %w", keyID, err)
+	}
+	s.Forget()
+	return k, nil
+}
+
+// getUser reads a user in a transaction, or returns user_not_found.
+func getUser(ctx context.Context, q db.Querier, id int64) (db.User, error) {
+	u, err := q.GetUser(ctx, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return db.User{}, errs.E(errs.NotFound, "user_not_found", "There is no user %d.", id)
+	}
+	return u, err
+}

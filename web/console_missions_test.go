@@ -1,0 +1,490 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/protocol"
+	"github.com/madebook/madebook/internal/testkit"
+	"github.com/madebook/madebook/web"
+)
+
+// msEnv is a real Madebook served over loopback HTTP for the Missions
+// pages, with a lead, a viewer and an agent.
+type msEnv struct {
+	t   *testing.T
+	kit *testkit.Kit
+	url string
+
+	lead, viewer, agent          auth.Actor
+	leadTok, viewerTok, agentKey string
+}
+
+func newMsEnv(t *testing.T) *msEnv {
+	t.Helper()
+	kit := testkit.New(t)
+	srv := httptest.NewServer(web.NewServer(web.Deps{Auth: kit.Auth, Gov: kit.Gov, Health: kit.Store.Ping,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	t.Cleanup(srv.Close)
+	e := &msEnv{t: t, kit: kit, url: srv.URL}
+	e.lead, e.leadTok = kit.Lead()
+	e.viewer, e.viewerTok = kit.Person(auth.Viewer)
+	e.agent, e.agentKey = kit.Agent()
+	return e
+}
+
+// msClient is a browser as far as the server can tell: a cookie jar, the
+// CSRF token of the last page it read, Sec-Fetch-Site on every POST.
+type msClient struct {
+	t    *testing.T
+	base string
+	c    *http.Client
+	csrf string
+}
+
+// msPage is an answer with its body read and HTML entities decoded.
+type msPage struct {
+	Status   int
+	Location string
+	Body     string
+}
+
+var msCSRF = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// signIn signs in through the sign-in form.
+func (e *msEnv) signIn(email string) *msClient {
+	e.t.Helper()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	b := &msClient{t: e.t, base: e.url, c: &http.Client{Jar: jar, Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	r := b.send(http.MethodPost, "/login", url.Values{"email": {email}, "password": {"password-123"}})
+	if r.Status != http.StatusSeeOther {
+		e.t.Fatalf("sign in as %s: status %d: %s", email, r.Status, r.Body)
+	}
+	b.get("/missions")
+	if b.csrf == "" {
+		e.t.Fatal("no csrf token on /missions")
+	}
+	return b
+}
+
+func (b *msClient) get(path string) msPage { return b.send(http.MethodGet, path, nil) }
+
+// post sends a form with the CSRF token of the last page read.
+func (b *msClient) post(path string, form url.Values) msPage {
+	b.t.Helper()
+	if form == nil {
+		form = url.Values{}
+	}
+	if !form.Has("csrf") {
+		form.Set("csrf", b.csrf)
+	}
+	return b.send(http.MethodPost, path, form)
+}
+
+func (b *msClient) send(method, path string, form url.Values) msPage {
+	b.t.Helper()
+	var body io.Reader = http.NoBody
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, b.base+path, body)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/html")
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+	}
+	res, err := b.c.Do(req)
+	if err != nil {
+		b.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if m := msCSRF.FindSubmatch(raw); m != nil {
+		b.csrf = html.UnescapeString(string(m[1]))
+	}
+	return msPage{Status: res.StatusCode, Location: res.Header.Get("Location"), Body: html.UnescapeString(string(raw))}
+}
+
+// api sends a JSON request with a bearer secret and decodes the answer.
+func (e *msEnv) api(method, path, secret string, body any) (int, map[string]any) {
+	e.t.Helper()
+	var r io.Reader = http.NoBody
+	if body != nil {
+		buf, err := json.Marshal(body)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		r = strings.NewReader(string(buf))
+	}
+	req, err := http.NewRequest(method, e.url+path, r)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+secret)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+		e.t.Fatalf("%s %s: answer is not JSON: %v", method, path, err)
+	}
+	return res.StatusCode, out
+}
+
+// state is every mission and every timeline line, as text: what "nothing
+// was written" compares.
+func (e *msEnv) state() string {
+	e.t.Helper()
+	var b strings.Builder
+	for _, q := range []string{`SELECT id, slug, title, text, high_risk, evidence, contract, updated_at FROM missions ORDER BY id`,
+		`SELECT id, session_id, kind, ref, detail FROM events ORDER BY id`} {
+		rows, err := e.kit.Store.Writer().QueryContext(context.Background(), q)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				e.t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "%s\n", vals)
+		}
+		if err := rows.Close(); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	return b.String()
+}
+
+func (e *msEnv) mission(slug string) governance.Mission {
+	e.t.Helper()
+	m, err := e.kit.Gov.GetMission(context.Background(), slug)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return m
+}
+
+func (e *msEnv) brief(session string) governance.Brief {
+	e.t.Helper()
+	b, err := e.kit.Gov.Brief(context.Background(), e.agent, session)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return b
+}
+
+// msRow is the table row of the mission on a Missions page.
+func msRow(t *testing.T, body, slug string) string {
+	t.Helper()
+	start := strings.Index(body, `data-slug="`+slug+`"`)
+	if start < 0 {
+		t.Fatalf("no row for %s on the page", slug)
+	}
+	end := strings.Index(body[start:], "</tr>")
+	return body[start : start+end]
+}
+
+func msCount(body, testid string) int { return strings.Count(body, `data-testid="`+testid+`"`) }
+
+func TestConsoleLeadCreatesAndEditsAMission(t *testing.T) {
+	e := newMsEnv(t)
+	b := e.signIn(e.lead.Email)
+
+	list := b.get("/missions")
+	if list.Status != http.StatusOK || msCount(list.Body, "new-mission") != 1 || msCount(list.Body, "missions-empty") != 1 {
+		t.Fatalf("empty Missions page: status %d, want a New mission link and the empty list:\n%s", list.Status, list.Body)
+	}
+	form := b.get("/missions/new")
+	if form.Status != http.StatusOK || msCount(form.Body, "mission-new-form") != 1 {
+		t.Fatalf("GET /missions/new: %d\n%s", form.Status, form.Body)
+	}
+
+	r := b.post("/missions", url.Values{"slug": {"billing-v2"}, "title": {"Billing v2"}, "text": {"Move billing."},
+		"high_risk": {"on"}, "evidence": {"tests, review\nlint"},
+		"contract": {"forbid_path vendor/**\n\n  max_files_changed   20  \r\nforbid_dependency left-pad"}})
+	if r.Status != http.StatusSeeOther || r.Location != "/missions?created=billing-v2" {
+		t.Fatalf("create: status %d, location %q:\n%s", r.Status, r.Location, r.Body)
+	}
+	m := e.mission("billing-v2")
+	wantContract := []governance.Clause{{Kind: protocol.ForbidPath, Value: "vendor/**"}, {Kind: protocol.MaxFilesChanged, Value: "20"},
+		{Kind: protocol.ForbidDependency, Value: "left-pad"}}
+	if m.Title != "Billing v2" || m.Text != "Move billing." || !m.HighRisk || strings.Join(m.Evidence, ",") != "tests,review,lint" ||
+		fmt.Sprint(m.Contract) != fmt.Sprint(wantContract) {
+		t.Fatalf("created %+v", m)
+	}
+
+	session := e.kit.Session(e.agent, "billing-v2")
+	if br := e.brief(session); br.NextAction != protocol.Blocked {
+		t.Fatalf("a session of the new high-risk mission briefs %s", br.NextAction)
+	}
+
+	list = b.get(r.Location)
+	if !strings.Contains(list.Body, "Mission billing-v2 created.") {
+		t.Errorf("no notice after creating:\n%s", list.Body)
+	}
+	row := msRow(t, list.Body, "billing-v2")
+	for _, want := range []string{"Billing v2", "high-risk", "tests", "review", "lint", "forbid_path vendor/**",
+		"max_files_changed 20", "data-testid=\"mission-sessions\">1\u00a0session<", `href="/missions/billing-v2/edit"`} {
+		if !strings.Contains(row, want) {
+			t.Errorf("the row does not show %q:\n%s", want, row)
+		}
+	}
+
+	edit := b.get("/missions/billing-v2/edit")
+	if edit.Status != http.StatusOK || msCount(edit.Body, "mission-edit-form") != 1 {
+		t.Fatalf("GET edit: %d\n%s", edit.Status, edit.Body)
+	}
+	for _, want := range []string{`value="Billing v2"`, ">Move billing.</textarea>", "checked", ">tests, review, lint</textarea>",
+		">forbid_path vendor/**\nmax_files_changed 20\nforbid_dependency left-pad</textarea>", `action="/missions/billing-v2"`} {
+		if !strings.Contains(edit.Body, want) {
+			t.Errorf("the edit form does not hold %q", want)
+		}
+	}
+	if strings.Contains(edit.Body, `name="slug"`) {
+		t.Error("the edit form offers to change the slug")
+	}
+
+	// Unticking high-risk lets the session work again at once; a slug in
+	// the form is ignored.
+	r = b.post("/missions/billing-v2", url.Values{"slug": {"renamed"}, "title": {"Billing v3"}, "text": {"Move all of billing."},
+		"evidence": {"tests"}, "contract": {"require_path CHANGELOG.md"}})
+	if r.Status != http.StatusSeeOther || r.Location != "/missions?updated=billing-v2" {
+		t.Fatalf("edit: status %d, location %q:\n%s", r.Status, r.Location, r.Body)
+	}
+	m = e.mission("billing-v2")
+	if m.Title != "Billing v3" || m.Text != "Move all of billing." || m.HighRisk || strings.Join(m.Evidence, ",") != "tests" ||
+		len(m.Contract) != 1 || m.Contract[0] != (governance.Clause{Kind: protocol.RequirePath, Value: "CHANGELOG.md"}) {
+		t.Fatalf("edited %+v", m)
+	}
+	if br := e.brief(session); br.NextAction != protocol.Continue {
+		t.Fatalf("after unticking high-risk the session briefs %s (%v)", br.NextAction, br.Reasons)
+	}
+	list = b.get(r.Location)
+	if !strings.Contains(list.Body, "Mission billing-v2 saved.") || strings.Contains(list.Body, "renamed") {
+		t.Errorf("after the edit the list says:\n%s", list.Body)
+	}
+	if row := msRow(t, list.Body, "billing-v2"); !strings.Contains(row, "Billing v3") || strings.Contains(row, "high-risk") {
+		t.Errorf("the edited row:\n%s", row)
+	}
+
+	d, err := e.kit.Gov.GetSession(context.Background(), e.lead, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := d.Timeline[len(d.Timeline)-1]
+	if last.Kind != "mission.updated" || last.Actor != "person:"+e.lead.Email || !strings.Contains(last.Detail, "high-risk: yes → no") {
+		t.Errorf("the session's timeline ends %+v, want who turned high-risk off", last)
+	}
+}
+
+func TestConsoleMissionFormRefusesBadInputAndWritesNothing(t *testing.T) {
+	e := newMsEnv(t)
+	b := e.signIn(e.lead.Email)
+	taken := e.kit.Mission(e.lead, false)
+	good := func(change map[string]string) url.Values {
+		f := url.Values{"slug": {"fresh-mission"}, "title": {"A fresh mission"}, "text": {"Keep this text."},
+			"high_risk": {"on"}, "evidence": {"tests"}, "contract": {"forbid_path vendor/**"}}
+		for k, v := range change {
+			f.Set(k, v)
+		}
+		return f
+	}
+	tests := []struct {
+		name    string
+		path    string
+		form    url.Values
+		field   string // the data-testid error-<field>, or "" for the message over the form
+		message string
+	}{
+		{"a slug with capitals and spaces is refused", "/missions", good(map[string]string{"slug": "Bad Slug"}), "slug",
+			`The slug "Bad Slug" must be 1 to 63 lower-case letters`},
+		{"an empty slug is refused", "/missions", good(map[string]string{"slug": ""}), "slug", `The slug "" must be`},
+		{"a missing title is refused", "/missions", good(map[string]string{"title": "  "}), "title", "The title is required."},
+		{"an unknown clause kind is refused", "/missions", good(map[string]string{"contract": "forbid_path vendor/**\nforbid_everything x"}),
+			"contract", `Contract clause 2 has kind "forbid_everything"`},
+		{"a clause without a value is refused", "/missions", good(map[string]string{"contract": "require_path"}), "contract",
+			"Contract clause 1 has no value."},
+		{"a non-numeric max_files_changed is refused", "/missions", good(map[string]string{"contract": "max_files_changed twenty"}),
+			"contract", `max_files_changed needs a positive whole number, not "twenty"`},
+		{"a duplicate slug is refused", "/missions", good(map[string]string{"slug": taken}), "slug",
+			fmt.Sprintf("A mission with the slug %q already exists.", taken)},
+		{"an edit without a title is refused", "/missions/" + taken, good(map[string]string{"title": ""}), "title", "The title is required."},
+		{"an edit with a non-numeric max_files_changed is refused", "/missions/" + taken,
+			good(map[string]string{"contract": "max_files_changed 1.5"}), "contract", `not "1.5"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e.t, b.t = t, t
+			before := e.state()
+			r := b.post(tt.path, tt.form)
+			if r.Status != http.StatusUnprocessableEntity {
+				t.Fatalf("status %d, want 422:\n%s", r.Status, r.Body)
+			}
+			if after := e.state(); after != before {
+				t.Fatalf("a refused form wrote:\nbefore %s\nafter  %s", before, after)
+			}
+			if !strings.Contains(r.Body, tt.message) {
+				t.Errorf("the page does not say %q:\n%s", tt.message, r.Body)
+			}
+			if got := msCount(r.Body, "error-"+tt.field); got != 1 {
+				t.Errorf("%d messages under %s, want 1:\n%s", got, tt.field, r.Body)
+			}
+			// What was typed is kept.
+			for _, want := range []string{`value="` + tt.form.Get("title") + `"`, ">" + tt.form.Get("text") + "</textarea>",
+				">" + tt.form.Get("contract") + "</textarea>", "checked"} {
+				if !strings.Contains(r.Body, want) {
+					t.Errorf("the form lost %q", want)
+				}
+			}
+		})
+	}
+	e.t, b.t = t, t
+	if m := e.mission(taken); m.Title != "Mission "+taken {
+		t.Fatalf("refused edits changed the mission: %+v", m)
+	}
+	if r := b.post("/missions/no-such-mission", good(nil)); r.Status != http.StatusNotFound {
+		t.Fatalf("editing a mission that does not exist: %d, want 404", r.Status)
+	}
+	if r := b.get("/missions/no-such-mission/edit"); r.Status != http.StatusNotFound {
+		t.Fatalf("the edit form of a mission that does not exist: %d, want 404", r.Status)
+	}
+}
+
+func TestConsoleViewerSeesMissionsButCannotChangeThem(t *testing.T) {
+	e := newMsEnv(t)
+	slug := e.kit.Mission(e.lead, false)
+	b := e.signIn(e.viewer.Email)
+
+	list := b.get("/missions")
+	if list.Status != http.StatusOK || msCount(list.Body, "mission-row") != 1 {
+		t.Fatalf("a viewer's Missions page: %d\n%s", list.Status, list.Body)
+	}
+	if msCount(list.Body, "new-mission") != 0 || msCount(list.Body, "edit-mission") != 0 || strings.Contains(list.Body, "/missions/new") {
+		t.Errorf("a viewer is offered New or Edit:\n%s", list.Body)
+	}
+	before := e.state()
+	for _, r := range []struct {
+		name string
+		do   func() msPage
+	}{
+		{"GET /missions/new", func() msPage { return b.get("/missions/new") }},
+		{"GET /missions/:slug/edit", func() msPage { return b.get("/missions/" + slug + "/edit") }},
+		{"POST /missions", func() msPage {
+			return b.post("/missions", url.Values{"slug": {"viewers-mission"}, "title": {"Mine"}})
+		}},
+		{"POST /missions/:slug", func() msPage {
+			return b.post("/missions/"+slug, url.Values{"title": {"Renamed"}, "high_risk": {"on"}})
+		}},
+	} {
+		if got := r.do(); got.Status != http.StatusForbidden {
+			t.Errorf("%s as a viewer: %d, want 403", r.name, got.Status)
+		}
+	}
+	if after := e.state(); after != before {
+		t.Fatalf("a viewer's refused requests wrote:\nbefore %s\nafter  %s", before, after)
+	}
+
+	anon := &msClient{t: t, base: e.url, c: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	if r := anon.get("/missions"); r.Status != http.StatusSeeOther || !strings.HasPrefix(r.Location, "/login") {
+		t.Errorf("anonymous GET /missions: %d to %q, want the sign-in page", r.Status, r.Location)
+	}
+}
+
+func TestMissionAPIGetAndPatch(t *testing.T) {
+	e := newMsEnv(t)
+	slug := e.kit.Mission(e.lead, false)
+	session := e.kit.Session(e.agent, slug)
+	if br := e.brief(session); br.NextAction != protocol.Continue {
+		t.Fatalf("before: %s", br.NextAction)
+	}
+
+	for _, who := range []struct{ name, secret string }{{"viewer", e.viewerTok}, {"agent", e.agentKey}, {"lead", e.leadTok}} {
+		if status, m := e.api(http.MethodGet, "/api/v1/missions/"+slug, who.secret, nil); status != http.StatusOK || m["slug"] != slug {
+			t.Errorf("GET as %s: %d %v", who.name, status, m)
+		}
+	}
+	if status, m := e.api(http.MethodGet, "/api/v1/missions/no-such-mission", e.viewerTok, nil); status != http.StatusNotFound ||
+		m["error"].(map[string]any)["code"] != "mission_not_found" {
+		t.Errorf("GET of a missing mission: %d %v", status, m)
+	}
+
+	before := e.state()
+	for _, who := range []struct{ name, secret string }{{"viewer", e.viewerTok}, {"agent", e.agentKey}} {
+		status, m := e.api(http.MethodPatch, "/api/v1/missions/"+slug, who.secret, map[string]any{"high_risk": true})
+		if status != http.StatusForbidden || m["error"].(map[string]any)["code"] != "forbidden" {
+			t.Errorf("PATCH as %s: %d %v, want 403 forbidden", who.name, status, m)
+		}
+	}
+	for _, bad := range []struct {
+		name   string
+		path   string
+		body   any
+		status int
+		code   string
+	}{
+		{"a missing mission", "/api/v1/missions/no-such-mission", map[string]any{"high_risk": true}, http.StatusNotFound, "mission_not_found"},
+		{"an empty title", "/api/v1/missions/" + slug, map[string]any{"title": ""}, http.StatusUnprocessableEntity, "title_required"},
+		{"an unknown clause", "/api/v1/missions/" + slug, map[string]any{"contract": []map[string]string{{"kind": "forbid_everything", "value": "x"}}},
+			http.StatusUnprocessableEntity, "invalid_clause"},
+		{"a new slug", "/api/v1/missions/" + slug, map[string]any{"slug": "renamed"}, http.StatusUnprocessableEntity, "slug_immutable"},
+		{"a flag of the wrong type", "/api/v1/missions/" + slug, map[string]any{"high_risk": "yes"}, http.StatusUnprocessableEntity, "invalid_field"},
+	} {
+		status, m := e.api(http.MethodPatch, bad.path, e.leadTok, bad.body)
+		if status != bad.status || m["error"].(map[string]any)["code"] != bad.code {
+			t.Errorf("PATCH with %s: %d %v, want %d %s", bad.name, status, m, bad.status, bad.code)
+		}
+	}
+	if after := e.state(); after != before {
+		t.Fatalf("refused PATCHes wrote:\nbefore %s\nafter  %s", before, after)
+	}
+
+	// A lead's PATCH changes only the fields it names.
+	status, m := e.api(http.MethodPatch, "/api/v1/missions/"+slug, e.leadTok, map[string]any{"high_risk": true, "evidence": []string{"tests"}})
+	if status != http.StatusOK || m["high_risk"] != true || m["title"] != "Mission "+slug || m["text"] != "Do the thing." ||
+		fmt.Sprint(m["evidence"]) != "[tests]" || m["slug"] != slug {
+		t.Fatalf("PATCH as lead: %d %v", status, m)
+	}
+	if br := e.brief(session); br.NextAction != protocol.Blocked || br.Reasons[0].Code != "plan_not_approved" {
+		t.Fatalf("after the PATCH the session briefs %s (%v), want BLOCKED plan_not_approved", br.NextAction, br.Reasons)
+	}
+	status, m = e.api(http.MethodPatch, "/api/v1/missions/"+slug, e.leadTok, map[string]any{"high_risk": false, "slug": slug})
+	if status != http.StatusOK || m["high_risk"] != false || fmt.Sprint(m["evidence"]) != "[tests]" {
+		t.Fatalf("second PATCH: %d %v", status, m)
+	}
+	if br := e.brief(session); br.NextAction != protocol.Continue {
+		t.Fatalf("after turning high-risk off the session briefs %s", br.NextAction)
+	}
+}
