@@ -55,11 +55,16 @@ func BenchmarkBriefThroughput(b *testing.B) {
 	}
 	// Steady state: every session has briefed once, as agents do all day.
 	for _, body := range bodies {
-		res, err := client.Post(srv.URL+"/brief?warm", "application/json", bytes.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/brief", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		res, err := client.Do(req)
 		if err != nil {
 			b.Fatal(err)
 		}
 		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			b.Fatalf("warming up: status %d", res.StatusCode)
+		}
 	}
 	run := func(b *testing.B, path string, auth bool) {
 		var next atomic.Int64

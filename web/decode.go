@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,38 +17,30 @@ import (
 // the wrong shape a 422, over 1 MiB a 413. An empty body is a 400 unless
 // optional is set, when it reads as {}.
 func decode(c echo.Context, v any, optional bool) error {
-	dec := json.NewDecoder(c.Request().Body)
-	err := dec.Decode(v)
-	if errors.Is(err, io.EOF) && optional {
-		return nil
-	}
-	if err == nil {
-		// One JSON value, and nothing after it.
-		if _, terr := dec.Token(); !errors.Is(terr, io.EOF) {
-			err = errors.New("trailing data after the JSON value")
-			if terr != nil {
-				err = terr
-			}
-		}
-	}
-	if err == nil {
-		return nil
-	}
-	var (
-		tooBig *http.MaxBytesError
-		typ    *json.UnmarshalTypeError
-	)
-	switch {
-	case errors.As(err, &tooBig):
+	body, err := io.ReadAll(c.Request().Body)
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
 		return tooLarge(tooBig.Limit)
+	} else if err != nil {
+		return errs.E(errs.Malformed, "malformed_json", "The body could not be read: %v.", err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		if optional {
+			return nil
+		}
+		return errs.E(errs.Malformed, "malformed_json", "The body is empty; send a JSON object.")
+	}
+	// One JSON value and nothing after it: Unmarshal refuses trailing data.
+	err = json.Unmarshal(body, v)
+	var typ *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
 	case errors.As(err, &typ):
-		field := typ.Field
-		if field == "" {
+		if typ.Field == "" {
 			return errs.E(errs.Invalid, "invalid_body", "The body must be a JSON object, not %s.", typ.Value)
 		}
-		return errs.E(errs.Invalid, "invalid_field", "The field %q must be %s, not %s.", field, jsonKind(typ.Type.Kind().String()), typ.Value)
-	case errors.Is(err, io.EOF):
-		return errs.E(errs.Malformed, "malformed_json", "The body is empty; send a JSON object.")
+		return errs.E(errs.Invalid, "invalid_field", "The field %q must be %s, not %s.", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value)
 	default:
 		return errs.E(errs.Malformed, "malformed_json", "The body is not valid JSON: %v.", err)
 	}

@@ -100,57 +100,29 @@ func (s *Service) Brief(ctx context.Context, actor auth.Actor, session string) (
 		return Brief{}, err
 	}
 	now := s.now()
-	st, err := s.briefState(ctx, session, now)
+	in, err := s.briefInputs(ctx, session, now)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Brief{}, errs.E(errs.NotFound, "session_not_found", "No session has the id %q.", session)
 	} else if err != nil {
 		return Brief{}, fmt.Errorf("brief %s: %w", session, err)
 	}
-	if err := checkOwner(actor, st.AgentKeyID); err != nil {
+	if err := checkOwner(actor, in.state.AgentKeyID); err != nil {
 		return Brief{}, err
 	}
 	var b Brief
-	switch {
-	case st.UndeliveredResolutions > 0 || st.UndeliveredRemediations > 0:
+	if in.state.UndeliveredResolutions > 0 || in.state.UndeliveredRemediations > 0 {
 		err = s.write(ctx, func(q db.Querier) error {
 			b, err = s.briefIn(ctx, q, actor, session, now, true)
 			return err
 		})
-	case st.OpenDecisions > 0 || st.OpenRemediations > 0:
-		err = s.store.Read(ctx, func(q db.Querier) error {
-			b, err = s.briefIn(ctx, q, actor, session, now, false)
-			return err
-		})
-		if err == nil && undelivered(b) {
-			// Something was resolved or requested after st was read: a
-			// read must not hand it over unstamped, so deliver it.
-			err = s.write(ctx, func(q db.Querier) error {
-				b, err = s.briefIn(ctx, q, actor, session, now, true)
-				return err
-			})
+		if err != nil {
+			return Brief{}, fmt.Errorf("brief %s: %w", session, err)
 		}
-	default:
-		b = assemble(stateOf(st), nil, nil, nil, now)
-	}
-	if err != nil {
-		return Brief{}, fmt.Errorf("brief %s: %w", session, err)
+	} else {
+		b = assemble(stateOf(in.state), in.decisions, in.remediations, nil, now)
 	}
 	s.touches.record(session, now)
 	return b, nil
-}
-
-// undelivered reports whether a brief built without delivering shows
-// something not yet delivered: a resolution, or an unstamped remediation.
-func undelivered(b Brief) bool {
-	if len(b.Resolutions) > 0 {
-		return true
-	}
-	for _, m := range b.Remediations {
-		if m.DeliveredAt == nil {
-			return true
-		}
-	}
-	return false
 }
 
 // briefIn reads every fact of the session in q's transaction and decides.

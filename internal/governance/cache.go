@@ -8,8 +8,9 @@ import (
 	"github.com/madebook/madebook/db"
 )
 
-// stateCache remembers each session's brief state (GetBriefState) so that
-// the common brief — nothing to deliver, nothing open — reads no database.
+// stateCache remembers what each session's brief is built from (its
+// GetBriefState row and its open gates and remediations), so that a brief
+// with nothing to deliver reads no database.
 //
 // It is exact for writes made through this service: every use case that
 // changes a session's facts records a timeline event, and write (below)
@@ -25,8 +26,15 @@ type stateCache struct {
 	entries map[string]stateEntry
 }
 
+// briefInputs is what a brief is built from, read in one snapshot.
+type briefInputs struct {
+	state        db.GetBriefStateRow
+	decisions    []db.Decision
+	remediations []db.Remediation
+}
+
 type stateEntry struct {
-	row db.GetBriefStateRow
+	in  briefInputs
 	gen uint64
 	at  time.Time
 }
@@ -47,19 +55,19 @@ func (c *stateCache) generation(id string) uint64 {
 	return c.gens[id]
 }
 
-func (c *stateCache) get(id string, now time.Time) (db.GetBriefStateRow, bool) {
+func (c *stateCache) get(id string, now time.Time) (briefInputs, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[id]
 	if !ok || e.gen != c.gens[id] || now.Sub(e.at) > stateTTL {
-		return db.GetBriefStateRow{}, false
+		return briefInputs{}, false
 	}
-	return e.row, true
+	return e.in, true
 }
 
-// put stores a row read at generation gen, unless the session was
+// put stores inputs read at generation gen, unless the session was
 // forgotten since.
-func (c *stateCache) put(id string, gen uint64, row db.GetBriefStateRow, now time.Time) {
+func (c *stateCache) put(id string, gen uint64, in briefInputs, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gens[id] != gen {
@@ -68,7 +76,7 @@ func (c *stateCache) put(id string, gen uint64, row db.GetBriefStateRow, now tim
 	if len(c.entries) >= stateMax {
 		c.entries = map[string]stateEntry{}
 	}
-	c.entries[id] = stateEntry{row: row, gen: gen, at: now}
+	c.entries[id] = stateEntry{in: in, gen: gen, at: now}
 }
 
 // forget invalidates the sessions' entries and any read in flight.
@@ -81,19 +89,37 @@ func (c *stateCache) forget(ids []string) {
 	}
 }
 
-// briefState returns the session's brief state from the cache or the read
-// pool.
-func (s *Service) briefState(ctx context.Context, id string, now time.Time) (db.GetBriefStateRow, error) {
-	if row, ok := s.cache.get(id, now); ok {
-		return row, nil
+// briefInputs returns what the session's brief is built from, from the
+// cache or from one read transaction. The inputs are shared: callers must
+// not change them.
+func (s *Service) briefInputs(ctx context.Context, id string, now time.Time) (briefInputs, error) {
+	if in, ok := s.cache.get(id, now); ok {
+		return in, nil
 	}
 	gen := s.cache.generation(id)
-	row, err := s.store.Reader().GetBriefState(ctx, id)
+	var in briefInputs
+	err := s.store.Read(ctx, func(q db.Querier) error {
+		var err error
+		if in.state, err = q.GetBriefState(ctx, id); err != nil {
+			return err
+		}
+		if in.state.OpenDecisions > 0 {
+			if in.decisions, err = q.ListOpenDecisions(ctx, id); err != nil {
+				return err
+			}
+		}
+		if in.state.OpenRemediations > 0 {
+			if in.remediations, err = q.ListOpenRemediations(ctx, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return row, err
+		return in, err
 	}
-	s.cache.put(id, gen, row, now)
-	return row, nil
+	s.cache.put(id, gen, in, now)
+	return in, nil
 }
 
 // write runs fn in one write transaction and then forgets the cached state
