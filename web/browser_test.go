@@ -70,9 +70,11 @@ func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action
 // signIn signs in through the form.
 func signIn(t *testing.T, ctx context.Context, base, email string) {
 	t.Helper()
-	do(t, ctx, "sign in",
+	do(t, ctx, "open the sign-in page",
 		chromedp.Navigate(base+"/login"),
-		chromedp.WaitVisible(chromedp.CSS(`input[name=email]`)),
+		chromedp.WaitVisible(chromedp.CSS(`input[name=email]`)))
+	screenshot(t, ctx, "login")
+	do(t, ctx, "sign in",
 		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), email),
 		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "password-123"),
 		chromedp.Click(chromedp.CSS(`form[action="/login"] button[type=submit]`)),
