@@ -30,6 +30,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.addLoginFailureStmt, err = db.PrepareContext(ctx, addLoginFailure); err != nil {
 		return nil, fmt.Errorf("error preparing query AddLoginFailure: %w", err)
 	}
+	if q.answerAskStmt, err = db.PrepareContext(ctx, answerAsk); err != nil {
+		return nil, fmt.Errorf("error preparing query AnswerAsk: %w", err)
+	}
 	if q.clearLoginFailuresStmt, err = db.PrepareContext(ctx, clearLoginFailures); err != nil {
 		return nil, fmt.Errorf("error preparing query ClearLoginFailures: %w", err)
 	}
@@ -48,6 +51,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.createAgentKeyStmt, err = db.PrepareContext(ctx, createAgentKey); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateAgentKey: %w", err)
 	}
+	if q.createAskStmt, err = db.PrepareContext(ctx, createAsk); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateAsk: %w", err)
+	}
 	if q.createDecisionStmt, err = db.PrepareContext(ctx, createDecision); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateDecision: %w", err)
 	}
@@ -60,8 +66,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.createRemediationStmt, err = db.PrepareContext(ctx, createRemediation); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateRemediation: %w", err)
 	}
+	if q.createRunStmt, err = db.PrepareContext(ctx, createRun); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateRun: %w", err)
+	}
 	if q.createSessionStmt, err = db.PrepareContext(ctx, createSession); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateSession: %w", err)
+	}
+	if q.createToolCallStmt, err = db.PrepareContext(ctx, createToolCall); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateToolCall: %w", err)
 	}
 	if q.createUserStmt, err = db.PrepareContext(ctx, createUser); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateUser: %w", err)
@@ -77,6 +89,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.deleteOldLoginFailuresStmt, err = db.PrepareContext(ctx, deleteOldLoginFailures); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteOldLoginFailures: %w", err)
+	}
+	if q.deleteToolStmt, err = db.PrepareContext(ctx, deleteTool); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteTool: %w", err)
 	}
 	if q.deleteUserWebSessionsStmt, err = db.PrepareContext(ctx, deleteUserWebSessions); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteUserWebSessions: %w", err)
@@ -99,6 +114,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getAgentKeyByNameStmt, err = db.PrepareContext(ctx, getAgentKeyByName); err != nil {
 		return nil, fmt.Errorf("error preparing query GetAgentKeyByName: %w", err)
 	}
+	if q.getAskStmt, err = db.PrepareContext(ctx, getAsk); err != nil {
+		return nil, fmt.Errorf("error preparing query GetAsk: %w", err)
+	}
 	if q.getBriefStateStmt, err = db.PrepareContext(ctx, getBriefState); err != nil {
 		return nil, fmt.Errorf("error preparing query GetBriefState: %w", err)
 	}
@@ -111,11 +129,20 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getMissionBySlugStmt, err = db.PrepareContext(ctx, getMissionBySlug); err != nil {
 		return nil, fmt.Errorf("error preparing query GetMissionBySlug: %w", err)
 	}
+	if q.getOpenAskStmt, err = db.PrepareContext(ctx, getOpenAsk); err != nil {
+		return nil, fmt.Errorf("error preparing query GetOpenAsk: %w", err)
+	}
 	if q.getRemediationStmt, err = db.PrepareContext(ctx, getRemediation); err != nil {
 		return nil, fmt.Errorf("error preparing query GetRemediation: %w", err)
 	}
+	if q.getRunStmt, err = db.PrepareContext(ctx, getRun); err != nil {
+		return nil, fmt.Errorf("error preparing query GetRun: %w", err)
+	}
 	if q.getSessionStmt, err = db.PrepareContext(ctx, getSession); err != nil {
 		return nil, fmt.Errorf("error preparing query GetSession: %w", err)
+	}
+	if q.getToolStmt, err = db.PrepareContext(ctx, getTool); err != nil {
+		return nil, fmt.Errorf("error preparing query GetTool: %w", err)
 	}
 	if q.getUserStmt, err = db.PrepareContext(ctx, getUser); err != nil {
 		return nil, fmt.Errorf("error preparing query GetUser: %w", err)
@@ -156,6 +183,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listMissionsWithSessionCountsStmt, err = db.PrepareContext(ctx, listMissionsWithSessionCounts); err != nil {
 		return nil, fmt.Errorf("error preparing query ListMissionsWithSessionCounts: %w", err)
 	}
+	if q.listOpenAsksStmt, err = db.PrepareContext(ctx, listOpenAsks); err != nil {
+		return nil, fmt.Errorf("error preparing query ListOpenAsks: %w", err)
+	}
 	if q.listOpenDecisionsStmt, err = db.PrepareContext(ctx, listOpenDecisions); err != nil {
 		return nil, fmt.Errorf("error preparing query ListOpenDecisions: %w", err)
 	}
@@ -171,8 +201,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listSessionRemediationsStmt, err = db.PrepareContext(ctx, listSessionRemediations); err != nil {
 		return nil, fmt.Errorf("error preparing query ListSessionRemediations: %w", err)
 	}
+	if q.listSessionRunsStmt, err = db.PrepareContext(ctx, listSessionRuns); err != nil {
+		return nil, fmt.Errorf("error preparing query ListSessionRuns: %w", err)
+	}
 	if q.listSessionStatesStmt, err = db.PrepareContext(ctx, listSessionStates); err != nil {
 		return nil, fmt.Errorf("error preparing query ListSessionStates: %w", err)
+	}
+	if q.listToolsStmt, err = db.PrepareContext(ctx, listTools); err != nil {
+		return nil, fmt.Errorf("error preparing query ListTools: %w", err)
 	}
 	if q.listUndeliveredResolutionsStmt, err = db.PrepareContext(ctx, listUndeliveredResolutions); err != nil {
 		return nil, fmt.Errorf("error preparing query ListUndeliveredResolutions: %w", err)
@@ -195,6 +231,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.revokeAgentKeyStmt, err = db.PrepareContext(ctx, revokeAgentKey); err != nil {
 		return nil, fmt.Errorf("error preparing query RevokeAgentKey: %w", err)
 	}
+	if q.setRunStatusStmt, err = db.PrepareContext(ctx, setRunStatus); err != nil {
+		return nil, fmt.Errorf("error preparing query SetRunStatus: %w", err)
+	}
 	if q.setUserDisabledAtStmt, err = db.PrepareContext(ctx, setUserDisabledAt); err != nil {
 		return nil, fmt.Errorf("error preparing query SetUserDisabledAt: %w", err)
 	}
@@ -213,6 +252,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.updateMissionStmt, err = db.PrepareContext(ctx, updateMission); err != nil {
 		return nil, fmt.Errorf("error preparing query UpdateMission: %w", err)
 	}
+	if q.upsertToolStmt, err = db.PrepareContext(ctx, upsertTool); err != nil {
+		return nil, fmt.Errorf("error preparing query UpsertTool: %w", err)
+	}
 	return &q, nil
 }
 
@@ -226,6 +268,11 @@ func (q *Queries) Close() error {
 	if q.addLoginFailureStmt != nil {
 		if cerr := q.addLoginFailureStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing addLoginFailureStmt: %w", cerr)
+		}
+	}
+	if q.answerAskStmt != nil {
+		if cerr := q.answerAskStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing answerAskStmt: %w", cerr)
 		}
 	}
 	if q.clearLoginFailuresStmt != nil {
@@ -258,6 +305,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing createAgentKeyStmt: %w", cerr)
 		}
 	}
+	if q.createAskStmt != nil {
+		if cerr := q.createAskStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createAskStmt: %w", cerr)
+		}
+	}
 	if q.createDecisionStmt != nil {
 		if cerr := q.createDecisionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing createDecisionStmt: %w", cerr)
@@ -278,9 +330,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing createRemediationStmt: %w", cerr)
 		}
 	}
+	if q.createRunStmt != nil {
+		if cerr := q.createRunStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createRunStmt: %w", cerr)
+		}
+	}
 	if q.createSessionStmt != nil {
 		if cerr := q.createSessionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing createSessionStmt: %w", cerr)
+		}
+	}
+	if q.createToolCallStmt != nil {
+		if cerr := q.createToolCallStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createToolCallStmt: %w", cerr)
 		}
 	}
 	if q.createUserStmt != nil {
@@ -306,6 +368,11 @@ func (q *Queries) Close() error {
 	if q.deleteOldLoginFailuresStmt != nil {
 		if cerr := q.deleteOldLoginFailuresStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing deleteOldLoginFailuresStmt: %w", cerr)
+		}
+	}
+	if q.deleteToolStmt != nil {
+		if cerr := q.deleteToolStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteToolStmt: %w", cerr)
 		}
 	}
 	if q.deleteUserWebSessionsStmt != nil {
@@ -343,6 +410,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getAgentKeyByNameStmt: %w", cerr)
 		}
 	}
+	if q.getAskStmt != nil {
+		if cerr := q.getAskStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getAskStmt: %w", cerr)
+		}
+	}
 	if q.getBriefStateStmt != nil {
 		if cerr := q.getBriefStateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getBriefStateStmt: %w", cerr)
@@ -363,14 +435,29 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getMissionBySlugStmt: %w", cerr)
 		}
 	}
+	if q.getOpenAskStmt != nil {
+		if cerr := q.getOpenAskStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getOpenAskStmt: %w", cerr)
+		}
+	}
 	if q.getRemediationStmt != nil {
 		if cerr := q.getRemediationStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getRemediationStmt: %w", cerr)
 		}
 	}
+	if q.getRunStmt != nil {
+		if cerr := q.getRunStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getRunStmt: %w", cerr)
+		}
+	}
 	if q.getSessionStmt != nil {
 		if cerr := q.getSessionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getSessionStmt: %w", cerr)
+		}
+	}
+	if q.getToolStmt != nil {
+		if cerr := q.getToolStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getToolStmt: %w", cerr)
 		}
 	}
 	if q.getUserStmt != nil {
@@ -438,6 +525,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listMissionsWithSessionCountsStmt: %w", cerr)
 		}
 	}
+	if q.listOpenAsksStmt != nil {
+		if cerr := q.listOpenAsksStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listOpenAsksStmt: %w", cerr)
+		}
+	}
 	if q.listOpenDecisionsStmt != nil {
 		if cerr := q.listOpenDecisionsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listOpenDecisionsStmt: %w", cerr)
@@ -463,9 +555,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listSessionRemediationsStmt: %w", cerr)
 		}
 	}
+	if q.listSessionRunsStmt != nil {
+		if cerr := q.listSessionRunsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listSessionRunsStmt: %w", cerr)
+		}
+	}
 	if q.listSessionStatesStmt != nil {
 		if cerr := q.listSessionStatesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listSessionStatesStmt: %w", cerr)
+		}
+	}
+	if q.listToolsStmt != nil {
+		if cerr := q.listToolsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listToolsStmt: %w", cerr)
 		}
 	}
 	if q.listUndeliveredResolutionsStmt != nil {
@@ -503,6 +605,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing revokeAgentKeyStmt: %w", cerr)
 		}
 	}
+	if q.setRunStatusStmt != nil {
+		if cerr := q.setRunStatusStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setRunStatusStmt: %w", cerr)
+		}
+	}
 	if q.setUserDisabledAtStmt != nil {
 		if cerr := q.setUserDisabledAtStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing setUserDisabledAtStmt: %w", cerr)
@@ -531,6 +638,11 @@ func (q *Queries) Close() error {
 	if q.updateMissionStmt != nil {
 		if cerr := q.updateMissionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing updateMissionStmt: %w", cerr)
+		}
+	}
+	if q.upsertToolStmt != nil {
+		if cerr := q.upsertToolStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing upsertToolStmt: %w", cerr)
 		}
 	}
 	return err
@@ -574,22 +686,27 @@ type Queries struct {
 	tx                                *sql.Tx
 	addEventStmt                      *sql.Stmt
 	addLoginFailureStmt               *sql.Stmt
+	answerAskStmt                     *sql.Stmt
 	clearLoginFailuresStmt            *sql.Stmt
 	closeRemediationStmt              *sql.Stmt
 	countAttentionStmt                *sql.Stmt
 	countLoginFailuresStmt            *sql.Stmt
 	createAPITokenStmt                *sql.Stmt
 	createAgentKeyStmt                *sql.Stmt
+	createAskStmt                     *sql.Stmt
 	createDecisionStmt                *sql.Stmt
 	createMissionStmt                 *sql.Stmt
 	createPlanStmt                    *sql.Stmt
 	createRemediationStmt             *sql.Stmt
+	createRunStmt                     *sql.Stmt
 	createSessionStmt                 *sql.Stmt
+	createToolCallStmt                *sql.Stmt
 	createUserStmt                    *sql.Stmt
 	createWebSessionStmt              *sql.Stmt
 	decidePlanStmt                    *sql.Stmt
 	deleteExpiredWebSessionsStmt      *sql.Stmt
 	deleteOldLoginFailuresStmt        *sql.Stmt
+	deleteToolStmt                    *sql.Stmt
 	deleteUserWebSessionsStmt         *sql.Stmt
 	deleteWebSessionStmt              *sql.Stmt
 	deliverRemediationsStmt           *sql.Stmt
@@ -597,12 +714,16 @@ type Queries struct {
 	getAgentKeyStmt                   *sql.Stmt
 	getAgentKeyByHashStmt             *sql.Stmt
 	getAgentKeyByNameStmt             *sql.Stmt
+	getAskStmt                        *sql.Stmt
 	getBriefStateStmt                 *sql.Stmt
 	getDecisionByRefStmt              *sql.Stmt
 	getLatestPlanStmt                 *sql.Stmt
 	getMissionBySlugStmt              *sql.Stmt
+	getOpenAskStmt                    *sql.Stmt
 	getRemediationStmt                *sql.Stmt
+	getRunStmt                        *sql.Stmt
 	getSessionStmt                    *sql.Stmt
+	getToolStmt                       *sql.Stmt
 	getUserStmt                       *sql.Stmt
 	getUserByEmailStmt                *sql.Stmt
 	getUserByTokenHashStmt            *sql.Stmt
@@ -616,12 +737,15 @@ type Queries struct {
 	listMissionSessionIDsStmt         *sql.Stmt
 	listMissionsStmt                  *sql.Stmt
 	listMissionsWithSessionCountsStmt *sql.Stmt
+	listOpenAsksStmt                  *sql.Stmt
 	listOpenDecisionsStmt             *sql.Stmt
 	listOpenRemediationsStmt          *sql.Stmt
 	listSessionDecisionsStmt          *sql.Stmt
 	listSessionEventsStmt             *sql.Stmt
 	listSessionRemediationsStmt       *sql.Stmt
+	listSessionRunsStmt               *sql.Stmt
 	listSessionStatesStmt             *sql.Stmt
+	listToolsStmt                     *sql.Stmt
 	listUndeliveredResolutionsStmt    *sql.Stmt
 	listUsersStmt                     *sql.Stmt
 	nextDecisionNumberStmt            *sql.Stmt
@@ -629,12 +753,14 @@ type Queries struct {
 	resolveDecisionStmt               *sql.Stmt
 	resumeSessionStmt                 *sql.Stmt
 	revokeAgentKeyStmt                *sql.Stmt
+	setRunStatusStmt                  *sql.Stmt
 	setUserDisabledAtStmt             *sql.Stmt
 	setUserRoleStmt                   *sql.Stmt
 	supersedePlansStmt                *sql.Stmt
 	touchSessionBriefStmt             *sql.Stmt
 	touchWebSessionStmt               *sql.Stmt
 	updateMissionStmt                 *sql.Stmt
+	upsertToolStmt                    *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
@@ -643,22 +769,27 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		tx:                                tx,
 		addEventStmt:                      q.addEventStmt,
 		addLoginFailureStmt:               q.addLoginFailureStmt,
+		answerAskStmt:                     q.answerAskStmt,
 		clearLoginFailuresStmt:            q.clearLoginFailuresStmt,
 		closeRemediationStmt:              q.closeRemediationStmt,
 		countAttentionStmt:                q.countAttentionStmt,
 		countLoginFailuresStmt:            q.countLoginFailuresStmt,
 		createAPITokenStmt:                q.createAPITokenStmt,
 		createAgentKeyStmt:                q.createAgentKeyStmt,
+		createAskStmt:                     q.createAskStmt,
 		createDecisionStmt:                q.createDecisionStmt,
 		createMissionStmt:                 q.createMissionStmt,
 		createPlanStmt:                    q.createPlanStmt,
 		createRemediationStmt:             q.createRemediationStmt,
+		createRunStmt:                     q.createRunStmt,
 		createSessionStmt:                 q.createSessionStmt,
+		createToolCallStmt:                q.createToolCallStmt,
 		createUserStmt:                    q.createUserStmt,
 		createWebSessionStmt:              q.createWebSessionStmt,
 		decidePlanStmt:                    q.decidePlanStmt,
 		deleteExpiredWebSessionsStmt:      q.deleteExpiredWebSessionsStmt,
 		deleteOldLoginFailuresStmt:        q.deleteOldLoginFailuresStmt,
+		deleteToolStmt:                    q.deleteToolStmt,
 		deleteUserWebSessionsStmt:         q.deleteUserWebSessionsStmt,
 		deleteWebSessionStmt:              q.deleteWebSessionStmt,
 		deliverRemediationsStmt:           q.deliverRemediationsStmt,
@@ -666,12 +797,16 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getAgentKeyStmt:                   q.getAgentKeyStmt,
 		getAgentKeyByHashStmt:             q.getAgentKeyByHashStmt,
 		getAgentKeyByNameStmt:             q.getAgentKeyByNameStmt,
+		getAskStmt:                        q.getAskStmt,
 		getBriefStateStmt:                 q.getBriefStateStmt,
 		getDecisionByRefStmt:              q.getDecisionByRefStmt,
 		getLatestPlanStmt:                 q.getLatestPlanStmt,
 		getMissionBySlugStmt:              q.getMissionBySlugStmt,
+		getOpenAskStmt:                    q.getOpenAskStmt,
 		getRemediationStmt:                q.getRemediationStmt,
+		getRunStmt:                        q.getRunStmt,
 		getSessionStmt:                    q.getSessionStmt,
+		getToolStmt:                       q.getToolStmt,
 		getUserStmt:                       q.getUserStmt,
 		getUserByEmailStmt:                q.getUserByEmailStmt,
 		getUserByTokenHashStmt:            q.getUserByTokenHashStmt,
@@ -685,12 +820,15 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listMissionSessionIDsStmt:         q.listMissionSessionIDsStmt,
 		listMissionsStmt:                  q.listMissionsStmt,
 		listMissionsWithSessionCountsStmt: q.listMissionsWithSessionCountsStmt,
+		listOpenAsksStmt:                  q.listOpenAsksStmt,
 		listOpenDecisionsStmt:             q.listOpenDecisionsStmt,
 		listOpenRemediationsStmt:          q.listOpenRemediationsStmt,
 		listSessionDecisionsStmt:          q.listSessionDecisionsStmt,
 		listSessionEventsStmt:             q.listSessionEventsStmt,
 		listSessionRemediationsStmt:       q.listSessionRemediationsStmt,
+		listSessionRunsStmt:               q.listSessionRunsStmt,
 		listSessionStatesStmt:             q.listSessionStatesStmt,
+		listToolsStmt:                     q.listToolsStmt,
 		listUndeliveredResolutionsStmt:    q.listUndeliveredResolutionsStmt,
 		listUsersStmt:                     q.listUsersStmt,
 		nextDecisionNumberStmt:            q.nextDecisionNumberStmt,
@@ -698,11 +836,13 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		resolveDecisionStmt:               q.resolveDecisionStmt,
 		resumeSessionStmt:                 q.resumeSessionStmt,
 		revokeAgentKeyStmt:                q.revokeAgentKeyStmt,
+		setRunStatusStmt:                  q.setRunStatusStmt,
 		setUserDisabledAtStmt:             q.setUserDisabledAtStmt,
 		setUserRoleStmt:                   q.setUserRoleStmt,
 		supersedePlansStmt:                q.supersedePlansStmt,
 		touchSessionBriefStmt:             q.touchSessionBriefStmt,
 		touchWebSessionStmt:               q.touchWebSessionStmt,
 		updateMissionStmt:                 q.updateMissionStmt,
+		upsertToolStmt:                    q.upsertToolStmt,
 	}
 }

@@ -24,6 +24,18 @@ type ApiToken struct {
 	RevokedAt sql.NullString
 }
 
+type Ask struct {
+	ID         string
+	RunID      string
+	Prompt     string
+	Options    string
+	ParkedFrom string
+	CreatedAt  string
+	Answer     sql.NullString
+	AnsweredAt sql.NullString
+	AnsweredBy sql.NullInt64
+}
+
 type Decision struct {
 	ID           int64
 	Ref          string
@@ -98,6 +110,16 @@ type Remediation struct {
 	CloseNote   string
 }
 
+type Run struct {
+	ID        string
+	SessionID string
+	ParentID  sql.NullString
+	Name      string
+	Status    string
+	StartedAt string
+	EndedAt   sql.NullString
+}
+
 type Session struct {
 	ID          string
 	MissionID   int64
@@ -110,6 +132,24 @@ type Session struct {
 	PauseReason string
 	LastBriefAt sql.NullString
 	CreatedAt   string
+}
+
+type Tool struct {
+	Server        string
+	Tool          string
+	SideEffecting bool
+	UpdatedAt     string
+	UpdatedBy     sql.NullInt64
+}
+
+type ToolCall struct {
+	ID              int64
+	RunID           string
+	Server          string
+	Tool            string
+	IsSideEffecting bool
+	StartedAt       string
+	RecordedAt      string
 }
 
 type User struct {

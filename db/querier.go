@@ -11,6 +11,8 @@ import (
 type Querier interface {
 	AddEvent(ctx context.Context, arg AddEventParams) error
 	AddLoginFailure(ctx context.Context, arg AddLoginFailureParams) error
+	// Answers an ask once: a second answer matches no row.
+	AnswerAsk(ctx context.Context, arg AnswerAskParams) (Ask, error)
 	ClearLoginFailures(ctx context.Context, email string) error
 	CloseRemediation(ctx context.Context, arg CloseRemediationParams) (Remediation, error)
 	// How many items the Attention view lists, for the count in every page.
@@ -18,17 +20,21 @@ type Querier interface {
 	CountLoginFailures(ctx context.Context, arg CountLoginFailuresParams) (CountLoginFailuresRow, error)
 	CreateAPIToken(ctx context.Context, arg CreateAPITokenParams) (int64, error)
 	CreateAgentKey(ctx context.Context, arg CreateAgentKeyParams) (AgentKey, error)
+	CreateAsk(ctx context.Context, arg CreateAskParams) (Ask, error)
 	CreateDecision(ctx context.Context, arg CreateDecisionParams) (Decision, error)
 	CreateMission(ctx context.Context, arg CreateMissionParams) (Mission, error)
 	CreatePlan(ctx context.Context, arg CreatePlanParams) (Plan, error)
 	CreateRemediation(ctx context.Context, arg CreateRemediationParams) (Remediation, error)
+	CreateRun(ctx context.Context, arg CreateRunParams) (Run, error)
 	CreateSession(ctx context.Context, arg CreateSessionParams) (Session, error)
+	CreateToolCall(ctx context.Context, arg CreateToolCallParams) (ToolCall, error)
 	CreateUser(ctx context.Context, arg CreateUserParams) (User, error)
 	CreateWebSession(ctx context.Context, arg CreateWebSessionParams) error
 	// Approves or rejects the session's latest plan, only while it is proposed.
 	DecidePlan(ctx context.Context, arg DecidePlanParams) (Plan, error)
 	DeleteExpiredWebSessions(ctx context.Context, arg DeleteExpiredWebSessionsParams) (int64, error)
 	DeleteOldLoginFailures(ctx context.Context, before string) error
+	DeleteTool(ctx context.Context, arg DeleteToolParams) (int64, error)
 	DeleteUserWebSessions(ctx context.Context, userID int64) (int64, error)
 	DeleteWebSession(ctx context.Context, idHash string) error
 	// Stamps every open remediation the agent has not seen yet, exactly once.
@@ -40,6 +46,7 @@ type Querier interface {
 	GetAgentKey(ctx context.Context, id int64) (AgentKey, error)
 	GetAgentKeyByHash(ctx context.Context, keyHash string) (AgentKey, error)
 	GetAgentKeyByName(ctx context.Context, name string) (AgentKey, error)
+	GetAsk(ctx context.Context, id string) (GetAskRow, error)
 	// Everything the brief needs about a session in one read: its brake, its
 	// mission's risk, its latest plan, and how many gates, resolutions and
 	// remediations wait, so the brief reads the lists only when they are not
@@ -48,8 +55,12 @@ type Querier interface {
 	GetDecisionByRef(ctx context.Context, ref string) (Decision, error)
 	GetLatestPlan(ctx context.Context, sessionID string) (Plan, error)
 	GetMissionBySlug(ctx context.Context, slug string) (Mission, error)
+	// The question a run waits on, if any.
+	GetOpenAsk(ctx context.Context, runID string) (Ask, error)
 	GetRemediation(ctx context.Context, id int64) (Remediation, error)
+	GetRun(ctx context.Context, id string) (GetRunRow, error)
 	GetSession(ctx context.Context, id string) (GetSessionRow, error)
+	GetTool(ctx context.Context, arg GetToolParams) (Tool, error)
 	GetUser(ctx context.Context, id int64) (User, error)
 	GetUserByEmail(ctx context.Context, email string) (User, error)
 	GetUserByTokenHash(ctx context.Context, tokenHash string) (User, error)
@@ -71,13 +82,18 @@ type Querier interface {
 	// The console's mission list: every mission by slug, with how many
 	// sessions work on it.
 	ListMissionsWithSessionCounts(ctx context.Context) ([]ListMissionsWithSessionCountsRow, error)
+	// Every unanswered ask, oldest first, with its run and session (the
+	// Attention view).
+	ListOpenAsks(ctx context.Context) ([]ListOpenAsksRow, error)
 	ListOpenDecisions(ctx context.Context, sessionID string) ([]Decision, error)
 	ListOpenRemediations(ctx context.Context, sessionID string) ([]Remediation, error)
 	ListSessionDecisions(ctx context.Context, sessionID string) ([]ListSessionDecisionsRow, error)
 	ListSessionEvents(ctx context.Context, sessionID string) ([]Event, error)
 	ListSessionRemediations(ctx context.Context, sessionID string) ([]Remediation, error)
+	ListSessionRuns(ctx context.Context, sessionID string) ([]Run, error)
 	// Every session, newest first, with what its brief needs (as GetBriefState).
 	ListSessionStates(ctx context.Context, lim int64) ([]ListSessionStatesRow, error)
+	ListTools(ctx context.Context) ([]Tool, error)
 	// What the next brief would deliver, read without stamping (the preview).
 	ListUndeliveredResolutions(ctx context.Context, sessionID string) ([]ListUndeliveredResolutionsRow, error)
 	ListUsers(ctx context.Context) ([]ListUsersRow, error)
@@ -88,6 +104,7 @@ type Querier interface {
 	ResolveDecision(ctx context.Context, arg ResolveDecisionParams) (Decision, error)
 	ResumeSession(ctx context.Context, id string) (int64, error)
 	RevokeAgentKey(ctx context.Context, arg RevokeAgentKeyParams) error
+	SetRunStatus(ctx context.Context, arg SetRunStatusParams) (Run, error)
 	SetUserDisabledAt(ctx context.Context, arg SetUserDisabledAtParams) error
 	SetUserRole(ctx context.Context, arg SetUserRoleParams) error
 	SupersedePlans(ctx context.Context, sessionID string) error
@@ -96,6 +113,7 @@ type Querier interface {
 	TouchWebSession(ctx context.Context, arg TouchWebSessionParams) error
 	// Everything but the slug (a mission's name for agents) may change.
 	UpdateMission(ctx context.Context, arg UpdateMissionParams) (Mission, error)
+	UpsertTool(ctx context.Context, arg UpsertToolParams) error
 }
 
 var _ Querier = (*Queries)(nil)

@@ -42,7 +42,7 @@ func BenchmarkBriefThroughput(b *testing.B) {
 		}
 	}
 
-	e := web.NewServer(web.Deps{Auth: kit.Auth, Gov: kit.Gov, Health: kit.Store.Ping,
+	e := web.NewServer(web.Deps{Auth: kit.Auth, Gov: kit.Gov, Ledger: kit.Ledger, Health: kit.Store.Ping,
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	e.POST("/noop", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
 	srv := httptest.NewServer(e)
@@ -161,7 +161,7 @@ func BenchmarkAttentionView(b *testing.B) {
 		b.Fatalf("%d items (%v), want 1000", len(items), err)
 	}
 
-	e := web.NewServer(web.Deps{Auth: kit.Auth, Gov: kit.Gov, Health: kit.Store.Ping,
+	e := web.NewServer(web.Deps{Auth: kit.Auth, Gov: kit.Gov, Ledger: kit.Ledger, Health: kit.Store.Ping,
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	srv := httptest.NewServer(e)
 	b.Cleanup(srv.Close)

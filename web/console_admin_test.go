@@ -36,7 +36,7 @@ func newAdmEnv(t *testing.T) *admEnv {
 	t.Helper()
 	kit := testkit.New(t)
 	log := &admLog{}
-	srv := httptest.NewServer(web.NewServer(web.Deps{Auth: kit.Auth, Gov: kit.Gov, Health: kit.Store.Ping,
+	srv := httptest.NewServer(web.NewServer(web.Deps{Auth: kit.Auth, Gov: kit.Gov, Ledger: kit.Ledger, Health: kit.Store.Ping,
 		Logger: slog.New(slog.NewTextHandler(log, nil))}))
 	t.Cleanup(srv.Close)
 	a := &admEnv{t: t, kit: kit, url: srv.URL, log: log}

@@ -19,7 +19,7 @@ import (
 func consoleServer(t *testing.T, secure bool) (*testkit.Kit, string) {
 	t.Helper()
 	kit := testkit.New(t)
-	srv := httptest.NewServer(web.NewServer(web.Deps{Auth: kit.Auth, Gov: kit.Gov, Health: kit.Store.Ping,
+	srv := httptest.NewServer(web.NewServer(web.Deps{Auth: kit.Auth, Gov: kit.Gov, Ledger: kit.Ledger, Health: kit.Store.Ping,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), SecureCookies: secure}))
 	t.Cleanup(srv.Close)
 	return kit, srv.URL

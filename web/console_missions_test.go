@@ -37,7 +37,7 @@ type msEnv struct {
 func newMsEnv(t *testing.T) *msEnv {
 	t.Helper()
 	kit := testkit.New(t)
-	srv := httptest.NewServer(web.NewServer(web.Deps{Auth: kit.Auth, Gov: kit.Gov, Health: kit.Store.Ping,
+	srv := httptest.NewServer(web.NewServer(web.Deps{Auth: kit.Auth, Gov: kit.Gov, Ledger: kit.Ledger, Health: kit.Store.Ping,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	t.Cleanup(srv.Close)
 	e := &msEnv{t: t, kit: kit, url: srv.URL}

@@ -32,6 +32,13 @@ func routes(e *echo.Echo, d Deps) {
 	api.POST("/sessions/:id/remediations", handleRemediationRequest(d.Gov))
 	api.POST("/remediations/:id/close", handleRemediationClose(d.Gov))
 	api.POST("/decisions/:ref/resolve", handleDecisionResolve(d.Gov))
+	api.POST("/sessions/:id/runs", handleRunStart(d.Ledger))
+	api.PATCH("/runs/:id", handleRunFinish(d.Ledger))
+	api.POST("/runs/:id/asks", handleAskRecord(d.Ledger))
+	api.POST("/runs/:id/tool-calls", handleToolCallRecord(d.Ledger))
+	api.POST("/asks/:id/answer", handleAskAnswer(d.Ledger))
+	api.GET("/tools", handleToolList(d.Ledger))
+	api.PUT("/tools", handleToolSet(d.Ledger))
 
 	// The console, with a signed-in browser session.
 	k := &console{auth: d.Auth, gov: d.Gov, store: newSessionStore(d.Auth, d.SecureCookies), cop: http.NewCrossOriginProtection()}

@@ -371,7 +371,7 @@ func TestEveryRouteAnswersEachCallerAsTheContractSays(t *testing.T) {
 func TestRouteTableCoversEveryRegisteredRoute(t *testing.T) {
 	t.Parallel()
 	kit := testkit.New(t)
-	e := web.NewServer(web.Deps{Auth: kit.Auth, Gov: kit.Gov, Health: kit.Store.Ping,
+	e := web.NewServer(web.Deps{Auth: kit.Auth, Gov: kit.Gov, Ledger: kit.Ledger, Health: kit.Store.Ping,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	tested := map[string]bool{}
 	for _, rc := range routeTable() {

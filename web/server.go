@@ -12,6 +12,7 @@ import (
 
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/ledger"
 )
 
 // MaxBody is the largest request body accepted: 1 MiB.
@@ -21,6 +22,7 @@ const MaxBody = 1 << 20
 type Deps struct {
 	Auth   *auth.Service
 	Gov    *governance.Service
+	Ledger *ledger.Service
 	Health func(context.Context) error
 	Logger *slog.Logger
 	// SecureCookies marks the console's cookies Secure, with the __Host-

@@ -22,6 +22,7 @@ import (
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/web"
 )
 
@@ -168,7 +169,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 func serve(ctx context.Context, cfg config, store *db.Store, authSvc *auth.Service, stdout io.Writer) error {
 	logger := slog.New(slog.NewJSONHandler(stdout, nil))
 	gov := governance.NewService(store, time.Now)
-	handler := web.NewServer(web.Deps{Auth: authSvc, Gov: gov, Health: store.Ping, Logger: logger,
+	handler := web.NewServer(web.Deps{Auth: authSvc, Gov: gov, Ledger: ledger.NewService(store, time.Now), Health: store.Ping, Logger: logger,
 		SecureCookies: cfg.secureCookies})
 
 	ln, err := net.Listen("tcp", cfg.addr)

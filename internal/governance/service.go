@@ -6,7 +6,6 @@ package governance
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -129,17 +128,6 @@ func optional(field, v string, max int) (string, error) {
 		return "", errs.E(errs.Invalid, field+"_too_long", "The %s is %d characters; at most %d are allowed.", strings.ReplaceAll(field, "_", " "), n, max)
 	}
 	return v, nil
-}
-
-// newID returns a random id with the prefix, e.g. "ses_k3j9x2m4q8wz".
-func newID(prefix string) string {
-	const alphabet = "abcdefghijkmnpqrstuvwxyz23456789"
-	b := make([]byte, 12)
-	rand.Read(b) //nolint:errcheck // crypto/rand.Read never fails
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
-	}
-	return prefix + string(b)
 }
 
 // timePtr returns nil for NULL, so that JSON leaves the field out.

@@ -10,6 +10,7 @@ import (
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/ids"
 )
 
 // Session is one agent's run at a mission.
@@ -63,7 +64,7 @@ func (s *Service) CreateSession(ctx context.Context, actor auth.Actor, in Sessio
 		} else if err != nil {
 			return err
 		}
-		id := newID("ses_")
+		id := ids.New("ses_")
 		if _, err := q.CreateSession(ctx, db.CreateSessionParams{ID: id, MissionID: m.ID, AgentKeyID: actor.KeyID,
 			Agent: agent, Title: title, Lifecycle: "IDLE", CreatedAt: db.FormatTime(now)}); err != nil {
 			return err

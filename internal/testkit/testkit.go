@@ -17,6 +17,7 @@ import (
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/ledger"
 )
 
 // Kit is a migrated temporary database and the services on it.
@@ -26,7 +27,9 @@ type Kit struct {
 	Store *db.Store
 	Auth  *auth.Service
 	Gov   *governance.Service
-	Clock *Clock
+	// Ledger is the run ledger.
+	Ledger *ledger.Service
+	Clock  *Clock
 
 	n atomic.Int64
 }
@@ -54,7 +57,7 @@ func New(tb testing.TB) *Kit {
 	store, path := MustOpenDB(tb)
 	clock := &Clock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
 	return &Kit{TB: tb, Path: path, Store: store, Auth: auth.NewService(store, clock.Now).WithPasswordCost(bcrypt.MinCost),
-		Gov: governance.NewService(store, clock.Now), Clock: clock}
+		Gov: governance.NewService(store, clock.Now), Ledger: ledger.NewService(store, clock.Now), Clock: clock}
 }
 
 // Clock is a settable clock, safe for concurrent use.

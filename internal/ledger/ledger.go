@@ -1,0 +1,473 @@
+// Package ledger is Madebook's one authoritative record of agent runs, the
+// questions they wait on, and the tool calls they make (seed 001). It
+// enforces, not just records, that every side effect in a run starts after
+// the approval that governs it, and that a run holding a question is never
+// terminal.
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/ids"
+)
+
+// The run outcomes. Parked means the steps are done and the work is not: a
+// question waits on a person.
+const (
+	Running   = "running"
+	Parked    = "parked"
+	Complete  = "complete"
+	Partial   = "partial"
+	Blocked   = "blocked"
+	Failed    = "failed"
+	Cancelled = "cancelled"
+)
+
+// Terminal reports whether a run with this status has ended.
+func Terminal(status string) bool { return status != Running && status != Parked }
+
+// MaxOptions is the most options an ask may offer.
+const MaxOptions = 9
+
+// Service runs the ledger's use cases.
+type Service struct {
+	store db.Transactor
+	now   func() time.Time
+}
+
+// NewService returns the ledger service.
+func NewService(store db.Transactor, now func() time.Time) *Service {
+	return &Service{store: store, now: func() time.Time { return now().UTC() }}
+}
+
+// Run is one run of an agent's work.
+type Run struct {
+	ID        string     `json:"id"`
+	Session   string     `json:"session"`
+	Parent    string     `json:"parent,omitempty"`
+	Name      string     `json:"name"`
+	Status    string     `json:"status"`
+	StartedAt time.Time  `json:"started_at"`
+	EndedAt   *time.Time `json:"ended_at,omitempty"`
+}
+
+// Ask is a question a run waits on, with numbered options.
+type Ask struct {
+	ID         string            `json:"id"`
+	Run        string            `json:"run"`
+	Prompt     string            `json:"prompt"`
+	Options    map[string]string `json:"options"`
+	ParkedFrom string            `json:"parked_from"`
+	CreatedAt  time.Time         `json:"created_at"`
+	Answer     string            `json:"answer,omitempty"`
+	AnsweredAt *time.Time        `json:"answered_at,omitempty"`
+	// RunStatus is the run's status after this call.
+	RunStatus string `json:"run_status"`
+}
+
+// ToolCall is one call a run made.
+type ToolCall struct {
+	ID            int64     `json:"id"`
+	Run           string    `json:"run"`
+	Server        string    `json:"server"`
+	Tool          string    `json:"tool"`
+	SideEffecting bool      `json:"side_effecting"`
+	StartedAt     time.Time `json:"started_at"`
+	RecordedAt    time.Time `json:"recorded_at"`
+}
+
+// StartRun opens a run on the agent's own session, under an optional
+// parent run of the same session. Errors: forbidden, session_not_found,
+// name_required, parent_not_found.
+func (s *Service) StartRun(ctx context.Context, actor auth.Actor, session, name, parent string) (Run, error) {
+	if err := actor.RequireAgent("start a run"); err != nil {
+		return Run{}, err
+	}
+	name = strings.TrimSpace(name)
+	if name == "" || len(name) > 200 {
+		return Run{}, errs.E(errs.Invalid, "name_required", "A run needs a name of 1 to 200 characters.")
+	}
+	now := s.now()
+	var row db.Run
+	err := s.store.Write(ctx, func(q db.Querier) error {
+		sess, err := q.GetSession(ctx, session)
+		if errors.Is(err, sql.ErrNoRows) {
+			return errs.E(errs.NotFound, "session_not_found", "No session has the id %q.", session)
+		} else if err != nil {
+			return err
+		}
+		if sess.AgentKeyID != actor.KeyID {
+			return errs.E(errs.Forbidden, "forbidden", "This session belongs to another agent key.")
+		}
+		var p sql.NullString
+		if parent != "" {
+			pr, err := q.GetRun(ctx, parent)
+			if errors.Is(err, sql.ErrNoRows) || (err == nil && pr.SessionID != session) {
+				return errs.E(errs.Invalid, "parent_not_found", "No run %q in this session to be the parent.", parent)
+			} else if err != nil {
+				return err
+			}
+			p = sql.NullString{String: parent, Valid: true}
+		}
+		row, err = q.CreateRun(ctx, db.CreateRunParams{ID: ids.New("run_"), SessionID: session, ParentID: p, Name: name,
+			StartedAt: db.FormatTime(now)})
+		if err != nil {
+			return err
+		}
+		return event(ctx, q, session, actor, now, "run.started", row.ID, name)
+	})
+	if err != nil {
+		return Run{}, fmt.Errorf("start run on %s: %w", session, err)
+	}
+	return runFrom(row), nil
+}
+
+// FinishRun sets a run's outcome. Errors: forbidden, run_not_found,
+// invalid_status, run_has_open_ask (the run is parked on a question),
+// run_finished.
+func (s *Service) FinishRun(ctx context.Context, actor auth.Actor, id, status string) (Run, error) {
+	if err := actor.RequireAgent("finish a run"); err != nil {
+		return Run{}, err
+	}
+	if !Terminal(status) || !slices.Contains([]string{Complete, Partial, Blocked, Failed, Cancelled}, status) {
+		return Run{}, errs.E(errs.Invalid, "invalid_status", "The status %q must be complete, partial, blocked, failed or cancelled.", status)
+	}
+	now := s.now()
+	var row db.Run
+	err := s.store.Write(ctx, func(q db.Querier) error {
+		r, err := ownRun(ctx, q, actor, id)
+		if err != nil {
+			return err
+		}
+		if a, err := q.GetOpenAsk(ctx, id); err == nil {
+			return errs.E(errs.Conflict, "run_has_open_ask", "Run %s waits on ask %s (%q): a run holding a question cannot end. A person must answer it first.",
+				id, a.ID, a.Prompt).With("ask", a.ID)
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if Terminal(r.Status) {
+			return errs.E(errs.Conflict, "run_finished", "Run %s already ended as %s.", id, r.Status)
+		}
+		if row, err = q.SetRunStatus(ctx, db.SetRunStatusParams{ID: id, Status: status, EndedAt: db.NullTime(now)}); err != nil {
+			return err
+		}
+		return event(ctx, q, r.SessionID, actor, now, "run."+status, id, r.Name)
+	})
+	if err != nil {
+		return Run{}, fmt.Errorf("finish run %s: %w", id, err)
+	}
+	return runFrom(row), nil
+}
+
+// AskInput is a question and its numbered options.
+type AskInput struct {
+	Prompt  string            `json:"prompt"`
+	Options map[string]string `json:"options"`
+}
+
+// RecordAsk records a question on the agent's run and parks the run, in
+// one transaction; the outcome it parked from is kept on the ask. Errors:
+// forbidden, run_not_found, prompt_required, invalid_options, run_parked
+// (it already waits on a question).
+func (s *Service) RecordAsk(ctx context.Context, actor auth.Actor, runID string, in AskInput) (Ask, error) {
+	if err := actor.RequireAgent("ask a question"); err != nil {
+		return Ask{}, err
+	}
+	prompt := strings.TrimSpace(in.Prompt)
+	if prompt == "" || len(prompt) > 2000 {
+		return Ask{}, errs.E(errs.Invalid, "prompt_required", "An ask needs a prompt of 1 to 2000 characters.")
+	}
+	options, err := validOptions(in.Options)
+	if err != nil {
+		return Ask{}, err
+	}
+	now := s.now()
+	var a db.Ask
+	err = s.store.Write(ctx, func(q db.Querier) error {
+		r, err := ownRun(ctx, q, actor, runID)
+		if err != nil {
+			return err
+		}
+		if r.Status == Parked {
+			open, err := q.GetOpenAsk(ctx, runID)
+			if err != nil {
+				return err
+			}
+			return errs.E(errs.Conflict, "run_parked", "Run %s already waits on ask %s; one question at a time.", runID, open.ID).With("ask", open.ID)
+		}
+		if a, err = q.CreateAsk(ctx, db.CreateAskParams{ID: ids.New("ask_"), RunID: runID, Prompt: prompt, Options: options,
+			ParkedFrom: r.Status, CreatedAt: db.FormatTime(now)}); err != nil {
+			return err
+		}
+		if _, err := q.SetRunStatus(ctx, db.SetRunStatusParams{ID: runID, Status: Parked}); err != nil {
+			return err
+		}
+		return event(ctx, q, r.SessionID, actor, now, "ask.opened", a.ID, prompt)
+	})
+	if err != nil {
+		return Ask{}, fmt.Errorf("ask on run %s: %w", runID, err)
+	}
+	return askFrom(a, Parked), nil
+}
+
+// AnswerAsk answers a parked run's question with one of its options,
+// restores the outcome the run parked from, and records who and when. An
+// ask is answered once. Errors: forbidden (not a lead), ask_not_found,
+// invalid_option, already_answered.
+func (s *Service) AnswerAsk(ctx context.Context, actor auth.Actor, id, option string) (Ask, error) {
+	if err := actor.RequireLead("answer an ask"); err != nil {
+		return Ask{}, err
+	}
+	now := s.now()
+	var a db.Ask
+	err := s.store.Write(ctx, func(q db.Querier) error {
+		cur, err := q.GetAsk(ctx, id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return errs.E(errs.NotFound, "ask_not_found", "No ask has the id %q.", id)
+		} else if err != nil {
+			return err
+		}
+		if cur.AnsweredAt.Valid {
+			return errs.E(errs.Conflict, "already_answered", "Ask %s was already answered at %s.", id, cur.AnsweredAt.String)
+		}
+		opts := decodeOptions(cur.Options)
+		label, ok := opts[option]
+		if !ok {
+			return errs.E(errs.Invalid, "invalid_option", "Ask %s has no option %q: choose one of %s.", id, option,
+				strings.Join(slices.Sorted(maps.Keys(opts)), ", "))
+		}
+		if a, err = q.AnswerAsk(ctx, db.AnswerAskParams{ID: id, Answer: sql.NullString{String: option, Valid: true},
+			AnsweredAt: db.NullTime(now), AnsweredBy: sql.NullInt64{Int64: actor.UserID, Valid: true}}); err != nil {
+			return err
+		}
+		ended := sql.NullString{}
+		if Terminal(cur.ParkedFrom) {
+			ended = db.NullTime(now)
+		}
+		if _, err := q.SetRunStatus(ctx, db.SetRunStatusParams{ID: cur.RunID, Status: cur.ParkedFrom, EndedAt: ended}); err != nil {
+			return err
+		}
+		return event(ctx, q, cur.SessionID, actor, now, "ask.answered", id, option+": "+label)
+	})
+	if err != nil {
+		return Ask{}, fmt.Errorf("answer ask %s: %w", id, err)
+	}
+	return askFrom(a, a.ParkedFrom), nil
+}
+
+// ToolCallInput is a tool call an agent reports.
+type ToolCallInput struct {
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+	// SideEffecting, when unset, is taken from the tool registry; a tool
+	// nobody classified is side-effecting.
+	SideEffecting *bool `json:"side_effecting"`
+	// StartedAt, when set, is recorded as reported, even if earlier (that
+	// is what the audit is for); unset, it is now.
+	StartedAt *time.Time `json:"started_at"`
+}
+
+// RecordToolCall records a tool call on the agent's run. A side-effecting
+// call on a parked run is refused: it would run before the answer that
+// governs it. Errors: forbidden, run_not_found, tool_required,
+// run_parked.
+func (s *Service) RecordToolCall(ctx context.Context, actor auth.Actor, runID string, in ToolCallInput) (ToolCall, error) {
+	if err := actor.RequireAgent("record a tool call"); err != nil {
+		return ToolCall{}, err
+	}
+	server, tool := strings.TrimSpace(in.Server), strings.TrimSpace(in.Tool)
+	if server == "" || tool == "" || len(server) > 200 || len(tool) > 200 {
+		return ToolCall{}, errs.E(errs.Invalid, "tool_required", "A tool call needs a server and a tool, each 1 to 200 characters.")
+	}
+	now := s.now()
+	started := now
+	if in.StartedAt != nil {
+		started = in.StartedAt.UTC()
+	}
+	var row db.ToolCall
+	err := s.store.Write(ctx, func(q db.Querier) error {
+		r, err := ownRun(ctx, q, actor, runID)
+		if err != nil {
+			return err
+		}
+		writes, err := classify(ctx, q, server, tool, in.SideEffecting)
+		if err != nil {
+			return err
+		}
+		if writes && r.Status == Parked {
+			a, err := q.GetOpenAsk(ctx, runID)
+			if err != nil {
+				return err
+			}
+			return errs.E(errs.Conflict, "run_parked", "Run %s is parked on ask %s (%q): a side-effecting call must wait for a person's answer.",
+				runID, a.ID, a.Prompt).With("ask", a.ID)
+		}
+		row, err = q.CreateToolCall(ctx, db.CreateToolCallParams{RunID: runID, Server: server, Tool: tool,
+			IsSideEffecting: writes, StartedAt: db.FormatTime(started), RecordedAt: db.FormatTime(now)})
+		return err
+	})
+	if err != nil {
+		return ToolCall{}, fmt.Errorf("tool call on run %s: %w", runID, err)
+	}
+	return toolCallFrom(row), nil
+}
+
+// classify says whether a call writes: as the call says, else as the
+// registry says, else yes (fail safe).
+func classify(ctx context.Context, q db.Querier, server, tool string, said *bool) (bool, error) {
+	if said != nil {
+		return *said, nil
+	}
+	t, err := q.GetTool(ctx, db.GetToolParams{Server: server, Tool: tool})
+	if errors.Is(err, sql.ErrNoRows) {
+		return true, nil
+	} else if err != nil {
+		return false, err
+	}
+	return t.SideEffecting, nil
+}
+
+// ownRun loads a run of the agent's own session. Errors: run_not_found,
+// forbidden.
+func ownRun(ctx context.Context, q db.Querier, actor auth.Actor, id string) (db.GetRunRow, error) {
+	r, err := q.GetRun(ctx, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, errs.E(errs.NotFound, "run_not_found", "No run has the id %q.", id)
+	} else if err != nil {
+		return r, err
+	}
+	if r.AgentKeyID != actor.KeyID {
+		return r, errs.E(errs.Forbidden, "forbidden", "This run belongs to another agent key.")
+	}
+	return r, nil
+}
+
+// validOptions checks an ask's options: 1 to 9, keyed "1" to "9", each
+// with a label, and encodes them.
+func validOptions(opts map[string]string) (string, error) {
+	if len(opts) == 0 || len(opts) > MaxOptions {
+		return "", errs.E(errs.Invalid, "invalid_options", "An ask needs 1 to %d options, e.g. {\"1\":\"Yes\",\"2\":\"No\"}.", MaxOptions)
+	}
+	for k, v := range opts {
+		if len(k) != 1 || k[0] < '1' || k[0] > '9' || strings.TrimSpace(v) == "" {
+			return "", errs.E(errs.Invalid, "invalid_options", "Option %q must be numbered 1 to 9 and have a label.", k)
+		}
+	}
+	b, err := json.Marshal(opts)
+	if err != nil {
+		return "", fmt.Errorf("encode options: %w", err)
+	}
+	return string(b), nil
+}
+
+func decodeOptions(s string) map[string]string {
+	opts := map[string]string{}
+	if err := json.Unmarshal([]byte(s), &opts); err != nil {
+		panic(fmt.Errorf("stored options %q: %w", s, err))
+	}
+	return opts
+}
+
+func event(ctx context.Context, q db.Querier, session string, actor auth.Actor, at time.Time, kind, ref, detail string) error {
+	if err := q.AddEvent(ctx, db.AddEventParams{SessionID: session, At: db.FormatTime(at), Actor: actor.Label(),
+		Kind: kind, Ref: ref, Detail: detail}); err != nil {
+		return fmt.Errorf("record %s: %w", kind, err)
+	}
+	return nil
+}
+
+func runFrom(r db.Run) Run {
+	out := Run{ID: r.ID, Session: r.SessionID, Parent: r.ParentID.String, Name: r.Name, Status: r.Status,
+		StartedAt: db.MustTime(r.StartedAt)}
+	if r.EndedAt.Valid {
+		t := db.MustTime(r.EndedAt.String)
+		out.EndedAt = &t
+	}
+	return out
+}
+
+func askFrom(a db.Ask, runStatus string) Ask {
+	out := Ask{ID: a.ID, Run: a.RunID, Prompt: a.Prompt, Options: decodeOptions(a.Options), ParkedFrom: a.ParkedFrom,
+		CreatedAt: db.MustTime(a.CreatedAt), Answer: a.Answer.String, RunStatus: runStatus}
+	if a.AnsweredAt.Valid {
+		t := db.MustTime(a.AnsweredAt.String)
+		out.AnsweredAt = &t
+	}
+	return out
+}
+
+func toolCallFrom(t db.ToolCall) ToolCall {
+	return ToolCall{ID: t.ID, Run: t.RunID, Server: t.Server, Tool: t.Tool, SideEffecting: t.IsSideEffecting,
+		StartedAt: db.MustTime(t.StartedAt), RecordedAt: db.MustTime(t.RecordedAt)}
+}
+
+// Tool is one entry of the operators' tool registry.
+type Tool struct {
+	Server        string    `json:"server"`
+	Tool          string    `json:"tool"`
+	SideEffecting bool      `json:"side_effecting"`
+	UpdatedAt     time.Time `json:"updated_at"`
+}
+
+// ListTools lists the registry by server and tool.
+func (s *Service) ListTools(ctx context.Context) ([]Tool, error) {
+	rows, err := s.store.Reader().ListTools(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list tools: %w", err)
+	}
+	out := make([]Tool, len(rows))
+	for i, r := range rows {
+		out[i] = Tool{Server: r.Server, Tool: r.Tool, SideEffecting: r.SideEffecting, UpdatedAt: db.MustTime(r.UpdatedAt)}
+	}
+	return out, nil
+}
+
+// SetTool classifies a tool (admin). Errors: forbidden, tool_required.
+func (s *Service) SetTool(ctx context.Context, actor auth.Actor, server, tool string, sideEffecting bool) (Tool, error) {
+	if err := actor.RequireAdmin("classify a tool"); err != nil {
+		return Tool{}, err
+	}
+	server, tool = strings.TrimSpace(server), strings.TrimSpace(tool)
+	if server == "" || tool == "" || len(server) > 200 || len(tool) > 200 {
+		return Tool{}, errs.E(errs.Invalid, "tool_required", "A tool needs a server and a name, each 1 to 200 characters.")
+	}
+	now := s.now()
+	err := s.store.Write(ctx, func(q db.Querier) error {
+		return q.UpsertTool(ctx, db.UpsertToolParams{Server: server, Tool: tool, SideEffecting: sideEffecting,
+			UpdatedAt: db.FormatTime(now), UpdatedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}})
+	})
+	if err != nil {
+		return Tool{}, fmt.Errorf("classify %s.%s: %w", server, tool, err)
+	}
+	return Tool{Server: server, Tool: tool, SideEffecting: sideEffecting, UpdatedAt: now}, nil
+}
+
+// DeleteTool removes a tool from the registry (admin): its calls are
+// side-effecting again unless they say otherwise. Errors: forbidden,
+// tool_not_found.
+func (s *Service) DeleteTool(ctx context.Context, actor auth.Actor, server, tool string) error {
+	if err := actor.RequireAdmin("remove a tool"); err != nil {
+		return err
+	}
+	return s.store.Write(ctx, func(q db.Querier) error {
+		n, err := q.DeleteTool(ctx, db.DeleteToolParams{Server: server, Tool: tool})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return errs.E(errs.NotFound, "tool_not_found", "No tool %s.%s is in the registry.", server, tool)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,76 @@
+-- name: CreateRun :one
+INSERT INTO runs (id, session_id, parent_id, name, status, started_at)
+VALUES (sqlc.arg(id), sqlc.arg(session_id), sqlc.narg(parent_id), sqlc.arg(name), 'running', sqlc.arg(started_at))
+RETURNING *;
+
+-- name: GetRun :one
+SELECT r.*, s.agent_key_id
+FROM runs r
+JOIN sessions s ON s.id = r.session_id
+WHERE r.id = sqlc.arg(id);
+
+-- name: SetRunStatus :one
+UPDATE runs
+SET status = sqlc.arg(status), ended_at = sqlc.narg(ended_at)
+WHERE id = sqlc.arg(id)
+RETURNING *;
+
+-- name: ListSessionRuns :many
+SELECT * FROM runs WHERE session_id = sqlc.arg(session_id) ORDER BY started_at, id;
+
+-- name: CreateAsk :one
+INSERT INTO asks (id, run_id, prompt, options, parked_from, created_at)
+VALUES (sqlc.arg(id), sqlc.arg(run_id), sqlc.arg(prompt), sqlc.arg(options), sqlc.arg(parked_from), sqlc.arg(created_at))
+RETURNING *;
+
+-- name: GetAsk :one
+SELECT a.*, r.session_id
+FROM asks a
+JOIN runs r ON r.id = a.run_id
+WHERE a.id = sqlc.arg(id);
+
+-- name: GetOpenAsk :one
+-- The question a run waits on, if any.
+SELECT * FROM asks
+WHERE run_id = sqlc.arg(run_id) AND answered_at IS NULL
+ORDER BY created_at
+LIMIT 1;
+
+-- name: AnswerAsk :one
+-- Answers an ask once: a second answer matches no row.
+UPDATE asks
+SET answer = sqlc.arg(answer), answered_at = sqlc.arg(answered_at), answered_by = sqlc.arg(answered_by)
+WHERE id = sqlc.arg(id) AND answered_at IS NULL
+RETURNING *;
+
+-- name: ListOpenAsks :many
+-- Every unanswered ask, oldest first, with its run and session (the
+-- Attention view).
+SELECT a.id, a.prompt, a.options, a.created_at, a.run_id, r.name AS run_name,
+       s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
+FROM asks a
+JOIN runs r ON r.id = a.run_id
+JOIN sessions s ON s.id = r.session_id
+JOIN missions m ON m.id = s.mission_id
+WHERE a.answered_at IS NULL
+ORDER BY a.created_at, a.id;
+
+-- name: CreateToolCall :one
+INSERT INTO tool_calls (run_id, server, tool, is_side_effecting, started_at, recorded_at)
+VALUES (sqlc.arg(run_id), sqlc.arg(server), sqlc.arg(tool), sqlc.arg(is_side_effecting), sqlc.arg(started_at), sqlc.arg(recorded_at))
+RETURNING *;
+
+-- name: GetTool :one
+SELECT * FROM tools WHERE server = sqlc.arg(server) AND tool = sqlc.arg(tool);
+
+-- name: ListTools :many
+SELECT * FROM tools ORDER BY server, tool;
+
+-- name: UpsertTool :exec
+INSERT INTO tools (server, tool, side_effecting, updated_at, updated_by)
+VALUES (sqlc.arg(server), sqlc.arg(tool), sqlc.arg(side_effecting), sqlc.arg(updated_at), sqlc.narg(updated_by))
+ON CONFLICT (server, tool) DO UPDATE
+SET side_effecting = excluded.side_effecting, updated_at = excluded.updated_at, updated_by = excluded.updated_by;
+
+-- name: DeleteTool :execrows
+DELETE FROM tools WHERE server = sqlc.arg(server) AND tool = sqlc.arg(tool);

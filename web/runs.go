@@ -1,0 +1,128 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/madebook/madebook/internal/ledger"
+)
+
+// handleRunStart serves POST /api/v1/sessions/:id/runs (the session's agent).
+func handleRunStart(l *ledger.Service) echo.HandlerFunc {
+	type request struct {
+		Name   string `json:"name"`
+		Parent string `json:"parent"`
+	}
+	return func(c echo.Context) error {
+		in, err := bind[request](c)
+		if err != nil {
+			return err
+		}
+		r, err := l.StartRun(c.Request().Context(), actorOf(c), c.Param("id"), in.Name, in.Parent)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusCreated, r)
+	}
+}
+
+// handleRunFinish serves PATCH /api/v1/runs/:id (the run's agent).
+func handleRunFinish(l *ledger.Service) echo.HandlerFunc {
+	type request struct {
+		Status string `json:"status"`
+	}
+	return func(c echo.Context) error {
+		in, err := bind[request](c)
+		if err != nil {
+			return err
+		}
+		r, err := l.FinishRun(c.Request().Context(), actorOf(c), c.Param("id"), in.Status)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, r)
+	}
+}
+
+// handleAskRecord serves POST /api/v1/runs/:id/asks (the run's agent).
+func handleAskRecord(l *ledger.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		in, err := bind[ledger.AskInput](c)
+		if err != nil {
+			return err
+		}
+		a, err := l.RecordAsk(c.Request().Context(), actorOf(c), c.Param("id"), in)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusCreated, a)
+	}
+}
+
+// handleAskAnswer serves POST /api/v1/asks/:id/answer (lead).
+func handleAskAnswer(l *ledger.Service) echo.HandlerFunc {
+	type request struct {
+		Option string `json:"option"`
+	}
+	return func(c echo.Context) error {
+		in, err := bind[request](c)
+		if err != nil {
+			return err
+		}
+		a, err := l.AnswerAsk(c.Request().Context(), actorOf(c), c.Param("id"), in.Option)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, a)
+	}
+}
+
+// handleToolCallRecord serves POST /api/v1/runs/:id/tool-calls (the run's agent).
+func handleToolCallRecord(l *ledger.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		in, err := bind[ledger.ToolCallInput](c)
+		if err != nil {
+			return err
+		}
+		t, err := l.RecordToolCall(c.Request().Context(), actorOf(c), c.Param("id"), in)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusCreated, t)
+	}
+}
+
+// handleToolList serves GET /api/v1/tools (anyone signed in): the registry.
+func handleToolList(l *ledger.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ts, err := l.ListTools(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]any{"tools": ts})
+	}
+}
+
+// handleToolSet serves PUT /api/v1/tools (admin): classify a tool.
+func handleToolSet(l *ledger.Service) echo.HandlerFunc {
+	type request struct {
+		Server        string `json:"server"`
+		Tool          string `json:"tool"`
+		SideEffecting *bool  `json:"side_effecting"`
+	}
+	return func(c echo.Context) error {
+		in, err := bind[request](c)
+		if err != nil {
+			return err
+		}
+		if in.SideEffecting == nil {
+			return invalid("side_effecting_required", "Say whether the tool writes: \"side_effecting\": true or false.")
+		}
+		t, err := l.SetTool(c.Request().Context(), actorOf(c), in.Server, in.Tool, *in.SideEffecting)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, t)
+	}
+}
