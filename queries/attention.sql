@@ -34,4 +34,5 @@ ORDER BY s.paused_at, s.id;
 SELECT (SELECT COUNT(*) FROM decisions d WHERE d.resolved_at IS NULL)
      + (SELECT COUNT(*) FROM plans p JOIN sessions s ON s.id = p.session_id JOIN missions m ON m.id = s.mission_id
          WHERE p.status = 'proposed' AND m.high_risk)
-     + (SELECT COUNT(*) FROM sessions s WHERE s.paused_at IS NOT NULL) AS items;
+     + (SELECT COUNT(*) FROM sessions s WHERE s.paused_at IS NOT NULL)
+     + (SELECT COUNT(*) FROM asks a WHERE a.answered_at IS NULL) AS items;

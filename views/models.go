@@ -123,3 +123,11 @@ func resolutionRefs(rs []governance.Resolution) []string {
 	}
 	return out
 }
+
+// badgeText is an item's label: its state, or PARKED for a run's question.
+func badgeText(it governance.AttentionItem) string {
+	if it.Kind == governance.ItemAsk {
+		return "PARKED"
+	}
+	return it.State.String()
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/static"
 	"github.com/madebook/madebook/views"
 )
@@ -20,10 +21,11 @@ const webSessionKey = "madebook.web_session"
 
 // console is what the console's handlers share.
 type console struct {
-	auth  *auth.Service
-	gov   *governance.Service
-	store *sessionStore
-	cop   *http.CrossOriginProtection
+	auth   *auth.Service
+	gov    *governance.Service
+	ledger *ledger.Service
+	store  *sessionStore
+	cop    *http.CrossOriginProtection
 }
 
 // loadSession puts the signed-in person, if any, on the context.

@@ -143,6 +143,16 @@ func (k *console) handleResume() echo.HandlerFunc {
 	}
 }
 
+// handleAnswer serves POST /asks/:id/answer (lead): a parked run's question
+// answered with one of its options; the run resumes from where it parked.
+func (k *console) handleAnswer() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := c.Param("id")
+		_, err := k.ledger.AnswerAsk(c.Request().Context(), actorOf(c), id, c.FormValue("option"))
+		return k.itemDone(c, governance.ItemAsk, id, err)
+	}
+}
+
 // handlePause serves POST /sessions/:id/pause (lead): the brake, with a
 // reason. From the queue, the queue comes back with the paused session in it.
 func (k *console) handlePause() echo.HandlerFunc {
@@ -158,6 +168,10 @@ func (k *console) handlePause() echo.HandlerFunc {
 		if !isHTMX(c) {
 			return c.Redirect(http.StatusSeeOther, backTo(c))
 		}
+		// The brake form sits in an item, but the answer is the whole
+		// queue: it replaces the queue, not the item.
+		c.Response().Header().Set("HX-Retarget", "#queue")
+		c.Response().Header().Set("HX-Reswap", "outerHTML")
 		q, qerr := k.queue(c)
 		if qerr != nil {
 			return qerr

@@ -41,7 +41,7 @@ func routes(e *echo.Echo, d Deps) {
 	api.PUT("/tools", handleToolSet(d.Ledger))
 
 	// The console, with a signed-in browser session.
-	k := &console{auth: d.Auth, gov: d.Gov, store: newSessionStore(d.Auth, d.SecureCookies), cop: http.NewCrossOriginProtection()}
+	k := &console{auth: d.Auth, gov: d.Gov, ledger: d.Ledger, store: newSessionStore(d.Auth, d.SecureCookies), cop: http.NewCrossOriginProtection()}
 	// Middleware goes on each route, not on a group: a group would answer
 	// every unknown path under it too.
 	web := []echo.MiddlewareFunc{k.loadSession, k.crossOrigin}
@@ -59,6 +59,7 @@ func routes(e *echo.Echo, d Deps) {
 	e.POST("/sessions/:id/plan/reject", k.handlePlanDecide(d.Gov.RejectPlan), in...)
 	e.POST("/sessions/:id/pause", k.handlePause(), in...)
 	e.POST("/sessions/:id/resume", k.handleResume(), in...)
+	e.POST("/asks/:id/answer", k.handleAnswer(), in...)
 	e.GET("/sessions", k.handleSessions(), in...)
 	e.GET("/sessions/:id", k.handleSession(), in...)
 	e.POST("/sessions/:id/remediations", k.handleRemediationForm(), in...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -18,7 +19,14 @@ const (
 	ItemDecision = "decision" // an open gate: DECISION_REQUIRED
 	ItemPlan     = "plan"     // a plan waiting on a high-risk mission: BLOCKED
 	ItemPaused   = "paused"   // a session a person paused: BLOCKED
+	ItemAsk      = "ask"      // a run parked on a question: a person picks an option
 )
+
+// AskOption is one numbered answer to a parked run's question.
+type AskOption struct {
+	Key   string `json:"key"`
+	Label string `json:"label"`
+}
 
 // AttentionItem is one thing a person must act on.
 type AttentionItem struct {
@@ -42,6 +50,10 @@ type AttentionItem struct {
 	Plan *plan.Plan `json:"plan,omitempty"`
 	// By is who paused the session, for paused items.
 	By string `json:"by,omitempty"`
+	// Run and Options are the parked run and the answers to its question,
+	// for ask items.
+	Run     string      `json:"run,omitempty"`
+	Options []AskOption `json:"options,omitempty"`
 }
 
 // Attention lists everything a person must act on, most severe first, then
@@ -82,6 +94,24 @@ func (s *Service) Attention(ctx context.Context) ([]AttentionItem, error) {
 				BlockedScope: []string{protocol.ScopeAnyCodeChange},
 				AllowedScope: []string{protocol.ScopeReadRepository, protocol.ScopeRevisePlan},
 				OpenedAt:     db.MustTime(p.ProposedAt)})
+		}
+		asks, err := q.ListOpenAsks(ctx)
+		if err != nil {
+			return err
+		}
+		for _, a := range asks {
+			var opts map[string]string
+			if err := json.Unmarshal([]byte(a.Options), &opts); err != nil {
+				return fmt.Errorf("stored options of %s: %w", a.ID, err)
+			}
+			item := AttentionItem{Kind: ItemAsk, State: protocol.DecisionRequired, Ref: a.ID,
+				Session: a.SessionID, SessionTitle: a.SessionTitle, Agent: a.Agent, Mission: a.MissionSlug,
+				MissionTitle: a.MissionTitle, Title: "Run " + a.RunName + " is parked on a question", Question: a.Prompt,
+				Run: a.RunID, BlockedScope: []string{}, AllowedScope: []string{}, OpenedAt: db.MustTime(a.CreatedAt)}
+			for _, key := range slices.Sorted(maps.Keys(opts)) {
+				item.Options = append(item.Options, AskOption{Key: key, Label: opts[key]})
+			}
+			items = append(items, item)
 		}
 		decisions, err := q.ListAttentionDecisions(ctx)
 		if err != nil {
