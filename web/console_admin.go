@@ -20,7 +20,7 @@ import (
 // database on this request.
 func (k *console) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if err := actorOf(c).RequireAdmin("manage users and agent keys"); err != nil {
+		if err := actorOf(c).RequireAdmin("manage users, agent keys and tools"); err != nil {
 			return err
 		}
 		return next(c)

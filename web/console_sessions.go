@@ -43,7 +43,7 @@ func (k *console) sessionPage(c echo.Context, status int, f views.ItemForm) erro
 	if err != nil {
 		return err
 	}
-	p.Notice = c.QueryParam("notice")
+	p.Notice = map[string]string{"remediation": "Remediation requested: it reaches the agent on its next brief."}[c.QueryParam("done")]
 	return render(c, status, views.SessionPage(p, views.SessionView{D: d, Now: k.gov.Now(), CanLead: actorOf(c).CanLead(), Form: f}))
 }
 
@@ -62,7 +62,7 @@ func (k *console) handleRemediationForm() echo.HandlerFunc {
 			}
 			return k.sessionPage(c, http.StatusUnprocessableEntity, f)
 		}
-		return c.Redirect(http.StatusSeeOther, "/sessions/"+id+"?notice=Remediation+requested:+it+reaches+the+agent+on+its+next+brief.")
+		return c.Redirect(http.StatusSeeOther, "/sessions/"+id+"?done=remediation")
 	}
 }
 

@@ -79,4 +79,7 @@ func routes(e *echo.Echo, d Deps) {
 	e.GET("/admin/keys", k.handleKeys(), admin...)
 	e.POST("/admin/keys", k.handleKeyCreate(d.Logger), admin...)
 	e.POST("/admin/keys/:id/revoke", k.handleKeyRevoke(d.Logger), admin...)
+	e.GET("/admin/tools", k.handleTools(), admin...)
+	e.POST("/admin/tools", k.handleToolSave(), admin...)
+	e.POST("/admin/tools/delete", k.handleToolDelete(), admin...)
 }
