@@ -42,8 +42,13 @@ type PlanInput struct {
 // ProposePlan records the agent's execution plan. On a high-risk mission it
 // waits for a lead (status proposed); otherwise it is approved at once. A
 // new plan supersedes the session's earlier ones, so a revised plan on a
-// high-risk mission needs approval again. Errors: forbidden,
-// session_not_found, summary_required, invalid_plan.
+// high-risk mission needs approval again. A plan that lets a side effect
+// start before the stopping point that governs it (plan.Check, with the
+// operators' tool registry deciding for steps that do not say, and a tool
+// nobody classified counting as side-effecting) is refused with
+// side_effect_before_gate, naming the step and the stopping point. Errors:
+// forbidden, session_not_found, summary_required, invalid_plan,
+// side_effect_before_gate.
 func (s *Service) ProposePlan(ctx context.Context, actor auth.Actor, session string, in PlanInput) (Plan, error) {
 	if err := actor.RequireAgent("propose a plan"); err != nil {
 		return Plan{}, err
@@ -54,6 +59,21 @@ func (s *Service) ProposePlan(ctx context.Context, actor auth.Actor, session str
 	}
 	if err := in.Plan.Validate(); err != nil {
 		return Plan{}, errs.E(errs.Invalid, "invalid_plan", "The plan is not valid: %v.", err)
+	}
+	writes, err := s.toolRegistry(ctx)
+	if err != nil {
+		return Plan{}, err
+	}
+	if err := in.Plan.Check(writes); err != nil {
+		var ge *plan.GateError
+		if !errors.As(err, &ge) {
+			return Plan{}, fmt.Errorf("check plan: %w", err)
+		}
+		e := errs.E(errs.Invalid, "side_effect_before_gate", "%s", ge.Error()).With("step", ge.Step)
+		if ge.StoppingPoint != 0 {
+			e = e.With("stopping_point", ge.StoppingPoint)
+		}
+		return Plan{}, e
 	}
 	if in.InitialSteps == nil {
 		in.InitialSteps = []plan.Step{}
@@ -147,4 +167,21 @@ func planFrom(r db.Plan) Plan {
 		panic(fmt.Errorf("stored plan %d: %w", r.ID, err))
 	}
 	return p
+}
+
+// toolRegistry returns the operators' classification of tools: whether a
+// call to server.tool writes. A tool nobody classified writes (fail safe).
+func (s *Service) toolRegistry(ctx context.Context) (func(server, tool string) bool, error) {
+	rows, err := s.store.Reader().ListTools(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("tool registry: %w", err)
+	}
+	writes := make(map[[2]string]bool, len(rows))
+	for _, r := range rows {
+		writes[[2]string{r.Server, r.Tool}] = r.SideEffecting
+	}
+	return func(server, tool string) bool {
+		w, ok := writes[[2]string{server, tool}]
+		return !ok || w
+	}, nil
 }
