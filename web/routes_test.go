@@ -292,6 +292,12 @@ func routeTable() []routeCase {
 		consoleOnly(http.MethodPost, "/admin/keys/:id/revoke", func(a *apiEnv) (string, string) {
 			return fmt.Sprintf("/admin/keys/%d/revoke", a.other.KeyID), ""
 		}),
+		consoleOnly(http.MethodGet, "/admin/tools", nil),
+		consoleOnly(http.MethodPost, "/admin/tools", nil),
+		consoleOnly(http.MethodPost, "/admin/tools/delete", nil),
+		consoleOnly(http.MethodPost, "/asks/:id/answer", func(a *apiEnv) (string, string) {
+			return "/asks/ask_unknown/answer", ""
+		}),
 		consoleOnly(http.MethodPost, "/sessions/:id/resume", func(a *apiEnv) (string, string) {
 			id := plainSession(a)
 			if _, err := a.kit.Gov.Pause(ctx, a.lead, id, "wait"); err != nil {
