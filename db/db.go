@@ -24,6 +24,9 @@ func New(db DBTX) *Queries {
 func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	q := Queries{db: db}
 	var err error
+	if q.addChangeSymbolStmt, err = db.PrepareContext(ctx, addChangeSymbol); err != nil {
+		return nil, fmt.Errorf("error preparing query AddChangeSymbol: %w", err)
+	}
 	if q.addEventStmt, err = db.PrepareContext(ctx, addEvent); err != nil {
 		return nil, fmt.Errorf("error preparing query AddEvent: %w", err)
 	}
@@ -33,11 +36,38 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.answerAskStmt, err = db.PrepareContext(ctx, answerAsk); err != nil {
 		return nil, fmt.Errorf("error preparing query AnswerAsk: %w", err)
 	}
+	if q.auditPrematureSideEffectsStmt, err = db.PrepareContext(ctx, auditPrematureSideEffects); err != nil {
+		return nil, fmt.Errorf("error preparing query AuditPrematureSideEffects: %w", err)
+	}
+	if q.auditStaleGatesStmt, err = db.PrepareContext(ctx, auditStaleGates); err != nil {
+		return nil, fmt.Errorf("error preparing query AuditStaleGates: %w", err)
+	}
+	if q.auditUnanswerableAsksStmt, err = db.PrepareContext(ctx, auditUnanswerableAsks); err != nil {
+		return nil, fmt.Errorf("error preparing query AuditUnanswerableAsks: %w", err)
+	}
+	if q.auditUndeliveredResolutionsStmt, err = db.PrepareContext(ctx, auditUndeliveredResolutions); err != nil {
+		return nil, fmt.Errorf("error preparing query AuditUndeliveredResolutions: %w", err)
+	}
 	if q.clearLoginFailuresStmt, err = db.PrepareContext(ctx, clearLoginFailures); err != nil {
 		return nil, fmt.Errorf("error preparing query ClearLoginFailures: %w", err)
 	}
+	if q.clearViolationStmt, err = db.PrepareContext(ctx, clearViolation); err != nil {
+		return nil, fmt.Errorf("error preparing query ClearViolation: %w", err)
+	}
+	if q.closeBreachStmt, err = db.PrepareContext(ctx, closeBreach); err != nil {
+		return nil, fmt.Errorf("error preparing query CloseBreach: %w", err)
+	}
+	if q.closeCollisionStmt, err = db.PrepareContext(ctx, closeCollision); err != nil {
+		return nil, fmt.Errorf("error preparing query CloseCollision: %w", err)
+	}
+	if q.closeDeviationStmt, err = db.PrepareContext(ctx, closeDeviation); err != nil {
+		return nil, fmt.Errorf("error preparing query CloseDeviation: %w", err)
+	}
 	if q.closeRemediationStmt, err = db.PrepareContext(ctx, closeRemediation); err != nil {
 		return nil, fmt.Errorf("error preparing query CloseRemediation: %w", err)
+	}
+	if q.closeViolationStmt, err = db.PrepareContext(ctx, closeViolation); err != nil {
+		return nil, fmt.Errorf("error preparing query CloseViolation: %w", err)
 	}
 	if q.countAttentionStmt, err = db.PrepareContext(ctx, countAttention); err != nil {
 		return nil, fmt.Errorf("error preparing query CountAttention: %w", err)
@@ -54,8 +84,20 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.createAskStmt, err = db.PrepareContext(ctx, createAsk); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateAsk: %w", err)
 	}
+	if q.createBreachStmt, err = db.PrepareContext(ctx, createBreach); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateBreach: %w", err)
+	}
+	if q.createCollisionStmt, err = db.PrepareContext(ctx, createCollision); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateCollision: %w", err)
+	}
 	if q.createDecisionStmt, err = db.PrepareContext(ctx, createDecision); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateDecision: %w", err)
+	}
+	if q.createDeviationStmt, err = db.PrepareContext(ctx, createDeviation); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateDeviation: %w", err)
+	}
+	if q.createEvidenceStmt, err = db.PrepareContext(ctx, createEvidence); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateEvidence: %w", err)
 	}
 	if q.createMissionStmt, err = db.PrepareContext(ctx, createMission); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateMission: %w", err)
@@ -63,8 +105,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.createPlanStmt, err = db.PrepareContext(ctx, createPlan); err != nil {
 		return nil, fmt.Errorf("error preparing query CreatePlan: %w", err)
 	}
+	if q.createPolicyStmt, err = db.PrepareContext(ctx, createPolicy); err != nil {
+		return nil, fmt.Errorf("error preparing query CreatePolicy: %w", err)
+	}
 	if q.createRemediationStmt, err = db.PrepareContext(ctx, createRemediation); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateRemediation: %w", err)
+	}
+	if q.createRuleStmt, err = db.PrepareContext(ctx, createRule); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateRule: %w", err)
 	}
 	if q.createRunStmt, err = db.PrepareContext(ctx, createRun); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateRun: %w", err)
@@ -78,17 +126,26 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.createUserStmt, err = db.PrepareContext(ctx, createUser); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateUser: %w", err)
 	}
+	if q.createViolationStmt, err = db.PrepareContext(ctx, createViolation); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateViolation: %w", err)
+	}
 	if q.createWebSessionStmt, err = db.PrepareContext(ctx, createWebSession); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateWebSession: %w", err)
 	}
 	if q.decidePlanStmt, err = db.PrepareContext(ctx, decidePlan); err != nil {
 		return nil, fmt.Errorf("error preparing query DecidePlan: %w", err)
 	}
+	if q.deleteChangeSymbolsStmt, err = db.PrepareContext(ctx, deleteChangeSymbols); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteChangeSymbols: %w", err)
+	}
 	if q.deleteExpiredWebSessionsStmt, err = db.PrepareContext(ctx, deleteExpiredWebSessions); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteExpiredWebSessions: %w", err)
 	}
 	if q.deleteOldLoginFailuresStmt, err = db.PrepareContext(ctx, deleteOldLoginFailures); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteOldLoginFailures: %w", err)
+	}
+	if q.deletePolicyStmt, err = db.PrepareContext(ctx, deletePolicy); err != nil {
+		return nil, fmt.Errorf("error preparing query DeletePolicy: %w", err)
 	}
 	if q.deleteToolStmt, err = db.PrepareContext(ctx, deleteTool); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteTool: %w", err)
@@ -120,6 +177,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getBriefStateStmt, err = db.PrepareContext(ctx, getBriefState); err != nil {
 		return nil, fmt.Errorf("error preparing query GetBriefState: %w", err)
 	}
+	if q.getChangeStmt, err = db.PrepareContext(ctx, getChange); err != nil {
+		return nil, fmt.Errorf("error preparing query GetChange: %w", err)
+	}
 	if q.getDecisionByRefStmt, err = db.PrepareContext(ctx, getDecisionByRef); err != nil {
 		return nil, fmt.Errorf("error preparing query GetDecisionByRef: %w", err)
 	}
@@ -141,6 +201,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getSessionStmt, err = db.PrepareContext(ctx, getSession); err != nil {
 		return nil, fmt.Errorf("error preparing query GetSession: %w", err)
 	}
+	if q.getSettingStmt, err = db.PrepareContext(ctx, getSetting); err != nil {
+		return nil, fmt.Errorf("error preparing query GetSetting: %w", err)
+	}
 	if q.getToolStmt, err = db.PrepareContext(ctx, getTool); err != nil {
 		return nil, fmt.Errorf("error preparing query GetTool: %w", err)
 	}
@@ -153,17 +216,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getUserByTokenHashStmt, err = db.PrepareContext(ctx, getUserByTokenHash); err != nil {
 		return nil, fmt.Errorf("error preparing query GetUserByTokenHash: %w", err)
 	}
+	if q.getViolationStmt, err = db.PrepareContext(ctx, getViolation); err != nil {
+		return nil, fmt.Errorf("error preparing query GetViolation: %w", err)
+	}
 	if q.getWebSessionStmt, err = db.PrepareContext(ctx, getWebSession); err != nil {
 		return nil, fmt.Errorf("error preparing query GetWebSession: %w", err)
 	}
 	if q.listAgentKeysStmt, err = db.PrepareContext(ctx, listAgentKeys); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAgentKeys: %w", err)
-	}
-	if q.listAllOpenDecisionsStmt, err = db.PrepareContext(ctx, listAllOpenDecisions); err != nil {
-		return nil, fmt.Errorf("error preparing query ListAllOpenDecisions: %w", err)
-	}
-	if q.listAllOpenRemediationsStmt, err = db.PrepareContext(ctx, listAllOpenRemediations); err != nil {
-		return nil, fmt.Errorf("error preparing query ListAllOpenRemediations: %w", err)
 	}
 	if q.listAttentionDecisionsStmt, err = db.PrepareContext(ctx, listAttentionDecisions); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAttentionDecisions: %w", err)
@@ -173,6 +233,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.listAttentionPlansStmt, err = db.PrepareContext(ctx, listAttentionPlans); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAttentionPlans: %w", err)
+	}
+	if q.listEvidenceStmt, err = db.PrepareContext(ctx, listEvidence); err != nil {
+		return nil, fmt.Errorf("error preparing query ListEvidence: %w", err)
 	}
 	if q.listMissionSessionIDsStmt, err = db.PrepareContext(ctx, listMissionSessionIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query ListMissionSessionIDs: %w", err)
@@ -186,11 +249,29 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listOpenAsksStmt, err = db.PrepareContext(ctx, listOpenAsks); err != nil {
 		return nil, fmt.Errorf("error preparing query ListOpenAsks: %w", err)
 	}
+	if q.listOpenBreachesStmt, err = db.PrepareContext(ctx, listOpenBreaches); err != nil {
+		return nil, fmt.Errorf("error preparing query ListOpenBreaches: %w", err)
+	}
+	if q.listOpenCollisionsStmt, err = db.PrepareContext(ctx, listOpenCollisions); err != nil {
+		return nil, fmt.Errorf("error preparing query ListOpenCollisions: %w", err)
+	}
 	if q.listOpenDecisionsStmt, err = db.PrepareContext(ctx, listOpenDecisions); err != nil {
 		return nil, fmt.Errorf("error preparing query ListOpenDecisions: %w", err)
 	}
+	if q.listOpenDeviationsStmt, err = db.PrepareContext(ctx, listOpenDeviations); err != nil {
+		return nil, fmt.Errorf("error preparing query ListOpenDeviations: %w", err)
+	}
 	if q.listOpenRemediationsStmt, err = db.PrepareContext(ctx, listOpenRemediations); err != nil {
 		return nil, fmt.Errorf("error preparing query ListOpenRemediations: %w", err)
+	}
+	if q.listOpenViolationsStmt, err = db.PrepareContext(ctx, listOpenViolations); err != nil {
+		return nil, fmt.Errorf("error preparing query ListOpenViolations: %w", err)
+	}
+	if q.listPoliciesStmt, err = db.PrepareContext(ctx, listPolicies); err != nil {
+		return nil, fmt.Errorf("error preparing query ListPolicies: %w", err)
+	}
+	if q.listRulesStmt, err = db.PrepareContext(ctx, listRules); err != nil {
+		return nil, fmt.Errorf("error preparing query ListRules: %w", err)
 	}
 	if q.listSessionDecisionsStmt, err = db.PrepareContext(ctx, listSessionDecisions); err != nil {
 		return nil, fmt.Errorf("error preparing query ListSessionDecisions: %w", err)
@@ -231,8 +312,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.revokeAgentKeyStmt, err = db.PrepareContext(ctx, revokeAgentKey); err != nil {
 		return nil, fmt.Errorf("error preparing query RevokeAgentKey: %w", err)
 	}
+	if q.sessionsWithSymbolStmt, err = db.PrepareContext(ctx, sessionsWithSymbol); err != nil {
+		return nil, fmt.Errorf("error preparing query SessionsWithSymbol: %w", err)
+	}
 	if q.setRunStatusStmt, err = db.PrepareContext(ctx, setRunStatus); err != nil {
 		return nil, fmt.Errorf("error preparing query SetRunStatus: %w", err)
+	}
+	if q.setSettingStmt, err = db.PrepareContext(ctx, setSetting); err != nil {
+		return nil, fmt.Errorf("error preparing query SetSetting: %w", err)
 	}
 	if q.setUserDisabledAtStmt, err = db.PrepareContext(ctx, setUserDisabledAt); err != nil {
 		return nil, fmt.Errorf("error preparing query SetUserDisabledAt: %w", err)
@@ -252,6 +339,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.updateMissionStmt, err = db.PrepareContext(ctx, updateMission); err != nil {
 		return nil, fmt.Errorf("error preparing query UpdateMission: %w", err)
 	}
+	if q.upsertChangeStmt, err = db.PrepareContext(ctx, upsertChange); err != nil {
+		return nil, fmt.Errorf("error preparing query UpsertChange: %w", err)
+	}
 	if q.upsertToolStmt, err = db.PrepareContext(ctx, upsertTool); err != nil {
 		return nil, fmt.Errorf("error preparing query UpsertTool: %w", err)
 	}
@@ -260,6 +350,11 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 
 func (q *Queries) Close() error {
 	var err error
+	if q.addChangeSymbolStmt != nil {
+		if cerr := q.addChangeSymbolStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing addChangeSymbolStmt: %w", cerr)
+		}
+	}
 	if q.addEventStmt != nil {
 		if cerr := q.addEventStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing addEventStmt: %w", cerr)
@@ -275,14 +370,59 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing answerAskStmt: %w", cerr)
 		}
 	}
+	if q.auditPrematureSideEffectsStmt != nil {
+		if cerr := q.auditPrematureSideEffectsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing auditPrematureSideEffectsStmt: %w", cerr)
+		}
+	}
+	if q.auditStaleGatesStmt != nil {
+		if cerr := q.auditStaleGatesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing auditStaleGatesStmt: %w", cerr)
+		}
+	}
+	if q.auditUnanswerableAsksStmt != nil {
+		if cerr := q.auditUnanswerableAsksStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing auditUnanswerableAsksStmt: %w", cerr)
+		}
+	}
+	if q.auditUndeliveredResolutionsStmt != nil {
+		if cerr := q.auditUndeliveredResolutionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing auditUndeliveredResolutionsStmt: %w", cerr)
+		}
+	}
 	if q.clearLoginFailuresStmt != nil {
 		if cerr := q.clearLoginFailuresStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing clearLoginFailuresStmt: %w", cerr)
 		}
 	}
+	if q.clearViolationStmt != nil {
+		if cerr := q.clearViolationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing clearViolationStmt: %w", cerr)
+		}
+	}
+	if q.closeBreachStmt != nil {
+		if cerr := q.closeBreachStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing closeBreachStmt: %w", cerr)
+		}
+	}
+	if q.closeCollisionStmt != nil {
+		if cerr := q.closeCollisionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing closeCollisionStmt: %w", cerr)
+		}
+	}
+	if q.closeDeviationStmt != nil {
+		if cerr := q.closeDeviationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing closeDeviationStmt: %w", cerr)
+		}
+	}
 	if q.closeRemediationStmt != nil {
 		if cerr := q.closeRemediationStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing closeRemediationStmt: %w", cerr)
+		}
+	}
+	if q.closeViolationStmt != nil {
+		if cerr := q.closeViolationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing closeViolationStmt: %w", cerr)
 		}
 	}
 	if q.countAttentionStmt != nil {
@@ -310,9 +450,29 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing createAskStmt: %w", cerr)
 		}
 	}
+	if q.createBreachStmt != nil {
+		if cerr := q.createBreachStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createBreachStmt: %w", cerr)
+		}
+	}
+	if q.createCollisionStmt != nil {
+		if cerr := q.createCollisionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createCollisionStmt: %w", cerr)
+		}
+	}
 	if q.createDecisionStmt != nil {
 		if cerr := q.createDecisionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing createDecisionStmt: %w", cerr)
+		}
+	}
+	if q.createDeviationStmt != nil {
+		if cerr := q.createDeviationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createDeviationStmt: %w", cerr)
+		}
+	}
+	if q.createEvidenceStmt != nil {
+		if cerr := q.createEvidenceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createEvidenceStmt: %w", cerr)
 		}
 	}
 	if q.createMissionStmt != nil {
@@ -325,9 +485,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing createPlanStmt: %w", cerr)
 		}
 	}
+	if q.createPolicyStmt != nil {
+		if cerr := q.createPolicyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createPolicyStmt: %w", cerr)
+		}
+	}
 	if q.createRemediationStmt != nil {
 		if cerr := q.createRemediationStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing createRemediationStmt: %w", cerr)
+		}
+	}
+	if q.createRuleStmt != nil {
+		if cerr := q.createRuleStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createRuleStmt: %w", cerr)
 		}
 	}
 	if q.createRunStmt != nil {
@@ -350,6 +520,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing createUserStmt: %w", cerr)
 		}
 	}
+	if q.createViolationStmt != nil {
+		if cerr := q.createViolationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createViolationStmt: %w", cerr)
+		}
+	}
 	if q.createWebSessionStmt != nil {
 		if cerr := q.createWebSessionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing createWebSessionStmt: %w", cerr)
@@ -360,6 +535,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing decidePlanStmt: %w", cerr)
 		}
 	}
+	if q.deleteChangeSymbolsStmt != nil {
+		if cerr := q.deleteChangeSymbolsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteChangeSymbolsStmt: %w", cerr)
+		}
+	}
 	if q.deleteExpiredWebSessionsStmt != nil {
 		if cerr := q.deleteExpiredWebSessionsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing deleteExpiredWebSessionsStmt: %w", cerr)
@@ -368,6 +548,11 @@ func (q *Queries) Close() error {
 	if q.deleteOldLoginFailuresStmt != nil {
 		if cerr := q.deleteOldLoginFailuresStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing deleteOldLoginFailuresStmt: %w", cerr)
+		}
+	}
+	if q.deletePolicyStmt != nil {
+		if cerr := q.deletePolicyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deletePolicyStmt: %w", cerr)
 		}
 	}
 	if q.deleteToolStmt != nil {
@@ -420,6 +605,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getBriefStateStmt: %w", cerr)
 		}
 	}
+	if q.getChangeStmt != nil {
+		if cerr := q.getChangeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getChangeStmt: %w", cerr)
+		}
+	}
 	if q.getDecisionByRefStmt != nil {
 		if cerr := q.getDecisionByRefStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getDecisionByRefStmt: %w", cerr)
@@ -455,6 +645,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getSessionStmt: %w", cerr)
 		}
 	}
+	if q.getSettingStmt != nil {
+		if cerr := q.getSettingStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getSettingStmt: %w", cerr)
+		}
+	}
 	if q.getToolStmt != nil {
 		if cerr := q.getToolStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getToolStmt: %w", cerr)
@@ -475,6 +670,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getUserByTokenHashStmt: %w", cerr)
 		}
 	}
+	if q.getViolationStmt != nil {
+		if cerr := q.getViolationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getViolationStmt: %w", cerr)
+		}
+	}
 	if q.getWebSessionStmt != nil {
 		if cerr := q.getWebSessionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getWebSessionStmt: %w", cerr)
@@ -483,16 +683,6 @@ func (q *Queries) Close() error {
 	if q.listAgentKeysStmt != nil {
 		if cerr := q.listAgentKeysStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listAgentKeysStmt: %w", cerr)
-		}
-	}
-	if q.listAllOpenDecisionsStmt != nil {
-		if cerr := q.listAllOpenDecisionsStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing listAllOpenDecisionsStmt: %w", cerr)
-		}
-	}
-	if q.listAllOpenRemediationsStmt != nil {
-		if cerr := q.listAllOpenRemediationsStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing listAllOpenRemediationsStmt: %w", cerr)
 		}
 	}
 	if q.listAttentionDecisionsStmt != nil {
@@ -508,6 +698,11 @@ func (q *Queries) Close() error {
 	if q.listAttentionPlansStmt != nil {
 		if cerr := q.listAttentionPlansStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listAttentionPlansStmt: %w", cerr)
+		}
+	}
+	if q.listEvidenceStmt != nil {
+		if cerr := q.listEvidenceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listEvidenceStmt: %w", cerr)
 		}
 	}
 	if q.listMissionSessionIDsStmt != nil {
@@ -530,14 +725,44 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listOpenAsksStmt: %w", cerr)
 		}
 	}
+	if q.listOpenBreachesStmt != nil {
+		if cerr := q.listOpenBreachesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listOpenBreachesStmt: %w", cerr)
+		}
+	}
+	if q.listOpenCollisionsStmt != nil {
+		if cerr := q.listOpenCollisionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listOpenCollisionsStmt: %w", cerr)
+		}
+	}
 	if q.listOpenDecisionsStmt != nil {
 		if cerr := q.listOpenDecisionsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listOpenDecisionsStmt: %w", cerr)
 		}
 	}
+	if q.listOpenDeviationsStmt != nil {
+		if cerr := q.listOpenDeviationsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listOpenDeviationsStmt: %w", cerr)
+		}
+	}
 	if q.listOpenRemediationsStmt != nil {
 		if cerr := q.listOpenRemediationsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listOpenRemediationsStmt: %w", cerr)
+		}
+	}
+	if q.listOpenViolationsStmt != nil {
+		if cerr := q.listOpenViolationsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listOpenViolationsStmt: %w", cerr)
+		}
+	}
+	if q.listPoliciesStmt != nil {
+		if cerr := q.listPoliciesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listPoliciesStmt: %w", cerr)
+		}
+	}
+	if q.listRulesStmt != nil {
+		if cerr := q.listRulesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listRulesStmt: %w", cerr)
 		}
 	}
 	if q.listSessionDecisionsStmt != nil {
@@ -605,9 +830,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing revokeAgentKeyStmt: %w", cerr)
 		}
 	}
+	if q.sessionsWithSymbolStmt != nil {
+		if cerr := q.sessionsWithSymbolStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sessionsWithSymbolStmt: %w", cerr)
+		}
+	}
 	if q.setRunStatusStmt != nil {
 		if cerr := q.setRunStatusStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing setRunStatusStmt: %w", cerr)
+		}
+	}
+	if q.setSettingStmt != nil {
+		if cerr := q.setSettingStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setSettingStmt: %w", cerr)
 		}
 	}
 	if q.setUserDisabledAtStmt != nil {
@@ -638,6 +873,11 @@ func (q *Queries) Close() error {
 	if q.updateMissionStmt != nil {
 		if cerr := q.updateMissionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing updateMissionStmt: %w", cerr)
+		}
+	}
+	if q.upsertChangeStmt != nil {
+		if cerr := q.upsertChangeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing upsertChangeStmt: %w", cerr)
 		}
 	}
 	if q.upsertToolStmt != nil {
@@ -684,28 +924,47 @@ func (q *Queries) queryRow(ctx context.Context, stmt *sql.Stmt, query string, ar
 type Queries struct {
 	db                                DBTX
 	tx                                *sql.Tx
+	addChangeSymbolStmt               *sql.Stmt
 	addEventStmt                      *sql.Stmt
 	addLoginFailureStmt               *sql.Stmt
 	answerAskStmt                     *sql.Stmt
+	auditPrematureSideEffectsStmt     *sql.Stmt
+	auditStaleGatesStmt               *sql.Stmt
+	auditUnanswerableAsksStmt         *sql.Stmt
+	auditUndeliveredResolutionsStmt   *sql.Stmt
 	clearLoginFailuresStmt            *sql.Stmt
+	clearViolationStmt                *sql.Stmt
+	closeBreachStmt                   *sql.Stmt
+	closeCollisionStmt                *sql.Stmt
+	closeDeviationStmt                *sql.Stmt
 	closeRemediationStmt              *sql.Stmt
+	closeViolationStmt                *sql.Stmt
 	countAttentionStmt                *sql.Stmt
 	countLoginFailuresStmt            *sql.Stmt
 	createAPITokenStmt                *sql.Stmt
 	createAgentKeyStmt                *sql.Stmt
 	createAskStmt                     *sql.Stmt
+	createBreachStmt                  *sql.Stmt
+	createCollisionStmt               *sql.Stmt
 	createDecisionStmt                *sql.Stmt
+	createDeviationStmt               *sql.Stmt
+	createEvidenceStmt                *sql.Stmt
 	createMissionStmt                 *sql.Stmt
 	createPlanStmt                    *sql.Stmt
+	createPolicyStmt                  *sql.Stmt
 	createRemediationStmt             *sql.Stmt
+	createRuleStmt                    *sql.Stmt
 	createRunStmt                     *sql.Stmt
 	createSessionStmt                 *sql.Stmt
 	createToolCallStmt                *sql.Stmt
 	createUserStmt                    *sql.Stmt
+	createViolationStmt               *sql.Stmt
 	createWebSessionStmt              *sql.Stmt
 	decidePlanStmt                    *sql.Stmt
+	deleteChangeSymbolsStmt           *sql.Stmt
 	deleteExpiredWebSessionsStmt      *sql.Stmt
 	deleteOldLoginFailuresStmt        *sql.Stmt
+	deletePolicyStmt                  *sql.Stmt
 	deleteToolStmt                    *sql.Stmt
 	deleteUserWebSessionsStmt         *sql.Stmt
 	deleteWebSessionStmt              *sql.Stmt
@@ -716,6 +975,7 @@ type Queries struct {
 	getAgentKeyByNameStmt             *sql.Stmt
 	getAskStmt                        *sql.Stmt
 	getBriefStateStmt                 *sql.Stmt
+	getChangeStmt                     *sql.Stmt
 	getDecisionByRefStmt              *sql.Stmt
 	getLatestPlanStmt                 *sql.Stmt
 	getMissionBySlugStmt              *sql.Stmt
@@ -723,23 +983,30 @@ type Queries struct {
 	getRemediationStmt                *sql.Stmt
 	getRunStmt                        *sql.Stmt
 	getSessionStmt                    *sql.Stmt
+	getSettingStmt                    *sql.Stmt
 	getToolStmt                       *sql.Stmt
 	getUserStmt                       *sql.Stmt
 	getUserByEmailStmt                *sql.Stmt
 	getUserByTokenHashStmt            *sql.Stmt
+	getViolationStmt                  *sql.Stmt
 	getWebSessionStmt                 *sql.Stmt
 	listAgentKeysStmt                 *sql.Stmt
-	listAllOpenDecisionsStmt          *sql.Stmt
-	listAllOpenRemediationsStmt       *sql.Stmt
 	listAttentionDecisionsStmt        *sql.Stmt
 	listAttentionPausesStmt           *sql.Stmt
 	listAttentionPlansStmt            *sql.Stmt
+	listEvidenceStmt                  *sql.Stmt
 	listMissionSessionIDsStmt         *sql.Stmt
 	listMissionsStmt                  *sql.Stmt
 	listMissionsWithSessionCountsStmt *sql.Stmt
 	listOpenAsksStmt                  *sql.Stmt
+	listOpenBreachesStmt              *sql.Stmt
+	listOpenCollisionsStmt            *sql.Stmt
 	listOpenDecisionsStmt             *sql.Stmt
+	listOpenDeviationsStmt            *sql.Stmt
 	listOpenRemediationsStmt          *sql.Stmt
+	listOpenViolationsStmt            *sql.Stmt
+	listPoliciesStmt                  *sql.Stmt
+	listRulesStmt                     *sql.Stmt
 	listSessionDecisionsStmt          *sql.Stmt
 	listSessionEventsStmt             *sql.Stmt
 	listSessionRemediationsStmt       *sql.Stmt
@@ -753,13 +1020,16 @@ type Queries struct {
 	resolveDecisionStmt               *sql.Stmt
 	resumeSessionStmt                 *sql.Stmt
 	revokeAgentKeyStmt                *sql.Stmt
+	sessionsWithSymbolStmt            *sql.Stmt
 	setRunStatusStmt                  *sql.Stmt
+	setSettingStmt                    *sql.Stmt
 	setUserDisabledAtStmt             *sql.Stmt
 	setUserRoleStmt                   *sql.Stmt
 	supersedePlansStmt                *sql.Stmt
 	touchSessionBriefStmt             *sql.Stmt
 	touchWebSessionStmt               *sql.Stmt
 	updateMissionStmt                 *sql.Stmt
+	upsertChangeStmt                  *sql.Stmt
 	upsertToolStmt                    *sql.Stmt
 }
 
@@ -767,28 +1037,47 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 	return &Queries{
 		db:                                tx,
 		tx:                                tx,
+		addChangeSymbolStmt:               q.addChangeSymbolStmt,
 		addEventStmt:                      q.addEventStmt,
 		addLoginFailureStmt:               q.addLoginFailureStmt,
 		answerAskStmt:                     q.answerAskStmt,
+		auditPrematureSideEffectsStmt:     q.auditPrematureSideEffectsStmt,
+		auditStaleGatesStmt:               q.auditStaleGatesStmt,
+		auditUnanswerableAsksStmt:         q.auditUnanswerableAsksStmt,
+		auditUndeliveredResolutionsStmt:   q.auditUndeliveredResolutionsStmt,
 		clearLoginFailuresStmt:            q.clearLoginFailuresStmt,
+		clearViolationStmt:                q.clearViolationStmt,
+		closeBreachStmt:                   q.closeBreachStmt,
+		closeCollisionStmt:                q.closeCollisionStmt,
+		closeDeviationStmt:                q.closeDeviationStmt,
 		closeRemediationStmt:              q.closeRemediationStmt,
+		closeViolationStmt:                q.closeViolationStmt,
 		countAttentionStmt:                q.countAttentionStmt,
 		countLoginFailuresStmt:            q.countLoginFailuresStmt,
 		createAPITokenStmt:                q.createAPITokenStmt,
 		createAgentKeyStmt:                q.createAgentKeyStmt,
 		createAskStmt:                     q.createAskStmt,
+		createBreachStmt:                  q.createBreachStmt,
+		createCollisionStmt:               q.createCollisionStmt,
 		createDecisionStmt:                q.createDecisionStmt,
+		createDeviationStmt:               q.createDeviationStmt,
+		createEvidenceStmt:                q.createEvidenceStmt,
 		createMissionStmt:                 q.createMissionStmt,
 		createPlanStmt:                    q.createPlanStmt,
+		createPolicyStmt:                  q.createPolicyStmt,
 		createRemediationStmt:             q.createRemediationStmt,
+		createRuleStmt:                    q.createRuleStmt,
 		createRunStmt:                     q.createRunStmt,
 		createSessionStmt:                 q.createSessionStmt,
 		createToolCallStmt:                q.createToolCallStmt,
 		createUserStmt:                    q.createUserStmt,
+		createViolationStmt:               q.createViolationStmt,
 		createWebSessionStmt:              q.createWebSessionStmt,
 		decidePlanStmt:                    q.decidePlanStmt,
+		deleteChangeSymbolsStmt:           q.deleteChangeSymbolsStmt,
 		deleteExpiredWebSessionsStmt:      q.deleteExpiredWebSessionsStmt,
 		deleteOldLoginFailuresStmt:        q.deleteOldLoginFailuresStmt,
+		deletePolicyStmt:                  q.deletePolicyStmt,
 		deleteToolStmt:                    q.deleteToolStmt,
 		deleteUserWebSessionsStmt:         q.deleteUserWebSessionsStmt,
 		deleteWebSessionStmt:              q.deleteWebSessionStmt,
@@ -799,6 +1088,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getAgentKeyByNameStmt:             q.getAgentKeyByNameStmt,
 		getAskStmt:                        q.getAskStmt,
 		getBriefStateStmt:                 q.getBriefStateStmt,
+		getChangeStmt:                     q.getChangeStmt,
 		getDecisionByRefStmt:              q.getDecisionByRefStmt,
 		getLatestPlanStmt:                 q.getLatestPlanStmt,
 		getMissionBySlugStmt:              q.getMissionBySlugStmt,
@@ -806,23 +1096,30 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getRemediationStmt:                q.getRemediationStmt,
 		getRunStmt:                        q.getRunStmt,
 		getSessionStmt:                    q.getSessionStmt,
+		getSettingStmt:                    q.getSettingStmt,
 		getToolStmt:                       q.getToolStmt,
 		getUserStmt:                       q.getUserStmt,
 		getUserByEmailStmt:                q.getUserByEmailStmt,
 		getUserByTokenHashStmt:            q.getUserByTokenHashStmt,
+		getViolationStmt:                  q.getViolationStmt,
 		getWebSessionStmt:                 q.getWebSessionStmt,
 		listAgentKeysStmt:                 q.listAgentKeysStmt,
-		listAllOpenDecisionsStmt:          q.listAllOpenDecisionsStmt,
-		listAllOpenRemediationsStmt:       q.listAllOpenRemediationsStmt,
 		listAttentionDecisionsStmt:        q.listAttentionDecisionsStmt,
 		listAttentionPausesStmt:           q.listAttentionPausesStmt,
 		listAttentionPlansStmt:            q.listAttentionPlansStmt,
+		listEvidenceStmt:                  q.listEvidenceStmt,
 		listMissionSessionIDsStmt:         q.listMissionSessionIDsStmt,
 		listMissionsStmt:                  q.listMissionsStmt,
 		listMissionsWithSessionCountsStmt: q.listMissionsWithSessionCountsStmt,
 		listOpenAsksStmt:                  q.listOpenAsksStmt,
+		listOpenBreachesStmt:              q.listOpenBreachesStmt,
+		listOpenCollisionsStmt:            q.listOpenCollisionsStmt,
 		listOpenDecisionsStmt:             q.listOpenDecisionsStmt,
+		listOpenDeviationsStmt:            q.listOpenDeviationsStmt,
 		listOpenRemediationsStmt:          q.listOpenRemediationsStmt,
+		listOpenViolationsStmt:            q.listOpenViolationsStmt,
+		listPoliciesStmt:                  q.listPoliciesStmt,
+		listRulesStmt:                     q.listRulesStmt,
 		listSessionDecisionsStmt:          q.listSessionDecisionsStmt,
 		listSessionEventsStmt:             q.listSessionEventsStmt,
 		listSessionRemediationsStmt:       q.listSessionRemediationsStmt,
@@ -836,13 +1133,16 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		resolveDecisionStmt:               q.resolveDecisionStmt,
 		resumeSessionStmt:                 q.resumeSessionStmt,
 		revokeAgentKeyStmt:                q.revokeAgentKeyStmt,
+		sessionsWithSymbolStmt:            q.sessionsWithSymbolStmt,
 		setRunStatusStmt:                  q.setRunStatusStmt,
+		setSettingStmt:                    q.setSettingStmt,
 		setUserDisabledAtStmt:             q.setUserDisabledAtStmt,
 		setUserRoleStmt:                   q.setUserRoleStmt,
 		supersedePlansStmt:                q.supersedePlansStmt,
 		touchSessionBriefStmt:             q.touchSessionBriefStmt,
 		touchWebSessionStmt:               q.touchWebSessionStmt,
 		updateMissionStmt:                 q.updateMissionStmt,
+		upsertChangeStmt:                  q.upsertChangeStmt,
 		upsertToolStmt:                    q.upsertToolStmt,
 	}
 }

@@ -139,48 +139,6 @@ func (q *Queries) GetDecisionByRef(ctx context.Context, ref string) (Decision, e
 	return i, err
 }
 
-const listAllOpenDecisions = `-- name: ListAllOpenDecisions :many
-SELECT id, ref, session_id, title, question, proposal, blocked_scope, allowed_scope, opened_at, resolution, instruction, resolved_at, resolved_by, delivered_at FROM decisions WHERE resolved_at IS NULL ORDER BY opened_at, ref
-`
-
-func (q *Queries) ListAllOpenDecisions(ctx context.Context) ([]Decision, error) {
-	rows, err := q.query(ctx, q.listAllOpenDecisionsStmt, listAllOpenDecisions)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []Decision{}
-	for rows.Next() {
-		var i Decision
-		if err := rows.Scan(
-			&i.ID,
-			&i.Ref,
-			&i.SessionID,
-			&i.Title,
-			&i.Question,
-			&i.Proposal,
-			&i.BlockedScope,
-			&i.AllowedScope,
-			&i.OpenedAt,
-			&i.Resolution,
-			&i.Instruction,
-			&i.ResolvedAt,
-			&i.ResolvedBy,
-			&i.DeliveredAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const listOpenDecisions = `-- name: ListOpenDecisions :many
 SELECT id, ref, session_id, title, question, proposal, blocked_scope, allowed_scope, opened_at, resolution, instruction, resolved_at, resolved_by, delivered_at FROM decisions
 WHERE session_id = ?1 AND resolved_at IS NULL

@@ -36,6 +36,47 @@ type Ask struct {
 	AnsweredBy sql.NullInt64
 }
 
+type Breach struct {
+	ID          int64
+	SessionID   string
+	ClauseIndex int64
+	Kind        string
+	Value       string
+	Found       string
+	Count       int64
+	DetectedAt  string
+	ClosedAt    sql.NullString
+}
+
+type Change struct {
+	SessionID      string
+	ReportedAt     string
+	Files          string
+	Lines          int64
+	Dependencies   string
+	SymbolsChanged string
+	SymbolsUsed    string
+	RiskScore      int64
+	RiskBand       string
+	RiskGate       string
+	RiskFactors    string
+}
+
+type ChangeSymbol struct {
+	SessionID string
+	Kind      string
+	Symbol    string
+}
+
+type Collision struct {
+	ID           int64
+	SessionID    string
+	OtherSession string
+	Symbol       string
+	DetectedAt   string
+	ClosedAt     sql.NullString
+}
+
 type Decision struct {
 	ID           int64
 	Ref          string
@@ -53,6 +94,16 @@ type Decision struct {
 	DeliveredAt  sql.NullString
 }
 
+type Deviation struct {
+	ID         int64
+	SessionID  string
+	RuleID     int64
+	Departure  string
+	Files      string
+	DetectedAt string
+	ClosedAt   sql.NullString
+}
+
 type Event struct {
 	ID        int64
 	SessionID string
@@ -61,6 +112,15 @@ type Event struct {
 	Kind      string
 	Ref       string
 	Detail    string
+}
+
+type Evidence struct {
+	ID         int64
+	SessionID  string
+	Kind       string
+	Passed     bool
+	Detail     string
+	ReportedAt string
 }
 
 type LoginFailure struct {
@@ -95,6 +155,18 @@ type Plan struct {
 	Note       string
 }
 
+type Policy struct {
+	ID        int64
+	Name      string
+	Severity  string
+	Kind      string
+	Pattern   string
+	Action    string
+	Builtin   bool
+	CreatedAt string
+	CreatedBy sql.NullInt64
+}
+
 type Remediation struct {
 	ID          int64
 	SessionID   string
@@ -108,6 +180,18 @@ type Remediation struct {
 	ClosedAt    sql.NullString
 	ClosedBy    sql.NullInt64
 	CloseNote   string
+}
+
+type Rule struct {
+	ID         int64
+	Concern    string
+	Chosen     string
+	Departures string
+	Support    int64
+	Total      int64
+	Enforced   bool
+	CreatedAt  string
+	CreatedBy  sql.NullInt64
 }
 
 type Run struct {
@@ -132,6 +216,11 @@ type Session struct {
 	PauseReason string
 	LastBriefAt sql.NullString
 	CreatedAt   string
+}
+
+type Setting struct {
+	Key   string
+	Value string
 }
 
 type Tool struct {
@@ -159,6 +248,23 @@ type User struct {
 	Role         string
 	DisabledAt   sql.NullString
 	CreatedAt    string
+}
+
+type Violation struct {
+	ID         int64
+	SessionID  string
+	PolicyID   int64
+	Policy     string
+	Severity   string
+	Action     string
+	Match      string
+	File       string
+	Line       int64
+	DetectedAt string
+	ClosedAt   sql.NullString
+	ClearedBy  sql.NullInt64
+	ClearKind  sql.NullString
+	ClearNote  string
 }
 
 type WebSession struct {

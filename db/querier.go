@@ -9,31 +9,72 @@ import (
 )
 
 type Querier interface {
+	AddChangeSymbol(ctx context.Context, arg AddChangeSymbolParams) error
 	AddEvent(ctx context.Context, arg AddEventParams) error
 	AddLoginFailure(ctx context.Context, arg AddLoginFailureParams) error
 	// Answers an ask once: a second answer matches no row.
 	AnswerAsk(ctx context.Context, arg AnswerAskParams) (Ask, error)
+	// Report premature-side-effects: side-effecting tool calls that started
+	// before an ask of their run was answered, or while it is unanswered. The
+	// first half goes from the unanswered asks (asks_open), the second from the
+	// answered ones (asks_answered), each into its run's side-effecting calls
+	// (tool_calls_side_effects), the second only to those that started before
+	// the answer. CROSS JOIN fixes that order in SQLite; elsewhere it is a
+	// plain inner join.
+	AuditPrematureSideEffects(ctx context.Context) ([]AuditPrematureSideEffectsRow, error)
+	// Report stale-gates: gates open since before opened_before (now minus the
+	// configured age). A range search of decisions_open_by_age.
+	AuditStaleGates(ctx context.Context, openedBefore string) ([]AuditStaleGatesRow, error)
+	// The built-in audit reports (seed 001). Passing is zero rows. Each query
+	// starts from the few rows it reports on, through a partial index, and
+	// reaches the large tables only by key or by index range: none of them
+	// reads a whole ledger table (see internal/audit/plan_test.go, which checks
+	// every query's plan). Times are compared as stored text (fixed-width
+	// RFC 3339, so text order is time order), and the current time is passed
+	// in from Go.
+	// Report unanswerable-asks: unanswered asks whose run is terminal, a
+	// question the system will refuse to accept an answer to. Driven from the
+	// unanswered asks (asks_open), each run found by its key.
+	AuditUnanswerableAsks(ctx context.Context) ([]AuditUnanswerableAsksRow, error)
+	// Report undelivered-resolutions: gates a person resolved that no brief has
+	// delivered yet. Driven from decisions_undelivered, which holds exactly
+	// those gates.
+	AuditUndeliveredResolutions(ctx context.Context) ([]AuditUndeliveredResolutionsRow, error)
 	ClearLoginFailures(ctx context.Context, email string) error
+	ClearViolation(ctx context.Context, arg ClearViolationParams) (Violation, error)
+	CloseBreach(ctx context.Context, arg CloseBreachParams) error
+	CloseCollision(ctx context.Context, arg CloseCollisionParams) error
+	CloseDeviation(ctx context.Context, arg CloseDeviationParams) error
 	CloseRemediation(ctx context.Context, arg CloseRemediationParams) (Remediation, error)
+	CloseViolation(ctx context.Context, arg CloseViolationParams) error
 	// How many items the Attention view lists, for the count in every page.
 	CountAttention(ctx context.Context) (int64, error)
 	CountLoginFailures(ctx context.Context, arg CountLoginFailuresParams) (CountLoginFailuresRow, error)
 	CreateAPIToken(ctx context.Context, arg CreateAPITokenParams) (int64, error)
 	CreateAgentKey(ctx context.Context, arg CreateAgentKeyParams) (AgentKey, error)
 	CreateAsk(ctx context.Context, arg CreateAskParams) (Ask, error)
+	CreateBreach(ctx context.Context, arg CreateBreachParams) (Breach, error)
+	CreateCollision(ctx context.Context, arg CreateCollisionParams) (int64, error)
 	CreateDecision(ctx context.Context, arg CreateDecisionParams) (Decision, error)
+	CreateDeviation(ctx context.Context, arg CreateDeviationParams) (Deviation, error)
+	CreateEvidence(ctx context.Context, arg CreateEvidenceParams) (Evidence, error)
 	CreateMission(ctx context.Context, arg CreateMissionParams) (Mission, error)
 	CreatePlan(ctx context.Context, arg CreatePlanParams) (Plan, error)
+	CreatePolicy(ctx context.Context, arg CreatePolicyParams) (Policy, error)
 	CreateRemediation(ctx context.Context, arg CreateRemediationParams) (Remediation, error)
+	CreateRule(ctx context.Context, arg CreateRuleParams) (Rule, error)
 	CreateRun(ctx context.Context, arg CreateRunParams) (Run, error)
 	CreateSession(ctx context.Context, arg CreateSessionParams) (Session, error)
 	CreateToolCall(ctx context.Context, arg CreateToolCallParams) (ToolCall, error)
 	CreateUser(ctx context.Context, arg CreateUserParams) (User, error)
+	CreateViolation(ctx context.Context, arg CreateViolationParams) (Violation, error)
 	CreateWebSession(ctx context.Context, arg CreateWebSessionParams) error
 	// Approves or rejects the session's latest plan, only while it is proposed.
 	DecidePlan(ctx context.Context, arg DecidePlanParams) (Plan, error)
+	DeleteChangeSymbols(ctx context.Context, sessionID string) error
 	DeleteExpiredWebSessions(ctx context.Context, arg DeleteExpiredWebSessionsParams) (int64, error)
 	DeleteOldLoginFailures(ctx context.Context, before string) error
+	DeletePolicy(ctx context.Context, id int64) (int64, error)
 	DeleteTool(ctx context.Context, arg DeleteToolParams) (int64, error)
 	DeleteUserWebSessions(ctx context.Context, userID int64) (int64, error)
 	DeleteWebSession(ctx context.Context, idHash string) error
@@ -52,6 +93,7 @@ type Querier interface {
 	// remediations wait, so the brief reads the lists only when they are not
 	// empty and writes only when something is to be delivered.
 	GetBriefState(ctx context.Context, id string) (GetBriefStateRow, error)
+	GetChange(ctx context.Context, sessionID string) (Change, error)
 	GetDecisionByRef(ctx context.Context, ref string) (Decision, error)
 	GetLatestPlan(ctx context.Context, sessionID string) (Plan, error)
 	GetMissionBySlug(ctx context.Context, slug string) (Mission, error)
@@ -60,14 +102,14 @@ type Querier interface {
 	GetRemediation(ctx context.Context, id int64) (Remediation, error)
 	GetRun(ctx context.Context, id string) (GetRunRow, error)
 	GetSession(ctx context.Context, id string) (GetSessionRow, error)
+	GetSetting(ctx context.Context, key string) (string, error)
 	GetTool(ctx context.Context, arg GetToolParams) (Tool, error)
 	GetUser(ctx context.Context, id int64) (User, error)
 	GetUserByEmail(ctx context.Context, email string) (User, error)
 	GetUserByTokenHash(ctx context.Context, tokenHash string) (User, error)
+	GetViolation(ctx context.Context, id int64) (Violation, error)
 	GetWebSession(ctx context.Context, idHash string) (GetWebSessionRow, error)
 	ListAgentKeys(ctx context.Context) ([]ListAgentKeysRow, error)
-	ListAllOpenDecisions(ctx context.Context) ([]Decision, error)
-	ListAllOpenRemediations(ctx context.Context) ([]Remediation, error)
 	// Open gates, oldest first.
 	ListAttentionDecisions(ctx context.Context) ([]ListAttentionDecisionsRow, error)
 	// Paused sessions, longest paused first.
@@ -75,6 +117,7 @@ type Querier interface {
 	// Plans waiting for a lead on high-risk missions, oldest first. Only a
 	// session's latest plan can be proposed: a new one supersedes the rest.
 	ListAttentionPlans(ctx context.Context) ([]ListAttentionPlansRow, error)
+	ListEvidence(ctx context.Context, sessionID string) ([]Evidence, error)
 	// The sessions working on a mission, oldest first: what a change to the
 	// mission re-briefs.
 	ListMissionSessionIDs(ctx context.Context, missionID int64) ([]string, error)
@@ -85,13 +128,19 @@ type Querier interface {
 	// Every unanswered ask, oldest first, with its run and session (the
 	// Attention view).
 	ListOpenAsks(ctx context.Context) ([]ListOpenAsksRow, error)
+	ListOpenBreaches(ctx context.Context, sessionID string) ([]Breach, error)
+	ListOpenCollisions(ctx context.Context, sessionID string) ([]ListOpenCollisionsRow, error)
 	ListOpenDecisions(ctx context.Context, sessionID string) ([]Decision, error)
+	ListOpenDeviations(ctx context.Context, sessionID string) ([]ListOpenDeviationsRow, error)
 	ListOpenRemediations(ctx context.Context, sessionID string) ([]Remediation, error)
+	ListOpenViolations(ctx context.Context, sessionID string) ([]Violation, error)
+	ListPolicies(ctx context.Context) ([]Policy, error)
+	ListRules(ctx context.Context) ([]Rule, error)
 	ListSessionDecisions(ctx context.Context, sessionID string) ([]ListSessionDecisionsRow, error)
 	ListSessionEvents(ctx context.Context, sessionID string) ([]Event, error)
 	ListSessionRemediations(ctx context.Context, sessionID string) ([]Remediation, error)
 	ListSessionRuns(ctx context.Context, sessionID string) ([]Run, error)
-	// Every session, newest first, with what its brief needs (as GetBriefState).
+	// The newest sessions, for the sessions list.
 	ListSessionStates(ctx context.Context, lim int64) ([]ListSessionStatesRow, error)
 	ListTools(ctx context.Context) ([]Tool, error)
 	// What the next brief would deliver, read without stamping (the preview).
@@ -104,7 +153,10 @@ type Querier interface {
 	ResolveDecision(ctx context.Context, arg ResolveDecisionParams) (Decision, error)
 	ResumeSession(ctx context.Context, id string) (int64, error)
 	RevokeAgentKey(ctx context.Context, arg RevokeAgentKeyParams) error
+	// The other sessions whose latest change has the symbol as kind.
+	SessionsWithSymbol(ctx context.Context, arg SessionsWithSymbolParams) ([]SessionsWithSymbolRow, error)
 	SetRunStatus(ctx context.Context, arg SetRunStatusParams) (Run, error)
+	SetSetting(ctx context.Context, arg SetSettingParams) error
 	SetUserDisabledAt(ctx context.Context, arg SetUserDisabledAtParams) error
 	SetUserRole(ctx context.Context, arg SetUserRoleParams) error
 	SupersedePlans(ctx context.Context, sessionID string) error
@@ -113,6 +165,7 @@ type Querier interface {
 	TouchWebSession(ctx context.Context, arg TouchWebSessionParams) error
 	// Everything but the slug (a mission's name for agents) may change.
 	UpdateMission(ctx context.Context, arg UpdateMissionParams) (Mission, error)
+	UpsertChange(ctx context.Context, arg UpsertChangeParams) error
 	UpsertTool(ctx context.Context, arg UpsertToolParams) error
 }
 

@@ -154,46 +154,6 @@ func (q *Queries) GetRemediation(ctx context.Context, id int64) (Remediation, er
 	return i, err
 }
 
-const listAllOpenRemediations = `-- name: ListAllOpenRemediations :many
-SELECT id, session_id, severity, instruction, files, source, created_at, created_by, delivered_at, closed_at, closed_by, close_note FROM remediations WHERE closed_at IS NULL ORDER BY created_at, id
-`
-
-func (q *Queries) ListAllOpenRemediations(ctx context.Context) ([]Remediation, error) {
-	rows, err := q.query(ctx, q.listAllOpenRemediationsStmt, listAllOpenRemediations)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []Remediation{}
-	for rows.Next() {
-		var i Remediation
-		if err := rows.Scan(
-			&i.ID,
-			&i.SessionID,
-			&i.Severity,
-			&i.Instruction,
-			&i.Files,
-			&i.Source,
-			&i.CreatedAt,
-			&i.CreatedBy,
-			&i.DeliveredAt,
-			&i.ClosedAt,
-			&i.ClosedBy,
-			&i.CloseNote,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const listOpenRemediations = `-- name: ListOpenRemediations :many
 SELECT id, session_id, severity, instruction, files, source, created_at, created_by, delivered_at, closed_at, closed_by, close_note FROM remediations
 WHERE session_id = ?1 AND closed_at IS NULL

@@ -67,7 +67,12 @@ SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason,
        (SELECT COUNT(*) FROM remediations r
          WHERE r.session_id = s.id AND r.closed_at IS NULL) AS open_remediations,
        (SELECT COUNT(*) FROM remediations r
-         WHERE r.session_id = s.id AND r.closed_at IS NULL AND r.delivered_at IS NULL) AS undelivered_remediations
+         WHERE r.session_id = s.id AND r.closed_at IS NULL AND r.delivered_at IS NULL) AS undelivered_remediations,
+       (SELECT COUNT(*) FROM violations v WHERE v.session_id = s.id AND v.closed_at IS NULL) AS open_violations,
+       (SELECT COUNT(*) FROM deviations d WHERE d.session_id = s.id AND d.closed_at IS NULL) AS open_deviations,
+       (SELECT COUNT(*) FROM breaches b WHERE b.session_id = s.id AND b.closed_at IS NULL) AS open_breaches,
+       (SELECT COUNT(*) FROM collisions c WHERE c.session_id = s.id AND c.closed_at IS NULL) AS open_collisions,
+       (SELECT COUNT(*) FROM changes ch WHERE ch.session_id = s.id) AS has_change
 FROM sessions s
 WHERE s.id = ?1
 `
@@ -85,6 +90,11 @@ type GetBriefStateRow struct {
 	UndeliveredResolutions  int64
 	OpenRemediations        int64
 	UndeliveredRemediations int64
+	OpenViolations          int64
+	OpenDeviations          int64
+	OpenBreaches            int64
+	OpenCollisions          int64
+	HasChange               int64
 }
 
 // Everything the brief needs about a session in one read: its brake, its
@@ -107,6 +117,11 @@ func (q *Queries) GetBriefState(ctx context.Context, id string) (GetBriefStateRo
 		&i.UndeliveredResolutions,
 		&i.OpenRemediations,
 		&i.UndeliveredRemediations,
+		&i.OpenViolations,
+		&i.OpenDeviations,
+		&i.OpenBreaches,
+		&i.OpenCollisions,
+		&i.HasChange,
 	)
 	return i, err
 }
@@ -156,11 +171,7 @@ func (q *Queries) GetSession(ctx context.Context, id string) (GetSessionRow, err
 }
 
 const listSessionStates = `-- name: ListSessionStates :many
-SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason, s.agent, s.title, s.lifecycle, s.last_brief_at, s.created_at,
-       m.slug AS mission_slug, m.high_risk,
-       CAST(COALESCE((SELECT p.status FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_status,
-       CAST(COALESCE((SELECT p.note FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_note,
-       CAST(COALESCE((SELECT p.proposed_at FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_proposed_at
+SELECT s.id, s.agent_key_id, s.agent, s.title, s.lifecycle, s.last_brief_at, s.created_at, m.slug AS mission_slug
 FROM sessions s
 JOIN missions m ON m.id = s.mission_id
 ORDER BY s.created_at DESC, s.id
@@ -168,23 +179,17 @@ LIMIT ?1
 `
 
 type ListSessionStatesRow struct {
-	ID             string
-	AgentKeyID     int64
-	PausedAt       sql.NullString
-	PauseReason    string
-	Agent          string
-	Title          string
-	Lifecycle      string
-	LastBriefAt    sql.NullString
-	CreatedAt      string
-	MissionSlug    string
-	HighRisk       bool
-	PlanStatus     string
-	PlanNote       string
-	PlanProposedAt string
+	ID          string
+	AgentKeyID  int64
+	Agent       string
+	Title       string
+	Lifecycle   string
+	LastBriefAt sql.NullString
+	CreatedAt   string
+	MissionSlug string
 }
 
-// Every session, newest first, with what its brief needs (as GetBriefState).
+// The newest sessions, for the sessions list.
 func (q *Queries) ListSessionStates(ctx context.Context, lim int64) ([]ListSessionStatesRow, error) {
 	rows, err := q.query(ctx, q.listSessionStatesStmt, listSessionStates, lim)
 	if err != nil {
@@ -197,18 +202,12 @@ func (q *Queries) ListSessionStates(ctx context.Context, lim int64) ([]ListSessi
 		if err := rows.Scan(
 			&i.ID,
 			&i.AgentKeyID,
-			&i.PausedAt,
-			&i.PauseReason,
 			&i.Agent,
 			&i.Title,
 			&i.Lifecycle,
 			&i.LastBriefAt,
 			&i.CreatedAt,
 			&i.MissionSlug,
-			&i.HighRisk,
-			&i.PlanStatus,
-			&i.PlanNote,
-			&i.PlanProposedAt,
 		); err != nil {
 			return nil, err
 		}

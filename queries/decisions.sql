@@ -45,6 +45,3 @@ RETURNING ref, resolution, instruction, resolved_at, resolved_by;
 SELECT ref, resolution, instruction, resolved_at, resolved_by FROM decisions
 WHERE session_id = sqlc.arg(session_id) AND resolved_at IS NOT NULL AND delivered_at IS NULL
 ORDER BY resolved_at, ref;
-
--- name: ListAllOpenDecisions :many
-SELECT * FROM decisions WHERE resolved_at IS NULL ORDER BY opened_at, ref;

@@ -29,6 +29,3 @@ UPDATE remediations
 SET closed_at = sqlc.arg(closed_at), closed_by = sqlc.arg(closed_by), close_note = sqlc.arg(close_note)
 WHERE id = sqlc.arg(id) AND closed_at IS NULL
 RETURNING *;
-
--- name: ListAllOpenRemediations :many
-SELECT * FROM remediations WHERE closed_at IS NULL ORDER BY created_at, id;

@@ -27,7 +27,12 @@ SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason,
        (SELECT COUNT(*) FROM remediations r
          WHERE r.session_id = s.id AND r.closed_at IS NULL) AS open_remediations,
        (SELECT COUNT(*) FROM remediations r
-         WHERE r.session_id = s.id AND r.closed_at IS NULL AND r.delivered_at IS NULL) AS undelivered_remediations
+         WHERE r.session_id = s.id AND r.closed_at IS NULL AND r.delivered_at IS NULL) AS undelivered_remediations,
+       (SELECT COUNT(*) FROM violations v WHERE v.session_id = s.id AND v.closed_at IS NULL) AS open_violations,
+       (SELECT COUNT(*) FROM deviations d WHERE d.session_id = s.id AND d.closed_at IS NULL) AS open_deviations,
+       (SELECT COUNT(*) FROM breaches b WHERE b.session_id = s.id AND b.closed_at IS NULL) AS open_breaches,
+       (SELECT COUNT(*) FROM collisions c WHERE c.session_id = s.id AND c.closed_at IS NULL) AS open_collisions,
+       (SELECT COUNT(*) FROM changes ch WHERE ch.session_id = s.id) AS has_change
 FROM sessions s
 WHERE s.id = sqlc.arg(id);
 
@@ -48,12 +53,8 @@ SET last_brief_at = sqlc.arg(at)
 WHERE id = sqlc.arg(id) AND (last_brief_at IS NULL OR last_brief_at < sqlc.arg(at));
 
 -- name: ListSessionStates :many
--- Every session, newest first, with what its brief needs (as GetBriefState).
-SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason, s.agent, s.title, s.lifecycle, s.last_brief_at, s.created_at,
-       m.slug AS mission_slug, m.high_risk,
-       CAST(COALESCE((SELECT p.status FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_status,
-       CAST(COALESCE((SELECT p.note FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_note,
-       CAST(COALESCE((SELECT p.proposed_at FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_proposed_at
+-- The newest sessions, for the sessions list.
+SELECT s.id, s.agent_key_id, s.agent, s.title, s.lifecycle, s.last_brief_at, s.created_at, m.slug AS mission_slug
 FROM sessions s
 JOIN missions m ON m.id = s.mission_id
 ORDER BY s.created_at DESC, s.id

@@ -119,7 +119,7 @@ func (s *Service) Brief(ctx context.Context, actor auth.Actor, session string) (
 			return Brief{}, fmt.Errorf("brief %s: %w", session, err)
 		}
 	} else {
-		b = assemble(stateOf(in.state), in.decisions, in.remediations, nil, now)
+		b = assemble(in, nil, now)
 	}
 	s.touches.record(session, now)
 	return b, nil
@@ -157,17 +157,9 @@ func (s *Service) briefIn(ctx context.Context, q db.Querier, actor auth.Actor, s
 			return Brief{}, fmt.Errorf("deliver remediations: %w", err)
 		}
 	}
-	var decisions []db.Decision
-	if st.OpenDecisions > 0 {
-		if decisions, err = q.ListOpenDecisions(ctx, session); err != nil {
-			return Brief{}, err
-		}
-	}
-	var remediations []db.Remediation
-	if st.OpenRemediations > 0 {
-		if remediations, err = q.ListOpenRemediations(ctx, session); err != nil {
-			return Brief{}, err
-		}
+	in, err := loadInputs(ctx, q, session)
+	if err != nil {
+		return Brief{}, err
 	}
 	if deliver {
 		for _, r := range resolutions {
@@ -182,7 +174,7 @@ func (s *Service) briefIn(ctx context.Context, q db.Querier, actor auth.Actor, s
 			}
 		}
 	}
-	return assemble(stateOf(st), decisions, remediations, resolutions, now), nil
+	return assemble(in, resolutions, now), nil
 }
 
 // resolutionsFrom turns resolution rows into what the agent reads, naming
@@ -211,22 +203,10 @@ func resolutionsFrom(ctx context.Context, q db.Querier, rows []db.ListUndelivere
 	return out, nil
 }
 
-// sessionState is what a brief needs of the session row itself.
-type sessionState struct {
-	ID                                   string
-	PausedAt                             sql.NullString
-	PauseReason                          string
-	HighRisk                             bool
-	PlanStatus, PlanNote, PlanProposedAt string
-}
-
-func stateOf(r db.GetBriefStateRow) sessionState {
-	return sessionState{ID: r.ID, PausedAt: r.PausedAt, PauseReason: r.PauseReason, HighRisk: r.HighRisk,
-		PlanStatus: r.PlanStatus, PlanNote: r.PlanNote, PlanProposedAt: r.PlanProposedAt}
-}
-
-// assemble turns the rows into facts, asks the engine, and wraps its answer.
-func assemble(st sessionState, decisions []db.Decision, remediations []db.Remediation, resolutions []Resolution, now time.Time) Brief {
+// assemble turns the inputs into facts, asks the engine, and wraps its
+// answer.
+func assemble(in briefInputs, resolutions []Resolution, now time.Time) Brief {
+	st := in.state
 	f := protocol.Facts{
 		HighRisk: st.HighRisk,
 		Plan:     protocol.Plan{Status: protocol.PlanStatus(st.PlanStatus), Note: st.PlanNote, ProposedAt: db.MustTime(st.PlanProposedAt)},
@@ -234,22 +214,44 @@ func assemble(st sessionState, decisions []db.Decision, remediations []db.Remedi
 	if st.PausedAt.Valid {
 		f.Pause = &protocol.Pause{Reason: st.PauseReason, At: db.MustTime(st.PausedAt.String)}
 	}
-	b := Brief{Session: st.ID, Decisions: make([]Decision, len(decisions)), Remediations: make([]Remediation, len(remediations)),
+	b := Brief{Session: st.ID, Decisions: make([]Decision, len(in.decisions)), Remediations: make([]Remediation, len(in.remediations)),
 		Resolutions: resolutions, Protocol: protocol.Text}
 	if b.Resolutions == nil {
 		b.Resolutions = []Resolution{}
 	}
-	for i, r := range decisions {
+	for i, r := range in.decisions {
 		d := decisionFrom(r, "")
 		b.Decisions[i] = d
 		f.Decisions = append(f.Decisions, protocol.Decision{Ref: d.Ref, Title: d.Title, Question: d.Question,
 			Proposal: d.Proposal, BlockedScope: d.BlockedScope, AllowedScope: d.AllowedScope, OpenedAt: d.OpenedAt})
 	}
-	for i, r := range remediations {
+	for i, r := range in.remediations {
 		m := remediationFrom(r)
 		b.Remediations[i] = m
 		f.Remediations = append(f.Remediations, protocol.Remediation{ID: fmt.Sprintf("REM-%d", m.ID),
 			Required: m.Severity == SeverityRequired, Instruction: m.Instruction, Files: m.Files, CreatedAt: m.CreatedAt})
+	}
+	for _, v := range in.violations {
+		f.Violations = append(f.Violations, protocol.Violation{ID: fmt.Sprintf("VIO-%d", v.ID), Policy: v.Policy,
+			Severity: protocol.Severity(v.Severity), BlockMerge: v.Action == "block_merge", Match: v.Match, File: v.File,
+			At: db.MustTime(v.DetectedAt)})
+	}
+	for _, d := range in.deviations {
+		f.Deviations = append(f.Deviations, protocol.Deviation{ID: fmt.Sprintf("DEV-%d", d.ID), Departure: d.Departure,
+			Chosen: d.Chosen, Concern: d.Concern, Support: int(d.Support), Total: int(d.Total), Enforced: d.Enforced,
+			Files: decodeList(d.Files), At: db.MustTime(d.DetectedAt)})
+	}
+	for _, c := range in.breaches {
+		f.Breaches = append(f.Breaches, protocol.Breach{ID: fmt.Sprintf("CLAUSE-%d", c.ClauseIndex+1),
+			Kind: protocol.ClauseKind(c.Kind), Value: c.Value, Found: decodeList(c.Found), Count: int(c.Count),
+			At: db.MustTime(c.DetectedAt)})
+	}
+	for _, c := range in.collisions {
+		f.Collisions = append(f.Collisions, protocol.Collision{ID: fmt.Sprintf("COL-%d", c.ID), Symbol: c.Symbol,
+			OtherSession: c.OtherSession, OtherAgent: c.OtherAgent, At: db.MustTime(c.DetectedAt)})
+	}
+	if ch := in.change; ch != nil {
+		f.Risk = &protocol.Risk{Score: int(ch.RiskScore), Band: ch.RiskBand, Gate: ch.RiskGate, At: db.MustTime(ch.ReportedAt)}
 	}
 	p := protocol.Decide(f, now)
 	b.NextAction, b.Reason, b.Reasons, b.Also = p.NextAction, p.Reason, p.Reasons, p.Also

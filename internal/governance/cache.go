@@ -31,6 +31,60 @@ type briefInputs struct {
 	state        db.GetBriefStateRow
 	decisions    []db.Decision
 	remediations []db.Remediation
+	violations   []db.Violation
+	deviations   []db.ListOpenDeviationsRow
+	breaches     []db.Breach
+	collisions   []db.ListOpenCollisionsRow
+	change       *db.Change
+}
+
+// loadInputs reads what the session's brief is built from in q's
+// snapshot, reading each list only when the state says it is not empty.
+func loadInputs(ctx context.Context, q db.Querier, id string) (briefInputs, error) {
+	var in briefInputs
+	var err error
+	if in.state, err = q.GetBriefState(ctx, id); err != nil {
+		return in, err
+	}
+	st := in.state
+	if st.OpenDecisions > 0 {
+		if in.decisions, err = q.ListOpenDecisions(ctx, id); err != nil {
+			return in, err
+		}
+	}
+	if st.OpenRemediations > 0 {
+		if in.remediations, err = q.ListOpenRemediations(ctx, id); err != nil {
+			return in, err
+		}
+	}
+	if st.OpenViolations > 0 {
+		if in.violations, err = q.ListOpenViolations(ctx, id); err != nil {
+			return in, err
+		}
+	}
+	if st.OpenDeviations > 0 {
+		if in.deviations, err = q.ListOpenDeviations(ctx, id); err != nil {
+			return in, err
+		}
+	}
+	if st.OpenBreaches > 0 {
+		if in.breaches, err = q.ListOpenBreaches(ctx, id); err != nil {
+			return in, err
+		}
+	}
+	if st.OpenCollisions > 0 {
+		if in.collisions, err = q.ListOpenCollisions(ctx, id); err != nil {
+			return in, err
+		}
+	}
+	if st.HasChange > 0 {
+		ch, err := q.GetChange(ctx, id)
+		if err != nil {
+			return in, err
+		}
+		in.change = &ch
+	}
+	return in, nil
 }
 
 type stateEntry struct {
@@ -100,20 +154,8 @@ func (s *Service) briefInputs(ctx context.Context, id string, now time.Time) (br
 	var in briefInputs
 	err := s.store.Read(ctx, func(q db.Querier) error {
 		var err error
-		if in.state, err = q.GetBriefState(ctx, id); err != nil {
-			return err
-		}
-		if in.state.OpenDecisions > 0 {
-			if in.decisions, err = q.ListOpenDecisions(ctx, id); err != nil {
-				return err
-			}
-		}
-		if in.state.OpenRemediations > 0 {
-			if in.remediations, err = q.ListOpenRemediations(ctx, id); err != nil {
-				return err
-			}
-		}
-		return nil
+		in, err = loadInputs(ctx, q, id)
+		return err
 	})
 	if err != nil {
 		return in, err

@@ -12,7 +12,8 @@ import (
 const MaxListedSessions = 500
 
 // SessionSummary is one line of the sessions list: the session and what its
-// agent would be told next, computed by the same engine, delivering nothing.
+// agent would be told next, computed by the same engine from the same
+// inputs as its brief, delivering nothing.
 type SessionSummary struct {
 	Session
 	NextAction protocol.State `json:"next_action"`
@@ -20,46 +21,25 @@ type SessionSummary struct {
 }
 
 // ListSessions lists the newest sessions (at most MaxListedSessions) with
-// their next action, from one snapshot, in three queries whatever their
-// number.
+// their next action. Each session's brief inputs come from the same cache
+// the briefs use, so a list of sessions that brief often reads little.
 func (s *Service) ListSessions(ctx context.Context) ([]SessionSummary, error) {
-	var out []SessionSummary
 	now := s.now()
-	err := s.store.Read(ctx, func(q db.Querier) error {
-		rows, err := q.ListSessionStates(ctx, MaxListedSessions)
-		if err != nil {
-			return err
-		}
-		decs, err := q.ListAllOpenDecisions(ctx)
-		if err != nil {
-			return err
-		}
-		rems, err := q.ListAllOpenRemediations(ctx)
-		if err != nil {
-			return err
-		}
-		bySessionD := map[string][]db.Decision{}
-		for _, d := range decs {
-			bySessionD[d.SessionID] = append(bySessionD[d.SessionID], d)
-		}
-		bySessionR := map[string][]db.Remediation{}
-		for _, r := range rems {
-			bySessionR[r.SessionID] = append(bySessionR[r.SessionID], r)
-		}
-		out = make([]SessionSummary, len(rows))
-		for i, r := range rows {
-			b := assemble(sessionState{ID: r.ID, PausedAt: r.PausedAt, PauseReason: r.PauseReason, HighRisk: r.HighRisk,
-				PlanStatus: r.PlanStatus, PlanNote: r.PlanNote, PlanProposedAt: r.PlanProposedAt},
-				bySessionD[r.ID], bySessionR[r.ID], nil, now)
-			out[i] = SessionSummary{Session: s.sessionFrom(db.GetSessionRow{ID: r.ID, AgentKeyID: r.AgentKeyID, Agent: r.Agent,
-				Title: r.Title, Lifecycle: r.Lifecycle, PausedAt: r.PausedAt, PauseReason: r.PauseReason,
-				LastBriefAt: r.LastBriefAt, CreatedAt: r.CreatedAt, MissionSlug: r.MissionSlug, MissionHighRisk: r.HighRisk}),
-				NextAction: b.NextAction, Reason: b.Reason}
-		}
-		return nil
-	})
+	rows, err := s.store.Reader().ListSessionStates(ctx, MaxListedSessions)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	out := make([]SessionSummary, len(rows))
+	for i, r := range rows {
+		in, err := s.briefInputs(ctx, r.ID, now)
+		if err != nil {
+			return nil, fmt.Errorf("list sessions: %s: %w", r.ID, err)
+		}
+		b := assemble(in, nil, now)
+		out[i] = SessionSummary{Session: s.sessionFrom(db.GetSessionRow{ID: r.ID, AgentKeyID: r.AgentKeyID, Agent: r.Agent,
+			Title: r.Title, Lifecycle: r.Lifecycle, PausedAt: in.state.PausedAt, PauseReason: in.state.PauseReason,
+			LastBriefAt: r.LastBriefAt, CreatedAt: r.CreatedAt, MissionSlug: r.MissionSlug, MissionHighRisk: in.state.HighRisk}),
+			NextAction: b.NextAction, Reason: b.Reason}
 	}
 	return out, nil
 }

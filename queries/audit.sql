@@ -1,0 +1,63 @@
+-- The built-in audit reports (seed 001). Passing is zero rows. Each query
+-- starts from the few rows it reports on, through a partial index, and
+-- reaches the large tables only by key or by index range: none of them
+-- reads a whole ledger table (see internal/audit/plan_test.go, which checks
+-- every query's plan). Times are compared as stored text (fixed-width
+-- RFC 3339, so text order is time order), and the current time is passed
+-- in from Go.
+
+-- name: AuditUnanswerableAsks :many
+-- Report unanswerable-asks: unanswered asks whose run is terminal, a
+-- question the system will refuse to accept an answer to. Driven from the
+-- unanswered asks (asks_open), each run found by its key.
+SELECT r.id AS run_id, r.status AS run_status, r.session_id, a.id AS ask_id, a.prompt, a.created_at AS asked_at
+FROM asks a
+CROSS JOIN runs r
+WHERE a.answered_at IS NULL
+  AND r.id = a.run_id
+  AND r.status NOT IN ('running', 'parked')
+ORDER BY a.created_at, a.id;
+
+-- name: AuditPrematureSideEffects :many
+-- Report premature-side-effects: side-effecting tool calls that started
+-- before an ask of their run was answered, or while it is unanswered. The
+-- first half goes from the unanswered asks (asks_open), the second from the
+-- answered ones (asks_answered), each into its run's side-effecting calls
+-- (tool_calls_side_effects), the second only to those that started before
+-- the answer. CROSS JOIN fixes that order in SQLite; elsewhere it is a
+-- plain inner join.
+SELECT t.run_id AS run_id, r.session_id AS session_id, t.id AS tool_call_id, t.server AS server, t.tool AS tool,
+       t.started_at AS started_at, a.id AS ask_id, a.answered_at AS answered_at
+FROM asks a
+CROSS JOIN tool_calls t
+CROSS JOIN runs r
+WHERE a.answered_at IS NULL
+  AND t.run_id = a.run_id AND t.is_side_effecting
+  AND r.id = t.run_id
+UNION ALL
+SELECT t.run_id, r.session_id, t.id AS tool_call_id, t.server, t.tool, t.started_at, a.id AS ask_id, a.answered_at
+FROM asks a
+CROSS JOIN tool_calls t
+CROSS JOIN runs r
+WHERE a.answered_at IS NOT NULL
+  AND t.run_id = a.run_id AND t.is_side_effecting AND t.started_at < a.answered_at
+  AND r.id = t.run_id
+ORDER BY started_at, tool_call_id, ask_id;
+
+-- name: AuditUndeliveredResolutions :many
+-- Report undelivered-resolutions: gates a person resolved that no brief has
+-- delivered yet. Driven from decisions_undelivered, which holds exactly
+-- those gates.
+SELECT d.ref, d.session_id, d.resolved_at, COALESCE(u.email, '') AS resolved_by
+FROM decisions d
+LEFT JOIN users u ON u.id = d.resolved_by
+WHERE d.resolved_at IS NOT NULL AND d.delivered_at IS NULL
+ORDER BY d.resolved_at, d.ref;
+
+-- name: AuditStaleGates :many
+-- Report stale-gates: gates open since before opened_before (now minus the
+-- configured age). A range search of decisions_open_by_age.
+SELECT d.ref, d.session_id, d.title, d.opened_at
+FROM decisions d
+WHERE d.resolved_at IS NULL AND d.opened_at < sqlc.arg(opened_before)
+ORDER BY d.opened_at, d.ref;
