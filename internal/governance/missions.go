@@ -14,6 +14,7 @@ import (
 
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/change"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/protocol"
 )
@@ -30,10 +31,7 @@ type Mission struct {
 }
 
 // Clause is one term of a mission's contract.
-type Clause struct {
-	Kind  protocol.ClauseKind `json:"kind"`
-	Value string              `json:"value"`
-}
+type Clause = change.Clause
 
 // MissionInput is what a lead gives to create or edit a mission.
 type MissionInput struct {
