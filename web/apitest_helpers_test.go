@@ -38,7 +38,7 @@ type apiEnv struct {
 func newAPIEnv(t *testing.T) *apiEnv {
 	t.Helper()
 	kit := testkit.New(t)
-	e := web.NewServer(web.Deps{Auth: kit.Auth, Gov: kit.Gov, Ledger: kit.Ledger, Health: kit.Store.Ping,
+	e := web.NewServer(web.Deps{Auth: kit.Auth, Gov: kit.Gov, Ledger: kit.Ledger, Audit: kit.Audit, Health: kit.Store.Ping,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
@@ -223,7 +223,8 @@ func (a *apiEnv) detailOf(id string) governance.SessionDetail {
 
 // snapshot is everything a refused call must leave unchanged: the session
 // as the API shows it (when one is named), the missions, and the number of
-// sessions and timeline events in the database.
+// sessions, timeline events, runs, asks, tool calls and registered tools in
+// the database.
 func (a *apiEnv) snapshot(session string) string {
 	a.t.Helper()
 	var b strings.Builder
@@ -233,7 +234,7 @@ func (a *apiEnv) snapshot(session string) string {
 	}
 	r := a.do(http.MethodGet, "/api/v1/missions", a.adminTok, nil)
 	fmt.Fprintf(&b, "%d %s\n", r.Status, r.Body)
-	for _, table := range []string{"sessions", "events", "missions"} {
+	for _, table := range []string{"sessions", "events", "missions", "runs", "asks", "tool_calls", "tools"} {
 		var n int
 		if err := a.kit.Store.Writer().QueryRow("SELECT count(*) FROM " + table).Scan(&n); err != nil {
 			a.t.Fatalf("count %s: %v", table, err)

@@ -9,6 +9,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/madebook/madebook/internal/audit"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/governance"
@@ -24,6 +25,7 @@ type console struct {
 	auth   *auth.Service
 	gov    *governance.Service
 	ledger *ledger.Service
+	audit  *audit.Service
 	store  *sessionStore
 	cop    *http.CrossOriginProtection
 }

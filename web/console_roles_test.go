@@ -58,7 +58,7 @@ type consoleEnv struct {
 func newConsoleEnv(t *testing.T) *consoleEnv {
 	t.Helper()
 	kit := testkit.New(t)
-	e := web.NewServer(web.Deps{Auth: kit.Auth, Gov: kit.Gov, Ledger: kit.Ledger, Health: kit.Store.Ping,
+	e := web.NewServer(web.Deps{Auth: kit.Auth, Gov: kit.Gov, Ledger: kit.Ledger, Audit: kit.Audit, Health: kit.Store.Ping,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
@@ -415,6 +415,10 @@ func consoleRouteTable() []consoleRouteCase {
 				return consoleCall{path: "/missions/" + slug, state: e.missionState(slug),
 					form: url.Values{"title": {"Renamed"}, "text": {"Do the other thing."}}}
 			}},
+
+		// Audit.
+		{method: http.MethodGet, path: "/audit", setup: page("/audit"), want: readPage},
+		{method: http.MethodGet, path: "/audit/:report", setup: page("/audit/premature-side-effects"), want: readPage},
 
 		// Admin.
 		{method: http.MethodGet, path: "/admin/users", setup: page("/admin/users"), want: adminPage},

@@ -39,9 +39,10 @@ func routes(e *echo.Echo, d Deps) {
 	api.POST("/asks/:id/answer", handleAskAnswer(d.Ledger))
 	api.GET("/tools", handleToolList(d.Ledger))
 	api.PUT("/tools", handleToolSet(d.Ledger))
+	api.GET("/audit/:report", handleAuditReport(d.Audit))
 
 	// The console, with a signed-in browser session.
-	k := &console{auth: d.Auth, gov: d.Gov, ledger: d.Ledger, store: newSessionStore(d.Auth, d.SecureCookies), cop: http.NewCrossOriginProtection()}
+	k := &console{auth: d.Auth, gov: d.Gov, ledger: d.Ledger, audit: d.Audit, store: newSessionStore(d.Auth, d.SecureCookies), cop: http.NewCrossOriginProtection()}
 	// Middleware goes on each route, not on a group: a group would answer
 	// every unknown path under it too.
 	web := []echo.MiddlewareFunc{k.loadSession, k.crossOrigin}
@@ -69,6 +70,8 @@ func routes(e *echo.Echo, d Deps) {
 	e.POST("/missions", k.handleCreateMission(), in...)
 	e.GET("/missions/:slug/edit", k.handleEditMission(), in...)
 	e.POST("/missions/:slug", k.handleUpdateMission(), in...)
+	e.GET("/audit", k.handleAudit(), in...)
+	e.GET("/audit/:report", k.handleAuditReport(), in...)
 	// Admin pages: users and agent keys (admins only; every action logged).
 	admin := append(in[:len(in):len(in)], k.requireAdmin)
 	e.GET("/admin/users", k.handleUsers(), admin...)

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/madebook/madebook/internal/audit"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
@@ -23,6 +24,8 @@ type Deps struct {
 	Auth   *auth.Service
 	Gov    *governance.Service
 	Ledger *ledger.Service
+	// Audit runs the audit reports.
+	Audit  *audit.Service
 	Health func(context.Context) error
 	Logger *slog.Logger
 	// SecureCookies marks the console's cookies Secure, with the __Host-

@@ -1,6 +1,6 @@
 // Command madebook is the governance console for AI coding agents: the
 // server (serve), and the operator's commands (migrate, user add, key
-// create, token create).
+// create, token create, audit).
 package main
 
 import (
@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/audit"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
@@ -31,6 +32,9 @@ func main() {
 	err := run(ctx, os.Args, os.Getenv, os.Stdin, os.Stdout)
 	stop()
 	if err != nil {
+		if errors.As(err, new(auditFailed)) {
+			os.Exit(1) // the reports on stdout already say what was found
+		}
 		fmt.Fprintln(os.Stderr, "madebook:", err)
 		var u usageError
 		if errors.As(err, &u) {
@@ -46,13 +50,26 @@ const usage = `Usage:
   madebook user add --email E --role admin|lead|viewer [--db PATH] (password: one line on stdin)
   madebook key create --name NAME [--db PATH]                       print a new agent key, once
   madebook token create --email E [--db PATH]                       print a new personal API token, once
+  madebook audit [REPORT ...] [--db PATH] [--format table|json|csv] [--older-than 24h]
+                                                                    run the audit reports (all four
+                                                                    unless named); exit 1 if any row
 
+Audit reports: unanswerable-asks, premature-side-effects, undelivered-resolutions, stale-gates.
+--older-than is how long a gate stays open before stale-gates lists it (36h, 90m, 7d).
 --db also reads MADEBOOK_DB, --addr MADEBOOK_ADDR, --secure-cookies MADEBOOK_SECURE_COOKIES=1.`
 
 // usageError is a mistake in the command line; main exits 2 for it.
 type usageError struct{ msg string }
 
 func (u usageError) Error() string { return u.msg + "\n" + usage }
+
+// auditFailed is what the audit command returns when a report found rows:
+// main exits 1 for it and prints nothing more.
+type auditFailed struct{ reports []string }
+
+func (a auditFailed) Error() string {
+	return "audit: rows found by " + strings.Join(a.reports, ", ")
+}
 
 // config is every setting, from flags and the environment.
 type config struct {
@@ -75,6 +92,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&cfg.db, "db", cfg.db, "SQLite database file")
 	var email, role, name string
+	var format, olderThan string
 	switch cmd {
 	case "serve":
 		fs.StringVar(&cfg.addr, "addr", cfg.addr, "address to listen on")
@@ -88,6 +106,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fs.StringVar(&name, "name", "", "the agent key's name")
 	case "token create":
 		fs.StringVar(&email, "email", "", "the email of the user the token acts as")
+	case "audit":
+		fs.StringVar(&format, "format", "table", "table, json or csv")
+		fs.StringVar(&olderThan, "older-than", "", "the age past which an open gate is stale (default 24h)")
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil
@@ -96,6 +117,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	if err := fs.Parse(rest); err != nil {
 		return usageError{err.Error()}
+	}
+	// audit takes report names, before or after its flags.
+	var reports []string
+	for cmd == "audit" && fs.NArg() > 0 {
+		reports = append(reports, fs.Arg(0))
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return usageError{err.Error()}
+		}
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
@@ -119,6 +148,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		if email == "" {
 			return usageError{"token create needs --email"}
 		}
+	case "audit":
+		for _, n := range reports {
+			if _, err := audit.Lookup(n); err != nil {
+				return usageError{fmt.Sprintf("unknown audit report %q", n)}
+			}
+		}
+		if format != "table" && format != "json" && format != "csv" {
+			return usageError{fmt.Sprintf("--format is table, json or csv, not %q", format)}
+		}
+		if _, err := audit.ParseOlderThan(olderThan); err != nil {
+			return usageError{fmt.Sprintf("--older-than %q is not an age such as 36h, 90m or 7d", olderThan)}
+		}
+		// Auditing a path that holds no database would create an empty
+		// one, and pass.
+		if _, err := os.Stat(cfg.db); err != nil {
+			return usageError{fmt.Sprintf("no database at %s: give --db PATH (or MADEBOOK_DB)", cfg.db)}
+		}
 	}
 
 	store, err := db.Open(cfg.db)
@@ -137,6 +183,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "migrate":
 		fmt.Fprintf(stdout, "database %s is up to date\n", cfg.db)
 		return nil
+	case "audit":
+		age, _ := audit.ParseOlderThan(olderThan) // checked above
+		return runAudit(ctx, store, reports, format, age, stdout)
 	case "user add":
 		password, err := readLine(stdin)
 		if err != nil {
@@ -169,7 +218,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 func serve(ctx context.Context, cfg config, store *db.Store, authSvc *auth.Service, stdout io.Writer) error {
 	logger := slog.New(slog.NewJSONHandler(stdout, nil))
 	gov := governance.NewService(store, time.Now)
-	handler := web.NewServer(web.Deps{Auth: authSvc, Gov: gov, Ledger: ledger.NewService(store, time.Now), Health: store.Ping, Logger: logger,
+	handler := web.NewServer(web.Deps{Auth: authSvc, Gov: gov, Ledger: ledger.NewService(store, time.Now),
+		Audit: audit.NewService(store, time.Now), Health: store.Ping, Logger: logger,
 		SecureCookies: cfg.secureCookies})
 
 	ln, err := net.Listen("tcp", cfg.addr)
@@ -208,6 +258,60 @@ func serve(ctx context.Context, cfg config, store *db.Store, authSvc *auth.Servi
 		logger.Info("stopped")
 	}
 	return err
+}
+
+// runAudit runs the named audit reports (all of them if none) and prints
+// them in the format: table, one JSON object, or CSV with a "# name" line
+// before each report and a blank line between reports. It returns
+// auditFailed if any report found rows.
+func runAudit(ctx context.Context, store *db.Store, names []string, format string, olderThan time.Duration, stdout io.Writer) error {
+	results, err := audit.NewService(store, time.Now).RunAll(ctx, audit.Options{OlderThan: olderThan}, names...)
+	if err != nil {
+		return err
+	}
+	var failing []string
+	for _, r := range results {
+		if !r.Passing() {
+			failing = append(failing, r.Report.Name)
+		}
+	}
+	switch format {
+	case "json":
+		err = audit.WriteJSON(stdout, results)
+	case "csv":
+		for i := 0; i < len(results) && err == nil; i++ {
+			sep := ""
+			if i > 0 {
+				sep = "\n"
+			}
+			if _, err = fmt.Fprintf(stdout, "%s# %s\n", sep, results[i].Report.Name); err == nil {
+				err = audit.WriteCSV(stdout, results[i])
+			}
+		}
+	default:
+		for i := 0; i < len(results) && err == nil; i++ {
+			if i > 0 {
+				_, err = fmt.Fprintln(stdout)
+			}
+			if err == nil {
+				err = audit.WriteTable(stdout, results[i])
+			}
+		}
+		if err == nil {
+			if len(failing) == 0 {
+				_, err = fmt.Fprintf(stdout, "\n%d of %d reports pass.\n", len(results), len(results))
+			} else {
+				_, err = fmt.Fprintf(stdout, "\n%d of %d reports found rows: %s.\n", len(failing), len(results), strings.Join(failing, ", "))
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("print the audit: %w", err)
+	}
+	if len(failing) > 0 {
+		return auditFailed{failing}
+	}
+	return nil
 }
 
 // readLine reads one line (the password) from r.

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/audit"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
@@ -29,7 +30,9 @@ type Kit struct {
 	Gov   *governance.Service
 	// Ledger is the run ledger.
 	Ledger *ledger.Service
-	Clock  *Clock
+	// Audit runs the audit reports.
+	Audit *audit.Service
+	Clock *Clock
 
 	n atomic.Int64
 }
@@ -57,7 +60,8 @@ func New(tb testing.TB) *Kit {
 	store, path := MustOpenDB(tb)
 	clock := &Clock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
 	return &Kit{TB: tb, Path: path, Store: store, Auth: auth.NewService(store, clock.Now).WithPasswordCost(bcrypt.MinCost),
-		Gov: governance.NewService(store, clock.Now), Ledger: ledger.NewService(store, clock.Now), Clock: clock}
+		Gov: governance.NewService(store, clock.Now), Ledger: ledger.NewService(store, clock.Now),
+		Audit: audit.NewService(store, clock.Now), Clock: clock}
 }
 
 // Clock is a settable clock, safe for concurrent use.

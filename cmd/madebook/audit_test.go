@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/ledger"
+	"github.com/madebook/madebook/internal/testkit"
+)
+
+var auditFormats = []string{"table", "json", "csv"}
+
+// auditJSON is what --format json prints.
+type auditJSON struct {
+	Reports []struct {
+		Report string           `json:"report"`
+		Rows   []map[string]any `json:"rows"`
+	} `json:"reports"`
+}
+
+func TestAuditPassesOnACleanDatabase(t *testing.T) {
+	t.Parallel()
+	path := tempDB(t)
+	mustCLI(t, "", "migrate", "--db", path)
+	for _, format := range auditFormats {
+		t.Run("--format "+format+" exits 0", func(t *testing.T) {
+			out, err := cli(t, noEnv, "", "audit", "--db", path, "--format", format)
+			if err != nil {
+				t.Fatalf("audit: %v\n%s", err, out)
+			}
+			checkAuditOutput(t, format, out, map[string]int{"unanswerable-asks": 0, "premature-side-effects": 0,
+				"undelivered-resolutions": 0, "stale-gates": 0})
+		})
+	}
+	t.Run("the table says every report passes", func(t *testing.T) {
+		out := mustCLI(t, "", "audit", "--db", path)
+		if strings.Count(out, "0 rows — passing") != 4 || !strings.HasSuffix(out, "4 of 4 reports pass.\n") {
+			t.Errorf("table:\n%s", out)
+		}
+	})
+}
+
+func TestAuditExits1WhenAReportHasRows(t *testing.T) {
+	t.Parallel()
+	// The rows are made through the services, on the database file the
+	// command then reads: memory_store ran before the run asked whether to
+	// save, and a gate has waited two days. The command reads the real
+	// clock, so the services run two days behind it.
+	store, path := testkit.MustOpenDB(t)
+	ctx := context.Background()
+	twoDaysAgo := func() time.Time { return time.Now().Add(-48 * time.Hour) }
+	authSvc := auth.NewService(store, twoDaysAgo).WithPasswordCost(bcrypt.MinCost)
+	gov, led := governance.NewService(store, twoDaysAgo), ledger.NewService(store, twoDaysAgo)
+	u, err := authSvc.AddUser(ctx, "lead@example.com", "password-123", auth.Lead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lead := auth.Actor{UserID: u.ID, Email: u.Email, Role: u.Role}
+	key, err := authSvc.CreateKey(ctx, "agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, err := authSvc.Authenticate(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gov.CreateMission(ctx, lead, governance.MissionInput{Slug: "m", Title: "M", Text: "Do it."}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := gov.CreateSession(ctx, agent, governance.SessionInput{Mission: "m", Title: "work"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := s.ID
+	if _, err := gov.OpenDecision(ctx, agent, session, governance.DecisionInput{Title: "Schema",
+		Question: "Drop the legacy billing table?", BlockedScope: []string{"db/migrations"}}); err != nil {
+		t.Fatal(err)
+	}
+	run, err := led.StartRun(ctx, agent, session, "graph-ask-demo", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := led.RecordToolCall(ctx, agent, run.ID, ledger.ToolCallInput{Server: "Vodou-Recall", Tool: "memory_store"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := led.RecordAsk(ctx, agent, run.ID, ledger.AskInput{Prompt: "save this reading?",
+		Options: map[string]string{"1": "Yes", "2": "No"}}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"unanswerable-asks": 0, "premature-side-effects": 1, "undelivered-resolutions": 0, "stale-gates": 1}
+
+	for _, format := range auditFormats {
+		t.Run("--format "+format+" exits 1", func(t *testing.T) {
+			out, err := cli(t, noEnv, "", "audit", "--db", path, "--format", format)
+			var failed auditFailed
+			if !errors.As(err, &failed) {
+				t.Fatalf("audit returned %v, want the exit-1 auditFailed\n%s", err, out)
+			}
+			if strings.Join(failed.reports, " ") != "premature-side-effects stale-gates" {
+				t.Errorf("failing reports %v", failed.reports)
+			}
+			var u usageError
+			if errors.As(err, &u) {
+				t.Error("a failing audit is a usage error (exit 2)")
+			}
+			checkAuditOutput(t, format, out, want)
+			if !strings.Contains(out, "memory_store") || !strings.Contains(out, "DEC-001") {
+				t.Errorf("the rows are not printed:\n%s", out)
+			}
+		})
+	}
+
+	t.Run("the table counts rows and sums up", func(t *testing.T) {
+		out, _ := cli(t, noEnv, "", "audit", "--db", path)
+		for _, s := range []string{"premature-side-effects — Premature side effects\nrun_id", "\n1 row\n",
+			"unanswerable-asks — Unanswerable asks\n0 rows — passing\n", "2 of 4 reports found rows: premature-side-effects, stale-gates.\n"} {
+			if !strings.Contains(out, s) {
+				t.Errorf("table lacks %q:\n%s", s, out)
+			}
+		}
+	})
+
+	t.Run("named reports, before or after the flags, run alone", func(t *testing.T) {
+		out, err := cli(t, noEnv, "", "audit", "unanswerable-asks", "--db", path, "--format", "json", "undelivered-resolutions")
+		if err != nil {
+			t.Fatalf("passing reports: %v\n%s", err, out)
+		}
+		checkAuditOutput(t, "json", out, map[string]int{"unanswerable-asks": 0, "undelivered-resolutions": 0})
+		var got auditJSON
+		_ = json.Unmarshal([]byte(out), &got)
+		if len(got.Reports) != 2 || got.Reports[0].Report != "unanswerable-asks" || got.Reports[1].Report != "undelivered-resolutions" {
+			t.Errorf("reports %+v, want the two named, in order", got.Reports)
+		}
+		if _, err := cli(t, noEnv, "", "audit", "--db", path, "premature-side-effects"); !errors.As(err, new(auditFailed)) {
+			t.Errorf("premature-side-effects alone: %v, want auditFailed", err)
+		}
+	})
+
+	t.Run("--older-than moves the stale-gates line", func(t *testing.T) {
+		if out, err := cli(t, noEnv, "", "audit", "stale-gates", "--db", path, "--older-than", "3d"); err != nil {
+			t.Errorf("a two-day-old gate is stale at 3d: %v\n%s", err, out)
+		}
+		if _, err := cli(t, noEnv, "", "audit", "stale-gates", "--db", path, "--older-than", "36h"); !errors.As(err, new(auditFailed)) {
+			t.Errorf("a two-day-old gate is not stale at 36h: %v", err)
+		}
+	})
+}
+
+func TestAuditCommandLineMistakesAreUsageErrors(t *testing.T) {
+	t.Parallel()
+	path := tempDB(t)
+	mustCLI(t, "", "migrate", "--db", path)
+	for _, args := range [][]string{
+		{"audit", "everything", "--db", path},
+		{"audit", "stale-gates", "nope", "--db", path},
+		{"audit", "--db", path, "--format", "xml"},
+		{"audit", "--db", path, "--older-than", "soon"},
+		{"audit", "--db", path, "--older-than", "-1h"},
+		{"audit", "--db", path, "--nope"},
+		{"audit", "--db", path + ".missing"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			out, err := cli(t, noEnv, "", args...)
+			var u usageError
+			if !errors.As(err, &u) {
+				t.Fatalf("error %v, want a usage error (exit 2)", err)
+			}
+			if out != "" {
+				t.Errorf("printed %q", out)
+			}
+		})
+	}
+}
+
+// checkAuditOutput parses out in the format and checks it holds exactly
+// the reports of want, in order, with want's row counts.
+func checkAuditOutput(t *testing.T, format, out string, want map[string]int) {
+	t.Helper()
+	got := map[string]int{}
+	var order []string
+	switch format {
+	case "json":
+		var v auditJSON
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatalf("not one JSON object: %v\n%s", err, out)
+		}
+		for _, r := range v.Reports {
+			if r.Rows == nil {
+				t.Errorf("%s: rows is null, want a list", r.Report)
+			}
+			got[r.Report] = len(r.Rows)
+			order = append(order, r.Report)
+		}
+	case "csv":
+		for i, block := range strings.Split(out, "\n\n") {
+			head, body, ok := strings.Cut(block, "\n")
+			name, named := strings.CutPrefix(head, "# ")
+			if !ok || !named {
+				t.Fatalf("CSV block %d does not start with a # name line:\n%s", i, out)
+			}
+			recs, err := csv.NewReader(strings.NewReader(body)).ReadAll()
+			if err != nil || len(recs) == 0 {
+				t.Fatalf("CSV of %s: %v\n%s", name, err, body)
+			}
+			got[name] = len(recs) - 1
+			order = append(order, name)
+		}
+	default:
+		for _, block := range strings.Split(out, "\n\n") {
+			lines := strings.Split(strings.TrimSuffix(block, "\n"), "\n")
+			name, _, ok := strings.Cut(lines[0], " — ")
+			if !ok {
+				continue // the summary line
+			}
+			last := lines[len(lines)-1]
+			switch {
+			case last == "0 rows — passing":
+				got[name] = 0
+			case last == "1 row":
+				got[name] = 1
+			default:
+				var n int
+				if _, err := fmt.Sscanf(last, "%d rows", &n); err != nil {
+					t.Fatalf("report %s ends %q", name, last)
+				}
+				got[name] = n
+			}
+			if got[name] > 0 && len(lines) != got[name]+3 {
+				t.Errorf("report %s: %d lines for %d rows:\n%s", name, len(lines), got[name], block)
+			}
+			order = append(order, name)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("reports %v, want %v\n%s", got, want, out)
+	}
+	for name, n := range want {
+		if c, ok := got[name]; !ok || c != n {
+			t.Errorf("%s: %d rows (listed: %t), want %d\n%s", name, c, ok, n, out)
+		}
+	}
+	if len(want) == 4 && strings.Join(order, " ") != "unanswerable-asks premature-side-effects undelivered-resolutions stale-gates" {
+		t.Errorf("report order %v", order)
+	}
+}
