@@ -175,6 +175,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if _, err := store.Migrate(ctx); err != nil {
 		return err
 	}
+	// A fresh database ships the "Secrets in source" policy set.
+	if err := governance.NewService(store, time.Now).InstallDefaultPolicies(ctx); err != nil {
+		return err
+	}
 	authSvc := auth.NewService(store, time.Now)
 
 	switch cmd {

@@ -16,6 +16,7 @@ import (
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/change"
 	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/glob"
 	"github.com/madebook/madebook/internal/protocol"
 )
 
@@ -245,7 +246,11 @@ func validMission(in MissionInput) (Mission, error) {
 			return m, inField("contract", errs.E(errs.Invalid, "invalid_clause", "Contract clause %d has no value.", i+1))
 		}
 		switch c.Kind {
-		case protocol.ForbidPath, protocol.RequirePath, protocol.ForbidDependency:
+		case protocol.ForbidPath, protocol.RequirePath:
+			if err := glob.Valid(c.Value); err != nil {
+				return m, errs.E(errs.Invalid, "invalid_clause", "Contract clause %d: %v.", i+1, err).With("field", "contract")
+			}
+		case protocol.ForbidDependency:
 		case protocol.MaxFilesChanged:
 			if n, err := strconv.Atoi(c.Value); err != nil || n < 1 {
 				return m, inField("contract", errs.E(errs.Invalid, "invalid_clause", "Contract clause %d: max_files_changed needs a positive whole number, not %q.", i+1, c.Value))

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/madebook/madebook/db"
@@ -28,6 +29,11 @@ type Service struct {
 	now     func() time.Time
 	touches touches
 	cache   *stateCache
+	// compiled is the policy set, compiled once per version of the policies.
+	compiled struct {
+		mu sync.Mutex
+		p  *compiledPolicies
+	}
 }
 
 // NewService returns the governance service. now is the clock (tests pass

@@ -59,9 +59,14 @@ func New(tb testing.TB) *Kit {
 	tb.Helper()
 	store, path := MustOpenDB(tb)
 	clock := &Clock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
-	return &Kit{TB: tb, Path: path, Store: store, Auth: auth.NewService(store, clock.Now).WithPasswordCost(bcrypt.MinCost),
+	k := &Kit{TB: tb, Path: path, Store: store, Auth: auth.NewService(store, clock.Now).WithPasswordCost(bcrypt.MinCost),
 		Gov: governance.NewService(store, clock.Now), Ledger: ledger.NewService(store, clock.Now),
 		Audit: audit.NewService(store, clock.Now), Clock: clock}
+	// As on a fresh database: the "Secrets in source" policy set.
+	if err := k.Gov.InstallDefaultPolicies(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	return k
 }
 
 // Clock is a settable clock, safe for concurrent use.

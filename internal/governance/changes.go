@@ -1,0 +1,459 @@
+package governance
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/change"
+	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/glob"
+	"github.com/madebook/madebook/internal/policy"
+	"github.com/madebook/madebook/internal/protocol"
+	"github.com/madebook/madebook/internal/rules"
+)
+
+// MaxChangeFiles bounds the files one change report may name.
+const MaxChangeFiles = 2000
+
+// ChangeResult is what Madebook found in a reported change.
+type ChangeResult struct {
+	Violations []Violation  `json:"violations"`
+	Deviations []Deviation  `json:"deviations"`
+	Breaches   []BreachView `json:"breaches"`
+	Collisions []Collision  `json:"collisions"`
+	Risk       change.Risk  `json:"risk"`
+}
+
+// Violation is an open policy violation of a session's change.
+type Violation struct {
+	ID         int64     `json:"id"`
+	Policy     string    `json:"policy"`
+	Severity   string    `json:"severity"`
+	Action     string    `json:"action"`
+	Match      string    `json:"match"`
+	File       string    `json:"file"`
+	Line       int64     `json:"line"`
+	DetectedAt time.Time `json:"detected_at"`
+}
+
+// Deviation is a departure from an architecture rule.
+type Deviation struct {
+	ID         int64     `json:"id"`
+	Rule       int64     `json:"rule"`
+	Departure  string    `json:"departure"`
+	Chosen     string    `json:"chosen"`
+	Concern    string    `json:"concern"`
+	Confidence int       `json:"confidence"`
+	Enforced   bool      `json:"enforced"`
+	Files      []string  `json:"files"`
+	DetectedAt time.Time `json:"detected_at"`
+}
+
+// BreachView is a broken mission contract clause.
+type BreachView struct {
+	Clause string   `json:"clause"`
+	Kind   string   `json:"kind"`
+	Value  string   `json:"value"`
+	Found  []string `json:"found"`
+}
+
+// Collision is another session building against a symbol this one changed.
+type Collision struct {
+	Symbol       string `json:"symbol"`
+	OtherSession string `json:"other_session"`
+}
+
+// ReportChange evaluates the session's whole change so far against the
+// policies, the architecture rules, the mission's contract and the other
+// sessions' changes, and records what it found; each report replaces the
+// last. A critical violation stays open until a person clears it (an agent
+// must not make a HARD_STOP go away by hiding what tripped it); everything
+// else a later report no longer has closes by itself. Errors: forbidden,
+// session_not_found, invalid_change.
+func (s *Service) ReportChange(ctx context.Context, actor auth.Actor, session string, c change.Change) (ChangeResult, error) {
+	if err := actor.RequireAgent("report a change"); err != nil {
+		return ChangeResult{}, err
+	}
+	if err := validChange(&c); err != nil {
+		return ChangeResult{}, err
+	}
+	now := s.now()
+	var res ChangeResult
+	err := s.write(ctx, func(q db.Querier) error {
+		sess, err := ownSession(ctx, q, actor, session, "report a change")
+		if err != nil {
+			return err
+		}
+		pols, err := s.policies(ctx, q)
+		if err != nil {
+			return err
+		}
+		findings := pols.set.Evaluate(c)
+		rs, err := q.ListRules(ctx)
+		if err != nil {
+			return err
+		}
+		ruleList := make([]rules.Rule, len(rs))
+		for i, r := range rs {
+			ruleList[i] = ruleFrom(r)
+		}
+		devs := rules.Deviations(ruleList, c)
+		m, err := q.GetMissionBySlug(ctx, sess.MissionSlug)
+		if err != nil {
+			return err
+		}
+		breaches := change.Breaches(missionFrom(m).Contract, c)
+		risk := change.Score(c, change.RiskOptions{Sensitive: pols.sensitive})
+
+		if err := s.recordChange(ctx, q, session, c, risk, now); err != nil {
+			return err
+		}
+		if err := s.recordViolations(ctx, q, session, findings, now); err != nil {
+			return err
+		}
+		if err := s.recordDeviations(ctx, q, session, devs, now); err != nil {
+			return err
+		}
+		if err := s.recordBreaches(ctx, q, session, breaches, now); err != nil {
+			return err
+		}
+		if err := s.recordCollisions(ctx, q, actor, session, c, now); err != nil {
+			return err
+		}
+		if err := s.event(ctx, q, session, actor, now, "change.reported", "", fmt.Sprintf("%d files, risk %d (%s)",
+			len(c.Files), risk.Score, risk.Band)); err != nil {
+			return err
+		}
+		res, err = changeResult(ctx, q, session, risk)
+		return err
+	})
+	if err != nil {
+		return ChangeResult{}, fmt.Errorf("report change on %s: %w", session, err)
+	}
+	return res, nil
+}
+
+func validChange(c *change.Change) error {
+	if len(c.Files) > MaxChangeFiles {
+		return errs.E(errs.Invalid, "invalid_change", "The change names %d files; at most %d are allowed.", len(c.Files), MaxChangeFiles)
+	}
+	seen := make(map[string]bool, len(c.Files))
+	for i, f := range c.Files {
+		if strings.TrimSpace(f.Path) == "" {
+			return errs.E(errs.Invalid, "invalid_change", "File %d has no path.", i+1)
+		}
+		if seen[f.Path] {
+			return errs.E(errs.Invalid, "invalid_change", "The file %s is listed twice; send each file once.", f.Path)
+		}
+		seen[f.Path] = true
+	}
+	for _, list := range [][]string{c.Dependencies, c.SymbolsChanged, c.SymbolsUsed} {
+		for _, v := range list {
+			if strings.TrimSpace(v) == "" {
+				return errs.E(errs.Invalid, "invalid_change", "Dependencies and symbols must not be empty strings.")
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Service) recordChange(ctx context.Context, q db.Querier, session string, c change.Change, risk change.Risk, now time.Time) error {
+	paths := make([]string, len(c.Files))
+	lines := 0
+	for i, f := range c.Files {
+		paths[i] = f.Path
+		lines += f.Lines()
+	}
+	factors, err := json.Marshal(risk.Factors)
+	if err != nil {
+		return err
+	}
+	return q.UpsertChange(ctx, db.UpsertChangeParams{SessionID: session, ReportedAt: db.FormatTime(now), Files: encodeList(paths),
+		Lines: int64(lines), Dependencies: encodeList(c.Dependencies), SymbolsChanged: encodeList(c.SymbolsChanged),
+		SymbolsUsed: encodeList(c.SymbolsUsed), RiskScore: int64(risk.Score), RiskBand: risk.Band, RiskGate: risk.Gate,
+		RiskFactors: string(factors)})
+}
+
+// recordViolations opens what the change newly trips and closes what it no
+// longer trips, except critical violations, which only a person clears.
+func (s *Service) recordViolations(ctx context.Context, q db.Querier, session string, found []policy.Finding, now time.Time) error {
+	open, err := q.ListOpenViolations(ctx, session)
+	if err != nil {
+		return err
+	}
+	key := func(policyID int64, file, match string) string {
+		return fmt.Sprint(policyID, "\x00", file, "\x00", match)
+	}
+	still := map[string]bool{}
+	for _, f := range found {
+		still[key(f.PolicyID, f.File, f.Match)] = true
+	}
+	have := map[string]bool{}
+	for _, v := range open {
+		k := key(v.PolicyID, v.File, v.Match)
+		have[k] = true
+		if !still[k] && v.Severity != string(protocol.SeverityCritical) {
+			if err := q.CloseViolation(ctx, db.CloseViolationParams{ID: v.ID, ClosedAt: db.NullTime(now)}); err != nil {
+				return err
+			}
+		}
+	}
+	for _, f := range found {
+		if have[key(f.PolicyID, f.File, f.Match)] {
+			continue
+		}
+		have[key(f.PolicyID, f.File, f.Match)] = true
+		if _, err := q.CreateViolation(ctx, db.CreateViolationParams{SessionID: session, PolicyID: f.PolicyID, Policy: f.Policy,
+			Severity: string(f.Severity), Action: string(f.Action), Match: f.Match, File: f.File, Line: int64(f.Line),
+			DetectedAt: db.FormatTime(now)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Service) recordDeviations(ctx context.Context, q db.Querier, session string, found []rules.Deviation, now time.Time) error {
+	open, err := q.ListOpenDeviations(ctx, session)
+	if err != nil {
+		return err
+	}
+	key := func(rule int64, departure string) string { return fmt.Sprint(rule, "\x00", departure) }
+	still := map[string]bool{}
+	for _, d := range found {
+		still[key(d.RuleID, d.Departure)] = true
+	}
+	have := map[string]bool{}
+	for _, d := range open {
+		k := key(d.RuleID, d.Departure)
+		have[k] = true
+		if !still[k] {
+			if err := q.CloseDeviation(ctx, db.CloseDeviationParams{ID: d.ID, ClosedAt: db.NullTime(now)}); err != nil {
+				return err
+			}
+		}
+	}
+	for _, d := range found {
+		if have[key(d.RuleID, d.Departure)] {
+			continue
+		}
+		if _, err := q.CreateDeviation(ctx, db.CreateDeviationParams{SessionID: session, RuleID: d.RuleID, Departure: d.Departure,
+			Files: encodeList(d.Files), DetectedAt: db.FormatTime(now)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Service) recordBreaches(ctx context.Context, q db.Querier, session string, found []protocol.Breach, now time.Time) error {
+	open, err := q.ListOpenBreaches(ctx, session)
+	if err != nil {
+		return err
+	}
+	still := map[string]bool{}
+	for _, b := range found {
+		still[b.ID] = true
+	}
+	have := map[string]bool{}
+	for _, b := range open {
+		id := change.BreachID(int(b.ClauseIndex))
+		have[id] = true
+		if !still[id] {
+			if err := q.CloseBreach(ctx, db.CloseBreachParams{ID: b.ID, ClosedAt: db.NullTime(now)}); err != nil {
+				return err
+			}
+		}
+	}
+	for _, b := range found {
+		if have[b.ID] {
+			continue
+		}
+		idx, err := strconv.Atoi(strings.TrimPrefix(b.ID, "clause-"))
+		if err != nil {
+			return fmt.Errorf("breach id %q: %w", b.ID, err)
+		}
+		if _, err := q.CreateBreach(ctx, db.CreateBreachParams{SessionID: session, ClauseIndex: int64(idx - 1), Kind: string(b.Kind),
+			Value: b.Value, Found: encodeList(b.Found), Count: int64(b.Count), DetectedAt: db.FormatTime(now)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordCollisions keeps the session's changed and used symbols and, when
+// one session changed a symbol another builds against, warns the one that
+// changed it and asks the other, once, to re-read the symbol.
+func (s *Service) recordCollisions(ctx context.Context, q db.Querier, actor auth.Actor, session string, c change.Change, now time.Time) error {
+	open, err := q.ListOpenCollisions(ctx, session)
+	if err != nil {
+		return err
+	}
+	for _, col := range open {
+		if !slices.Contains(c.SymbolsChanged, col.Symbol) {
+			if err := q.CloseCollision(ctx, db.CloseCollisionParams{ID: col.ID, ClosedAt: db.NullTime(now)}); err != nil {
+				return err
+			}
+		}
+	}
+	if err := q.DeleteChangeSymbols(ctx, session); err != nil {
+		return err
+	}
+	for kind, list := range map[string][]string{"changed": c.SymbolsChanged, "used": c.SymbolsUsed} {
+		for _, sym := range list {
+			if err := q.AddChangeSymbol(ctx, db.AddChangeSymbolParams{SessionID: session, Kind: kind, Symbol: sym}); err != nil {
+				return err
+			}
+		}
+	}
+	collide := func(changer, user, symbol string) error {
+		n, err := q.CreateCollision(ctx, db.CreateCollisionParams{SessionID: changer, OtherSession: user, Symbol: symbol,
+			DetectedAt: db.FormatTime(now)})
+		if err != nil || n == 0 {
+			return err // nothing new: the builder was already asked to re-read it
+		}
+		if err := s.event(ctx, q, changer, actor, now, "collision.detected", user, symbol); err != nil {
+			return err
+		}
+		r, err := q.CreateRemediation(ctx, db.CreateRemediationParams{SessionID: user, Severity: SeverityRequired,
+			Instruction: fmt.Sprintf("Session %s changed %s, which you build against: re-read %s before you build on it.", changer, symbol, symbol),
+			Files:       encodeList(nil), Source: "collision", CreatedAt: db.FormatTime(now)})
+		if err != nil {
+			return err
+		}
+		return s.event(ctx, q, user, actor, now, "remediation.requested", fmt.Sprint(r.ID), r.Instruction)
+	}
+	for _, sym := range uniq(c.SymbolsChanged) {
+		users, err := q.SessionsWithSymbol(ctx, db.SessionsWithSymbolParams{Kind: "used", Symbol: sym, SessionID: session})
+		if err != nil {
+			return err
+		}
+		for _, u := range users {
+			if err := collide(session, u.SessionID, sym); err != nil {
+				return err
+			}
+		}
+	}
+	for _, sym := range uniq(c.SymbolsUsed) {
+		changers, err := q.SessionsWithSymbol(ctx, db.SessionsWithSymbolParams{Kind: "changed", Symbol: sym, SessionID: session})
+		if err != nil {
+			return err
+		}
+		for _, ch := range changers {
+			if err := collide(ch.SessionID, session, sym); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func uniq(list []string) []string {
+	out := slices.Clone(list)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// changeResult reads back what is open for the session after a report.
+func changeResult(ctx context.Context, q db.Querier, session string, risk change.Risk) (ChangeResult, error) {
+	res := ChangeResult{Violations: []Violation{}, Deviations: []Deviation{}, Breaches: []BreachView{}, Collisions: []Collision{}, Risk: risk}
+	if res.Risk.Factors == nil {
+		res.Risk.Factors = []change.Factor{}
+	}
+	vs, err := q.ListOpenViolations(ctx, session)
+	if err != nil {
+		return res, err
+	}
+	for _, v := range vs {
+		res.Violations = append(res.Violations, Violation{ID: v.ID, Policy: v.Policy, Severity: v.Severity, Action: v.Action,
+			Match: v.Match, File: v.File, Line: v.Line, DetectedAt: db.MustTime(v.DetectedAt)})
+	}
+	ds, err := q.ListOpenDeviations(ctx, session)
+	if err != nil {
+		return res, err
+	}
+	for _, d := range ds {
+		dev := protocol.Deviation{Support: int(d.Support), Total: int(d.Total)}
+		res.Deviations = append(res.Deviations, Deviation{ID: d.ID, Rule: d.RuleID, Departure: d.Departure, Chosen: d.Chosen,
+			Concern: d.Concern, Confidence: dev.ConfidencePercent(), Enforced: d.Enforced, Files: decodeList(d.Files),
+			DetectedAt: db.MustTime(d.DetectedAt)})
+	}
+	bs, err := q.ListOpenBreaches(ctx, session)
+	if err != nil {
+		return res, err
+	}
+	for _, b := range bs {
+		res.Breaches = append(res.Breaches, BreachView{Clause: change.BreachID(int(b.ClauseIndex)), Kind: b.Kind, Value: b.Value,
+			Found: decodeList(b.Found)})
+	}
+	cs, err := q.ListOpenCollisions(ctx, session)
+	if err != nil {
+		return res, err
+	}
+	for _, c := range cs {
+		res.Collisions = append(res.Collisions, Collision{Symbol: c.Symbol, OtherSession: c.OtherSession})
+	}
+	return res, nil
+}
+
+// compiledPolicies is the policy set compiled once, with the path globs
+// that mark paths sensitive for risk scoring.
+type compiledPolicies struct {
+	version   string
+	set       *policy.Set
+	sensitive func(path string) bool
+}
+
+// policies returns the compiled policy set, compiling again only when the
+// policies changed (their ids and count are the version).
+func (s *Service) policies(ctx context.Context, q db.Querier) (*compiledPolicies, error) {
+	rows, err := q.ListPolicies(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%d,", r.ID)
+	}
+	version := b.String()
+	s.compiled.mu.Lock()
+	defer s.compiled.mu.Unlock()
+	if c := s.compiled.p; c != nil && c.version == version {
+		return c, nil
+	}
+	ps := make([]policy.Policy, len(rows))
+	var globs []string
+	for i, r := range rows {
+		ps[i] = policyFrom(r)
+		if r.Kind == string(policy.KindPathGlob) {
+			globs = append(globs, r.Pattern)
+		}
+	}
+	set, err := policy.Compile(ps)
+	if err != nil {
+		return nil, fmt.Errorf("compile policies: %w", err)
+	}
+	var sensitive func(string) bool
+	if len(globs) > 0 {
+		sensitive = func(p string) bool {
+			return slices.ContainsFunc(globs, func(g string) bool { return glob.Match(g, p) })
+		}
+	}
+	s.compiled.p = &compiledPolicies{version: version, set: set, sensitive: sensitive}
+	return s.compiled.p, nil
+}
+
+func policyFrom(r db.Policy) policy.Policy {
+	return policy.Policy{ID: r.ID, Name: r.Name, Severity: protocol.Severity(r.Severity), Kind: policy.Kind(r.Kind),
+		Pattern: r.Pattern, Action: policy.Action(r.Action)}
+}
+
+func ruleFrom(r db.Rule) rules.Rule {
+	return rules.Rule{ID: r.ID, Concern: r.Concern, Chosen: r.Chosen, Departures: decodeList(r.Departures),
+		Support: int(r.Support), Total: int(r.Total), Enforced: r.Enforced}
+}

@@ -1,0 +1,132 @@
+package governance
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/auth"
+)
+
+// EvidenceInput is one piece of evidence an agent reports.
+type EvidenceInput struct {
+	Kind   string `json:"kind"`
+	Passed bool   `json:"passed"`
+	Detail string `json:"detail"`
+}
+
+// The evidence gate's verdicts.
+const (
+	GateSatisfied   = "satisfied"
+	GateUnsatisfied = "unsatisfied"
+)
+
+// EvidenceGate is the mission's verdict on a session's evidence.
+type EvidenceGate struct {
+	EvidenceGate string   `json:"evidence_gate"`
+	Missing      []string `json:"missing"`
+	Failed       []string `json:"failed"`
+}
+
+// ReportEvidence records evidence the agent produced (tests, a review, …).
+// Errors: forbidden, session_not_found, kind_required.
+func (s *Service) ReportEvidence(ctx context.Context, actor auth.Actor, session string, in EvidenceInput) error {
+	if err := actor.RequireAgent("report evidence"); err != nil {
+		return err
+	}
+	kind, err := required("kind", in.Kind, 100)
+	if err != nil {
+		return err
+	}
+	detail, err := optional("detail", in.Detail, 4000)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	return s.write(ctx, func(q db.Querier) error {
+		if _, err := ownSession(ctx, q, actor, session, "report evidence"); err != nil {
+			return err
+		}
+		if _, err := q.CreateEvidence(ctx, db.CreateEvidenceParams{SessionID: session, Kind: kind, Passed: in.Passed,
+			Detail: detail, ReportedAt: db.FormatTime(now)}); err != nil {
+			return err
+		}
+		verdict := "failed"
+		if in.Passed {
+			verdict = "passed"
+		}
+		return s.event(ctx, q, session, actor, now, "evidence.reported", kind, verdict)
+	})
+}
+
+// Complete is the agent reporting implementation complete. The agent never
+// declares the mission complete: the mission's evidence gate decides,
+// from the latest evidence of each required kind. Errors: forbidden,
+// session_not_found.
+func (s *Service) Complete(ctx context.Context, actor auth.Actor, session string) (EvidenceGate, error) {
+	if err := actor.RequireAgent("report implementation complete"); err != nil {
+		return EvidenceGate{}, err
+	}
+	now := s.now()
+	var gate EvidenceGate
+	err := s.write(ctx, func(q db.Querier) error {
+		sess, err := ownSession(ctx, q, actor, session, "report implementation complete")
+		if err != nil {
+			return err
+		}
+		m, err := q.GetMissionBySlug(ctx, sess.MissionSlug)
+		if err != nil {
+			return err
+		}
+		ev, err := q.ListEvidence(ctx, session)
+		if err != nil {
+			return err
+		}
+		gate = evidenceGate(decodeList(m.Evidence), ev)
+		return s.event(ctx, q, session, actor, now, "implementation.complete", "", gate.EvidenceGate+missingText(gate))
+	})
+	if err != nil {
+		return EvidenceGate{}, fmt.Errorf("complete %s: %w", session, err)
+	}
+	return gate, nil
+}
+
+// evidenceGate decides from the latest evidence of each required kind.
+func evidenceGate(required []string, ev []db.Evidence) EvidenceGate {
+	latest := map[string]bool{}
+	for _, e := range ev { // oldest first: the last word wins
+		latest[e.Kind] = e.Passed
+	}
+	g := EvidenceGate{EvidenceGate: GateSatisfied, Missing: []string{}, Failed: []string{}}
+	for _, k := range required {
+		passed, ok := latest[k]
+		switch {
+		case !ok:
+			g.Missing = append(g.Missing, k)
+		case !passed:
+			g.Failed = append(g.Failed, k)
+		}
+	}
+	if len(g.Missing) > 0 || len(g.Failed) > 0 {
+		g.EvidenceGate = GateUnsatisfied
+	}
+	slices.Sort(g.Missing)
+	slices.Sort(g.Failed)
+	return g
+}
+
+func missingText(g EvidenceGate) string {
+	var parts []string
+	if len(g.Missing) > 0 {
+		parts = append(parts, "missing "+strings.Join(g.Missing, ", "))
+	}
+	if len(g.Failed) > 0 {
+		parts = append(parts, "failed "+strings.Join(g.Failed, ", "))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, "; ")
+}

@@ -1,0 +1,216 @@
+package governance
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/policy"
+	"github.com/madebook/madebook/internal/protocol"
+	"github.com/madebook/madebook/internal/rules"
+)
+
+// PolicyView is a policy as the API shows it.
+type PolicyView struct {
+	ID        int64     `json:"id"`
+	Name      string    `json:"name"`
+	Severity  string    `json:"severity"`
+	Kind      string    `json:"kind"`
+	Pattern   string    `json:"pattern"`
+	Action    string    `json:"action"`
+	Builtin   bool      `json:"builtin"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// PolicyInput is what an admin gives to define a policy.
+type PolicyInput struct {
+	Name     string `json:"name"`
+	Severity string `json:"severity"`
+	Kind     string `json:"kind"`
+	Pattern  string `json:"pattern"`
+	Action   string `json:"action"`
+}
+
+const defaultPoliciesKey = "default_policies_installed"
+
+// InstallDefaultPolicies installs the "Secrets in source" policy set once,
+// on a fresh database; deleting them later does not bring them back.
+func (s *Service) InstallDefaultPolicies(ctx context.Context) error {
+	now := s.now()
+	return s.write(ctx, func(q db.Querier) error {
+		if _, err := q.GetSetting(ctx, defaultPoliciesKey); err == nil {
+			return nil
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		for _, p := range policy.SecretsInSource() {
+			if _, err := q.CreatePolicy(ctx, db.CreatePolicyParams{Name: p.Name, Severity: string(p.Severity), Kind: string(p.Kind),
+				Pattern: p.Pattern, Action: string(p.Action), Builtin: true, CreatedAt: db.FormatTime(now)}); err != nil {
+				return err
+			}
+		}
+		return q.SetSetting(ctx, db.SetSettingParams{Key: defaultPoliciesKey, Value: db.FormatTime(now)})
+	})
+}
+
+// CreatePolicy defines a policy (admin). An invalid pattern is refused with
+// its compile error. Errors: forbidden, invalid_policy.
+func (s *Service) CreatePolicy(ctx context.Context, actor auth.Actor, in PolicyInput) (PolicyView, error) {
+	if err := actor.RequireAdmin("define a policy"); err != nil {
+		return PolicyView{}, err
+	}
+	p := policy.Policy{Name: in.Name, Severity: protocol.Severity(in.Severity), Kind: policy.Kind(in.Kind),
+		Pattern: in.Pattern, Action: policy.Action(in.Action)}
+	if p.Action == "" {
+		p.Action = policy.ActionViolation
+	}
+	if err := policy.Validate(p); err != nil {
+		return PolicyView{}, errs.E(errs.Invalid, "invalid_policy", "%v", err)
+	}
+	var row db.Policy
+	err := s.write(ctx, func(q db.Querier) error {
+		var err error
+		row, err = q.CreatePolicy(ctx, db.CreatePolicyParams{Name: p.Name, Severity: string(p.Severity), Kind: string(p.Kind),
+			Pattern: p.Pattern, Action: string(p.Action), CreatedAt: db.FormatTime(s.now()),
+			CreatedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}})
+		return err
+	})
+	if err != nil {
+		return PolicyView{}, fmt.Errorf("create policy %q: %w", p.Name, err)
+	}
+	return policyView(row), nil
+}
+
+// ListPolicies lists every policy.
+func (s *Service) ListPolicies(ctx context.Context) ([]PolicyView, error) {
+	rows, err := s.store.Reader().ListPolicies(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list policies: %w", err)
+	}
+	out := make([]PolicyView, len(rows))
+	for i, r := range rows {
+		out[i] = policyView(r)
+	}
+	return out, nil
+}
+
+func policyView(r db.Policy) PolicyView {
+	return PolicyView{ID: r.ID, Name: r.Name, Severity: r.Severity, Kind: r.Kind, Pattern: r.Pattern, Action: r.Action,
+		Builtin: r.Builtin, CreatedAt: db.MustTime(r.CreatedAt)}
+}
+
+// RuleView is an architecture rule as the API shows it.
+type RuleView struct {
+	ID         int64     `json:"id"`
+	Concern    string    `json:"concern"`
+	Chosen     string    `json:"chosen"`
+	Departures []string  `json:"departures"`
+	Support    int64     `json:"support"`
+	Total      int64     `json:"total"`
+	Confidence int       `json:"confidence"`
+	Enforced   bool      `json:"enforced"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+// RuleInput is what an admin gives to define a rule.
+type RuleInput struct {
+	Concern    string   `json:"concern"`
+	Chosen     string   `json:"chosen"`
+	Departures []string `json:"departures"`
+	Support    int      `json:"support"`
+	Total      int      `json:"total"`
+	Enforced   bool     `json:"enforced"`
+}
+
+// CreateRule defines an architecture rule (admin); its confidence is
+// support/total. Errors: forbidden, invalid_rule.
+func (s *Service) CreateRule(ctx context.Context, actor auth.Actor, in RuleInput) (RuleView, error) {
+	if err := actor.RequireAdmin("define an architecture rule"); err != nil {
+		return RuleView{}, err
+	}
+	r := rules.Rule{Concern: in.Concern, Chosen: in.Chosen, Departures: in.Departures, Support: in.Support, Total: in.Total,
+		Enforced: in.Enforced}
+	if err := r.Validate(); err != nil {
+		return RuleView{}, errs.E(errs.Invalid, "invalid_rule", "%v", err)
+	}
+	var row db.Rule
+	err := s.write(ctx, func(q db.Querier) error {
+		var err error
+		row, err = q.CreateRule(ctx, db.CreateRuleParams{Concern: r.Concern, Chosen: r.Chosen, Departures: encodeList(r.Departures),
+			Support: int64(r.Support), Total: int64(r.Total), Enforced: r.Enforced, CreatedAt: db.FormatTime(s.now()),
+			CreatedBy: sql.NullInt64{Int64: actor.UserID, Valid: actor.UserID != 0}})
+		return err
+	})
+	if err != nil {
+		return RuleView{}, fmt.Errorf("create rule: %w", err)
+	}
+	return ruleView(row), nil
+}
+
+// ListRules lists every architecture rule.
+func (s *Service) ListRules(ctx context.Context) ([]RuleView, error) {
+	rows, err := s.store.Reader().ListRules(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list rules: %w", err)
+	}
+	out := make([]RuleView, len(rows))
+	for i, r := range rows {
+		out[i] = ruleView(r)
+	}
+	return out, nil
+}
+
+func ruleView(r db.Rule) RuleView {
+	d := protocol.Deviation{Support: int(r.Support), Total: int(r.Total)}
+	return RuleView{ID: r.ID, Concern: r.Concern, Chosen: r.Chosen, Departures: decodeList(r.Departures), Support: r.Support,
+		Total: r.Total, Confidence: d.ConfidencePercent(), Enforced: r.Enforced, CreatedAt: db.MustTime(r.CreatedAt)}
+}
+
+// ClearViolation closes a violation a person looked at: fixed, or a false
+// positive, with a note; it is recorded in the session's timeline. Errors:
+// forbidden (not a lead), violation_not_found, invalid_clear,
+// already_closed.
+func (s *Service) ClearViolation(ctx context.Context, actor auth.Actor, id int64, kind, note string) (Violation, error) {
+	if err := actor.RequireLead("clear a violation"); err != nil {
+		return Violation{}, err
+	}
+	if kind == "" {
+		kind = "fixed"
+	}
+	if kind != "fixed" && kind != "false_positive" {
+		return Violation{}, errs.E(errs.Invalid, "invalid_clear", "Clear a violation as fixed or false_positive, not %q.", kind)
+	}
+	note, err := optional("note", note, 4000)
+	if err != nil {
+		return Violation{}, err
+	}
+	now := s.now()
+	var row db.Violation
+	err = s.write(ctx, func(q db.Querier) error {
+		cur, err := q.GetViolation(ctx, id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return errs.E(errs.NotFound, "violation_not_found", "No violation has the id %d.", id)
+		} else if err != nil {
+			return err
+		}
+		if cur.ClosedAt.Valid {
+			return errs.E(errs.Conflict, "already_closed", "Violation %d was already closed at %s.", id, cur.ClosedAt.String)
+		}
+		if row, err = q.ClearViolation(ctx, db.ClearViolationParams{ID: id, ClosedAt: db.NullTime(now),
+			ClearedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}, ClearKind: sql.NullString{String: kind, Valid: true},
+			ClearNote: note}); err != nil {
+			return err
+		}
+		return s.event(ctx, q, row.SessionID, actor, now, "violation.cleared", fmt.Sprint(id), kind+": "+note)
+	})
+	if err != nil {
+		return Violation{}, fmt.Errorf("clear violation %d: %w", id, err)
+	}
+	return Violation{ID: row.ID, Policy: row.Policy, Severity: row.Severity, Action: row.Action, Match: row.Match,
+		File: row.File, Line: row.Line, DetectedAt: db.MustTime(row.DetectedAt)}, nil
+}
