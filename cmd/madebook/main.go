@@ -24,6 +24,7 @@ import (
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
+	"github.com/madebook/madebook/internal/rules"
 	"github.com/madebook/madebook/web"
 )
 
@@ -49,6 +50,7 @@ const usage = `Usage:
   madebook migrate [--db PATH]
   madebook user add --email E --role admin|lead|viewer [--db PATH] (password: one line on stdin)
   madebook key create --name NAME [--db PATH]                       print a new agent key, once
+  madebook rules infer --repo PATH [--apply] [--db PATH]          propose architecture rules from a repository's imports
   madebook token create --email E [--db PATH]                       print a new personal API token, once
   madebook audit [REPORT ...] [--db PATH] [--format table|json|csv] [--older-than 24h]
                                                                     run the audit reports (all four
@@ -84,7 +86,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return usageError{"no command given"}
 	}
 	cmd, rest := args[1], args[2:]
-	if (cmd == "user" || cmd == "key" || cmd == "token") && len(rest) > 0 {
+	if (cmd == "user" || cmd == "key" || cmd == "token" || cmd == "rules") && len(rest) > 0 {
 		cmd, rest = cmd+" "+rest[0], rest[1:]
 	}
 	cfg := config{addr: orDefault(getenv("MADEBOOK_ADDR"), "127.0.0.1:8080"), db: orDefault(getenv("MADEBOOK_DB"), "./madebook.db")}
@@ -93,6 +95,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	fs.StringVar(&cfg.db, "db", cfg.db, "SQLite database file")
 	var email, role, name string
 	var format, olderThan string
+	var repo string
+	var apply bool
 	switch cmd {
 	case "serve":
 		fs.StringVar(&cfg.addr, "addr", cfg.addr, "address to listen on")
@@ -109,6 +113,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "audit":
 		fs.StringVar(&format, "format", "table", "table, json or csv")
 		fs.StringVar(&olderThan, "older-than", "", "the age past which an open gate is stale (default 24h)")
+	case "rules infer":
+		fs.StringVar(&repo, "repo", "", "the repository to read")
+		fs.BoolVar(&apply, "apply", false, "store the proposed rules (advisory)")
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil
@@ -131,7 +138,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	// Check the command line whole before touching the database.
 	var r auth.Role
+	var proposed []rules.Rule
 	switch cmd {
+	case "rules infer":
+		if repo == "" {
+			return usageError{"rules infer needs --repo"}
+		}
+		info, err := os.Stat(repo)
+		if err != nil || !info.IsDir() {
+			return fmt.Errorf("rules infer: %s is not a directory", repo)
+		}
+		if proposed, err = rules.Infer(os.DirFS(repo)); err != nil {
+			return fmt.Errorf("rules infer: %w", err)
+		}
+		printRules(stdout, proposed)
+		if !apply {
+			return nil
+		}
 	case "user add":
 		if email == "" || role == "" {
 			return usageError{"user add needs --email and --role"}
@@ -186,6 +209,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return serve(ctx, cfg, store, authSvc, stdout)
 	case "migrate":
 		fmt.Fprintf(stdout, "database %s is up to date\n", cfg.db)
+		return nil
+	case "rules infer":
+		n, err := governance.NewService(store, time.Now).ImportRules(ctx, proposed)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "stored %d advisory rules in %s\n", n, cfg.db)
 		return nil
 	case "audit":
 		age, _ := audit.ParseOlderThan(olderThan) // checked above
@@ -316,6 +346,18 @@ func runAudit(ctx context.Context, store *db.Store, names []string, format strin
 		return auditFailed{failing}
 	}
 	return nil
+}
+
+// printRules prints proposed architecture rules, one a line.
+func printRules(w io.Writer, rs []rules.Rule) {
+	if len(rs) == 0 {
+		fmt.Fprintln(w, "no rule to propose: no concern of the catalogue is used by two components or more")
+		return
+	}
+	for _, r := range rs {
+		fmt.Fprintf(w, "%s: %s, chosen in %d of %d components (%d%%); departures: %s\n", r.Concern, r.Chosen,
+			r.Support, r.Total, r.Support*100/r.Total, strings.Join(r.Departures, ", "))
+	}
 }
 
 // readLine reads one line (the password) from r.

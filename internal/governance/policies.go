@@ -214,3 +214,28 @@ func (s *Service) ClearViolation(ctx context.Context, actor auth.Actor, id int64
 	return Violation{ID: row.ID, Policy: row.Policy, Severity: row.Severity, Action: row.Action, Match: row.Match,
 		File: row.File, Line: row.Line, DetectedAt: db.MustTime(row.DetectedAt)}, nil
 }
+
+// ImportRules stores inferred rules as advisory, for the operator's
+// `madebook rules infer --apply`, and returns how many it stored. Errors:
+// invalid_rule (none is stored then).
+func (s *Service) ImportRules(ctx context.Context, rs []rules.Rule) (int, error) {
+	for _, r := range rs {
+		if err := r.Validate(); err != nil {
+			return 0, errs.E(errs.Invalid, "invalid_rule", "%s: %v", r.Concern, err)
+		}
+	}
+	now := s.now()
+	err := s.write(ctx, func(q db.Querier) error {
+		for _, r := range rs {
+			if _, err := q.CreateRule(ctx, db.CreateRuleParams{Concern: r.Concern, Chosen: r.Chosen, Departures: encodeList(r.Departures),
+				Support: int64(r.Support), Total: int64(r.Total), Enforced: false, CreatedAt: db.FormatTime(now)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("import rules: %w", err)
+	}
+	return len(rs), nil
+}
