@@ -13,7 +13,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/madebook/madebook/internal/change"
 	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/internal/testkit"
 	"github.com/madebook/madebook/web"
 )
@@ -99,6 +101,39 @@ func routeTable() []routeCase {
 			a.t.Fatal(err)
 		}
 		return id, d.Ref
+	}
+	// run starts a run of a.agent on a fresh session; parked also parks it
+	// on a question and returns the ask.
+	run := func(a *apiEnv) (session, run string) {
+		id := plainSession(a)
+		r, err := a.kit.Ledger.StartRun(ctx, a.agent, id, "graph-ask-demo", "")
+		if err != nil {
+			a.t.Fatal(err)
+		}
+		return id, r.ID
+	}
+	parked := func(a *apiEnv) (session, ask string) {
+		id, r := run(a)
+		q, err := a.kit.Ledger.RecordAsk(ctx, a.agent, r, ledger.AskInput{Prompt: "save this reading?",
+			Options: map[string]string{"1": "Yes", "2": "No"}})
+		if err != nil {
+			a.t.Fatal(err)
+		}
+		return id, q.ID
+	}
+	// violated reports the seed's AWS secret on a fresh session and returns
+	// the session and its open critical violation.
+	violated := func(a *apiEnv) (string, int64) {
+		id := plainSession(a)
+		res, err := a.kit.Gov.ReportChange(ctx, a.agent, id, change.Change{Files: []change.File{{Path: "config/deploy.sh",
+			Content: "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"}}})
+		if err != nil {
+			a.t.Fatal(err)
+		}
+		if len(res.Violations) == 0 {
+			a.t.Fatal("the seed's secret raised no violation")
+		}
+		return id, res.Violations[0].ID
 	}
 	slugs := 0
 	return []routeCase{
@@ -195,6 +230,52 @@ func routeTable() []routeCase {
 					"instruction": "Archive instead."}, id
 			},
 			want: statuses(http.StatusOK, leads)},
+		{method: http.MethodPost, path: "/api/v1/sessions/:id/changes", writes: true,
+			setup: func(a *apiEnv) (string, any, string) {
+				id := plainSession(a)
+				return "/api/v1/sessions/" + id + "/changes", map[string]any{"files": []map[string]string{
+					{"path": "web/app.go", "content": "package web\n"}}}, id
+			},
+			want: statuses(http.StatusOK, []caller{asOwnAgent})},
+		{method: http.MethodPost, path: "/api/v1/sessions/:id/evidence", writes: true,
+			setup: func(a *apiEnv) (string, any, string) {
+				id := plainSession(a)
+				return "/api/v1/sessions/" + id + "/evidence", map[string]any{"kind": "tests", "passed": true}, id
+			},
+			want: statuses(http.StatusCreated, []caller{asOwnAgent})},
+		{method: http.MethodPost, path: "/api/v1/sessions/:id/complete", writes: true,
+			setup: func(a *apiEnv) (string, any, string) {
+				id := plainSession(a)
+				return "/api/v1/sessions/" + id + "/complete", map[string]any{}, id
+			},
+			want: statuses(http.StatusOK, []caller{asOwnAgent})},
+		{method: http.MethodGet, path: "/api/v1/policies",
+			setup: func(*apiEnv) (string, any, string) { return "/api/v1/policies", nil, "" },
+			want:  statuses(http.StatusOK, everyone)},
+		// Policies and rules are not in the snapshot: writes stays false.
+		{method: http.MethodPost, path: "/api/v1/policies",
+			setup: func(*apiEnv) (string, any, string) {
+				slugs++
+				return "/api/v1/policies", map[string]any{"name": fmt.Sprintf("No TODO %d", slugs), "severity": "low",
+					"kind": "content_regex", "pattern": `TODO`}, ""
+			},
+			want: statuses(http.StatusCreated, []caller{asAdmin})},
+		{method: http.MethodGet, path: "/api/v1/rules",
+			setup: func(*apiEnv) (string, any, string) { return "/api/v1/rules", nil, "" },
+			want:  statuses(http.StatusOK, everyone)},
+		{method: http.MethodPost, path: "/api/v1/rules",
+			setup: func(*apiEnv) (string, any, string) {
+				slugs++
+				return "/api/v1/rules", map[string]any{"concern": fmt.Sprintf("server state %d", slugs), "chosen": "react-query",
+					"departures": []string{"redux-toolkit"}, "support": 31, "total": 34, "enforced": true}, ""
+			},
+			want: statuses(http.StatusCreated, []caller{asAdmin})},
+		{method: http.MethodPost, path: "/api/v1/violations/:id/clear", writes: true,
+			setup: func(a *apiEnv) (string, any, string) {
+				id, v := violated(a)
+				return fmt.Sprintf("/api/v1/violations/%d/clear", v), map[string]any{"as": "fixed", "note": "Rotated the key."}, id
+			},
+			want: statuses(http.StatusOK, leads)},
 		{method: http.MethodGet, path: "/api/v1/missions/:slug",
 			setup: func(a *apiEnv) (string, any, string) {
 				return "/api/v1/missions/" + a.kit.Mission(a.lead, false), nil, ""
@@ -205,9 +286,54 @@ func routeTable() []routeCase {
 				return "/api/v1/missions/" + a.kit.Mission(a.lead, false), map[string]any{"title": "Renamed"}, ""
 			},
 			want: statuses(http.StatusOK, leads)},
+		{method: http.MethodGet, path: "/api/v1/audit/:report",
+			setup: func(*apiEnv) (string, any, string) { return "/api/v1/audit/premature-side-effects", nil, "" },
+			want:  statuses(http.StatusOK, people)},
 		{method: http.MethodGet, path: "/api/v1/attention",
 			setup: func(*apiEnv) (string, any, string) { return "/api/v1/attention", nil, "" },
 			want:  statuses(http.StatusOK, people)},
+		{method: http.MethodPost, path: "/api/v1/sessions/:id/runs", writes: true,
+			setup: func(a *apiEnv) (string, any, string) {
+				id := plainSession(a)
+				return "/api/v1/sessions/" + id + "/runs", map[string]any{"name": "graph-ask-demo"}, id
+			},
+			want: statuses(http.StatusCreated, []caller{asOwnAgent})},
+		{method: http.MethodPatch, path: "/api/v1/runs/:id", writes: true,
+			setup: func(a *apiEnv) (string, any, string) {
+				id, r := run(a)
+				return "/api/v1/runs/" + r, map[string]any{"status": "complete"}, id
+			},
+			want: statuses(http.StatusOK, []caller{asOwnAgent})},
+		{method: http.MethodPost, path: "/api/v1/runs/:id/asks", writes: true,
+			setup: func(a *apiEnv) (string, any, string) {
+				id, r := run(a)
+				return "/api/v1/runs/" + r + "/asks", map[string]any{"prompt": "save this reading?",
+					"options": map[string]string{"1": "Yes", "2": "No"}}, id
+			},
+			want: statuses(http.StatusCreated, []caller{asOwnAgent})},
+		{method: http.MethodPost, path: "/api/v1/runs/:id/tool-calls", writes: true,
+			setup: func(a *apiEnv) (string, any, string) {
+				id, r := run(a)
+				return "/api/v1/runs/" + r + "/tool-calls", map[string]any{"server": "mcp-monitor", "tool": "get_cpu_info",
+					"side_effecting": false}, id
+			},
+			want: statuses(http.StatusCreated, []caller{asOwnAgent})},
+		{method: http.MethodPost, path: "/api/v1/asks/:id/answer", writes: true,
+			setup: func(a *apiEnv) (string, any, string) {
+				id, ask := parked(a)
+				return "/api/v1/asks/" + ask + "/answer", map[string]any{"option": "1"}, id
+			},
+			want: statuses(http.StatusOK, leads)},
+		{method: http.MethodGet, path: "/api/v1/tools",
+			setup: func(*apiEnv) (string, any, string) { return "/api/v1/tools", nil, "" },
+			want:  statuses(http.StatusOK, everyone)},
+		{method: http.MethodPut, path: "/api/v1/tools", writes: true,
+			setup: func(*apiEnv) (string, any, string) {
+				slugs++
+				return "/api/v1/tools", map[string]any{"server": "route-table", "tool": fmt.Sprintf("tool-%d", slugs),
+					"side_effecting": false}, ""
+			},
+			want: statuses(http.StatusOK, []caller{asAdmin})},
 
 		// The console and its assets. A bearer secret is not a browser
 		// session: it never opens the console, whatever its role (the
@@ -267,6 +393,10 @@ func routeTable() []routeCase {
 			}
 			return fmt.Sprintf("/remediations/%d/close", r.ID), id
 		}),
+		consoleOnly(http.MethodPost, "/violations/:id/clear", func(a *apiEnv) (string, string) {
+			id, v := violated(a)
+			return fmt.Sprintf("/violations/%d/clear", v), id
+		}),
 		consoleOnly(http.MethodGet, "/missions", nil),
 		consoleOnly(http.MethodGet, "/missions/new", nil),
 		consoleOnly(http.MethodPost, "/missions", nil),
@@ -275,6 +405,10 @@ func routeTable() []routeCase {
 		}),
 		consoleOnly(http.MethodPost, "/missions/:slug", func(a *apiEnv) (string, string) {
 			return "/missions/" + a.kit.Mission(a.lead, false), ""
+		}),
+		consoleOnly(http.MethodGet, "/audit", nil),
+		consoleOnly(http.MethodGet, "/audit/:report", func(*apiEnv) (string, string) {
+			return "/audit/stale-gates", ""
 		}),
 		consoleOnly(http.MethodGet, "/admin/users", nil),
 		consoleOnly(http.MethodPost, "/admin/users", nil),
@@ -377,7 +511,7 @@ func TestEveryRouteAnswersEachCallerAsTheContractSays(t *testing.T) {
 func TestRouteTableCoversEveryRegisteredRoute(t *testing.T) {
 	t.Parallel()
 	kit := testkit.New(t)
-	e := web.NewServer(web.Deps{Auth: kit.Auth, Gov: kit.Gov, Ledger: kit.Ledger, Health: kit.Store.Ping,
+	e := web.NewServer(web.Deps{Auth: kit.Auth, Gov: kit.Gov, Ledger: kit.Ledger, Audit: kit.Audit, Health: kit.Store.Ping,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	tested := map[string]bool{}
 	for _, rc := range routeTable() {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -80,10 +81,27 @@ func handleAskAnswer(l *ledger.Service) echo.HandlerFunc {
 
 // handleToolCallRecord serves POST /api/v1/runs/:id/tool-calls (the run's agent).
 func handleToolCallRecord(l *ledger.Service) echo.HandlerFunc {
+	// started_at is read as text and parsed here: decoded straight into a
+	// time.Time, a string that is not a time fails as if the body were not
+	// JSON (a 400), when it is valid JSON with invalid content (a 422).
+	type request struct {
+		Server        string  `json:"server"`
+		Tool          string  `json:"tool"`
+		SideEffecting *bool   `json:"side_effecting"`
+		StartedAt     *string `json:"started_at"`
+	}
 	return func(c echo.Context) error {
-		in, err := bind[ledger.ToolCallInput](c)
+		body, err := bind[request](c)
 		if err != nil {
 			return err
+		}
+		in := ledger.ToolCallInput{Server: body.Server, Tool: body.Tool, SideEffecting: body.SideEffecting}
+		if body.StartedAt != nil {
+			at, err := time.Parse(time.RFC3339Nano, *body.StartedAt)
+			if err != nil {
+				return invalid("invalid_started_at", "\"started_at\" must be an RFC 3339 time, e.g. 2026-11-29T12:00:00Z.")
+			}
+			in.StartedAt = &at
 		}
 		t, err := l.RecordToolCall(c.Request().Context(), actorOf(c), c.Param("id"), in)
 		if err != nil {
@@ -114,6 +132,10 @@ func handleToolSet(l *ledger.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		in, err := bind[request](c)
 		if err != nil {
+			return err
+		}
+		// The wrong caller hears 403 whatever the body says.
+		if err := actorOf(c).RequireAdmin("classify a tool"); err != nil {
 			return err
 		}
 		if in.SideEffecting == nil {

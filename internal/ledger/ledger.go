@@ -310,8 +310,13 @@ func (s *Service) RecordToolCall(ctx context.Context, actor auth.Actor, runID st
 			if err != nil {
 				return err
 			}
-			return errs.E(errs.Conflict, "run_parked", "Run %s is parked on ask %s (%q): a side-effecting call must wait for a person's answer.",
-				runID, a.ID, a.Prompt).With("ask", a.ID)
+			// A call reported late that started before the question was
+			// asked happened before the run parked: it is recorded as
+			// reported, and the audit finds it. Any other is refused.
+			if in.StartedAt == nil || !started.Before(db.MustTime(a.CreatedAt)) {
+				return errs.E(errs.Conflict, "run_parked", "Run %s is parked on ask %s (%q): a side-effecting call must wait for a person's answer.",
+					runID, a.ID, a.Prompt).With("ask", a.ID)
+			}
 		}
 		row, err = q.CreateToolCall(ctx, db.CreateToolCallParams{RunID: runID, Server: server, Tool: tool,
 			IsSideEffecting: writes, StartedAt: db.FormatTime(started), RecordedAt: db.FormatTime(now)})
@@ -460,6 +465,9 @@ func (s *Service) DeleteTool(ctx context.Context, actor auth.Actor, server, tool
 	if err := actor.RequireAdmin("remove a tool"); err != nil {
 		return err
 	}
+	// Trimmed as SetTool and RecordToolCall trim them: the names a tool
+	// was classified under remove it.
+	server, tool = strings.TrimSpace(server), strings.TrimSpace(tool)
 	return s.store.Write(ctx, func(q db.Querier) error {
 		n, err := q.DeleteTool(ctx, db.DeleteToolParams{Server: server, Tool: tool})
 		if err != nil {
