@@ -13,7 +13,9 @@
 //   - path_glob: a glob over each changed file's path, where `*` stays
 //     inside one path segment and `**` spans segments (`vendor/**`).
 //   - dependency: a dependency name the change must not add, matched
-//     exactly (`left-pad`), or by prefix when it ends in `*` (`@types/*`).
+//     exactly (`left-pad`), or by prefix when it ends in `*` (`@types/*`;
+//     as in a glob, the `*` may match nothing). Names are compared as
+//     reported, without versions: `left-pad` does not match `left-pad@1.3.0`.
 //
 // A finding never holds a secret value: its Match names what matched (see
 // Finding.Match).
@@ -127,10 +129,13 @@ type compiled struct {
 	re     *regexp.Regexp
 	labels []string // by capture group: its label, or ""
 	lits   []int32  // prefilter literals, one of which every match contains; nil: none known
-	// lineLocal is set when a match can neither span lines nor depend on
-	// the start of the text, so the search may start at the line of the
-	// first prefilter literal.
-	lineLocal bool
+	mode   searchMode
+	maxLen int // the longest match in bytes, for searchWindow
+
+	// path_glob: what every matching path has, a quick test before
+	// glob.Match
+	first  string // its first segment, when the pattern's is a plain name
+	suffix string // how it ends, when the pattern's last segment ends in plain text
 
 	// dependency
 	dep    string
@@ -150,7 +155,7 @@ func Compile(ps []Policy) (*Set, error) {
 		c.order = i
 		switch c.Kind {
 		case KindContentRegex:
-			c.lits, c.lineLocal = b.add(c.re.String())
+			c.lits, c.mode, c.maxLen = b.add(c.re.String())
 			s.content = append(s.content, c)
 		case KindPathGlob:
 			s.paths = append(s.paths, c)
@@ -158,7 +163,7 @@ func Compile(ps []Policy) (*Set, error) {
 			s.deps = append(s.deps, c)
 		}
 	}
-	s.scan = b.build()
+	s.scan = b.s
 	return s, nil
 }
 
@@ -198,6 +203,7 @@ func compileOne(p Policy) (*compiled, error) {
 		if err := glob.Valid(p.Pattern); err != nil {
 			return nil, invalid("pattern", "The path_glob pattern is not valid: %v.", err)
 		}
+		c.first, c.suffix = globHints(p.Pattern)
 	case KindDependency:
 		pat := p.Pattern
 		switch {
@@ -269,13 +275,15 @@ func (s *Set) Evaluate(c change.Change) []Finding {
 		return nil
 	}
 	var fs []found
-	var first []int
+	var occ [][]int // by prefilter literal: its offsets in the file
+	var buf []int
 	if len(s.content) > 0 {
-		first = make([]int, len(s.scan.lits))
+		occ = make([][]int, len(s.scan.lits))
 	}
 	for _, f := range c.Files {
+		path := strings.TrimPrefix(f.Path, "./") // as glob.Match reads it
 		for _, p := range s.paths {
-			if glob.Match(p.Pattern, f.Path) {
+			if p.mayMatch(path) && glob.Match(p.Pattern, f.Path) {
 				fs = append(fs, p.finding(p.Pattern, f.Path, 0))
 			}
 		}
@@ -286,14 +294,18 @@ func (s *Set) Evaluate(c change.Change) []Finding {
 		if text == "" || change.Binary(text) {
 			continue
 		}
-		s.scan.scan(text, first)
+		s.scan.scan(text, occ)
 		for _, p := range s.content {
-			if m, line, ok := p.search(text, first); ok {
-				if f.Diff != "" {
-					line = newFileLine(f.Diff, line)
-				}
-				fs = append(fs, p.finding(m, f.Path, line))
+			var loc []int
+			loc, buf = p.search(text, occ, buf)
+			if loc == nil {
+				continue
 			}
+			line := strings.Count(text[:loc[0]], "\n") + 1
+			if f.Diff != "" {
+				line = newFileLine(f.Diff, line)
+			}
+			fs = append(fs, p.finding(p.label(text, loc), f.Path, line))
 		}
 	}
 	for _, d := range c.Dependencies {
@@ -326,38 +338,128 @@ func (s *Set) Evaluate(c change.Change) []Finding {
 	return out
 }
 
-// search finds the policy's first match in text. first holds, for each
-// prefilter literal, where it first occurs in text (-1: nowhere).
-func (p *compiled) search(text string, first []int) (match string, line int, ok bool) {
-	from := 0
-	if p.lits != nil {
-		at := -1
-		for _, l := range p.lits {
-			if f := first[l]; f >= 0 && (at < 0 || f < at) {
-				at = f
+// globHints returns what every path a glob matches has: its first segment,
+// when the pattern's first segment is a plain name, and the plain text its
+// last segment ends in (after its last *, ? or ]). A pattern with an
+// escape gives none.
+func globHints(pattern string) (first, suffix string) {
+	if strings.Contains(pattern, `\`) {
+		return "", ""
+	}
+	segs := strings.Split(pattern, "/")
+	if s := segs[0]; !strings.ContainsAny(s, "*?[") {
+		first = s
+	}
+	if s := segs[len(segs)-1]; s != "**" {
+		suffix = s[strings.LastIndexAny(s, "*?]")+1:]
+	}
+	return first, suffix
+}
+
+// mayMatch is false when the path cannot match the policy's glob.
+func (p *compiled) mayMatch(path string) bool {
+	if p.first != "" && !(strings.HasPrefix(path, p.first) && (len(path) == len(p.first) || path[len(p.first)] == '/')) {
+		return false
+	}
+	return strings.HasSuffix(path, p.suffix)
+}
+
+// search returns the submatch offsets of the policy's first match in text,
+// or nil. occ holds, by prefilter literal, the offsets where it occurs; buf
+// is scratch space, returned for reuse.
+func (p *compiled) search(text string, occ [][]int, buf []int) ([]int, []int) {
+	if p.lits == nil {
+		return p.find(text, 0, len(text)), buf
+	}
+	at := buf[:0]
+	for _, l := range p.lits {
+		at = append(at, occ[l]...)
+	}
+	if len(at) == 0 {
+		return nil, at // no match can exist without one of the literals
+	}
+	if len(p.lits) > 1 {
+		slices.Sort(at)
+	}
+	switch p.mode {
+	case searchLine:
+		// A match lies within one line and holds a literal: the first
+		// line with a literal and a match has the first match.
+		end := -1
+		for _, a := range at {
+			if a < end {
+				continue // on the line just searched
+			}
+			start := lineStart(text, a)
+			end = lineEnd(text, a)
+			if loc := p.find(text, start, end); loc != nil {
+				return loc, at
 			}
 		}
-		if at < 0 {
-			return "", 0, false // no match can exist without one of the literals
+		return nil, at
+	case searchWindow:
+		// A match holding the literal at a lies within maxLen bytes of it.
+		// The window is widened to whole lines, so that \b and (?m)^ and $
+		// see the same neighbours as in the whole text.
+		end := -1
+		for _, a := range at {
+			if a+p.maxLen <= end {
+				continue // its window lies within the one just searched
+			}
+			start := lineStart(text, max(0, a-p.maxLen))
+			end = lineEnd(text, min(len(text), a+p.maxLen))
+			if loc := p.find(text, start, end); loc != nil {
+				// An earlier match may hold a later literal and run past
+				// the window: it lies within maxLen bytes of this one.
+				if e := lineEnd(text, min(len(text), loc[0]+p.maxLen)); e > end {
+					loc = p.find(text, start, e)
+				}
+				return loc, at
+			}
 		}
-		if p.lineLocal {
-			// A match lies within one line and contains a literal, so none
-			// starts before the line of the first literal.
-			from = strings.LastIndexByte(text[:at], '\n') + 1
-		}
+		return nil, at
 	}
-	loc := p.re.FindStringSubmatchIndex(text[from:])
+	return p.find(text, 0, len(text)), at
+}
+
+// find runs the policy's expression over text[from:to] and returns the
+// submatch offsets in text, or nil.
+func (p *compiled) find(text string, from, to int) []int {
+	loc := p.re.FindStringSubmatchIndex(text[from:to])
 	if loc == nil {
-		return "", 0, false
+		return nil
 	}
-	start := from + loc[0]
-	line = strings.Count(text[:start], "\n") + 1
+	for i, x := range loc {
+		if x >= 0 {
+			loc[i] = x + from
+		}
+	}
+	return loc
+}
+
+// lineStart is the offset of the start of the line holding offset i.
+func lineStart(text string, i int) int {
+	return strings.LastIndexByte(text[:i], '\n') + 1
+}
+
+// lineEnd is the offset of the "\n" that ends the line holding offset i,
+// or the text's length.
+func lineEnd(text string, i int) int {
+	if j := strings.IndexByte(text[i:], '\n'); j >= 0 {
+		return i + j
+	}
+	return len(text)
+}
+
+// label names a match: the label of the first named group that took part
+// in it, or else the matched text, redacted.
+func (p *compiled) label(text string, loc []int) string {
 	for g := 1; g < len(p.labels); g++ {
 		if p.labels[g] != "" && loc[2*g] >= 0 {
-			return p.labels[g], line, true
+			return p.labels[g]
 		}
 	}
-	return Redact(text[start : from+loc[1]]), line, true
+	return Redact(text[loc[0]:loc[1]])
 }
 
 // newFileLine returns the line, in the new file, of the k-th line (1-based)

@@ -11,10 +11,15 @@ import (
 // most of the cost of Evaluate, and almost every policy needs some literal
 // text to match: "AKIA" or "ASIA", "-----BEGIN", "password". Compile works
 // out, for each content_regex, a set of literals one of which every match
-// must contain, and Evaluate scans each file once for all of them together.
-// A regular expression then runs only on the files that hold one of its
-// literals, and, when its matches lie within one line, only from the line
-// of the first one.
+// must contain, and Evaluate scans each file once for all of them together,
+// noting where each occurs. A regular expression then runs only on the
+// files that hold one of its literals, and only around them: on each line
+// that holds one when its matches cannot span lines, or, when its matches
+// have a bounded length, in a window of whole lines around each occurrence
+// (see searchMode). Either way it finds the same first match as a run over
+// the whole text: the windows are whole lines, so \b, \B and (?m)^ and $
+// see the same neighbours, and an expression that looks at the text's own
+// start or end (\A, \z, ^ and $ without (?m)) runs over the whole text.
 //
 // Literals are compared with ASCII letters folded to lower case, which
 // over-approximates both case-sensitive and case-insensitive literals. A
@@ -179,9 +184,9 @@ func analyze(re *syntax.Regexp) info {
 		}
 		return info{}
 	case syntax.OpConcat:
-		parts := make([]info, len(re.Sub))
-		for i, s := range re.Sub {
-			parts[i] = analyze(s)
+		var parts []info
+		for _, s := range flatten(re.Sub, nil) {
+			parts = append(parts, analyze(s))
 		}
 		return concat(parts)
 	case syntax.OpAlternate:
@@ -213,6 +218,23 @@ func analyze(re *syntax.Regexp) info {
 	}
 	// OpNoMatch, OpAnyChar, OpAnyCharNotNL, OpStar: nothing is required.
 	return info{}
+}
+
+// flatten appends the parts of a concatenation to out, looking into nested
+// concatenations and groups (x{3} simplifies to a concatenation of its own),
+// so that exact parts next to each other are multiplied out together.
+func flatten(subs []*syntax.Regexp, out []*syntax.Regexp) []*syntax.Regexp {
+	for _, s := range subs {
+		for s.Op == syntax.OpCapture {
+			s = s.Sub[0]
+		}
+		if s.Op == syntax.OpConcat {
+			out = flatten(s.Sub, out)
+		} else {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // concat combines the parts of a concatenation: adjacent exact parts are
@@ -352,7 +374,7 @@ const (
 type scanner struct {
 	lits    []string
 	present [1 << 16 / 64]uint64 // the keys that start a literal
-	slot    []uint16             // by key: 1 + the index of its bucket in buckets
+	slot    []uint32             // by key: 1 + the index of its bucket in buckets
 	buckets [][]int32            // literal indexes by key
 }
 
@@ -381,7 +403,7 @@ func (b *scannerBuilder) add(expr string) (lits []int32, mode searchMode, longes
 		return nil, searchWhole, unbounded
 	}
 	if b.s.slot == nil {
-		b.s.slot = make([]uint16, 1<<16)
+		b.s.slot = make([]uint32, 1<<16)
 	}
 	for _, l := range set {
 		i, ok := b.index[l]
@@ -393,7 +415,7 @@ func (b *scannerBuilder) add(expr string) (lits []int32, mode searchMode, longes
 			b.s.present[k/64] |= 1 << (k % 64)
 			if b.s.slot[k] == 0 {
 				b.s.buckets = append(b.s.buckets, nil)
-				b.s.slot[k] = uint16(len(b.s.buckets))
+				b.s.slot[k] = uint32(len(b.s.buckets))
 			}
 			b.s.buckets[b.s.slot[k]-1] = append(b.s.buckets[b.s.slot[k]-1], i)
 		}
@@ -410,8 +432,6 @@ func (b *scannerBuilder) add(expr string) (lits []int32, mode searchMode, longes
 	}
 	return lits, mode, longest
 }
-
-func (b *scannerBuilder) build() *scanner { return b.s }
 
 // scan appends to occ[i] every offset in text where the i-th literal
 // occurs, in order, after emptying each occ[i].
