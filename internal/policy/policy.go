@@ -15,7 +15,8 @@
 //   - dependency: a dependency name the change must not add, matched
 //     exactly (`left-pad`), or by prefix when it ends in `*` (`@types/*`;
 //     as in a glob, the `*` may match nothing). Names are compared as
-//     reported, without versions: `left-pad` does not match `left-pad@1.3.0`.
+//     reported, trimmed of spaces; a version is not stripped, so `left-pad`
+//     does not match `left-pad@1.3.0`.
 //
 // A finding never holds a secret value: its Match names what matched (see
 // Finding.Match).

@@ -3,6 +3,7 @@ package policy
 import (
 	"regexp/syntax"
 	"slices"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -370,9 +371,12 @@ const (
 )
 
 // scanner finds, in one pass over a text, where each literal occurs.
-// Literals are indexed by their first two (lower-cased) bytes.
+// Literals are indexed by a pair of adjacent bytes in them (their key): the
+// pair least likely to be common in source code, so that few places in a
+// text make the scanner look further.
 type scanner struct {
 	lits    []string
+	at      []int                // by literal: the offset of its key in it
 	present [1 << 16 / 64]uint64 // the keys that start a literal
 	slot    []uint32             // by key: 1 + the index of its bucket in buckets
 	buckets [][]int32            // literal indexes by key
@@ -411,7 +415,9 @@ func (b *scannerBuilder) add(expr string) (lits []int32, mode searchMode, longes
 			i = int32(len(b.s.lits))
 			b.index[l] = i
 			b.s.lits = append(b.s.lits, l)
-			k := key(l[0], l[1])
+			at := rarestPair(l)
+			b.s.at = append(b.s.at, at)
+			k := key(l[at], l[at+1])
 			b.s.present[k/64] |= 1 << (k % 64)
 			if b.s.slot[k] == 0 {
 				b.s.buckets = append(b.s.buckets, nil)
@@ -442,17 +448,55 @@ func (s *scanner) scan(text string, occ [][]int) {
 	if len(s.lits) == 0 {
 		return
 	}
-	for i := 0; i+1 < len(text); i++ {
-		k := key(text[i], text[i+1])
+	if len(text) < 2 {
+		return
+	}
+	prev := uint16(lower[text[0]])
+	for i := 1; i < len(text); i++ {
+		cur := uint16(lower[text[i]])
+		k := prev<<8 | cur
+		prev = cur
 		if s.present[k/64]&(1<<(k%64)) == 0 {
 			continue
 		}
 		for _, l := range s.buckets[s.slot[k]-1] {
-			if hasPrefixFold(text[i:], s.lits[l]) {
-				occ[l] = append(occ[l], i)
+			// The key is at i-1 in the text and at s.at[l] in the literal.
+			if start := i - 1 - s.at[l]; start >= 0 && hasPrefixFold(text[start:], s.lits[l]) {
+				occ[l] = append(occ[l], start)
 			}
 		}
 	}
+}
+
+// rarestPair returns the offset in lit of the pair of adjacent bytes that
+// is least likely to be common in source code, by a rough weight of each
+// byte: upper-case letters are folded, and other bytes weigh alike.
+func rarestPair(lit string) int {
+	best, bestScore := 0, -1
+	for i := 0; i+1 < len(lit); i++ {
+		if score := byteWeight(lit[i]) * byteWeight(lit[i+1]); bestScore < 0 || score < bestScore {
+			best, bestScore = i, score
+		}
+	}
+	return best
+}
+
+func byteWeight(c byte) int {
+	switch {
+	case c == ' ' || c == '\t' || c == '\n':
+		return 12
+	case strings.IndexByte("etaoinsr", c) >= 0:
+		return 10
+	case strings.IndexByte("lcdhupmfgbyw", c) >= 0:
+		return 6
+	case strings.IndexByte("().,;:=_\"'{}/-*", c) >= 0:
+		return 5
+	case '0' <= c && c <= '9':
+		return 3
+	case strings.IndexByte("kvxjqz", c) >= 0:
+		return 2
+	}
+	return 1
 }
 
 // hasPrefixFold reports whether s starts with lit, a lower-cased literal,
