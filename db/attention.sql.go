@@ -15,7 +15,9 @@ SELECT (SELECT COUNT(*) FROM decisions d WHERE d.resolved_at IS NULL)
      + (SELECT COUNT(*) FROM plans p JOIN sessions s ON s.id = p.session_id JOIN missions m ON m.id = s.mission_id
          WHERE p.status = 'proposed' AND m.high_risk)
      + (SELECT COUNT(*) FROM sessions s WHERE s.paused_at IS NOT NULL)
-     + (SELECT COUNT(*) FROM asks a WHERE a.answered_at IS NULL) AS items
+     + (SELECT COUNT(*) FROM asks a WHERE a.answered_at IS NULL)
+     + (SELECT COUNT(*) FROM violations v WHERE v.closed_at IS NULL AND v.severity = 'critical')
+     + (SELECT COUNT(*) FROM remediations r WHERE r.closed_at IS NULL AND r.severity = 'required') AS items
 `
 
 // How many items the Attention view lists, for the count in every page.
@@ -180,6 +182,127 @@ func (q *Queries) ListAttentionPlans(ctx context.Context) ([]ListAttentionPlansR
 			&i.Summary,
 			&i.Body,
 			&i.ProposedAt,
+			&i.SessionID,
+			&i.SessionTitle,
+			&i.Agent,
+			&i.MissionSlug,
+			&i.MissionTitle,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listAttentionRemediations = `-- name: ListAttentionRemediations :many
+SELECT r.id, r.instruction, r.files, r.source, r.created_at, COALESCE(u.email, '') AS requested_by,
+       s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
+FROM remediations r
+JOIN sessions s ON s.id = r.session_id
+JOIN missions m ON m.id = s.mission_id
+LEFT JOIN users u ON u.id = r.created_by
+WHERE r.closed_at IS NULL AND r.severity = 'required'
+ORDER BY r.created_at, r.id
+`
+
+type ListAttentionRemediationsRow struct {
+	ID           int64
+	Instruction  string
+	Files        string
+	Source       string
+	CreatedAt    string
+	RequestedBy  string
+	SessionID    string
+	SessionTitle string
+	Agent        string
+	MissionSlug  string
+	MissionTitle string
+}
+
+// Open required remediations (REMEDIATE), oldest first.
+func (q *Queries) ListAttentionRemediations(ctx context.Context) ([]ListAttentionRemediationsRow, error) {
+	rows, err := q.query(ctx, q.listAttentionRemediationsStmt, listAttentionRemediations)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListAttentionRemediationsRow{}
+	for rows.Next() {
+		var i ListAttentionRemediationsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Instruction,
+			&i.Files,
+			&i.Source,
+			&i.CreatedAt,
+			&i.RequestedBy,
+			&i.SessionID,
+			&i.SessionTitle,
+			&i.Agent,
+			&i.MissionSlug,
+			&i.MissionTitle,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listAttentionViolations = `-- name: ListAttentionViolations :many
+SELECT v.id, v.policy, v.match, v.file, v.line, v.detected_at,
+       s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
+FROM violations v
+JOIN sessions s ON s.id = v.session_id
+JOIN missions m ON m.id = s.mission_id
+WHERE v.closed_at IS NULL AND v.severity = 'critical'
+ORDER BY v.detected_at, v.id
+`
+
+type ListAttentionViolationsRow struct {
+	ID           int64
+	Policy       string
+	Match        string
+	File         string
+	Line         int64
+	DetectedAt   string
+	SessionID    string
+	SessionTitle string
+	Agent        string
+	MissionSlug  string
+	MissionTitle string
+}
+
+// Open critical violations (HARD_STOP until a person clears them), oldest first.
+func (q *Queries) ListAttentionViolations(ctx context.Context) ([]ListAttentionViolationsRow, error) {
+	rows, err := q.query(ctx, q.listAttentionViolationsStmt, listAttentionViolations)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListAttentionViolationsRow{}
+	for rows.Next() {
+		var i ListAttentionViolationsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Policy,
+			&i.Match,
+			&i.File,
+			&i.Line,
+			&i.DetectedAt,
 			&i.SessionID,
 			&i.SessionTitle,
 			&i.Agent,

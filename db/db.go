@@ -234,6 +234,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listAttentionPlansStmt, err = db.PrepareContext(ctx, listAttentionPlans); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAttentionPlans: %w", err)
 	}
+	if q.listAttentionRemediationsStmt, err = db.PrepareContext(ctx, listAttentionRemediations); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAttentionRemediations: %w", err)
+	}
+	if q.listAttentionViolationsStmt, err = db.PrepareContext(ctx, listAttentionViolations); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAttentionViolations: %w", err)
+	}
 	if q.listEvidenceStmt, err = db.PrepareContext(ctx, listEvidence); err != nil {
 		return nil, fmt.Errorf("error preparing query ListEvidence: %w", err)
 	}
@@ -700,6 +706,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listAttentionPlansStmt: %w", cerr)
 		}
 	}
+	if q.listAttentionRemediationsStmt != nil {
+		if cerr := q.listAttentionRemediationsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAttentionRemediationsStmt: %w", cerr)
+		}
+	}
+	if q.listAttentionViolationsStmt != nil {
+		if cerr := q.listAttentionViolationsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAttentionViolationsStmt: %w", cerr)
+		}
+	}
 	if q.listEvidenceStmt != nil {
 		if cerr := q.listEvidenceStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listEvidenceStmt: %w", cerr)
@@ -994,6 +1010,8 @@ type Queries struct {
 	listAttentionDecisionsStmt        *sql.Stmt
 	listAttentionPausesStmt           *sql.Stmt
 	listAttentionPlansStmt            *sql.Stmt
+	listAttentionRemediationsStmt     *sql.Stmt
+	listAttentionViolationsStmt       *sql.Stmt
 	listEvidenceStmt                  *sql.Stmt
 	listMissionSessionIDsStmt         *sql.Stmt
 	listMissionsStmt                  *sql.Stmt
@@ -1107,6 +1125,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listAttentionDecisionsStmt:        q.listAttentionDecisionsStmt,
 		listAttentionPausesStmt:           q.listAttentionPausesStmt,
 		listAttentionPlansStmt:            q.listAttentionPlansStmt,
+		listAttentionRemediationsStmt:     q.listAttentionRemediationsStmt,
+		listAttentionViolationsStmt:       q.listAttentionViolationsStmt,
 		listEvidenceStmt:                  q.listEvidenceStmt,
 		listMissionSessionIDsStmt:         q.listMissionSessionIDsStmt,
 		listMissionsStmt:                  q.listMissionsStmt,

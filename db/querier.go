@@ -117,6 +117,10 @@ type Querier interface {
 	// Plans waiting for a lead on high-risk missions, oldest first. Only a
 	// session's latest plan can be proposed: a new one supersedes the rest.
 	ListAttentionPlans(ctx context.Context) ([]ListAttentionPlansRow, error)
+	// Open required remediations (REMEDIATE), oldest first.
+	ListAttentionRemediations(ctx context.Context) ([]ListAttentionRemediationsRow, error)
+	// Open critical violations (HARD_STOP until a person clears them), oldest first.
+	ListAttentionViolations(ctx context.Context) ([]ListAttentionViolationsRow, error)
 	ListEvidence(ctx context.Context, sessionID string) ([]Evidence, error)
 	// The sessions working on a mission, oldest first: what a change to the
 	// mission re-briefs.

@@ -29,10 +29,33 @@ LEFT JOIN users u ON u.id = s.paused_by
 WHERE s.paused_at IS NOT NULL
 ORDER BY s.paused_at, s.id;
 
+-- name: ListAttentionViolations :many
+-- Open critical violations (HARD_STOP until a person clears them), oldest first.
+SELECT v.id, v.policy, v.match, v.file, v.line, v.detected_at,
+       s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
+FROM violations v
+JOIN sessions s ON s.id = v.session_id
+JOIN missions m ON m.id = s.mission_id
+WHERE v.closed_at IS NULL AND v.severity = 'critical'
+ORDER BY v.detected_at, v.id;
+
+-- name: ListAttentionRemediations :many
+-- Open required remediations (REMEDIATE), oldest first.
+SELECT r.id, r.instruction, r.files, r.source, r.created_at, COALESCE(u.email, '') AS requested_by,
+       s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
+FROM remediations r
+JOIN sessions s ON s.id = r.session_id
+JOIN missions m ON m.id = s.mission_id
+LEFT JOIN users u ON u.id = r.created_by
+WHERE r.closed_at IS NULL AND r.severity = 'required'
+ORDER BY r.created_at, r.id;
+
 -- name: CountAttention :one
 -- How many items the Attention view lists, for the count in every page.
 SELECT (SELECT COUNT(*) FROM decisions d WHERE d.resolved_at IS NULL)
      + (SELECT COUNT(*) FROM plans p JOIN sessions s ON s.id = p.session_id JOIN missions m ON m.id = s.mission_id
          WHERE p.status = 'proposed' AND m.high_risk)
      + (SELECT COUNT(*) FROM sessions s WHERE s.paused_at IS NOT NULL)
-     + (SELECT COUNT(*) FROM asks a WHERE a.answered_at IS NULL) AS items;
+     + (SELECT COUNT(*) FROM asks a WHERE a.answered_at IS NULL)
+     + (SELECT COUNT(*) FROM violations v WHERE v.closed_at IS NULL AND v.severity = 'critical')
+     + (SELECT COUNT(*) FROM remediations r WHERE r.closed_at IS NULL AND r.severity = 'required') AS items;

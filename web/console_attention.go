@@ -75,6 +75,14 @@ func pageTitle(c echo.Context) string {
 		return "Users"
 	case containsPath(u, "/admin/keys"):
 		return "Agent keys"
+	case containsPath(u, "/admin/tools"):
+		return "Tools"
+	case containsPath(u, "/admin/policies"):
+		return "Policies"
+	case containsPath(u, "/admin/rules"):
+		return "Rules"
+	case containsPath(u, "/audit"):
+		return "Audit"
 	}
 	return "Attention"
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/change"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/internal/testkit"
@@ -394,6 +395,18 @@ func consoleRouteTable() []consoleRouteCase {
 				return consoleCall{path: fmt.Sprintf("/remediations/%d/close", r.ID), state: e.sessionState(id),
 					form: url.Values{"note": {"Done."}}}
 			}},
+		{method: http.MethodPost, path: "/violations/:id/clear", want: leadAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				id := e.session(false)
+				res, err := e.kit.Gov.ReportChange(ctx, e.agent, id, change.Change{Files: []change.File{{Path: "config/deploy.sh",
+					Content: "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"}}})
+				e.fatal(err)
+				if len(res.Violations) == 0 {
+					e.t.Fatal("the seed's secret raised no violation")
+				}
+				return consoleCall{path: fmt.Sprintf("/violations/%d/clear", res.Violations[0].ID), state: e.sessionState(id),
+					form: url.Values{"as": {"fixed"}, "note": {"Rotated the key."}, "back": {"/sessions/" + id}}}
+			}},
 
 		// Missions.
 		{method: http.MethodGet, path: "/missions", setup: page("/missions"), want: readPage},
@@ -455,6 +468,26 @@ func consoleRouteTable() []consoleRouteCase {
 			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
 				key, _ := e.kit.Agent()
 				return consoleCall{path: fmt.Sprintf("/admin/keys/%d/revoke", key.KeyID), state: e.keysState, form: url.Values{}}
+			}},
+		{method: http.MethodGet, path: "/admin/policies", setup: page("/admin/policies"), want: adminPage},
+		{method: http.MethodPost, path: "/admin/policies", want: adminAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				return consoleCall{path: "/admin/policies", state: func() string {
+					ps, err := e.kit.Gov.ListPolicies(ctx)
+					e.fatal(err)
+					return fmt.Sprintf("%d policies", len(ps))
+				}, form: url.Values{"name": {e.unique("No TODO")}, "severity": {"low"}, "kind": {"content_regex"},
+					"pattern": {"TODO"}, "action": {"violation"}}}
+			}},
+		{method: http.MethodGet, path: "/admin/rules", setup: page("/admin/rules"), want: adminPage},
+		{method: http.MethodPost, path: "/admin/rules", want: adminAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				return consoleCall{path: "/admin/rules", state: func() string {
+					rs, err := e.kit.Gov.ListRules(ctx)
+					e.fatal(err)
+					return fmt.Sprintf("%d rules", len(rs))
+				}, form: url.Values{"concern": {e.unique("server state")}, "chosen": {"React Query"},
+					"departures": {"redux-toolkit"}, "support": {"31"}, "total": {"34"}, "enforced": {"true"}}}
 			}},
 		{method: http.MethodGet, path: "/admin/tools", setup: page("/admin/tools"), want: adminPage},
 		{method: http.MethodPost, path: "/admin/tools", want: adminAction, writes: true,

@@ -426,6 +426,10 @@ func routeTable() []routeCase {
 		consoleOnly(http.MethodPost, "/admin/keys/:id/revoke", func(a *apiEnv) (string, string) {
 			return fmt.Sprintf("/admin/keys/%d/revoke", a.other.KeyID), ""
 		}),
+		consoleOnly(http.MethodGet, "/admin/policies", nil),
+		consoleOnly(http.MethodPost, "/admin/policies", nil),
+		consoleOnly(http.MethodGet, "/admin/rules", nil),
+		consoleOnly(http.MethodPost, "/admin/rules", nil),
 		consoleOnly(http.MethodGet, "/admin/tools", nil),
 		consoleOnly(http.MethodPost, "/admin/tools", nil),
 		consoleOnly(http.MethodPost, "/admin/tools/delete", nil),

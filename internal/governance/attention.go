@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +21,12 @@ const (
 	ItemPlan     = "plan"     // a plan waiting on a high-risk mission: BLOCKED
 	ItemPaused   = "paused"   // a session a person paused: BLOCKED
 	ItemAsk      = "ask"      // a run parked on a question: a person picks an option
+	// ItemViolation is an open critical violation: HARD_STOP until a
+	// person clears it. Its ref is the violation's id.
+	ItemViolation = "violation"
+	// ItemRemediation is an open required remediation: REMEDIATE until it
+	// is closed. Its ref is the remediation's id.
+	ItemRemediation = "remediation"
 )
 
 // AskOption is one numbered answer to a parked run's question.
@@ -54,6 +61,8 @@ type AttentionItem struct {
 	// for ask items.
 	Run     string      `json:"run,omitempty"`
 	Options []AskOption `json:"options,omitempty"`
+	// Files are the files a violation was found in or a remediation names.
+	Files []string `json:"files,omitempty"`
 }
 
 // Attention lists everything a person must act on, most severe first, then
@@ -111,6 +120,33 @@ func (s *Service) Attention(ctx context.Context) ([]AttentionItem, error) {
 			for _, key := range slices.Sorted(maps.Keys(opts)) {
 				item.Options = append(item.Options, AskOption{Key: key, Label: opts[key]})
 			}
+			items = append(items, item)
+		}
+		violations, err := q.ListAttentionViolations(ctx)
+		if err != nil {
+			return err
+		}
+		for _, v := range violations {
+			where := v.File
+			if v.Line > 0 {
+				where = fmt.Sprintf("%s:%d", v.File, v.Line)
+			}
+			items = append(items, AttentionItem{Kind: ItemViolation, State: protocol.HardStop, Ref: strconv.FormatInt(v.ID, 10),
+				Session: v.SessionID, SessionTitle: v.SessionTitle, Agent: v.Agent, Mission: v.MissionSlug,
+				MissionTitle: v.MissionTitle, Title: v.Policy + " was violated by " + v.Match,
+				Detail: "Found in " + where + ". The agent is stopped until a person clears it.", Files: []string{v.File},
+				BlockedScope: []string{protocol.ScopeAllWork}, AllowedScope: []string{},
+				OpenedAt: db.MustTime(v.DetectedAt)})
+		}
+		rems, err := q.ListAttentionRemediations(ctx)
+		if err != nil {
+			return err
+		}
+		for _, r := range rems {
+			item := AttentionItem{Kind: ItemRemediation, State: protocol.Remediate, Ref: strconv.FormatInt(r.ID, 10),
+				Session: r.SessionID, SessionTitle: r.SessionTitle, Agent: r.Agent, Mission: r.MissionSlug,
+				MissionTitle: r.MissionTitle, Title: "Required remediation", Detail: r.Instruction, By: r.RequestedBy,
+				Files: decodeList(r.Files), BlockedScope: []string{}, AllowedScope: []string{}, OpenedAt: db.MustTime(r.CreatedAt)}
 			items = append(items, item)
 		}
 		decisions, err := q.ListAttentionDecisions(ctx)

@@ -3,12 +3,14 @@ package governance
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/change"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/ids"
 )
@@ -92,6 +94,39 @@ type SessionDetail struct {
 	Decisions    []Decision    `json:"decisions"`
 	Remediations []Remediation `json:"remediations"`
 	Timeline     []Event       `json:"timeline"`
+	// Change is the latest change report (each replaces the last), nil
+	// before the first; the open findings below are what it left open.
+	Change     *ChangeView  `json:"change,omitempty"`
+	Violations []Violation  `json:"violations"`
+	Deviations []Deviation  `json:"deviations"`
+	Breaches   []BreachView `json:"breaches"`
+	Collisions []Collision  `json:"collisions"`
+	// Evidence is the mission's evidence gate as the session stands.
+	Evidence EvidenceStatus `json:"evidence"`
+}
+
+// ChangeView is a session's latest change report and its risk.
+type ChangeView struct {
+	ReportedAt time.Time   `json:"reported_at"`
+	Files      []string    `json:"files"`
+	Lines      int64       `json:"lines"`
+	Risk       change.Risk `json:"risk"`
+}
+
+// EvidenceStatus is the evidence gate of a session: the kinds its mission
+// requires, the latest evidence of each kind reported, and the verdict.
+type EvidenceStatus struct {
+	Required []string       `json:"required"`
+	Latest   []EvidenceView `json:"latest"`
+	EvidenceGate
+}
+
+// EvidenceView is one piece of evidence an agent reported.
+type EvidenceView struct {
+	Kind       string    `json:"kind"`
+	Passed     bool      `json:"passed"`
+	Detail     string    `json:"detail,omitempty"`
+	ReportedAt time.Time `json:"reported_at"`
 }
 
 // Event is one line of a session's timeline: something an agent reported
@@ -149,7 +184,7 @@ func (s *Service) GetSession(ctx context.Context, actor auth.Actor, id string) (
 		for i, e := range evs {
 			d.Timeline[i] = Event{At: db.MustTime(e.At), Actor: e.Actor, Kind: e.Kind, Ref: e.Ref, Detail: e.Detail}
 		}
-		return nil
+		return changeDetail(ctx, q, &d)
 	})
 	if err != nil {
 		return SessionDetail{}, fmt.Errorf("get session %s: %w", id, err)
@@ -221,4 +256,49 @@ func (s *Service) sessionFrom(r db.GetSessionRow) Session {
 		out.LastBriefAt = &t
 	}
 	return out
+}
+
+// changeDetail adds the latest change, its open findings and the evidence
+// gate to a session's detail.
+func changeDetail(ctx context.Context, q db.Querier, d *SessionDetail) error {
+	var risk change.Risk
+	c, err := q.GetChange(ctx, d.ID)
+	switch {
+	case err == nil:
+		risk = change.Risk{Score: int(c.RiskScore), Band: c.RiskBand, Gate: c.RiskGate, Factors: []change.Factor{}}
+		if c.RiskFactors != "" && c.RiskFactors != "null" {
+			if err := json.Unmarshal([]byte(c.RiskFactors), &risk.Factors); err != nil {
+				return fmt.Errorf("risk factors of %s: %w", d.ID, err)
+			}
+		}
+		d.Change = &ChangeView{ReportedAt: db.MustTime(c.ReportedAt), Files: decodeList(c.Files), Lines: c.Lines, Risk: risk}
+	case errors.Is(err, sql.ErrNoRows):
+	default:
+		return err
+	}
+	open, err := changeResult(ctx, q, d.ID, risk)
+	if err != nil {
+		return err
+	}
+	d.Violations, d.Deviations, d.Breaches, d.Collisions = open.Violations, open.Deviations, open.Breaches, open.Collisions
+	m, err := q.GetMissionBySlug(ctx, d.Mission)
+	if err != nil {
+		return err
+	}
+	ev, err := q.ListEvidence(ctx, d.ID)
+	if err != nil {
+		return err
+	}
+	d.Evidence = EvidenceStatus{Required: decodeList(m.Evidence), Latest: []EvidenceView{}, EvidenceGate: evidenceGate(decodeList(m.Evidence), ev)}
+	latest := map[string]int{}
+	for _, e := range ev { // oldest first: the last word wins
+		v := EvidenceView{Kind: e.Kind, Passed: e.Passed, Detail: e.Detail, ReportedAt: db.MustTime(e.ReportedAt)}
+		if i, ok := latest[e.Kind]; ok {
+			d.Evidence.Latest[i] = v
+			continue
+		}
+		latest[e.Kind] = len(d.Evidence.Latest)
+		d.Evidence.Latest = append(d.Evidence.Latest, v)
+	}
+	return nil
 }
