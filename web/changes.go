@@ -131,3 +131,31 @@ func handleViolationClear(gov *governance.Service) echo.HandlerFunc {
 		return c.JSON(http.StatusOK, v)
 	}
 }
+
+// handleRiskGates serves GET /api/v1/risk-gates (anyone signed in): what a
+// change needs before merge at each risk band.
+func handleRiskGates(gov *governance.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		g, err := gov.RiskGates(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, g)
+	}
+}
+
+// handleRiskGatesSet serves PUT /api/v1/risk-gates (admin):
+// {"high":"…","critical":"…"} sets the bands named.
+func handleRiskGatesSet(gov *governance.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		in, err := bind[map[string]string](c)
+		if err != nil {
+			return err
+		}
+		g, err := gov.SetRiskGates(c.Request().Context(), actorOf(c), in)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, g)
+	}
+}

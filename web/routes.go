@@ -40,6 +40,8 @@ func routes(e *echo.Echo, d Deps) {
 	api.GET("/rules", handleRuleList(d.Gov))
 	api.POST("/rules", handleRuleCreate(d.Gov))
 	api.POST("/violations/:id/clear", handleViolationClear(d.Gov))
+	api.GET("/risk-gates", handleRiskGates(d.Gov))
+	api.PUT("/risk-gates", handleRiskGatesSet(d.Gov))
 	api.POST("/sessions/:id/runs", handleRunStart(d.Ledger))
 	api.PATCH("/runs/:id", handleRunFinish(d.Ledger))
 	api.POST("/runs/:id/asks", handleAskRecord(d.Ledger))

@@ -270,6 +270,15 @@ func routeTable() []routeCase {
 					"departures": []string{"redux-toolkit"}, "support": 31, "total": 34, "enforced": true}, ""
 			},
 			want: statuses(http.StatusCreated, []caller{asAdmin})},
+		{method: http.MethodGet, path: "/api/v1/risk-gates",
+			setup: func(*apiEnv) (string, any, string) { return "/api/v1/risk-gates", nil, "" },
+			want:  statuses(http.StatusOK, everyone)},
+		// Settings are not in the snapshot: writes stays false.
+		{method: http.MethodPut, path: "/api/v1/risk-gates",
+			setup: func(*apiEnv) (string, any, string) {
+				return "/api/v1/risk-gates", map[string]any{"high": "a lead's review"}, ""
+			},
+			want: statuses(http.StatusOK, []caller{asAdmin})},
 		{method: http.MethodPost, path: "/api/v1/violations/:id/clear", writes: true,
 			setup: func(a *apiEnv) (string, any, string) {
 				id, v := violated(a)

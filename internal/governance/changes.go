@@ -110,7 +110,11 @@ func (s *Service) ReportChange(ctx context.Context, actor auth.Actor, session st
 			return err
 		}
 		breaches := change.Breaches(missionFrom(m).Contract, c)
-		risk := change.Score(c, change.RiskOptions{Sensitive: pols.sensitive})
+		gates, err := riskGates(ctx, q)
+		if err != nil {
+			return err
+		}
+		risk := change.Score(c, change.RiskOptions{Sensitive: pols.sensitive, Gates: gates})
 
 		if err := s.recordChange(ctx, q, session, c, risk, now); err != nil {
 			return err

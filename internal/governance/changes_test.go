@@ -271,3 +271,26 @@ func TestChangeReportsDriveTheBrief(t *testing.T) {
 		}
 	})
 }
+
+func TestRiskGatesAreConfigurablePerBand(t *testing.T) {
+	e := newChangeEnv(t, false)
+	if _, err := e.kit.Gov.SetRiskGates(e.ctx, e.lead, map[string]string{"high": "x"}); errs.KindOf(err) != errs.Forbidden {
+		t.Fatalf("a lead set the gates: %v", err)
+	}
+	if _, err := e.kit.Gov.SetRiskGates(e.ctx, e.admin, map[string]string{"severe": "x"}); errs.CodeOf(err) != "invalid_band" {
+		t.Fatalf("unknown band: %v", err)
+	}
+	gates, err := e.kit.Gov.SetRiskGates(e.ctx, e.admin, map[string]string{"high": "the platform team's sign-off", "critical": "the platform team's sign-off"})
+	if err != nil || gates["high"] != "the platform team's sign-off" || gates["medium"] != change.DefaultGates()["medium"] {
+		t.Fatalf("gates = %v (%v)", gates, err)
+	}
+	s := e.session(t)
+	var files []change.File
+	for i := 0; i < 15; i++ {
+		files = append(files, file("db/migrations/"+string(rune('a'+i))+".sql", strings.Repeat("ALTER TABLE x;\n", 60)))
+	}
+	e.report(t, s, change.Change{Files: files})
+	if b := e.brief(t, s); !strings.Contains(b.Reason, "Before it merges it needs the platform team's sign-off.") {
+		t.Fatalf("brief = %s %q", b.NextAction, b.Reason)
+	}
+}
