@@ -46,14 +46,10 @@ func handleMissionGet(gov *governance.Service) echo.HandlerFunc {
 }
 
 // missionPatch is the body of PATCH /api/v1/missions/:slug: the fields of
-// MissionInput but the slug, each optional; a field left out keeps its value.
+// a mission but the slug, each optional; a field left out keeps its value.
 type missionPatch struct {
-	Slug     *string              `json:"slug"`
-	Title    *string              `json:"title"`
-	Text     *string              `json:"text"`
-	HighRisk *bool                `json:"high_risk"`
-	Evidence *[]string            `json:"evidence"`
-	Contract *[]governance.Clause `json:"contract"`
+	Slug *string `json:"slug"`
+	governance.MissionPatch
 }
 
 // handleMissionUpdate serves PATCH /api/v1/missions/:slug (lead): changes
@@ -61,7 +57,7 @@ type missionPatch struct {
 // one is a 422.
 func handleMissionUpdate(gov *governance.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		ctx, slug := c.Request().Context(), c.Param("slug")
+		slug := c.Param("slug")
 		if err := actorOf(c).RequireLead("edit a mission"); err != nil {
 			return err
 		}
@@ -72,27 +68,8 @@ func handleMissionUpdate(gov *governance.Service) echo.HandlerFunc {
 		if p.Slug != nil && *p.Slug != slug {
 			return invalid("slug_immutable", "A mission's slug cannot change; create a new mission instead.")
 		}
-		m, err := gov.GetMission(ctx, slug)
+		m, err := gov.PatchMission(c.Request().Context(), actorOf(c), slug, p.MissionPatch)
 		if err != nil {
-			return err
-		}
-		in := governance.MissionInput{Slug: slug, Title: m.Title, Text: m.Text, HighRisk: m.HighRisk, Evidence: m.Evidence, Contract: m.Contract}
-		if p.Title != nil {
-			in.Title = *p.Title
-		}
-		if p.Text != nil {
-			in.Text = *p.Text
-		}
-		if p.HighRisk != nil {
-			in.HighRisk = *p.HighRisk
-		}
-		if p.Evidence != nil {
-			in.Evidence = *p.Evidence
-		}
-		if p.Contract != nil {
-			in.Contract = *p.Contract
-		}
-		if m, err = gov.UpdateMission(ctx, actorOf(c), slug, in); err != nil {
 			return err
 		}
 		return c.JSON(http.StatusOK, m)

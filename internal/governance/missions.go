@@ -136,13 +136,30 @@ func (s *Service) GetMission(ctx context.Context, slug string) (Mission, error) 
 // validation: title_required, title_too_long, text_too_long,
 // too_many_entries, empty_entry, invalid_clause.
 func (s *Service) UpdateMission(ctx context.Context, actor auth.Actor, slug string, in MissionInput) (Mission, error) {
+	return s.PatchMission(ctx, actor, slug, MissionPatch{Title: &in.Title, Text: &in.Text, HighRisk: &in.HighRisk,
+		Evidence: &in.Evidence, Contract: &in.Contract})
+}
+
+// MissionPatch names the fields of a mission to change; a nil field keeps
+// its value.
+type MissionPatch struct {
+	Title    *string   `json:"title"`
+	Text     *string   `json:"text"`
+	HighRisk *bool     `json:"high_risk"`
+	Evidence *[]string `json:"evidence"`
+	Contract *[]Clause `json:"contract"`
+}
+
+// PatchMission changes the fields the patch names, reading and writing the
+// mission in one transaction so that two people editing different fields
+// at once both keep their change. Errors as UpdateMission.
+func (s *Service) PatchMission(ctx context.Context, actor auth.Actor, slug string, p MissionPatch) (Mission, error) {
 	if err := actor.RequireLead("edit a mission"); err != nil {
 		return Mission{}, err
 	}
 	if !slugPattern.MatchString(slug) {
 		return Mission{}, missionNotFound(slug)
 	}
-	in.Slug = slug
 	var row db.Mission
 	err := s.write(ctx, func(q db.Querier) error {
 		old, err := q.GetMissionBySlug(ctx, slug)
@@ -150,6 +167,23 @@ func (s *Service) UpdateMission(ctx context.Context, actor auth.Actor, slug stri
 			return missionNotFound(slug)
 		} else if err != nil {
 			return err
+		}
+		cur := missionFrom(old)
+		in := MissionInput{Slug: slug, Title: cur.Title, Text: cur.Text, HighRisk: cur.HighRisk, Evidence: cur.Evidence, Contract: cur.Contract}
+		if p.Title != nil {
+			in.Title = *p.Title
+		}
+		if p.Text != nil {
+			in.Text = *p.Text
+		}
+		if p.HighRisk != nil {
+			in.HighRisk = *p.HighRisk
+		}
+		if p.Evidence != nil {
+			in.Evidence = *p.Evidence
+		}
+		if p.Contract != nil {
+			in.Contract = *p.Contract
 		}
 		m, err := validMission(in)
 		if err != nil {
@@ -160,7 +194,7 @@ func (s *Service) UpdateMission(ctx context.Context, actor auth.Actor, slug stri
 			return fmt.Errorf("encode contract: %w", err)
 		}
 		row = old
-		changed := missionChanges(missionFrom(old), m)
+		changed := missionChanges(cur, m)
 		if changed == "" {
 			return nil // nothing to write, and nothing for the sessions to hear
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/protocol"
+	"github.com/madebook/madebook/internal/testkit"
 )
 
 // inputOf is a mission as the input that would recreate it.
@@ -173,5 +174,25 @@ func TestUpdateMissionRefusals(t *testing.T) {
 	}
 	if b := must(w.Gov.Brief(t.Context(), w.agent, w.session))(t); b.NextAction != protocol.Continue {
 		t.Fatalf("after refused edits the session briefs %s (%s)", b.NextAction, codes(b))
+	}
+}
+
+// Two people editing different fields of a mission both keep their change:
+// a patch reads and writes in one transaction.
+func TestPatchMissionKeepsOtherFields(t *testing.T) {
+	ctx := t.Context()
+	kit := testkit.New(t)
+	lead, _ := kit.Lead()
+	slug := kit.Mission(lead, false)
+	title, risky := "Renamed", true
+	if _, err := kit.Gov.PatchMission(ctx, lead, slug, governance.MissionPatch{Title: &title}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := kit.Gov.PatchMission(ctx, lead, slug, governance.MissionPatch{HighRisk: &risky})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Title != "Renamed" || !m.HighRisk {
+		t.Fatalf("after two patches: %+v", m)
 	}
 }
