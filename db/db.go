@@ -144,9 +144,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.deleteOldLoginFailuresStmt, err = db.PrepareContext(ctx, deleteOldLoginFailures); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteOldLoginFailures: %w", err)
 	}
-	if q.deletePolicyStmt, err = db.PrepareContext(ctx, deletePolicy); err != nil {
-		return nil, fmt.Errorf("error preparing query DeletePolicy: %w", err)
-	}
 	if q.deleteToolStmt, err = db.PrepareContext(ctx, deleteTool); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteTool: %w", err)
 	}
@@ -287,9 +284,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.listSessionRemediationsStmt, err = db.PrepareContext(ctx, listSessionRemediations); err != nil {
 		return nil, fmt.Errorf("error preparing query ListSessionRemediations: %w", err)
-	}
-	if q.listSessionRunsStmt, err = db.PrepareContext(ctx, listSessionRuns); err != nil {
-		return nil, fmt.Errorf("error preparing query ListSessionRuns: %w", err)
 	}
 	if q.listSessionStatesStmt, err = db.PrepareContext(ctx, listSessionStates); err != nil {
 		return nil, fmt.Errorf("error preparing query ListSessionStates: %w", err)
@@ -556,11 +550,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing deleteOldLoginFailuresStmt: %w", cerr)
 		}
 	}
-	if q.deletePolicyStmt != nil {
-		if cerr := q.deletePolicyStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing deletePolicyStmt: %w", cerr)
-		}
-	}
 	if q.deleteToolStmt != nil {
 		if cerr := q.deleteToolStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing deleteToolStmt: %w", cerr)
@@ -796,11 +785,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listSessionRemediationsStmt: %w", cerr)
 		}
 	}
-	if q.listSessionRunsStmt != nil {
-		if cerr := q.listSessionRunsStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing listSessionRunsStmt: %w", cerr)
-		}
-	}
 	if q.listSessionStatesStmt != nil {
 		if cerr := q.listSessionStatesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listSessionStatesStmt: %w", cerr)
@@ -980,7 +964,6 @@ type Queries struct {
 	deleteChangeSymbolsStmt           *sql.Stmt
 	deleteExpiredWebSessionsStmt      *sql.Stmt
 	deleteOldLoginFailuresStmt        *sql.Stmt
-	deletePolicyStmt                  *sql.Stmt
 	deleteToolStmt                    *sql.Stmt
 	deleteUserWebSessionsStmt         *sql.Stmt
 	deleteWebSessionStmt              *sql.Stmt
@@ -1028,7 +1011,6 @@ type Queries struct {
 	listSessionDecisionsStmt          *sql.Stmt
 	listSessionEventsStmt             *sql.Stmt
 	listSessionRemediationsStmt       *sql.Stmt
-	listSessionRunsStmt               *sql.Stmt
 	listSessionStatesStmt             *sql.Stmt
 	listToolsStmt                     *sql.Stmt
 	listUndeliveredResolutionsStmt    *sql.Stmt
@@ -1095,7 +1077,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		deleteChangeSymbolsStmt:           q.deleteChangeSymbolsStmt,
 		deleteExpiredWebSessionsStmt:      q.deleteExpiredWebSessionsStmt,
 		deleteOldLoginFailuresStmt:        q.deleteOldLoginFailuresStmt,
-		deletePolicyStmt:                  q.deletePolicyStmt,
 		deleteToolStmt:                    q.deleteToolStmt,
 		deleteUserWebSessionsStmt:         q.deleteUserWebSessionsStmt,
 		deleteWebSessionStmt:              q.deleteWebSessionStmt,
@@ -1143,7 +1124,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listSessionDecisionsStmt:          q.listSessionDecisionsStmt,
 		listSessionEventsStmt:             q.listSessionEventsStmt,
 		listSessionRemediationsStmt:       q.listSessionRemediationsStmt,
-		listSessionRunsStmt:               q.listSessionRunsStmt,
 		listSessionStatesStmt:             q.listSessionStatesStmt,
 		listToolsStmt:                     q.listToolsStmt,
 		listUndeliveredResolutionsStmt:    q.listUndeliveredResolutionsStmt,

@@ -98,18 +98,6 @@ func (q *Queries) CreateRule(ctx context.Context, arg CreateRuleParams) (Rule, e
 	return i, err
 }
 
-const deletePolicy = `-- name: DeletePolicy :execrows
-DELETE FROM policies WHERE id = ?1
-`
-
-func (q *Queries) DeletePolicy(ctx context.Context, id int64) (int64, error) {
-	result, err := q.exec(ctx, q.deletePolicyStmt, deletePolicy, id)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
-}
-
 const getSetting = `-- name: GetSetting :one
 SELECT value FROM settings WHERE key = ?1
 `

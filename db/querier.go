@@ -74,7 +74,6 @@ type Querier interface {
 	DeleteChangeSymbols(ctx context.Context, sessionID string) error
 	DeleteExpiredWebSessions(ctx context.Context, arg DeleteExpiredWebSessionsParams) (int64, error)
 	DeleteOldLoginFailures(ctx context.Context, before string) error
-	DeletePolicy(ctx context.Context, id int64) (int64, error)
 	DeleteTool(ctx context.Context, arg DeleteToolParams) (int64, error)
 	DeleteUserWebSessions(ctx context.Context, userID int64) (int64, error)
 	DeleteWebSession(ctx context.Context, idHash string) error
@@ -143,7 +142,6 @@ type Querier interface {
 	ListSessionDecisions(ctx context.Context, sessionID string) ([]ListSessionDecisionsRow, error)
 	ListSessionEvents(ctx context.Context, sessionID string) ([]Event, error)
 	ListSessionRemediations(ctx context.Context, sessionID string) ([]Remediation, error)
-	ListSessionRuns(ctx context.Context, sessionID string) ([]Run, error)
 	// The newest sessions, for the sessions list.
 	ListSessionStates(ctx context.Context, lim int64) ([]ListSessionStatesRow, error)
 	ListTools(ctx context.Context) ([]Tool, error)

@@ -356,41 +356,6 @@ func (q *Queries) ListOpenAsks(ctx context.Context) ([]ListOpenAsksRow, error) {
 	return items, nil
 }
 
-const listSessionRuns = `-- name: ListSessionRuns :many
-SELECT id, session_id, parent_id, name, status, started_at, ended_at FROM runs WHERE session_id = ?1 ORDER BY started_at, id
-`
-
-func (q *Queries) ListSessionRuns(ctx context.Context, sessionID string) ([]Run, error) {
-	rows, err := q.query(ctx, q.listSessionRunsStmt, listSessionRuns, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []Run{}
-	for rows.Next() {
-		var i Run
-		if err := rows.Scan(
-			&i.ID,
-			&i.SessionID,
-			&i.ParentID,
-			&i.Name,
-			&i.Status,
-			&i.StartedAt,
-			&i.EndedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const listTools = `-- name: ListTools :many
 SELECT server, tool, side_effecting, updated_at, updated_by FROM tools ORDER BY server, tool
 `

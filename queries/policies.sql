@@ -7,9 +7,6 @@ RETURNING *;
 -- name: ListPolicies :many
 SELECT * FROM policies ORDER BY id;
 
--- name: DeletePolicy :execrows
-DELETE FROM policies WHERE id = sqlc.arg(id);
-
 -- name: GetSetting :one
 SELECT value FROM settings WHERE key = sqlc.arg(key);
 

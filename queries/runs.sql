@@ -15,9 +15,6 @@ SET status = sqlc.arg(status), ended_at = sqlc.narg(ended_at)
 WHERE id = sqlc.arg(id)
 RETURNING *;
 
--- name: ListSessionRuns :many
-SELECT * FROM runs WHERE session_id = sqlc.arg(session_id) ORDER BY started_at, id;
-
 -- name: CreateAsk :one
 INSERT INTO asks (id, run_id, prompt, options, parked_from, created_at)
 VALUES (sqlc.arg(id), sqlc.arg(run_id), sqlc.arg(prompt), sqlc.arg(options), sqlc.arg(parked_from), sqlc.arg(created_at))
