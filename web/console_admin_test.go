@@ -2,18 +2,15 @@ package web_test
 
 import (
 	"fmt"
-	"html"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/testkit"
@@ -64,99 +61,10 @@ func (l *admLog) String() string {
 	return l.buf.String()
 }
 
-// admBrowser is one person's browser: a cookie jar, redirects not followed,
-// and the CSRF token of their console session.
-type admBrowser struct {
-	t      *testing.T
-	base   string
-	client *http.Client
-	csrf   string
-}
-
-// admPage is an answer with its body read.
-type admPage struct {
-	Status int
-	Header http.Header
-	Body   string
-}
-
-// text is the body with HTML escapes undone, for matching messages.
-func (p admPage) text() string { return html.UnescapeString(p.Body) }
-
-var admCSRF = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
-
 // signInAs signs in through POST /login with the testkit's password.
-func (a *admEnv) signInAs(email string) *admBrowser {
+func (a *admEnv) signInAs(email string) *browserClient {
 	a.t.Helper()
-	return a.signInWith(email, "password-123")
-}
-
-// signInWith signs in through POST /login and reads the session's CSRF
-// token from the page it lands on.
-func (a *admEnv) signInWith(email, password string) *admBrowser {
-	a.t.Helper()
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	b := &admBrowser{t: a.t, base: a.url, client: &http.Client{Jar: jar, Timeout: 30 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-	r := b.send(http.MethodPost, "/login", url.Values{"email": {email}, "password": {password}})
-	if r.Status != http.StatusSeeOther {
-		a.t.Fatalf("sign in %s: status %d: %s", email, r.Status, short([]byte(r.Body)))
-	}
-	page := b.get("/")
-	if page.Status != http.StatusOK {
-		a.t.Fatalf("after sign-in GET /: %d", page.Status)
-	}
-	m := admCSRF.FindStringSubmatch(page.Body)
-	if m == nil {
-		a.t.Fatalf("no csrf input on the page: %s", short([]byte(page.Body)))
-	}
-	b.csrf = m[1]
-	return b
-}
-
-func (b *admBrowser) get(path string) admPage {
-	b.t.Helper()
-	return b.send(http.MethodGet, path, nil)
-}
-
-// post sends a form as the page would: with the CSRF token, from this site.
-func (b *admBrowser) post(path string, form url.Values) admPage {
-	b.t.Helper()
-	f := url.Values{"csrf": {b.csrf}}
-	for k, v := range form {
-		f[k] = v
-	}
-	return b.send(http.MethodPost, path, f)
-}
-
-func (b *admBrowser) send(method, path string, form url.Values) admPage {
-	b.t.Helper()
-	var body io.Reader = http.NoBody
-	if form != nil {
-		body = strings.NewReader(form.Encode())
-	}
-	req, err := http.NewRequest(method, b.base+path, body)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	if form != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	req.Header.Set("Accept", "text/html")
-	req.Header.Set("Sec-Fetch-Site", "same-origin")
-	res, err := b.client.Do(req)
-	if err != nil {
-		b.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	buf, err := io.ReadAll(res.Body)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	return admPage{Status: res.StatusCode, Header: res.Header, Body: string(buf)}
+	return signInWith(a.t, a.url, email, "password-123")
 }
 
 // bearer sends an API request with a bearer secret and returns the status.
@@ -211,7 +119,7 @@ func (a *admEnv) state() string {
 
 // wantRedirect fails unless r is a 303 to a path starting with prefix, and
 // returns where it leads.
-func wantRedirect(t *testing.T, r admPage, prefix string) string {
+func wantRedirect(t *testing.T, r page, prefix string) string {
 	t.Helper()
 	loc := r.Header.Get("Location")
 	if r.Status != http.StatusSeeOther || !strings.HasPrefix(loc, prefix) {
@@ -220,18 +128,16 @@ func wantRedirect(t *testing.T, r admPage, prefix string) string {
 	return loc
 }
 
-func countTestID(body, id string) int { return strings.Count(body, `data-testid="`+id+`"`) }
-
 func TestAdminAddsAUser(t *testing.T) {
 	a := newAdmEnv(t)
 	b := a.signInAs(a.admin.Email)
-	page := b.get("/admin/users")
+	page := b.open("/admin/users")
 	if page.Status != http.StatusOK || countTestID(page.Body, "user-row") != 3 {
 		t.Fatalf("users page: %d with %d rows", page.Status, countTestID(page.Body, "user-row"))
 	}
-	loc := wantRedirect(t, b.post("/admin/users", url.Values{"email": {"  New.Person@Example.com "}, "role": {"lead"},
+	loc := wantRedirect(t, b.submit("/admin/users", url.Values{"email": {"  New.Person@Example.com "}, "role": {"lead"},
 		"password": {"long-enough"}}), "/admin/users?")
-	page = b.get(loc)
+	page = b.open(loc)
 	if page.Status != http.StatusOK || !strings.Contains(page.text(), "Added new.person@example.com as lead.") {
 		t.Fatalf("after adding: %d %s", page.Status, short([]byte(page.Body)))
 	}
@@ -239,8 +145,8 @@ func TestAdminAddsAUser(t *testing.T) {
 		t.Errorf("the new user's row is missing")
 	}
 	// The new person signs in with the initial password.
-	nb := a.signInWith("new.person@example.com", "long-enough")
-	if r := nb.get("/"); r.Status != http.StatusOK || !strings.Contains(r.Body, "new.person@example.com · lead") {
+	nb := signInWith(t, a.url, "new.person@example.com", "long-enough")
+	if r := nb.open("/"); r.Status != http.StatusOK || !strings.Contains(r.Body, "new.person@example.com · lead") {
 		t.Errorf("the new person's console: %d", r.Status)
 	}
 }
@@ -252,12 +158,12 @@ func TestAdminChangesARoleAndTheOldRoleStopsAtOnce(t *testing.T) {
 	if s := a.bearer(http.MethodGet, "/api/v1/missions", a.leadTok, ""); s != http.StatusOK {
 		t.Fatalf("the lead's token before: %d", s) // now remembered
 	}
-	loc := wantRedirect(t, admin.post(fmt.Sprintf("/admin/users/%d/role", a.lead.UserID), url.Values{"role": {"viewer"}}), "/admin/users?")
-	if page := admin.get(loc); !strings.Contains(page.text(), a.lead.Email+" is now viewer") ||
+	loc := wantRedirect(t, admin.submit(fmt.Sprintf("/admin/users/%d/role", a.lead.UserID), url.Values{"role": {"viewer"}}), "/admin/users?")
+	if page := admin.open(loc); !strings.Contains(page.text(), a.lead.Email+" is now viewer") ||
 		!strings.Contains(page.Body, `data-email="`+a.lead.Email+`" data-role="viewer"`) {
 		t.Errorf("after the change: %s", short([]byte(page.Body)))
 	}
-	wantRedirect(t, lead.get("/"), "/login")
+	wantRedirect(t, lead.open("/"), "/login")
 	if s := a.bearer(http.MethodPost, "/api/v1/missions", a.leadTok, `{"slug":"after-demotion","title":"T"}`); s != http.StatusForbidden {
 		t.Errorf("the demoted lead's token creates a mission: %d, want 403", s)
 	}
@@ -270,12 +176,12 @@ func TestAdminDisablesAPersonWhoStopsAtOnceAndReenables(t *testing.T) {
 	if s := a.bearer(http.MethodGet, "/api/v1/missions", a.leadTok, ""); s != http.StatusOK {
 		t.Fatalf("the lead's token before: %d", s) // now remembered
 	}
-	loc := wantRedirect(t, admin.post(fmt.Sprintf("/admin/users/%d/disable", a.lead.UserID), nil), "/admin/users?")
-	page := admin.get(loc)
+	loc := wantRedirect(t, admin.submit(fmt.Sprintf("/admin/users/%d/disable", a.lead.UserID), nil), "/admin/users?")
+	page := admin.open(loc)
 	if !strings.Contains(page.text(), "Disabled "+a.lead.Email) || !strings.Contains(page.Body, `data-email="`+a.lead.Email+`" data-role="lead" data-disabled="true"`) {
 		t.Errorf("after disabling: %s", short([]byte(page.Body)))
 	}
-	wantRedirect(t, lead.get("/"), "/login")
+	wantRedirect(t, lead.open("/"), "/login")
 	if s := a.bearer(http.MethodGet, "/api/v1/missions", a.leadTok, ""); s != http.StatusUnauthorized {
 		t.Errorf("the disabled person's token: %d, want 401", s)
 	}
@@ -284,8 +190,8 @@ func TestAdminDisablesAPersonWhoStopsAtOnceAndReenables(t *testing.T) {
 		t.Errorf("a disabled person signs in: %d", r.Status)
 	}
 
-	loc = wantRedirect(t, admin.post(fmt.Sprintf("/admin/users/%d/enable", a.lead.UserID), nil), "/admin/users?")
-	if page := admin.get(loc); !strings.Contains(page.text(), "Re-enabled "+a.lead.Email) {
+	loc = wantRedirect(t, admin.submit(fmt.Sprintf("/admin/users/%d/enable", a.lead.UserID), nil), "/admin/users?")
+	if page := admin.open(loc); !strings.Contains(page.text(), "Re-enabled "+a.lead.Email) {
 		t.Errorf("after re-enabling: %s", short([]byte(page.Body)))
 	}
 	a.signInAs(a.lead.Email)
@@ -297,7 +203,7 @@ func TestAdminDisablesAPersonWhoStopsAtOnceAndReenables(t *testing.T) {
 func TestAdminCannotDemoteOrDisableThemselves(t *testing.T) {
 	a := newAdmEnv(t)
 	b := a.signInAs(a.admin.Email)
-	page := b.get("/admin/users")
+	page := b.open("/admin/users")
 	if strings.Contains(page.Body, fmt.Sprintf(`"/admin/users/%d/`, a.admin.UserID)) {
 		t.Errorf("the admin's own row offers actions")
 	}
@@ -311,7 +217,7 @@ func TestAdminCannotDemoteOrDisableThemselves(t *testing.T) {
 		{"making themselves a lead", "role", url.Values{"role": {"lead"}}, "You cannot change your own role"},
 	} {
 		t.Run(tc.name+" is refused with a message", func(t *testing.T) {
-			r := b.post(fmt.Sprintf("/admin/users/%d/%s", a.admin.UserID, tc.path), tc.form)
+			r := b.submit(fmt.Sprintf("/admin/users/%d/%s", a.admin.UserID, tc.path), tc.form)
 			if r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.text(), tc.msg) || countTestID(r.Body, "form-error") != 1 {
 				t.Fatalf("status %d, want 422 with %q: %s", r.Status, tc.msg, short([]byte(r.Body)))
 			}
@@ -320,7 +226,7 @@ func TestAdminCannotDemoteOrDisableThemselves(t *testing.T) {
 	if after := a.state(); after != before {
 		t.Errorf("a refused call wrote:\nbefore %s\nafter  %s", before, after)
 	}
-	if r := b.get("/admin/users"); r.Status != http.StatusOK {
+	if r := b.open("/admin/users"); r.Status != http.StatusOK {
 		t.Errorf("the admin was signed out: %d", r.Status)
 	}
 }
@@ -328,10 +234,10 @@ func TestAdminCannotDemoteOrDisableThemselves(t *testing.T) {
 func TestAdminCreatesAKeyShownOnceThenRevokesIt(t *testing.T) {
 	a := newAdmEnv(t)
 	b := a.signInAs(a.admin.Email)
-	if r := b.get("/admin/keys"); r.Status != http.StatusOK || countTestID(r.Body, "keys-empty") != 1 {
+	if r := b.open("/admin/keys"); r.Status != http.StatusOK || countTestID(r.Body, "keys-empty") != 1 {
 		t.Fatalf("empty keys page: %d", r.Status)
 	}
-	r := b.post("/admin/keys", url.Values{"name": {" ci-runner "}})
+	r := b.submit("/admin/keys", url.Values{"name": {" ci-runner "}})
 	if r.Status != http.StatusCreated {
 		t.Fatalf("create: %d %s", r.Status, short([]byte(r.Body)))
 	}
@@ -350,7 +256,7 @@ func TestAdminCreatesAKeyShownOnceThenRevokesIt(t *testing.T) {
 		t.Errorf("the new key's row is missing")
 	}
 
-	again := b.get("/admin/keys")
+	again := b.open("/admin/keys")
 	if strings.Contains(again.Body, secret) || countTestID(again.Body, "new-secret") != 0 {
 		t.Errorf("a second visit shows the secret again")
 	}
@@ -370,8 +276,8 @@ func TestAdminCreatesAKeyShownOnceThenRevokesIt(t *testing.T) {
 	if err := a.kit.Store.Writer().QueryRow(`SELECT id FROM agent_keys WHERE name = 'ci-runner'`).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
-	loc := wantRedirect(t, b.post(fmt.Sprintf("/admin/keys/%d/revoke", id), nil), "/admin/keys?")
-	page := b.get(loc)
+	loc := wantRedirect(t, b.submit(fmt.Sprintf("/admin/keys/%d/revoke", id), nil), "/admin/keys?")
+	page := b.open(loc)
 	if !strings.Contains(page.text(), `Revoked the agent key "ci-runner"`) ||
 		!strings.Contains(page.Body, `data-name="ci-runner" data-revoked="true"`) {
 		t.Errorf("after revoking: %s", short([]byte(page.Body)))
@@ -412,7 +318,7 @@ func TestAdminPagesAreForAdminsOnly(t *testing.T) {
 	routes := a.adminRoutes()
 	for _, who := range []auth.Actor{a.lead, a.viewer} {
 		b := a.signInAs(who.Email)
-		home := b.get("/")
+		home := b.open("/")
 		if strings.Contains(home.Body, `href="/admin/users"`) || strings.Contains(home.Body, `href="/admin/keys"`) {
 			t.Errorf("a %s sees a link to the admin pages", who.Role)
 		}
@@ -420,11 +326,11 @@ func TestAdminPagesAreForAdminsOnly(t *testing.T) {
 			t.Run(fmt.Sprintf("%s %s as a %s is 403 and writes nothing", r.method, r.path, who.Role), func(t *testing.T) {
 				b.t = t
 				before := a.state()
-				var got admPage
+				var got page
 				if r.method == http.MethodGet {
-					got = b.get(r.path)
+					got = b.open(r.path)
 				} else {
-					got = b.post(r.path, r.form)
+					got = b.submit(r.path, r.form)
 				}
 				if got.Status != http.StatusForbidden || !strings.Contains(got.text(), "Only an admin") {
 					t.Errorf("status %d, want 403 saying only an admin may: %s", got.Status, short([]byte(got.Body)))
@@ -436,7 +342,7 @@ func TestAdminPagesAreForAdminsOnly(t *testing.T) {
 		}
 	}
 	t.Run("an admin sees the links", func(t *testing.T) {
-		home := a.signInAs(a.admin.Email).get("/")
+		home := a.signInAs(a.admin.Email).open("/")
 		if !strings.Contains(home.Body, `href="/admin/users"`) || !strings.Contains(home.Body, `href="/admin/keys"`) {
 			t.Errorf("an admin sees no links to the admin pages")
 		}
@@ -472,14 +378,14 @@ func TestAdminPagesAreForAdminsOnly(t *testing.T) {
 func TestAdminBadInputIs422AndWritesNothing(t *testing.T) {
 	a := newAdmEnv(t)
 	b := a.signInAs(a.admin.Email)
-	if r := b.post("/admin/keys", url.Values{"name": {"taken"}}); r.Status != http.StatusCreated {
+	if r := b.submit("/admin/keys", url.Values{"name": {"taken"}}); r.Status != http.StatusCreated {
 		t.Fatalf("create key: %d", r.Status)
 	}
 	var revoked int64
 	if err := a.kit.Store.Writer().QueryRow(`SELECT id FROM agent_keys WHERE name = 'taken'`).Scan(&revoked); err != nil {
 		t.Fatal(err)
 	}
-	wantRedirect(t, b.post(fmt.Sprintf("/admin/keys/%d/revoke", revoked), nil), "/admin/keys?")
+	wantRedirect(t, b.submit(fmt.Sprintf("/admin/keys/%d/revoke", revoked), nil), "/admin/keys?")
 
 	for _, tc := range []struct {
 		name, path string
@@ -507,7 +413,7 @@ func TestAdminBadInputIs422AndWritesNothing(t *testing.T) {
 		t.Run(tc.name+" is 422 with a message", func(t *testing.T) {
 			b.t = t
 			before := a.state()
-			r := b.post(tc.path, tc.form)
+			r := b.submit(tc.path, tc.form)
 			if r.Status != http.StatusUnprocessableEntity {
 				t.Fatalf("status %d, want 422: %s", r.Status, short([]byte(r.Body)))
 			}
@@ -524,7 +430,7 @@ func TestAdminBadInputIs422AndWritesNothing(t *testing.T) {
 	}
 	t.Run("the add-user form keeps the email and role but never the password", func(t *testing.T) {
 		b.t = t
-		r := b.post("/admin/users", url.Values{"email": {"keep@example.com"}, "role": {"lead"}, "password": {"short"}})
+		r := b.submit("/admin/users", url.Values{"email": {"keep@example.com"}, "role": {"lead"}, "password": {"short"}})
 		if !strings.Contains(r.Body, `value="keep@example.com"`) || !strings.Contains(r.Body, `<option value="lead" selected>`) {
 			t.Errorf("the form lost what was typed")
 		}
@@ -537,9 +443,9 @@ func TestAdminBadInputIs422AndWritesNothing(t *testing.T) {
 func TestAdminActionsAreLoggedWithWhoAndWhat(t *testing.T) {
 	a := newAdmEnv(t)
 	b := a.signInAs(a.admin.Email)
-	wantRedirect(t, b.post(fmt.Sprintf("/admin/users/%d/disable", a.viewer.UserID), nil), "/admin/users?")
-	wantRedirect(t, b.post("/admin/users", url.Values{"email": {"logged@example.com"}, "role": {"viewer"}, "password": {"long-enough"}}), "/admin/users?")
-	if r := b.post("/admin/keys", url.Values{"name": {"logged-key"}}); r.Status != http.StatusCreated {
+	wantRedirect(t, b.submit(fmt.Sprintf("/admin/users/%d/disable", a.viewer.UserID), nil), "/admin/users?")
+	wantRedirect(t, b.submit("/admin/users", url.Values{"email": {"logged@example.com"}, "role": {"viewer"}, "password": {"long-enough"}}), "/admin/users?")
+	if r := b.submit("/admin/keys", url.Values{"name": {"logged-key"}}); r.Status != http.StatusCreated {
 		t.Fatalf("create key: %d", r.Status)
 	}
 	log := a.log.String()

@@ -4,17 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"html"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/governance"
@@ -47,86 +43,16 @@ func newMsEnv(t *testing.T) *msEnv {
 	return e
 }
 
-// msClient is a browser as far as the server can tell: a cookie jar, the
-// CSRF token of the last page it read, Sec-Fetch-Site on every POST.
-type msClient struct {
-	t    *testing.T
-	base string
-	c    *http.Client
-	csrf string
-}
-
-// msPage is an answer with its body read and HTML entities decoded.
-type msPage struct {
-	Status   int
-	Location string
-	Body     string
-}
-
-var msCSRF = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
-
 // signIn signs in through the sign-in form.
-func (e *msEnv) signIn(email string) *msClient {
+func (e *msEnv) signIn(email string) *browserClient {
 	e.t.Helper()
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	b := &msClient{t: e.t, base: e.url, c: &http.Client{Jar: jar, Timeout: 30 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-	r := b.send(http.MethodPost, "/login", url.Values{"email": {email}, "password": {"password-123"}})
-	if r.Status != http.StatusSeeOther {
-		e.t.Fatalf("sign in as %s: status %d: %s", email, r.Status, r.Body)
-	}
-	b.get("/missions")
+	b := signInWith(e.t, e.url, email, "password-123")
+	b.csrf = ""
+	b.open("/missions")
 	if b.csrf == "" {
 		e.t.Fatal("no csrf token on /missions")
 	}
 	return b
-}
-
-func (b *msClient) get(path string) msPage { return b.send(http.MethodGet, path, nil) }
-
-// post sends a form with the CSRF token of the last page read.
-func (b *msClient) post(path string, form url.Values) msPage {
-	b.t.Helper()
-	if form == nil {
-		form = url.Values{}
-	}
-	if !form.Has("csrf") {
-		form.Set("csrf", b.csrf)
-	}
-	return b.send(http.MethodPost, path, form)
-}
-
-func (b *msClient) send(method, path string, form url.Values) msPage {
-	b.t.Helper()
-	var body io.Reader = http.NoBody
-	if form != nil {
-		body = strings.NewReader(form.Encode())
-	}
-	req, err := http.NewRequest(method, b.base+path, body)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	req.Header.Set("Accept", "text/html")
-	if form != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Sec-Fetch-Site", "same-origin")
-	}
-	res, err := b.c.Do(req)
-	if err != nil {
-		b.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	if m := msCSRF.FindSubmatch(raw); m != nil {
-		b.csrf = html.UnescapeString(string(m[1]))
-	}
-	return msPage{Status: res.StatusCode, Location: res.Header.Get("Location"), Body: html.UnescapeString(string(raw))}
 }
 
 // api sends a JSON request with a bearer secret and decodes the answer.
@@ -217,26 +143,24 @@ func msRow(t *testing.T, body, slug string) string {
 	return body[start : start+end]
 }
 
-func msCount(body, testid string) int { return strings.Count(body, `data-testid="`+testid+`"`) }
-
 func TestConsoleLeadCreatesAndEditsAMission(t *testing.T) {
 	e := newMsEnv(t)
 	b := e.signIn(e.lead.Email)
 
-	list := b.get("/missions")
-	if list.Status != http.StatusOK || msCount(list.Body, "new-mission") != 1 || msCount(list.Body, "missions-empty") != 1 {
-		t.Fatalf("empty Missions page: status %d, want a New mission link and the empty list:\n%s", list.Status, list.Body)
+	list := b.open("/missions")
+	if list.Status != http.StatusOK || countTestID(list.text(), "new-mission") != 1 || countTestID(list.text(), "missions-empty") != 1 {
+		t.Fatalf("empty Missions page: status %d, want a New mission link and the empty list:\n%s", list.Status, list.text())
 	}
-	form := b.get("/missions/new")
-	if form.Status != http.StatusOK || msCount(form.Body, "mission-new-form") != 1 {
-		t.Fatalf("GET /missions/new: %d\n%s", form.Status, form.Body)
+	form := b.open("/missions/new")
+	if form.Status != http.StatusOK || countTestID(form.text(), "mission-new-form") != 1 {
+		t.Fatalf("GET /missions/new: %d\n%s", form.Status, form.text())
 	}
 
-	r := b.post("/missions", url.Values{"slug": {"billing-v2"}, "title": {"Billing v2"}, "text": {"Move billing."},
+	r := b.submit("/missions", url.Values{"slug": {"billing-v2"}, "title": {"Billing v2"}, "text": {"Move billing."},
 		"high_risk": {"on"}, "evidence": {"tests, review\nlint"},
 		"contract": {"forbid_path vendor/**\n\n  max_files_changed   20  \r\nforbid_dependency left-pad"}})
-	if r.Status != http.StatusSeeOther || r.Location != "/missions?created=billing-v2" {
-		t.Fatalf("create: status %d, location %q:\n%s", r.Status, r.Location, r.Body)
+	if r.Status != http.StatusSeeOther || r.location() != "/missions?created=billing-v2" {
+		t.Fatalf("create: status %d, location %q:\n%s", r.Status, r.location(), r.text())
 	}
 	m := e.mission("billing-v2")
 	wantContract := []governance.Clause{{Kind: protocol.ForbidPath, Value: "vendor/**"}, {Kind: protocol.MaxFilesChanged, Value: "20"},
@@ -251,11 +175,11 @@ func TestConsoleLeadCreatesAndEditsAMission(t *testing.T) {
 		t.Fatalf("a session of the new high-risk mission briefs %s", br.NextAction)
 	}
 
-	list = b.get(r.Location)
-	if !strings.Contains(list.Body, "Mission billing-v2 created.") {
-		t.Errorf("no notice after creating:\n%s", list.Body)
+	list = b.open(r.location())
+	if !strings.Contains(list.text(), "Mission billing-v2 created.") {
+		t.Errorf("no notice after creating:\n%s", list.text())
 	}
-	row := msRow(t, list.Body, "billing-v2")
+	row := msRow(t, list.text(), "billing-v2")
 	for _, want := range []string{"Billing v2", "high-risk", "tests", "review", "lint", "forbid_path vendor/**",
 		"max_files_changed 20", "data-testid=\"mission-sessions\">1\u00a0session<", `href="/missions/billing-v2/edit"`} {
 		if !strings.Contains(row, want) {
@@ -263,26 +187,26 @@ func TestConsoleLeadCreatesAndEditsAMission(t *testing.T) {
 		}
 	}
 
-	edit := b.get("/missions/billing-v2/edit")
-	if edit.Status != http.StatusOK || msCount(edit.Body, "mission-edit-form") != 1 {
-		t.Fatalf("GET edit: %d\n%s", edit.Status, edit.Body)
+	edit := b.open("/missions/billing-v2/edit")
+	if edit.Status != http.StatusOK || countTestID(edit.text(), "mission-edit-form") != 1 {
+		t.Fatalf("GET edit: %d\n%s", edit.Status, edit.text())
 	}
 	for _, want := range []string{`value="Billing v2"`, ">Move billing.</textarea>", "checked", ">tests, review, lint</textarea>",
 		">forbid_path vendor/**\nmax_files_changed 20\nforbid_dependency left-pad</textarea>", `action="/missions/billing-v2"`} {
-		if !strings.Contains(edit.Body, want) {
+		if !strings.Contains(edit.text(), want) {
 			t.Errorf("the edit form does not hold %q", want)
 		}
 	}
-	if strings.Contains(edit.Body, `name="slug"`) {
+	if strings.Contains(edit.text(), `name="slug"`) {
 		t.Error("the edit form offers to change the slug")
 	}
 
 	// Unticking high-risk lets the session work again at once; a slug in
 	// the form is ignored.
-	r = b.post("/missions/billing-v2", url.Values{"slug": {"renamed"}, "title": {"Billing v3"}, "text": {"Move all of billing."},
+	r = b.submit("/missions/billing-v2", url.Values{"slug": {"renamed"}, "title": {"Billing v3"}, "text": {"Move all of billing."},
 		"evidence": {"tests"}, "contract": {"require_path CHANGELOG.md"}})
-	if r.Status != http.StatusSeeOther || r.Location != "/missions?updated=billing-v2" {
-		t.Fatalf("edit: status %d, location %q:\n%s", r.Status, r.Location, r.Body)
+	if r.Status != http.StatusSeeOther || r.location() != "/missions?updated=billing-v2" {
+		t.Fatalf("edit: status %d, location %q:\n%s", r.Status, r.location(), r.text())
 	}
 	m = e.mission("billing-v2")
 	if m.Title != "Billing v3" || m.Text != "Move all of billing." || m.HighRisk || strings.Join(m.Evidence, ",") != "tests" ||
@@ -292,11 +216,11 @@ func TestConsoleLeadCreatesAndEditsAMission(t *testing.T) {
 	if br := e.brief(session); br.NextAction != protocol.Continue {
 		t.Fatalf("after unticking high-risk the session briefs %s (%v)", br.NextAction, br.Reasons)
 	}
-	list = b.get(r.Location)
-	if !strings.Contains(list.Body, "Mission billing-v2 saved.") || strings.Contains(list.Body, "renamed") {
-		t.Errorf("after the edit the list says:\n%s", list.Body)
+	list = b.open(r.location())
+	if !strings.Contains(list.text(), "Mission billing-v2 saved.") || strings.Contains(list.text(), "renamed") {
+		t.Errorf("after the edit the list says:\n%s", list.text())
 	}
-	if row := msRow(t, list.Body, "billing-v2"); !strings.Contains(row, "Billing v3") || strings.Contains(row, "high-risk") {
+	if row := msRow(t, list.text(), "billing-v2"); !strings.Contains(row, "Billing v3") || strings.Contains(row, "high-risk") {
 		t.Errorf("the edited row:\n%s", row)
 	}
 
@@ -349,23 +273,23 @@ func TestConsoleMissionFormRefusesBadInputAndWritesNothing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e.t, b.t = t, t
 			before := e.state()
-			r := b.post(tt.path, tt.form)
+			r := b.submit(tt.path, tt.form)
 			if r.Status != http.StatusUnprocessableEntity {
-				t.Fatalf("status %d, want 422:\n%s", r.Status, r.Body)
+				t.Fatalf("status %d, want 422:\n%s", r.Status, r.text())
 			}
 			if after := e.state(); after != before {
 				t.Fatalf("a refused form wrote:\nbefore %s\nafter  %s", before, after)
 			}
-			if !strings.Contains(r.Body, tt.message) {
-				t.Errorf("the page does not say %q:\n%s", tt.message, r.Body)
+			if !strings.Contains(r.text(), tt.message) {
+				t.Errorf("the page does not say %q:\n%s", tt.message, r.text())
 			}
-			if got := msCount(r.Body, "error-"+tt.field); got != 1 {
-				t.Errorf("%d messages under %s, want 1:\n%s", got, tt.field, r.Body)
+			if got := countTestID(r.text(), "error-"+tt.field); got != 1 {
+				t.Errorf("%d messages under %s, want 1:\n%s", got, tt.field, r.text())
 			}
 			// What was typed is kept.
 			for _, want := range []string{`value="` + tt.form.Get("title") + `"`, ">" + tt.form.Get("text") + "</textarea>",
 				">" + tt.form.Get("contract") + "</textarea>", "checked"} {
-				if !strings.Contains(r.Body, want) {
+				if !strings.Contains(r.text(), want) {
 					t.Errorf("the form lost %q", want)
 				}
 			}
@@ -375,10 +299,10 @@ func TestConsoleMissionFormRefusesBadInputAndWritesNothing(t *testing.T) {
 	if m := e.mission(taken); m.Title != "Mission "+taken {
 		t.Fatalf("refused edits changed the mission: %+v", m)
 	}
-	if r := b.post("/missions/no-such-mission", good(nil)); r.Status != http.StatusNotFound {
+	if r := b.submit("/missions/no-such-mission", good(nil)); r.Status != http.StatusNotFound {
 		t.Fatalf("editing a mission that does not exist: %d, want 404", r.Status)
 	}
-	if r := b.get("/missions/no-such-mission/edit"); r.Status != http.StatusNotFound {
+	if r := b.open("/missions/no-such-mission/edit"); r.Status != http.StatusNotFound {
 		t.Fatalf("the edit form of a mission that does not exist: %d, want 404", r.Status)
 	}
 }
@@ -388,25 +312,25 @@ func TestConsoleViewerSeesMissionsButCannotChangeThem(t *testing.T) {
 	slug := e.kit.Mission(e.lead, false)
 	b := e.signIn(e.viewer.Email)
 
-	list := b.get("/missions")
-	if list.Status != http.StatusOK || msCount(list.Body, "mission-row") != 1 {
-		t.Fatalf("a viewer's Missions page: %d\n%s", list.Status, list.Body)
+	list := b.open("/missions")
+	if list.Status != http.StatusOK || countTestID(list.text(), "mission-row") != 1 {
+		t.Fatalf("a viewer's Missions page: %d\n%s", list.Status, list.text())
 	}
-	if msCount(list.Body, "new-mission") != 0 || msCount(list.Body, "edit-mission") != 0 || strings.Contains(list.Body, "/missions/new") {
-		t.Errorf("a viewer is offered New or Edit:\n%s", list.Body)
+	if countTestID(list.text(), "new-mission") != 0 || countTestID(list.text(), "edit-mission") != 0 || strings.Contains(list.text(), "/missions/new") {
+		t.Errorf("a viewer is offered New or Edit:\n%s", list.text())
 	}
 	before := e.state()
 	for _, r := range []struct {
 		name string
-		do   func() msPage
+		do   func() page
 	}{
-		{"GET /missions/new", func() msPage { return b.get("/missions/new") }},
-		{"GET /missions/:slug/edit", func() msPage { return b.get("/missions/" + slug + "/edit") }},
-		{"POST /missions", func() msPage {
-			return b.post("/missions", url.Values{"slug": {"viewers-mission"}, "title": {"Mine"}})
+		{"GET /missions/new", func() page { return b.open("/missions/new") }},
+		{"GET /missions/:slug/edit", func() page { return b.open("/missions/" + slug + "/edit") }},
+		{"POST /missions", func() page {
+			return b.submit("/missions", url.Values{"slug": {"viewers-mission"}, "title": {"Mine"}})
 		}},
-		{"POST /missions/:slug", func() msPage {
-			return b.post("/missions/"+slug, url.Values{"title": {"Renamed"}, "high_risk": {"on"}})
+		{"POST /missions/:slug", func() page {
+			return b.submit("/missions/"+slug, url.Values{"title": {"Renamed"}, "high_risk": {"on"}})
 		}},
 	} {
 		if got := r.do(); got.Status != http.StatusForbidden {
@@ -417,9 +341,9 @@ func TestConsoleViewerSeesMissionsButCannotChangeThem(t *testing.T) {
 		t.Fatalf("a viewer's refused requests wrote:\nbefore %s\nafter  %s", before, after)
 	}
 
-	anon := &msClient{t: t, base: e.url, c: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-	if r := anon.get("/missions"); r.Status != http.StatusSeeOther || !strings.HasPrefix(r.Location, "/login") {
-		t.Errorf("anonymous GET /missions: %d to %q, want the sign-in page", r.Status, r.Location)
+	anon := newBrowserClient(t, e.url)
+	if r := anon.open("/missions"); r.Status != http.StatusSeeOther || !strings.HasPrefix(r.location(), "/login") {
+		t.Errorf("anonymous GET /missions: %d to %q, want the sign-in page", r.Status, r.location())
 	}
 }
 
