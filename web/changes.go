@@ -2,12 +2,10 @@ package web
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/madebook/madebook/internal/change"
-	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/governance"
 )
 
@@ -116,9 +114,9 @@ func handleViolationClear(gov *governance.Service) echo.HandlerFunc {
 		Note string `json:"note"`
 	}
 	return func(c echo.Context) error {
-		id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+		id, err := pathID(c, "violation_not_found", "No violation has the id %q.")
 		if err != nil {
-			return errs.E(errs.NotFound, "violation_not_found", "No violation has the id %q.", c.Param("id"))
+			return err
 		}
 		in, err := bindOptional[request](c)
 		if err != nil {

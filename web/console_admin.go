@@ -166,10 +166,8 @@ func (k *console) handleKeyCreate(log *slog.Logger) echo.HandlerFunc {
 // authenticating at once, for good.
 func (k *console) handleKeyRevoke(log *slog.Logger) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-		if err != nil {
-			err = errs.E(errs.NotFound, "key_not_found", "There is no agent key %q.", c.Param("id"))
-		} else {
+		id, err := pathID(c, "key_not_found", "There is no agent key %q.")
+		if err == nil {
 			var key auth.Key
 			key, err = k.auth.RevokeKey(c.Request().Context(), actorOf(c), id)
 			if err == nil {
@@ -205,11 +203,7 @@ func (k *console) renderKeys(c echo.Context, status int, v views.KeysView, notic
 
 // userID reads the :id of a user route.
 func userID(c echo.Context) (int64, error) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil {
-		return 0, errs.E(errs.NotFound, "user_not_found", "There is no user %q.", c.Param("id"))
-	}
-	return id, nil
+	return pathID(c, "user_not_found", "There is no user %q.")
 }
 
 // fixable returns the message of an error a person can fix from the form

@@ -21,32 +21,26 @@ import (
 // with the message; from a page, the console goes back to it.
 func (k *console) handleViolationClearForm() echo.HandlerFunc {
 	return func(c echo.Context) error {
-		ref := c.Param("id")
-		id, err := strconv.ParseInt(ref, 10, 64)
+		id, err := pathID(c, "violation_not_found", "No violation has the id %q.")
 		if err != nil {
-			return errs.E(errs.NotFound, "violation_not_found", "No violation has the id %q.", ref)
+			return err
 		}
 		_, err = k.gov.ClearViolation(c.Request().Context(), actorOf(c), id, c.FormValue("as"), c.FormValue("note"))
-		return k.itemDone(c, governance.ItemViolation, ref, err, "as", "note")
+		return k.itemDone(c, governance.ItemViolation, c.Param("id"), err, "as", "note")
 	}
 }
 
-// handleRemediationCloseItem serves POST /remediations/:id/close (lead).
-// From the Attention queue (htmx) the item leaves the queue, or comes back
-// with the message; a plain form is the session page's, as before.
-func (k *console) handleRemediationCloseItem() echo.HandlerFunc {
-	plain := k.handleRemediationCloseForm()
+// handleRemediationClose serves POST /remediations/:id/close (lead). From
+// the Attention queue (htmx) the item leaves the queue, or comes back with
+// the message; from the session page's plain form, the page reloads.
+func (k *console) handleRemediationClose() echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if !isHTMX(c) {
-			return plain(c)
-		}
-		ref := c.Param("id")
-		id, err := strconv.ParseInt(ref, 10, 64)
+		id, err := pathID(c, "remediation_not_found", "No remediation has the id %q.")
 		if err != nil {
-			return errs.E(errs.NotFound, "remediation_not_found", "No remediation has the id %q.", ref)
+			return err
 		}
 		_, err = k.gov.CloseRemediation(c.Request().Context(), actorOf(c), id, c.FormValue("note"))
-		return k.itemDone(c, governance.ItemRemediation, ref, err, "note")
+		return k.itemDone(c, governance.ItemRemediation, c.Param("id"), err, "note")
 	}
 }
 

@@ -2,12 +2,10 @@ package web
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/views"
 )
@@ -63,20 +61,6 @@ func (k *console) handleRemediationForm() echo.HandlerFunc {
 			return k.sessionPage(c, http.StatusUnprocessableEntity, f)
 		}
 		return c.Redirect(http.StatusSeeOther, "/sessions/"+id+"?done=remediation")
-	}
-}
-
-// handleRemediationCloseForm serves POST /remediations/:id/close (lead).
-func (k *console) handleRemediationCloseForm() echo.HandlerFunc {
-	return func(c echo.Context) error {
-		id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-		if err != nil {
-			return errs.E(errs.NotFound, "remediation_not_found", "No remediation has the id %q.", c.Param("id"))
-		}
-		if _, err := k.gov.CloseRemediation(c.Request().Context(), actorOf(c), id, c.FormValue("note")); err != nil {
-			return err
-		}
-		return c.Redirect(http.StatusSeeOther, backTo(c))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -77,4 +78,14 @@ func jsonKind(goKind string) string {
 // invalid is a 422 for content the handler itself checks.
 func invalid(code, message string) error {
 	return errs.E(errs.Invalid, code, "%s", message)
+}
+
+// pathID reads a numeric :id path parameter; anything else is a 404 with
+// the code, and the message (a format taking the id as its one %q).
+func pathID(c echo.Context, code, message string) (int64, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return 0, errs.E(errs.NotFound, code, message, c.Param("id"))
+	}
+	return id, nil
 }

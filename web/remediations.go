@@ -2,11 +2,9 @@ package web
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/governance"
 )
 
@@ -31,9 +29,9 @@ func handleRemediationClose(gov *governance.Service) echo.HandlerFunc {
 		Note string `json:"note"`
 	}
 	return func(c echo.Context) error {
-		id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+		id, err := pathID(c, "remediation_not_found", "No remediation has the id %q.")
 		if err != nil {
-			return errs.E(errs.NotFound, "remediation_not_found", "No remediation has the id %q.", c.Param("id"))
+			return err
 		}
 		in, err := bindOptional[request](c)
 		if err != nil {

@@ -74,7 +74,7 @@ func routes(e *echo.Echo, d Deps) {
 	e.GET("/sessions", k.handleSessions(), in...)
 	e.GET("/sessions/:id", k.handleSession(), in...)
 	e.POST("/sessions/:id/remediations", k.handleRemediationForm(), in...)
-	e.POST("/remediations/:id/close", k.handleRemediationCloseItem(), in...)
+	e.POST("/remediations/:id/close", k.handleRemediationClose(), in...)
 	e.POST("/violations/:id/clear", k.handleViolationClearForm(), in...)
 	e.GET("/missions", k.handleMissions(), in...)
 	e.GET("/missions/new", k.handleNewMission(), in...)
