@@ -203,58 +203,72 @@ func resolutionsFrom(ctx context.Context, q db.Querier, rows []db.ListUndelivere
 	return out, nil
 }
 
-// assemble turns the inputs into facts, asks the engine, and wraps its
-// answer.
+// assemble asks the engine about the inputs and wraps its answer. The
+// facts were built when the inputs were read, so a cached brief does no
+// more than decide and encode.
 func assemble(in briefInputs, resolutions []Resolution, now time.Time) Brief {
-	st := in.state
-	f := protocol.Facts{
-		HighRisk: st.HighRisk,
-		Plan:     protocol.Plan{Status: protocol.PlanStatus(st.PlanStatus), Note: st.PlanNote, ProposedAt: db.MustTime(st.PlanProposedAt)},
+	if resolutions == nil {
+		resolutions = []Resolution{}
 	}
+	p := protocol.Decide(in.facts, now)
+	return Brief{Session: in.state.ID, NextAction: p.NextAction, Reason: p.Reason, Reasons: p.Reasons, Also: p.Also,
+		BlockedScope: p.BlockedScope, AllowedScope: p.AllowedScope, Decisions: in.decisions, Remediations: in.remediations,
+		Resolutions: resolutions, Protocol: protocol.Text, GeneratedAt: p.GeneratedAt}
+}
+
+// rows is what loadInputs reads of a session besides its state.
+type rows struct {
+	decisions    []db.Decision
+	remediations []db.Remediation
+	violations   []db.Violation
+	deviations   []db.ListOpenDeviationsRow
+	breaches     []db.Breach
+	collisions   []db.ListOpenCollisionsRow
+	change       *db.Change
+}
+
+// inputsFrom turns the rows into the engine's facts and the brief's lists.
+func inputsFrom(st db.GetBriefStateRow, r rows) briefInputs {
+	in := briefInputs{state: st, decisions: make([]Decision, len(r.decisions)), remediations: make([]Remediation, len(r.remediations))}
+	f := &in.facts
+	f.HighRisk = st.HighRisk
+	f.Plan = protocol.Plan{Status: protocol.PlanStatus(st.PlanStatus), Note: st.PlanNote, ProposedAt: db.MustTime(st.PlanProposedAt)}
 	if st.PausedAt.Valid {
 		f.Pause = &protocol.Pause{Reason: st.PauseReason, At: db.MustTime(st.PausedAt.String)}
 	}
-	b := Brief{Session: st.ID, Decisions: make([]Decision, len(in.decisions)), Remediations: make([]Remediation, len(in.remediations)),
-		Resolutions: resolutions, Protocol: protocol.Text}
-	if b.Resolutions == nil {
-		b.Resolutions = []Resolution{}
-	}
-	for i, r := range in.decisions {
-		d := decisionFrom(r, "")
-		b.Decisions[i] = d
+	for i, row := range r.decisions {
+		d := decisionFrom(row, "")
+		in.decisions[i] = d
 		f.Decisions = append(f.Decisions, protocol.Decision{Ref: d.Ref, Title: d.Title, Question: d.Question,
 			Proposal: d.Proposal, BlockedScope: d.BlockedScope, AllowedScope: d.AllowedScope, OpenedAt: d.OpenedAt})
 	}
-	for i, r := range in.remediations {
-		m := remediationFrom(r)
-		b.Remediations[i] = m
+	for i, row := range r.remediations {
+		m := remediationFrom(row)
+		in.remediations[i] = m
 		f.Remediations = append(f.Remediations, protocol.Remediation{ID: fmt.Sprintf("REM-%d", m.ID),
 			Required: m.Severity == SeverityRequired, Instruction: m.Instruction, Files: m.Files, CreatedAt: m.CreatedAt})
 	}
-	for _, v := range in.violations {
+	for _, v := range r.violations {
 		f.Violations = append(f.Violations, protocol.Violation{ID: fmt.Sprintf("VIO-%d", v.ID), Policy: v.Policy,
 			Severity: protocol.Severity(v.Severity), BlockMerge: v.Action == "block_merge", Match: v.Match, File: v.File,
 			At: db.MustTime(v.DetectedAt)})
 	}
-	for _, d := range in.deviations {
+	for _, d := range r.deviations {
 		f.Deviations = append(f.Deviations, protocol.Deviation{ID: fmt.Sprintf("DEV-%d", d.ID), Departure: d.Departure,
 			Chosen: d.Chosen, Concern: d.Concern, Support: int(d.Support), Total: int(d.Total), Enforced: d.Enforced,
 			Files: decodeList(d.Files), At: db.MustTime(d.DetectedAt)})
 	}
-	for _, c := range in.breaches {
+	for _, c := range r.breaches {
 		f.Breaches = append(f.Breaches, protocol.Breach{ID: fmt.Sprintf("CLAUSE-%d", c.ClauseIndex+1),
 			Kind: protocol.ClauseKind(c.Kind), Value: c.Value, Found: decodeList(c.Found), Count: int(c.Count),
 			At: db.MustTime(c.DetectedAt)})
 	}
-	for _, c := range in.collisions {
+	for _, c := range r.collisions {
 		f.Collisions = append(f.Collisions, protocol.Collision{ID: fmt.Sprintf("COL-%d", c.ID), Symbol: c.Symbol,
 			OtherSession: c.OtherSession, OtherAgent: c.OtherAgent, At: db.MustTime(c.DetectedAt)})
 	}
-	if ch := in.change; ch != nil {
+	if ch := r.change; ch != nil {
 		f.Risk = &protocol.Risk{Score: int(ch.RiskScore), Band: ch.RiskBand, Gate: ch.RiskGate, At: db.MustTime(ch.ReportedAt)}
 	}
-	p := protocol.Decide(f, now)
-	b.NextAction, b.Reason, b.Reasons, b.Also = p.NextAction, p.Reason, p.Reasons, p.Also
-	b.BlockedScope, b.AllowedScope, b.GeneratedAt = p.BlockedScope, p.AllowedScope, p.GeneratedAt
-	return b
+	return in
 }

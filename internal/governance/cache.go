@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/protocol"
 )
 
 // stateCache remembers what each session's brief is built from (its
@@ -26,65 +27,63 @@ type stateCache struct {
 	entries map[string]stateEntry
 }
 
-// briefInputs is what a brief is built from, read in one snapshot.
+// briefInputs is what a brief is built from, read in one snapshot: the
+// session's state, the engine's facts, and the open gates and remediations
+// the brief lists. They are shared by every brief the cache serves:
+// nothing may change them.
 type briefInputs struct {
 	state        db.GetBriefStateRow
-	decisions    []db.Decision
-	remediations []db.Remediation
-	violations   []db.Violation
-	deviations   []db.ListOpenDeviationsRow
-	breaches     []db.Breach
-	collisions   []db.ListOpenCollisionsRow
-	change       *db.Change
+	facts        protocol.Facts
+	decisions    []Decision
+	remediations []Remediation
 }
 
 // loadInputs reads what the session's brief is built from in q's
 // snapshot, reading each list only when the state says it is not empty.
 func loadInputs(ctx context.Context, q db.Querier, id string) (briefInputs, error) {
-	var in briefInputs
-	var err error
-	if in.state, err = q.GetBriefState(ctx, id); err != nil {
-		return in, err
+	st, err := q.GetBriefState(ctx, id)
+	if err != nil {
+		return briefInputs{}, err
 	}
-	st := in.state
+	var r rows
 	if st.OpenDecisions > 0 {
-		if in.decisions, err = q.ListOpenDecisions(ctx, id); err != nil {
-			return in, err
+		if r.decisions, err = q.ListOpenDecisions(ctx, id); err != nil {
+			return briefInputs{}, err
 		}
 	}
 	if st.OpenRemediations > 0 {
-		if in.remediations, err = q.ListOpenRemediations(ctx, id); err != nil {
-			return in, err
+		if r.remediations, err = q.ListOpenRemediations(ctx, id); err != nil {
+			return briefInputs{}, err
 		}
 	}
 	if st.OpenViolations > 0 {
-		if in.violations, err = q.ListOpenViolations(ctx, id); err != nil {
-			return in, err
+		if r.violations, err = q.ListOpenViolations(ctx, id); err != nil {
+			return briefInputs{}, err
 		}
 	}
 	if st.OpenDeviations > 0 {
-		if in.deviations, err = q.ListOpenDeviations(ctx, id); err != nil {
-			return in, err
+		if r.deviations, err = q.ListOpenDeviations(ctx, id); err != nil {
+			return briefInputs{}, err
 		}
 	}
 	if st.OpenBreaches > 0 {
-		if in.breaches, err = q.ListOpenBreaches(ctx, id); err != nil {
-			return in, err
+		if r.breaches, err = q.ListOpenBreaches(ctx, id); err != nil {
+			return briefInputs{}, err
 		}
 	}
 	if st.OpenCollisions > 0 {
-		if in.collisions, err = q.ListOpenCollisions(ctx, id); err != nil {
-			return in, err
+		if r.collisions, err = q.ListOpenCollisions(ctx, id); err != nil {
+			return briefInputs{}, err
 		}
 	}
 	if st.HasChange > 0 {
 		ch, err := q.GetChange(ctx, id)
 		if err != nil {
-			return in, err
+			return briefInputs{}, err
 		}
-		in.change = &ch
+		r.change = &ch
 	}
-	return in, nil
+	return inputsFrom(st, r), nil
 }
 
 type stateEntry struct {
