@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -19,6 +18,7 @@ import (
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/testkit"
 	"github.com/madebook/madebook/web"
+	"github.com/madebook/madebook/web/webtest"
 )
 
 // BenchmarkBriefThroughput compares POST /brief with a no-op JSON handler
@@ -42,8 +42,7 @@ func BenchmarkBriefThroughput(b *testing.B) {
 		}
 	}
 
-	e := web.NewServer(web.Deps{Auth: kit.Auth, Gov: kit.Gov, Ledger: kit.Ledger, Health: kit.Store.Ping,
-		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	e := web.NewServer(webtest.Deps(kit))
 	e.POST("/noop", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
 	srv := httptest.NewServer(e)
 	b.Cleanup(srv.Close)
@@ -161,8 +160,7 @@ func BenchmarkAttentionView(b *testing.B) {
 		b.Fatalf("%d items (%v), want 1000", len(items), err)
 	}
 
-	e := web.NewServer(web.Deps{Auth: kit.Auth, Gov: kit.Gov, Ledger: kit.Ledger, Health: kit.Store.Ping,
-		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	e := web.NewServer(webtest.Deps(kit))
 	srv := httptest.NewServer(e)
 	b.Cleanup(srv.Close)
 	cookie := signInCookie(b, srv.URL, lead.Email)

@@ -8,20 +8,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/madebook/madebook/internal/errs"
-	"github.com/madebook/madebook/views"
+	"github.com/madebook/madebook/web/console"
+	"github.com/madebook/madebook/web/httpx"
 )
-
-var statusOf = map[errs.Kind]int{
-	errs.Internal:     http.StatusInternalServerError,
-	errs.Malformed:    http.StatusBadRequest,
-	errs.Unauthorized: http.StatusUnauthorized,
-	errs.Forbidden:    http.StatusForbidden,
-	errs.NotFound:     http.StatusNotFound,
-	errs.Conflict:     http.StatusConflict,
-	errs.TooLarge:     http.StatusRequestEntityTooLarge,
-	errs.Invalid:      http.StatusUnprocessableEntity,
-	errs.TooMany:      http.StatusTooManyRequests,
-}
 
 // errorHandler answers every error in the contract's shape,
 // {"error":{"code","message"}}. Only server faults are logged, and their
@@ -39,13 +28,10 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		switch {
 		case c.Request().Method == http.MethodHead:
 			werr = c.NoContent(status)
-		case isAPI(c):
+		case httpx.IsAPI(c):
 			werr = c.JSON(status, map[string]any{"error": body})
-		case isHTMX(c):
-			werr = c.String(status, body["message"].(string))
 		default:
-			werr = render(c, status, views.ErrorPage(views.Page{Title: http.StatusText(status), Assets: assets},
-				body["message"].(string)))
+			werr = console.RenderError(c, status, body["message"].(string))
 		}
 		if werr != nil {
 			log.ErrorContext(c.Request().Context(), "write error response", "error", werr)
@@ -60,7 +46,7 @@ func errorBody(err error) (int, map[string]any) {
 			body[k] = v
 		}
 		body["code"], body["message"] = e.Code, e.Message
-		return statusOf[e.Kind], body
+		return httpx.Status(e.Kind), body
 	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) && he.Code < http.StatusInternalServerError {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/web/webtest"
 )
 
 // oddBodies are bodies no well-behaved client sends. Each must get a clear
@@ -67,7 +68,7 @@ func oddBodies() []struct{ name, body string } {
 // error, of the contract's shape. The server must stay healthy afterwards.
 func TestOddBodiesNeverGet500(t *testing.T) {
 	t.Parallel()
-	a := newAPIEnv(t)
+	a := webtest.NewAPI(t)
 	ctx := context.Background()
 	posts := 0
 	for _, rc := range routeTable() {
@@ -76,48 +77,48 @@ func TestOddBodiesNeverGet500(t *testing.T) {
 		}
 		posts++
 		for _, b := range oddBodies() {
-			for _, tok := range []struct{ name, token string }{{"its caller", ""}, {"the wrong caller", a.viewerTok}} {
+			for _, tok := range []struct{ name, token string }{{"its caller", ""}, {"the wrong caller", a.ViewerTok}} {
 				if rc.page && tok.token != "" {
 					continue // a console route treats every bearer caller alike
 				}
 				t.Run(fmt.Sprintf("%s %s with %s as %s", rc.method, rc.path, b.name, tok.name), func(t *testing.T) {
-					a.t = t
+					a.T = t
 					path, _, _ := rc.setup(a)
 					token := tok.token
 					if token == "" {
 						for _, c := range callers[1:] {
 							if s, ok := rc.want[c]; ok && s < 300 {
-								token = a.tokenOf(c)
+								token = tokenOf(a, c)
 								break
 							}
 						}
 					}
-					r := a.do(rc.method, path, token, rawBody(b.body))
+					r := a.Do(rc.method, path, token, webtest.RawBody(b.body))
 					if r.Status >= 500 {
-						t.Fatalf("status %d for bad input; body %s", r.Status, short(r.Body))
+						t.Fatalf("status %d for bad input; body %s", r.Status, webtest.Short(r.Body))
 					}
 					if rc.page {
 						return // a console form answers in HTML
 					}
-					checkJSONContentType(t, r)
+					webtest.CheckJSONContentType(t, r)
 					if r.Status >= 400 {
-						checkErrorShape(t, r)
+						webtest.CheckErrorShape(t, r)
 					}
 				})
 			}
 		}
 	}
-	a.t = t
+	a.T = t
 	if posts < 10 {
 		t.Fatalf("only %d POST or PATCH routes found in the route table", posts)
 	}
-	a.must(http.StatusOK, http.MethodGet, "/healthz", "", nil)
+	a.Must(http.StatusOK, http.MethodGet, "/healthz", "", nil)
 	// The database is still whole: a session can still be opened and briefed.
-	id := a.session(false)
-	if _, err := a.kit.Gov.OpenDecision(ctx, a.agent, id, governance.DecisionInput{Title: "T", Question: "Q?"}); err != nil {
+	id := a.Session(false)
+	if _, err := a.Kit.Gov.OpenDecision(ctx, a.Agent, id, governance.DecisionInput{Title: "T", Question: "Q?"}); err != nil {
 		t.Fatal(err)
 	}
-	got := a.must(http.StatusOK, http.MethodPost, "/brief", a.agentKey, map[string]string{"session": id})
+	got := a.Must(http.StatusOK, http.MethodPost, "/brief", a.AgentKey, map[string]string{"session": id})
 	if got["next_action"] != "DECISION_REQUIRED" {
 		t.Errorf("next_action %v after the odd bodies", got["next_action"])
 	}
@@ -127,39 +128,39 @@ func TestOddBodiesNeverGet500(t *testing.T) {
 // id or a reference.
 func TestOddPathParametersNeverGet500(t *testing.T) {
 	t.Parallel()
-	a := newAPIEnv(t)
+	a := webtest.NewAPI(t)
 	odd := []string{"%00", "%20", "%25", "..", "%2e%2e%2fetc", "ses_%27%3B%20DROP%20TABLE%20sessions%3B--",
 		strings.Repeat("x", 4000), "-1", "0", "1e9", "99999999999999999999999", "DEC-000", "DEC-", "%F0%9F%92%A9", "%ff"}
 	templates := []struct{ method, path, token string }{
-		{http.MethodGet, "/api/v1/sessions/%s", a.leadTok},
-		{http.MethodGet, "/api/v1/sessions/%s", a.agentKey},
-		{http.MethodPost, "/api/v1/sessions/%s/decisions", a.agentKey},
-		{http.MethodPost, "/api/v1/sessions/%s/plan", a.agentKey},
-		{http.MethodPost, "/api/v1/sessions/%s/plan/approve", a.leadTok},
-		{http.MethodPost, "/api/v1/sessions/%s/plan/reject", a.leadTok},
-		{http.MethodPost, "/api/v1/sessions/%s/pause", a.leadTok},
-		{http.MethodPost, "/api/v1/sessions/%s/resume", a.leadTok},
-		{http.MethodPost, "/api/v1/sessions/%s/remediations", a.leadTok},
-		{http.MethodPost, "/api/v1/remediations/%s/close", a.leadTok},
-		{http.MethodPost, "/api/v1/decisions/%s/resolve", a.leadTok},
+		{http.MethodGet, "/api/v1/sessions/%s", a.LeadTok},
+		{http.MethodGet, "/api/v1/sessions/%s", a.AgentKey},
+		{http.MethodPost, "/api/v1/sessions/%s/decisions", a.AgentKey},
+		{http.MethodPost, "/api/v1/sessions/%s/plan", a.AgentKey},
+		{http.MethodPost, "/api/v1/sessions/%s/plan/approve", a.LeadTok},
+		{http.MethodPost, "/api/v1/sessions/%s/plan/reject", a.LeadTok},
+		{http.MethodPost, "/api/v1/sessions/%s/pause", a.LeadTok},
+		{http.MethodPost, "/api/v1/sessions/%s/resume", a.LeadTok},
+		{http.MethodPost, "/api/v1/sessions/%s/remediations", a.LeadTok},
+		{http.MethodPost, "/api/v1/remediations/%s/close", a.LeadTok},
+		{http.MethodPost, "/api/v1/decisions/%s/resolve", a.LeadTok},
 	}
 	body := map[string]any{"title": "T", "question": "Q", "summary": "S", "severity": "advisory",
 		"instruction": "I", "resolution": "R"}
 	for _, tp := range templates {
 		for _, p := range odd {
 			path := fmt.Sprintf(tp.path, p)
-			req, err := http.NewRequest(tp.method, a.srv.URL+path, strings.NewReader(string(mustJSON(t, body))))
+			req, err := http.NewRequest(tp.method, a.Srv.URL+path, strings.NewReader(string(mustJSON(t, body))))
 			if err != nil {
 				t.Fatal(err)
 			}
 			req.Header.Set("Authorization", "Bearer "+tp.token)
-			r := a.send(req)
+			r := a.Send(req)
 			if r.Status >= 500 {
-				t.Errorf("%s %s: status %d; body %s", tp.method, short([]byte(path)), r.Status, short(r.Body))
+				t.Errorf("%s %s: status %d; body %s", tp.method, webtest.Short([]byte(path)), r.Status, webtest.Short(r.Body))
 				continue
 			}
 			if r.Status >= 400 {
-				checkErrorShape(t, r)
+				webtest.CheckErrorShape(t, r)
 			}
 		}
 	}

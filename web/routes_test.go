@@ -3,21 +3,17 @@ package web_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"testing"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/madebook/madebook/internal/change"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/internal/testkit"
 	"github.com/madebook/madebook/web"
+	"github.com/madebook/madebook/web/webtest"
 )
 
 // caller is who sends a request in the route table.
@@ -38,8 +34,8 @@ func (c caller) String() string {
 	return [...]string{"anonymous", "viewer", "lead", "admin", "the session's agent", "another agent"}[c]
 }
 
-func (a *apiEnv) tokenOf(c caller) string {
-	return [...]string{"", a.viewerTok, a.leadTok, a.adminTok, a.agentKey, a.otherKey}[c]
+func tokenOf(a *webtest.API, c caller) string {
+	return [...]string{"", a.ViewerTok, a.LeadTok, a.AdminTok, a.AgentKey, a.OtherKey}[c]
 }
 
 // routeCase is one route of routes.go: how to build a fresh request to it,
@@ -48,7 +44,7 @@ type routeCase struct {
 	method, path string // as registered on echo
 	// setup creates what the request needs and returns the concrete path,
 	// the body, and the session whose state the call may change ("" if none).
-	setup func(a *apiEnv) (path string, body any, session string)
+	setup func(a *webtest.API) (path string, body any, session string)
 	// want is the status per caller; callers not listed get 403, except
 	// anonymous callers, who always get 401 on an authenticated route.
 	want map[caller]int
@@ -85,259 +81,259 @@ func with(m map[caller]int, c caller, status int) map[caller]int {
 
 func routeTable() []routeCase {
 	ctx := context.Background()
-	plainSession := func(a *apiEnv) string { return a.session(false) }
-	proposed := func(a *apiEnv) string {
-		id := a.session(true)
-		if _, err := a.kit.Gov.ProposePlan(ctx, a.agent, id, governance.PlanInput{Summary: "read, then change"}); err != nil {
-			a.t.Fatal(err)
+	plainSession := func(a *webtest.API) string { return a.Session(false) }
+	proposed := func(a *webtest.API) string {
+		id := a.Session(true)
+		if _, err := a.Kit.Gov.ProposePlan(ctx, a.Agent, id, governance.PlanInput{Summary: "read, then change"}); err != nil {
+			a.T.Fatal(err)
 		}
 		return id
 	}
-	decision := func(a *apiEnv) (string, string) {
+	decision := func(a *webtest.API) (string, string) {
 		id := plainSession(a)
-		d, err := a.kit.Gov.OpenDecision(ctx, a.agent, id, governance.DecisionInput{Title: "Schema",
+		d, err := a.Kit.Gov.OpenDecision(ctx, a.Agent, id, governance.DecisionInput{Title: "Schema",
 			Question: "Drop the legacy billing table?", BlockedScope: []string{"db/migrations"}})
 		if err != nil {
-			a.t.Fatal(err)
+			a.T.Fatal(err)
 		}
 		return id, d.Ref
 	}
-	// run starts a run of a.agent on a fresh session; parked also parks it
+	// run starts a run of a.Agent on a fresh session; parked also parks it
 	// on a question and returns the ask.
-	run := func(a *apiEnv) (session, run string) {
+	run := func(a *webtest.API) (session, run string) {
 		id := plainSession(a)
-		r, err := a.kit.Ledger.StartRun(ctx, a.agent, id, "graph-ask-demo", "")
+		r, err := a.Kit.Ledger.StartRun(ctx, a.Agent, id, "graph-ask-demo", "")
 		if err != nil {
-			a.t.Fatal(err)
+			a.T.Fatal(err)
 		}
 		return id, r.ID
 	}
-	parked := func(a *apiEnv) (session, ask string) {
+	parked := func(a *webtest.API) (session, ask string) {
 		id, r := run(a)
-		q, err := a.kit.Ledger.RecordAsk(ctx, a.agent, r, ledger.AskInput{Prompt: "save this reading?",
+		q, err := a.Kit.Ledger.RecordAsk(ctx, a.Agent, r, ledger.AskInput{Prompt: "save this reading?",
 			Options: map[string]string{"1": "Yes", "2": "No"}})
 		if err != nil {
-			a.t.Fatal(err)
+			a.T.Fatal(err)
 		}
 		return id, q.ID
 	}
 	// violated reports the seed's AWS secret on a fresh session and returns
 	// the session and its open critical violation.
-	violated := func(a *apiEnv) (string, int64) {
+	violated := func(a *webtest.API) (string, int64) {
 		id := plainSession(a)
-		res, err := a.kit.Gov.ReportChange(ctx, a.agent, id, change.Change{Files: []change.File{{Path: "config/deploy.sh",
+		res, err := a.Kit.Gov.ReportChange(ctx, a.Agent, id, change.Change{Files: []change.File{{Path: "config/deploy.sh",
 			Content: "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"}}})
 		if err != nil {
-			a.t.Fatal(err)
+			a.T.Fatal(err)
 		}
 		if len(res.Violations) == 0 {
-			a.t.Fatal("the seed's secret raised no violation")
+			a.T.Fatal("the seed's secret raised no violation")
 		}
 		return id, res.Violations[0].ID
 	}
 	slugs := 0
 	return []routeCase{
 		{method: http.MethodGet, path: "/healthz", public: true,
-			setup: func(*apiEnv) (string, any, string) { return "/healthz", nil, "" },
+			setup: func(*webtest.API) (string, any, string) { return "/healthz", nil, "" },
 			want:  with(statuses(http.StatusOK, everyone), asAnonymous, http.StatusOK)},
 		{method: http.MethodPost, path: "/brief", writes: true, // last_brief_at
-			setup: func(a *apiEnv) (string, any, string) {
+			setup: func(a *webtest.API) (string, any, string) {
 				id := plainSession(a)
 				return "/brief", map[string]string{"session": id}, id
 			},
 			want: statuses(http.StatusOK, []caller{asOwnAgent})},
 		{method: http.MethodGet, path: "/api/v1/missions",
-			setup: func(*apiEnv) (string, any, string) { return "/api/v1/missions", nil, "" },
+			setup: func(*webtest.API) (string, any, string) { return "/api/v1/missions", nil, "" },
 			want:  statuses(http.StatusOK, everyone)},
 		{method: http.MethodPost, path: "/api/v1/missions", writes: true,
-			setup: func(*apiEnv) (string, any, string) {
+			setup: func(*webtest.API) (string, any, string) {
 				slugs++
 				return "/api/v1/missions", map[string]any{"slug": fmt.Sprintf("route-table-%d", slugs), "title": "T"}, ""
 			},
 			want: statuses(http.StatusCreated, leads)},
 		{method: http.MethodPost, path: "/api/v1/sessions", writes: true,
-			setup: func(a *apiEnv) (string, any, string) {
-				return "/api/v1/sessions", map[string]any{"mission": a.kit.Mission(a.lead, false), "title": "work"}, ""
+			setup: func(a *webtest.API) (string, any, string) {
+				return "/api/v1/sessions", map[string]any{"mission": a.Kit.Mission(a.Lead, false), "title": "work"}, ""
 			},
 			want: statuses(http.StatusCreated, bothAgents)},
 		{method: http.MethodGet, path: "/api/v1/sessions/:id",
-			setup: func(a *apiEnv) (string, any, string) {
+			setup: func(a *webtest.API) (string, any, string) {
 				id := plainSession(a)
 				return "/api/v1/sessions/" + id, nil, id
 			},
 			want: statuses(http.StatusOK, people, []caller{asOwnAgent})},
 		{method: http.MethodPost, path: "/api/v1/sessions/:id/decisions", writes: true,
-			setup: func(a *apiEnv) (string, any, string) {
+			setup: func(a *webtest.API) (string, any, string) {
 				id := plainSession(a)
 				return "/api/v1/sessions/" + id + "/decisions", map[string]any{"title": "Schema", "question": "Drop it?",
 					"blocked_scope": []string{"db/"}, "allowed_scope": []string{"web/"}}, id
 			},
 			want: statuses(http.StatusCreated, []caller{asOwnAgent})},
 		{method: http.MethodPost, path: "/api/v1/sessions/:id/plan", writes: true,
-			setup: func(a *apiEnv) (string, any, string) {
-				id := a.session(true)
+			setup: func(a *webtest.API) (string, any, string) {
+				id := a.Session(true)
 				return "/api/v1/sessions/" + id + "/plan", map[string]any{"summary": "read, then change"}, id
 			},
 			want: statuses(http.StatusCreated, []caller{asOwnAgent})},
 		{method: http.MethodPost, path: "/api/v1/sessions/:id/plan/approve", writes: true,
-			setup: func(a *apiEnv) (string, any, string) {
+			setup: func(a *webtest.API) (string, any, string) {
 				id := proposed(a)
 				return "/api/v1/sessions/" + id + "/plan/approve", map[string]any{"note": "ok"}, id
 			},
 			want: statuses(http.StatusOK, leads)},
 		{method: http.MethodPost, path: "/api/v1/sessions/:id/plan/reject", writes: true,
-			setup: func(a *apiEnv) (string, any, string) {
+			setup: func(a *webtest.API) (string, any, string) {
 				id := proposed(a)
 				return "/api/v1/sessions/" + id + "/plan/reject", map[string]any{"note": "too broad"}, id
 			},
 			want: statuses(http.StatusOK, leads)},
 		{method: http.MethodPost, path: "/api/v1/sessions/:id/pause", writes: true,
-			setup: func(a *apiEnv) (string, any, string) {
+			setup: func(a *webtest.API) (string, any, string) {
 				id := plainSession(a)
 				return "/api/v1/sessions/" + id + "/pause", map[string]any{"reason": "wait"}, id
 			},
 			want: statuses(http.StatusOK, leads)},
 		{method: http.MethodPost, path: "/api/v1/sessions/:id/resume", writes: true,
-			setup: func(a *apiEnv) (string, any, string) {
+			setup: func(a *webtest.API) (string, any, string) {
 				id := plainSession(a)
-				if _, err := a.kit.Gov.Pause(ctx, a.lead, id, "wait"); err != nil {
-					a.t.Fatal(err)
+				if _, err := a.Kit.Gov.Pause(ctx, a.Lead, id, "wait"); err != nil {
+					a.T.Fatal(err)
 				}
 				return "/api/v1/sessions/" + id + "/resume", map[string]any{}, id
 			},
 			want: statuses(http.StatusOK, leads)},
 		{method: http.MethodPost, path: "/api/v1/sessions/:id/remediations", writes: true,
-			setup: func(a *apiEnv) (string, any, string) {
+			setup: func(a *webtest.API) (string, any, string) {
 				id := plainSession(a)
 				return "/api/v1/sessions/" + id + "/remediations", map[string]any{"severity": "required",
 					"instruction": "Add a test.", "files": []string{"web/x.go"}}, id
 			},
 			want: statuses(http.StatusCreated, leads)},
 		{method: http.MethodPost, path: "/api/v1/remediations/:id/close", writes: true,
-			setup: func(a *apiEnv) (string, any, string) {
+			setup: func(a *webtest.API) (string, any, string) {
 				id := plainSession(a)
-				r, err := a.kit.Gov.RequestRemediation(ctx, a.lead, id, governance.RemediationInput{Severity: "advisory", Instruction: "Tidy up."})
+				r, err := a.Kit.Gov.RequestRemediation(ctx, a.Lead, id, governance.RemediationInput{Severity: "advisory", Instruction: "Tidy up."})
 				if err != nil {
-					a.t.Fatal(err)
+					a.T.Fatal(err)
 				}
 				return fmt.Sprintf("/api/v1/remediations/%d/close", r.ID), map[string]any{"note": "done"}, id
 			},
 			want: statuses(http.StatusOK, leads)},
 		{method: http.MethodPost, path: "/api/v1/decisions/:ref/resolve", writes: true,
-			setup: func(a *apiEnv) (string, any, string) {
+			setup: func(a *webtest.API) (string, any, string) {
 				id, ref := decision(a)
 				return "/api/v1/decisions/" + ref + "/resolve", map[string]any{"resolution": "Keep it.",
 					"instruction": "Archive instead."}, id
 			},
 			want: statuses(http.StatusOK, leads)},
 		{method: http.MethodPost, path: "/api/v1/sessions/:id/changes", writes: true,
-			setup: func(a *apiEnv) (string, any, string) {
+			setup: func(a *webtest.API) (string, any, string) {
 				id := plainSession(a)
 				return "/api/v1/sessions/" + id + "/changes", map[string]any{"files": []map[string]string{
 					{"path": "web/app.go", "content": "package web\n"}}}, id
 			},
 			want: statuses(http.StatusOK, []caller{asOwnAgent})},
 		{method: http.MethodPost, path: "/api/v1/sessions/:id/evidence", writes: true,
-			setup: func(a *apiEnv) (string, any, string) {
+			setup: func(a *webtest.API) (string, any, string) {
 				id := plainSession(a)
 				return "/api/v1/sessions/" + id + "/evidence", map[string]any{"kind": "tests", "passed": true}, id
 			},
 			want: statuses(http.StatusCreated, []caller{asOwnAgent})},
 		{method: http.MethodPost, path: "/api/v1/sessions/:id/complete", writes: true,
-			setup: func(a *apiEnv) (string, any, string) {
+			setup: func(a *webtest.API) (string, any, string) {
 				id := plainSession(a)
 				return "/api/v1/sessions/" + id + "/complete", map[string]any{}, id
 			},
 			want: statuses(http.StatusOK, []caller{asOwnAgent})},
 		{method: http.MethodGet, path: "/api/v1/policies",
-			setup: func(*apiEnv) (string, any, string) { return "/api/v1/policies", nil, "" },
+			setup: func(*webtest.API) (string, any, string) { return "/api/v1/policies", nil, "" },
 			want:  statuses(http.StatusOK, everyone)},
 		// Policies and rules are not in the snapshot: writes stays false.
 		{method: http.MethodPost, path: "/api/v1/policies",
-			setup: func(*apiEnv) (string, any, string) {
+			setup: func(*webtest.API) (string, any, string) {
 				slugs++
 				return "/api/v1/policies", map[string]any{"name": fmt.Sprintf("No TODO %d", slugs), "severity": "low",
 					"kind": "content_regex", "pattern": `TODO`}, ""
 			},
 			want: statuses(http.StatusCreated, []caller{asAdmin})},
 		{method: http.MethodGet, path: "/api/v1/rules",
-			setup: func(*apiEnv) (string, any, string) { return "/api/v1/rules", nil, "" },
+			setup: func(*webtest.API) (string, any, string) { return "/api/v1/rules", nil, "" },
 			want:  statuses(http.StatusOK, everyone)},
 		{method: http.MethodPost, path: "/api/v1/rules",
-			setup: func(*apiEnv) (string, any, string) {
+			setup: func(*webtest.API) (string, any, string) {
 				slugs++
 				return "/api/v1/rules", map[string]any{"concern": fmt.Sprintf("server state %d", slugs), "chosen": "react-query",
 					"departures": []string{"redux-toolkit"}, "support": 31, "total": 34, "enforced": true}, ""
 			},
 			want: statuses(http.StatusCreated, []caller{asAdmin})},
 		{method: http.MethodGet, path: "/api/v1/risk-gates",
-			setup: func(*apiEnv) (string, any, string) { return "/api/v1/risk-gates", nil, "" },
+			setup: func(*webtest.API) (string, any, string) { return "/api/v1/risk-gates", nil, "" },
 			want:  statuses(http.StatusOK, everyone)},
 		// Settings are not in the snapshot: writes stays false.
 		{method: http.MethodPut, path: "/api/v1/risk-gates",
-			setup: func(*apiEnv) (string, any, string) {
+			setup: func(*webtest.API) (string, any, string) {
 				return "/api/v1/risk-gates", map[string]any{"high": "a lead's review"}, ""
 			},
 			want: statuses(http.StatusOK, []caller{asAdmin})},
 		{method: http.MethodPost, path: "/api/v1/violations/:id/clear", writes: true,
-			setup: func(a *apiEnv) (string, any, string) {
+			setup: func(a *webtest.API) (string, any, string) {
 				id, v := violated(a)
 				return fmt.Sprintf("/api/v1/violations/%d/clear", v), map[string]any{"as": "fixed", "note": "Rotated the key."}, id
 			},
 			want: statuses(http.StatusOK, leads)},
 		{method: http.MethodGet, path: "/api/v1/missions/:slug",
-			setup: func(a *apiEnv) (string, any, string) {
-				return "/api/v1/missions/" + a.kit.Mission(a.lead, false), nil, ""
+			setup: func(a *webtest.API) (string, any, string) {
+				return "/api/v1/missions/" + a.Kit.Mission(a.Lead, false), nil, ""
 			},
 			want: statuses(http.StatusOK, everyone)},
 		{method: http.MethodPatch, path: "/api/v1/missions/:slug", writes: true,
-			setup: func(a *apiEnv) (string, any, string) {
-				return "/api/v1/missions/" + a.kit.Mission(a.lead, false), map[string]any{"title": "Renamed"}, ""
+			setup: func(a *webtest.API) (string, any, string) {
+				return "/api/v1/missions/" + a.Kit.Mission(a.Lead, false), map[string]any{"title": "Renamed"}, ""
 			},
 			want: statuses(http.StatusOK, leads)},
 		{method: http.MethodGet, path: "/api/v1/audit/:report",
-			setup: func(*apiEnv) (string, any, string) { return "/api/v1/audit/premature-side-effects", nil, "" },
+			setup: func(*webtest.API) (string, any, string) { return "/api/v1/audit/premature-side-effects", nil, "" },
 			want:  statuses(http.StatusOK, people)},
 		{method: http.MethodGet, path: "/api/v1/attention",
-			setup: func(*apiEnv) (string, any, string) { return "/api/v1/attention", nil, "" },
+			setup: func(*webtest.API) (string, any, string) { return "/api/v1/attention", nil, "" },
 			want:  statuses(http.StatusOK, people)},
 		{method: http.MethodPost, path: "/api/v1/sessions/:id/runs", writes: true,
-			setup: func(a *apiEnv) (string, any, string) {
+			setup: func(a *webtest.API) (string, any, string) {
 				id := plainSession(a)
 				return "/api/v1/sessions/" + id + "/runs", map[string]any{"name": "graph-ask-demo"}, id
 			},
 			want: statuses(http.StatusCreated, []caller{asOwnAgent})},
 		{method: http.MethodPatch, path: "/api/v1/runs/:id", writes: true,
-			setup: func(a *apiEnv) (string, any, string) {
+			setup: func(a *webtest.API) (string, any, string) {
 				id, r := run(a)
 				return "/api/v1/runs/" + r, map[string]any{"status": "complete"}, id
 			},
 			want: statuses(http.StatusOK, []caller{asOwnAgent})},
 		{method: http.MethodPost, path: "/api/v1/runs/:id/asks", writes: true,
-			setup: func(a *apiEnv) (string, any, string) {
+			setup: func(a *webtest.API) (string, any, string) {
 				id, r := run(a)
 				return "/api/v1/runs/" + r + "/asks", map[string]any{"prompt": "save this reading?",
 					"options": map[string]string{"1": "Yes", "2": "No"}}, id
 			},
 			want: statuses(http.StatusCreated, []caller{asOwnAgent})},
 		{method: http.MethodPost, path: "/api/v1/runs/:id/tool-calls", writes: true,
-			setup: func(a *apiEnv) (string, any, string) {
+			setup: func(a *webtest.API) (string, any, string) {
 				id, r := run(a)
 				return "/api/v1/runs/" + r + "/tool-calls", map[string]any{"server": "mcp-monitor", "tool": "get_cpu_info",
 					"side_effecting": false}, id
 			},
 			want: statuses(http.StatusCreated, []caller{asOwnAgent})},
 		{method: http.MethodPost, path: "/api/v1/asks/:id/answer", writes: true,
-			setup: func(a *apiEnv) (string, any, string) {
+			setup: func(a *webtest.API) (string, any, string) {
 				id, ask := parked(a)
 				return "/api/v1/asks/" + ask + "/answer", map[string]any{"option": "1"}, id
 			},
 			want: statuses(http.StatusOK, leads)},
 		{method: http.MethodGet, path: "/api/v1/tools",
-			setup: func(*apiEnv) (string, any, string) { return "/api/v1/tools", nil, "" },
+			setup: func(*webtest.API) (string, any, string) { return "/api/v1/tools", nil, "" },
 			want:  statuses(http.StatusOK, everyone)},
 		{method: http.MethodPut, path: "/api/v1/tools", writes: true,
-			setup: func(*apiEnv) (string, any, string) {
+			setup: func(*webtest.API) (string, any, string) {
 				slugs++
 				return "/api/v1/tools", map[string]any{"server": "route-table", "tool": fmt.Sprintf("tool-%d", slugs),
 					"side_effecting": false}, ""
@@ -348,13 +344,13 @@ func routeTable() []routeCase {
 		// session: it never opens the console, whatever its role (the
 		// console's own tests sign in and cover its successes).
 		{method: http.MethodGet, path: "/static/*", public: true, page: true,
-			setup: func(*apiEnv) (string, any, string) { return "/static/htmx.min.js", nil, "" },
+			setup: func(*webtest.API) (string, any, string) { return "/static/htmx.min.js", nil, "" },
 			want:  with(statuses(http.StatusOK, everyone), asAnonymous, http.StatusOK)},
 		{method: http.MethodGet, path: "/login", public: true, page: true,
-			setup: func(*apiEnv) (string, any, string) { return "/login", nil, "" },
+			setup: func(*webtest.API) (string, any, string) { return "/login", nil, "" },
 			want:  with(statuses(http.StatusOK, everyone), asAnonymous, http.StatusOK)},
 		{method: http.MethodPost, path: "/login", public: true, page: true,
-			setup: func(*apiEnv) (string, any, string) {
+			setup: func(*webtest.API) (string, any, string) {
 				// A new email each time: failed sign-ins are limited per account.
 				slugs++
 				return "/login", url.Values{"email": {fmt.Sprintf("nobody%d@example.com", slugs)}, "password": {"wrong-password"}}, ""
@@ -365,75 +361,75 @@ func routeTable() []routeCase {
 		consoleOnly(http.MethodGet, "/attention/count", nil),
 		consoleOnly(http.MethodPost, "/logout", nil),
 		consoleOnly(http.MethodPost, "/logout/everywhere", nil),
-		consoleOnly(http.MethodPost, "/decisions/resolve", func(a *apiEnv) (string, string) {
+		consoleOnly(http.MethodPost, "/decisions/resolve", func(a *webtest.API) (string, string) {
 			id, ref := decision(a)
 			return "/decisions/resolve?ref=" + ref, id
 		}),
-		consoleOnly(http.MethodPost, "/decisions/:ref/resolve", func(a *apiEnv) (string, string) {
+		consoleOnly(http.MethodPost, "/decisions/:ref/resolve", func(a *webtest.API) (string, string) {
 			id, ref := decision(a)
 			return "/decisions/" + ref + "/resolve", id
 		}),
-		consoleOnly(http.MethodPost, "/sessions/:id/plan/approve", func(a *apiEnv) (string, string) {
+		consoleOnly(http.MethodPost, "/sessions/:id/plan/approve", func(a *webtest.API) (string, string) {
 			id := proposed(a)
 			return "/sessions/" + id + "/plan/approve", id
 		}),
-		consoleOnly(http.MethodPost, "/sessions/:id/plan/reject", func(a *apiEnv) (string, string) {
+		consoleOnly(http.MethodPost, "/sessions/:id/plan/reject", func(a *webtest.API) (string, string) {
 			id := proposed(a)
 			return "/sessions/" + id + "/plan/reject", id
 		}),
-		consoleOnly(http.MethodPost, "/sessions/:id/pause", func(a *apiEnv) (string, string) {
+		consoleOnly(http.MethodPost, "/sessions/:id/pause", func(a *webtest.API) (string, string) {
 			id := plainSession(a)
 			return "/sessions/" + id + "/pause", id
 		}),
 		consoleOnly(http.MethodGet, "/sessions", nil),
-		consoleOnly(http.MethodGet, "/sessions/:id", func(a *apiEnv) (string, string) {
+		consoleOnly(http.MethodGet, "/sessions/:id", func(a *webtest.API) (string, string) {
 			id := plainSession(a)
 			return "/sessions/" + id, id
 		}),
-		consoleOnly(http.MethodPost, "/sessions/:id/remediations", func(a *apiEnv) (string, string) {
+		consoleOnly(http.MethodPost, "/sessions/:id/remediations", func(a *webtest.API) (string, string) {
 			id := plainSession(a)
 			return "/sessions/" + id + "/remediations", id
 		}),
-		consoleOnly(http.MethodPost, "/remediations/:id/close", func(a *apiEnv) (string, string) {
+		consoleOnly(http.MethodPost, "/remediations/:id/close", func(a *webtest.API) (string, string) {
 			id := plainSession(a)
-			r, err := a.kit.Gov.RequestRemediation(ctx, a.lead, id, governance.RemediationInput{Severity: "advisory", Instruction: "Tidy up."})
+			r, err := a.Kit.Gov.RequestRemediation(ctx, a.Lead, id, governance.RemediationInput{Severity: "advisory", Instruction: "Tidy up."})
 			if err != nil {
-				a.t.Fatal(err)
+				a.T.Fatal(err)
 			}
 			return fmt.Sprintf("/remediations/%d/close", r.ID), id
 		}),
-		consoleOnly(http.MethodPost, "/violations/:id/clear", func(a *apiEnv) (string, string) {
+		consoleOnly(http.MethodPost, "/violations/:id/clear", func(a *webtest.API) (string, string) {
 			id, v := violated(a)
 			return fmt.Sprintf("/violations/%d/clear", v), id
 		}),
 		consoleOnly(http.MethodGet, "/missions", nil),
 		consoleOnly(http.MethodGet, "/missions/new", nil),
 		consoleOnly(http.MethodPost, "/missions", nil),
-		consoleOnly(http.MethodGet, "/missions/:slug/edit", func(a *apiEnv) (string, string) {
-			return "/missions/" + a.kit.Mission(a.lead, false) + "/edit", ""
+		consoleOnly(http.MethodGet, "/missions/:slug/edit", func(a *webtest.API) (string, string) {
+			return "/missions/" + a.Kit.Mission(a.Lead, false) + "/edit", ""
 		}),
-		consoleOnly(http.MethodPost, "/missions/:slug", func(a *apiEnv) (string, string) {
-			return "/missions/" + a.kit.Mission(a.lead, false), ""
+		consoleOnly(http.MethodPost, "/missions/:slug", func(a *webtest.API) (string, string) {
+			return "/missions/" + a.Kit.Mission(a.Lead, false), ""
 		}),
 		consoleOnly(http.MethodGet, "/audit", nil),
-		consoleOnly(http.MethodGet, "/audit/:report", func(*apiEnv) (string, string) {
+		consoleOnly(http.MethodGet, "/audit/:report", func(*webtest.API) (string, string) {
 			return "/audit/stale-gates", ""
 		}),
 		consoleOnly(http.MethodGet, "/admin/users", nil),
 		consoleOnly(http.MethodPost, "/admin/users", nil),
-		consoleOnly(http.MethodPost, "/admin/users/:id/role", func(a *apiEnv) (string, string) {
-			return fmt.Sprintf("/admin/users/%d/role", a.viewer.UserID), ""
+		consoleOnly(http.MethodPost, "/admin/users/:id/role", func(a *webtest.API) (string, string) {
+			return fmt.Sprintf("/admin/users/%d/role", a.Viewer.UserID), ""
 		}),
-		consoleOnly(http.MethodPost, "/admin/users/:id/disable", func(a *apiEnv) (string, string) {
-			return fmt.Sprintf("/admin/users/%d/disable", a.viewer.UserID), ""
+		consoleOnly(http.MethodPost, "/admin/users/:id/disable", func(a *webtest.API) (string, string) {
+			return fmt.Sprintf("/admin/users/%d/disable", a.Viewer.UserID), ""
 		}),
-		consoleOnly(http.MethodPost, "/admin/users/:id/enable", func(a *apiEnv) (string, string) {
-			return fmt.Sprintf("/admin/users/%d/enable", a.viewer.UserID), ""
+		consoleOnly(http.MethodPost, "/admin/users/:id/enable", func(a *webtest.API) (string, string) {
+			return fmt.Sprintf("/admin/users/%d/enable", a.Viewer.UserID), ""
 		}),
 		consoleOnly(http.MethodGet, "/admin/keys", nil),
 		consoleOnly(http.MethodPost, "/admin/keys", nil),
-		consoleOnly(http.MethodPost, "/admin/keys/:id/revoke", func(a *apiEnv) (string, string) {
-			return fmt.Sprintf("/admin/keys/%d/revoke", a.other.KeyID), ""
+		consoleOnly(http.MethodPost, "/admin/keys/:id/revoke", func(a *webtest.API) (string, string) {
+			return fmt.Sprintf("/admin/keys/%d/revoke", a.Other.KeyID), ""
 		}),
 		consoleOnly(http.MethodGet, "/admin/policies", nil),
 		consoleOnly(http.MethodPost, "/admin/policies", nil),
@@ -442,13 +438,13 @@ func routeTable() []routeCase {
 		consoleOnly(http.MethodGet, "/admin/tools", nil),
 		consoleOnly(http.MethodPost, "/admin/tools", nil),
 		consoleOnly(http.MethodPost, "/admin/tools/delete", nil),
-		consoleOnly(http.MethodPost, "/asks/:id/answer", func(a *apiEnv) (string, string) {
+		consoleOnly(http.MethodPost, "/asks/:id/answer", func(a *webtest.API) (string, string) {
 			return "/asks/ask_unknown/answer", ""
 		}),
-		consoleOnly(http.MethodPost, "/sessions/:id/resume", func(a *apiEnv) (string, string) {
+		consoleOnly(http.MethodPost, "/sessions/:id/resume", func(a *webtest.API) (string, string) {
 			id := plainSession(a)
-			if _, err := a.kit.Gov.Pause(ctx, a.lead, id, "wait"); err != nil {
-				a.t.Fatal(err)
+			if _, err := a.Kit.Gov.Pause(ctx, a.Lead, id, "wait"); err != nil {
+				a.T.Fatal(err)
 			}
 			return "/sessions/" + id + "/resume", id
 		}),
@@ -459,9 +455,9 @@ func routeTable() []routeCase {
 // every bearer caller, and the anonymous one, is sent to sign in, and
 // nothing is written. setup (nil for the path itself) returns the concrete
 // path and the session it would change.
-func consoleOnly(method, path string, setup func(a *apiEnv) (string, string)) routeCase {
+func consoleOnly(method, path string, setup func(a *webtest.API) (string, string)) routeCase {
 	return routeCase{method: method, path: path, public: true, page: true,
-		setup: func(a *apiEnv) (string, any, string) {
+		setup: func(a *webtest.API) (string, any, string) {
 			if setup == nil {
 				return path, nil, ""
 			}
@@ -476,7 +472,7 @@ func consoleOnly(method, path string, setup func(a *apiEnv) (string, string)) ro
 // owner 403 with nothing written, the right caller its success status.
 func TestEveryRouteAnswersEachCallerAsTheContractSays(t *testing.T) {
 	t.Parallel()
-	a := newAPIEnv(t)
+	a := webtest.NewAPI(t)
 	for _, rc := range routeTable() {
 		for _, c := range callers {
 			want, ok := rc.want[c]
@@ -488,23 +484,23 @@ func TestEveryRouteAnswersEachCallerAsTheContractSays(t *testing.T) {
 				want = http.StatusForbidden
 			}
 			t.Run(fmt.Sprintf("%s %s as %s is %d", rc.method, rc.path, c, want), func(t *testing.T) {
-				a.t = t
+				a.T = t
 				path, body, session := rc.setup(a)
-				before := a.snapshot(session)
-				r := a.do(rc.method, path, a.tokenOf(c), body)
+				before := a.Snapshot(session)
+				r := a.Do(rc.method, path, tokenOf(a, c), body)
 				if r.Status != want {
-					t.Fatalf("status %d, want %d; body %s", r.Status, want, short(r.Body))
+					t.Fatalf("status %d, want %d; body %s", r.Status, want, webtest.Short(r.Body))
 				}
 				if !rc.page {
-					checkJSONContentType(t, r)
+					webtest.CheckJSONContentType(t, r)
 				}
 				if loc := r.Header.Get("Location"); r.Status >= 300 && r.Status < 400 && !strings.HasPrefix(loc, "/login") {
 					t.Errorf("redirect to %q, want the sign-in page", loc)
 				}
-				after := a.snapshot(session)
+				after := a.Snapshot(session)
 				if r.Status >= 300 {
 					if !rc.page {
-						checkErrorShape(t, r)
+						webtest.CheckErrorShape(t, r)
 					}
 					if before != after {
 						t.Errorf("a refused call changed state:\nbefore %s\nafter  %s", before, after)
@@ -515,7 +511,7 @@ func TestEveryRouteAnswersEachCallerAsTheContractSays(t *testing.T) {
 			})
 		}
 	}
-	a.t = t
+	a.T = t
 }
 
 // TestRouteTableCoversEveryRegisteredRoute fails when routes.go registers a
@@ -524,38 +520,10 @@ func TestEveryRouteAnswersEachCallerAsTheContractSays(t *testing.T) {
 func TestRouteTableCoversEveryRegisteredRoute(t *testing.T) {
 	t.Parallel()
 	kit := testkit.New(t)
-	e := web.NewServer(web.Deps{Auth: kit.Auth, Gov: kit.Gov, Ledger: kit.Ledger, Audit: kit.Audit, Health: kit.Store.Ping,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	tested := map[string]bool{}
+	e := web.NewServer(webtest.Deps(kit))
+	var tested []string
 	for _, rc := range routeTable() {
-		key := rc.method + " " + rc.path
-		if tested[key] {
-			t.Errorf("the table lists %s twice", key)
-		}
-		tested[key] = true
+		tested = append(tested, rc.method+" "+rc.path)
 	}
-	registered := map[string]bool{}
-	for _, r := range e.Routes() {
-		if r.Method == echo.RouteNotFound {
-			continue // a group's catch-all, tested in TestUnknownRoutesAre404
-		}
-		key := r.Method + " " + r.Path
-		registered[key] = true
-		if !tested[key] {
-			t.Errorf("route %s is registered but has no entry in routeTable (routes_test.go): add one with the status for every caller", key)
-		}
-	}
-	var stale []string
-	for key := range tested {
-		if !registered[key] {
-			stale = append(stale, key)
-		}
-	}
-	slices.Sort(stale)
-	if len(stale) > 0 {
-		t.Errorf("routeTable lists routes that are not registered: %s", strings.Join(stale, ", "))
-	}
-	if len(registered) < 10 {
-		t.Errorf("only %d routes registered; e.Routes() is not what this test expects", len(registered))
-	}
+	webtest.RoutesCovered(t, e.Routes(), nil, "routeTable (routes_test.go)", tested)
 }

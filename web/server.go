@@ -1,5 +1,8 @@
-// Package web is Madebook's HTTP surface: the agent and lead JSON API and
-// (later) the console. Handlers are thin: parse, call one service, render.
+// Package web is Madebook's HTTP server: it puts together the JSON API
+// (package api), the lead console (package console), the health check and
+// the static assets, with the middleware every request passes (request
+// log, panic recovery, the 1 MiB body limit) and the one error handler
+// that answers every failure in the contract's shape.
 package web
 
 import (

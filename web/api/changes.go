@@ -1,0 +1,160 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/madebook/madebook/internal/change"
+	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/web/httpx"
+)
+
+// handleChangeReport serves POST /api/v1/sessions/:id/changes (the
+// session's agent): the whole change so far, evaluated.
+func handleChangeReport(gov *governance.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		in, err := httpx.Bind[change.Change](c)
+		if err != nil {
+			return err
+		}
+		res, err := gov.ReportChange(c.Request().Context(), httpx.Actor(c), c.Param("id"), in)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, res)
+	}
+}
+
+// handleEvidenceReport serves POST /api/v1/sessions/:id/evidence (the
+// session's agent).
+func handleEvidenceReport(gov *governance.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		in, err := httpx.Bind[governance.EvidenceInput](c)
+		if err != nil {
+			return err
+		}
+		if err := gov.ReportEvidence(c.Request().Context(), httpx.Actor(c), c.Param("id"), in); err != nil {
+			return err
+		}
+		return c.JSON(http.StatusCreated, map[string]any{"kind": in.Kind, "passed": in.Passed})
+	}
+}
+
+// handleComplete serves POST /api/v1/sessions/:id/complete (the session's
+// agent): the evidence gate's verdict.
+func handleComplete(gov *governance.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if _, err := httpx.BindOptional[struct{}](c); err != nil {
+			return err
+		}
+		g, err := gov.Complete(c.Request().Context(), httpx.Actor(c), c.Param("id"))
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, g)
+	}
+}
+
+// handlePolicyCreate serves POST /api/v1/policies (admin).
+func handlePolicyCreate(gov *governance.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		in, err := httpx.Bind[governance.PolicyInput](c)
+		if err != nil {
+			return err
+		}
+		p, err := gov.CreatePolicy(c.Request().Context(), httpx.Actor(c), in)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusCreated, p)
+	}
+}
+
+// handlePolicyList serves GET /api/v1/policies (anyone signed in).
+func handlePolicyList(gov *governance.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ps, err := gov.ListPolicies(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]any{"policies": ps})
+	}
+}
+
+// handleRuleCreate serves POST /api/v1/rules (admin).
+func handleRuleCreate(gov *governance.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		in, err := httpx.Bind[governance.RuleInput](c)
+		if err != nil {
+			return err
+		}
+		r, err := gov.CreateRule(c.Request().Context(), httpx.Actor(c), in)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusCreated, r)
+	}
+}
+
+// handleRuleList serves GET /api/v1/rules (anyone signed in).
+func handleRuleList(gov *governance.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		rs, err := gov.ListRules(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]any{"rules": rs})
+	}
+}
+
+// handleViolationClear serves POST /api/v1/violations/:id/clear (lead).
+func handleViolationClear(gov *governance.Service) echo.HandlerFunc {
+	type request struct {
+		As   string `json:"as"`
+		Note string `json:"note"`
+	}
+	return func(c echo.Context) error {
+		id, err := httpx.PathID(c, "violation_not_found", "No violation has the id %q.")
+		if err != nil {
+			return err
+		}
+		in, err := httpx.BindOptional[request](c)
+		if err != nil {
+			return err
+		}
+		v, err := gov.ClearViolation(c.Request().Context(), httpx.Actor(c), id, in.As, in.Note)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, v)
+	}
+}
+
+// handleRiskGates serves GET /api/v1/risk-gates (anyone signed in): what a
+// change needs before merge at each risk band.
+func handleRiskGates(gov *governance.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		g, err := gov.RiskGates(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, g)
+	}
+}
+
+// handleRiskGatesSet serves PUT /api/v1/risk-gates (admin):
+// {"high":"…","critical":"…"} sets the bands named.
+func handleRiskGatesSet(gov *governance.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		in, err := httpx.Bind[map[string]string](c)
+		if err != nil {
+			return err
+		}
+		g, err := gov.SetRiskGates(c.Request().Context(), httpx.Actor(c), in)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, g)
+	}
+}

@@ -1,0 +1,45 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/web/httpx"
+)
+
+// handleDecisionOpen serves POST /api/v1/sessions/:id/decisions (the
+// session's agent).
+func handleDecisionOpen(gov *governance.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		in, err := httpx.Bind[governance.DecisionInput](c)
+		if err != nil {
+			return err
+		}
+		d, err := gov.OpenDecision(c.Request().Context(), httpx.Actor(c), c.Param("id"), in)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusCreated, d)
+	}
+}
+
+// handleDecisionResolve serves POST /api/v1/decisions/:ref/resolve (lead).
+func handleDecisionResolve(gov *governance.Service) echo.HandlerFunc {
+	type request struct {
+		Resolution  string `json:"resolution"`
+		Instruction string `json:"instruction"`
+	}
+	return func(c echo.Context) error {
+		in, err := httpx.Bind[request](c)
+		if err != nil {
+			return err
+		}
+		d, err := gov.ResolveDecision(c.Request().Context(), httpx.Actor(c), c.Param("ref"), in.Resolution, in.Instruction)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, d)
+	}
+}

@@ -1,0 +1,78 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/web/httpx"
+)
+
+// handleMissionCreate serves POST /api/v1/missions (lead).
+func handleMissionCreate(gov *governance.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		in, err := httpx.Bind[governance.MissionInput](c)
+		if err != nil {
+			return err
+		}
+		m, err := gov.CreateMission(c.Request().Context(), httpx.Actor(c), in)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusCreated, m)
+	}
+}
+
+// handleMissionList serves GET /api/v1/missions (anyone signed in).
+func handleMissionList(gov *governance.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ms, err := gov.ListMissions(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]any{"missions": ms})
+	}
+}
+
+// handleMissionGet serves GET /api/v1/missions/:slug (anyone signed in).
+func handleMissionGet(gov *governance.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		m, err := gov.GetMission(c.Request().Context(), c.Param("slug"))
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, m)
+	}
+}
+
+// missionPatch is the body of PATCH /api/v1/missions/:slug: the fields of
+// a mission but the slug, each optional; a field left out keeps its value.
+type missionPatch struct {
+	Slug *string `json:"slug"`
+	governance.MissionPatch
+}
+
+// handleMissionUpdate serves PATCH /api/v1/missions/:slug (lead): changes
+// the fields the body names. The slug cannot change: a body naming another
+// one is a 422.
+func handleMissionUpdate(gov *governance.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		slug := c.Param("slug")
+		if err := httpx.Actor(c).RequireLead("edit a mission"); err != nil {
+			return err
+		}
+		p, err := httpx.Bind[missionPatch](c)
+		if err != nil {
+			return err
+		}
+		if p.Slug != nil && *p.Slug != slug {
+			return invalid("slug_immutable", "A mission's slug cannot change; create a new mission instead.")
+		}
+		m, err := gov.PatchMission(c.Request().Context(), httpx.Actor(c), slug, p.MissionPatch)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, m)
+	}
+}

@@ -1,0 +1,54 @@
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/web/httpx"
+)
+
+// handlePlanPropose serves POST /api/v1/sessions/:id/plan (the session's agent).
+func handlePlanPropose(gov *governance.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		in, err := httpx.Bind[governance.PlanInput](c)
+		if err != nil {
+			return err
+		}
+		p, err := gov.ProposePlan(c.Request().Context(), httpx.Actor(c), c.Param("id"), in)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusCreated, p)
+	}
+}
+
+// handlePlanApprove serves POST /api/v1/sessions/:id/plan/approve (lead).
+func handlePlanApprove(gov *governance.Service) echo.HandlerFunc {
+	return handlePlanDecide(gov.ApprovePlan)
+}
+
+// handlePlanReject serves POST /api/v1/sessions/:id/plan/reject (lead).
+func handlePlanReject(gov *governance.Service) echo.HandlerFunc {
+	return handlePlanDecide(gov.RejectPlan)
+}
+
+func handlePlanDecide(decide func(context.Context, auth.Actor, string, string) (governance.Plan, error)) echo.HandlerFunc {
+	type request struct {
+		Note string `json:"note"`
+	}
+	return func(c echo.Context) error {
+		in, err := httpx.BindOptional[request](c)
+		if err != nil {
+			return err
+		}
+		p, err := decide(c.Request().Context(), httpx.Actor(c), c.Param("id"), in.Note)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, p)
+	}
+}

@@ -1,0 +1,46 @@
+package api
+
+import "github.com/labstack/echo/v4"
+
+// Routes registers every route of the JSON API, in one list. Every route
+// takes a bearer credential: an agent key or a personal token.
+func Routes(e *echo.Echo, d Deps) {
+	bearer := requireBearer(d.Auth)
+	e.POST("/brief", handleBrief(d.Gov), bearer)
+
+	v1 := e.Group("/api/v1", bearer)
+	v1.GET("/attention", handleAttentionList(d.Gov))
+	v1.GET("/missions", handleMissionList(d.Gov))
+	v1.POST("/missions", handleMissionCreate(d.Gov))
+	v1.GET("/missions/:slug", handleMissionGet(d.Gov))
+	v1.PATCH("/missions/:slug", handleMissionUpdate(d.Gov))
+	v1.POST("/sessions", handleSessionCreate(d.Gov))
+	v1.GET("/sessions/:id", handleSessionGet(d.Gov))
+	v1.POST("/sessions/:id/decisions", handleDecisionOpen(d.Gov))
+	v1.POST("/sessions/:id/plan", handlePlanPropose(d.Gov))
+	v1.POST("/sessions/:id/plan/approve", handlePlanApprove(d.Gov))
+	v1.POST("/sessions/:id/plan/reject", handlePlanReject(d.Gov))
+	v1.POST("/sessions/:id/pause", handleSessionPause(d.Gov))
+	v1.POST("/sessions/:id/resume", handleSessionResume(d.Gov))
+	v1.POST("/sessions/:id/remediations", handleRemediationRequest(d.Gov))
+	v1.POST("/remediations/:id/close", handleRemediationClose(d.Gov))
+	v1.POST("/decisions/:ref/resolve", handleDecisionResolve(d.Gov))
+	v1.POST("/sessions/:id/changes", handleChangeReport(d.Gov))
+	v1.POST("/sessions/:id/evidence", handleEvidenceReport(d.Gov))
+	v1.POST("/sessions/:id/complete", handleComplete(d.Gov))
+	v1.GET("/policies", handlePolicyList(d.Gov))
+	v1.POST("/policies", handlePolicyCreate(d.Gov))
+	v1.GET("/rules", handleRuleList(d.Gov))
+	v1.POST("/rules", handleRuleCreate(d.Gov))
+	v1.POST("/violations/:id/clear", handleViolationClear(d.Gov))
+	v1.GET("/risk-gates", handleRiskGates(d.Gov))
+	v1.PUT("/risk-gates", handleRiskGatesSet(d.Gov))
+	v1.POST("/sessions/:id/runs", handleRunStart(d.Ledger))
+	v1.PATCH("/runs/:id", handleRunFinish(d.Ledger))
+	v1.POST("/runs/:id/asks", handleAskRecord(d.Ledger))
+	v1.POST("/runs/:id/tool-calls", handleToolCallRecord(d.Ledger))
+	v1.POST("/asks/:id/answer", handleAskAnswer(d.Ledger))
+	v1.GET("/tools", handleToolList(d.Ledger))
+	v1.PUT("/tools", handleToolSet(d.Ledger))
+	v1.GET("/audit/:report", handleAuditReport(d.Audit))
+}

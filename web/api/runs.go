@@ -1,0 +1,151 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/madebook/madebook/internal/ledger"
+	"github.com/madebook/madebook/web/httpx"
+)
+
+// handleRunStart serves POST /api/v1/sessions/:id/runs (the session's agent).
+func handleRunStart(l *ledger.Service) echo.HandlerFunc {
+	type request struct {
+		Name   string `json:"name"`
+		Parent string `json:"parent"`
+	}
+	return func(c echo.Context) error {
+		in, err := httpx.Bind[request](c)
+		if err != nil {
+			return err
+		}
+		r, err := l.StartRun(c.Request().Context(), httpx.Actor(c), c.Param("id"), in.Name, in.Parent)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusCreated, r)
+	}
+}
+
+// handleRunFinish serves PATCH /api/v1/runs/:id (the run's agent).
+func handleRunFinish(l *ledger.Service) echo.HandlerFunc {
+	type request struct {
+		Status string `json:"status"`
+	}
+	return func(c echo.Context) error {
+		in, err := httpx.Bind[request](c)
+		if err != nil {
+			return err
+		}
+		r, err := l.FinishRun(c.Request().Context(), httpx.Actor(c), c.Param("id"), in.Status)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, r)
+	}
+}
+
+// handleAskRecord serves POST /api/v1/runs/:id/asks (the run's agent).
+func handleAskRecord(l *ledger.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		in, err := httpx.Bind[ledger.AskInput](c)
+		if err != nil {
+			return err
+		}
+		a, err := l.RecordAsk(c.Request().Context(), httpx.Actor(c), c.Param("id"), in)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusCreated, a)
+	}
+}
+
+// handleAskAnswer serves POST /api/v1/asks/:id/answer (lead).
+func handleAskAnswer(l *ledger.Service) echo.HandlerFunc {
+	type request struct {
+		Option string `json:"option"`
+	}
+	return func(c echo.Context) error {
+		in, err := httpx.Bind[request](c)
+		if err != nil {
+			return err
+		}
+		a, err := l.AnswerAsk(c.Request().Context(), httpx.Actor(c), c.Param("id"), in.Option)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, a)
+	}
+}
+
+// handleToolCallRecord serves POST /api/v1/runs/:id/tool-calls (the run's agent).
+func handleToolCallRecord(l *ledger.Service) echo.HandlerFunc {
+	// started_at is read as text and parsed here: decoded straight into a
+	// time.Time, a string that is not a time fails as if the body were not
+	// JSON (a 400), when it is valid JSON with invalid content (a 422).
+	type request struct {
+		Server        string  `json:"server"`
+		Tool          string  `json:"tool"`
+		SideEffecting *bool   `json:"side_effecting"`
+		StartedAt     *string `json:"started_at"`
+	}
+	return func(c echo.Context) error {
+		body, err := httpx.Bind[request](c)
+		if err != nil {
+			return err
+		}
+		in := ledger.ToolCallInput{Server: body.Server, Tool: body.Tool, SideEffecting: body.SideEffecting}
+		if body.StartedAt != nil {
+			at, err := time.Parse(time.RFC3339Nano, *body.StartedAt)
+			if err != nil {
+				return invalid("invalid_started_at", "\"started_at\" must be an RFC 3339 time, e.g. 2026-11-29T12:00:00Z.")
+			}
+			in.StartedAt = &at
+		}
+		t, err := l.RecordToolCall(c.Request().Context(), httpx.Actor(c), c.Param("id"), in)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusCreated, t)
+	}
+}
+
+// handleToolList serves GET /api/v1/tools (anyone signed in): the registry.
+func handleToolList(l *ledger.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ts, err := l.ListTools(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]any{"tools": ts})
+	}
+}
+
+// handleToolSet serves PUT /api/v1/tools (admin): classify a tool.
+func handleToolSet(l *ledger.Service) echo.HandlerFunc {
+	type request struct {
+		Server        string `json:"server"`
+		Tool          string `json:"tool"`
+		SideEffecting *bool  `json:"side_effecting"`
+	}
+	return func(c echo.Context) error {
+		in, err := httpx.Bind[request](c)
+		if err != nil {
+			return err
+		}
+		// The wrong caller hears 403 whatever the body says.
+		if err := httpx.Actor(c).RequireAdmin("classify a tool"); err != nil {
+			return err
+		}
+		if in.SideEffecting == nil {
+			return invalid("side_effecting_required", "Say whether the tool writes: \"side_effecting\": true or false.")
+		}
+		t, err := l.SetTool(c.Request().Context(), httpx.Actor(c), in.Server, in.Tool, *in.SideEffecting)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, t)
+	}
+}

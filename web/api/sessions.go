@@ -1,0 +1,68 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/web/httpx"
+)
+
+// handleSessionCreate serves POST /api/v1/sessions (agent).
+func handleSessionCreate(gov *governance.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		in, err := httpx.Bind[governance.SessionInput](c)
+		if err != nil {
+			return err
+		}
+		s, err := gov.CreateSession(c.Request().Context(), httpx.Actor(c), in)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusCreated, s)
+	}
+}
+
+// handleSessionGet serves GET /api/v1/sessions/:id (its agent, or any person).
+func handleSessionGet(gov *governance.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		d, err := gov.GetSession(c.Request().Context(), httpx.Actor(c), c.Param("id"))
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, d)
+	}
+}
+
+// handleSessionPause serves POST /api/v1/sessions/:id/pause (lead).
+func handleSessionPause(gov *governance.Service) echo.HandlerFunc {
+	type request struct {
+		Reason string `json:"reason"`
+	}
+	return func(c echo.Context) error {
+		in, err := httpx.BindOptional[request](c)
+		if err != nil {
+			return err
+		}
+		s, err := gov.Pause(c.Request().Context(), httpx.Actor(c), c.Param("id"), in.Reason)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, s)
+	}
+}
+
+// handleSessionResume serves POST /api/v1/sessions/:id/resume (lead).
+func handleSessionResume(gov *governance.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if _, err := httpx.BindOptional[struct{}](c); err != nil {
+			return err
+		}
+		s, err := gov.Resume(c.Request().Context(), httpx.Actor(c), c.Param("id"))
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, s)
+	}
+}

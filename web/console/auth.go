@@ -1,0 +1,99 @@
+package console
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/gorilla/sessions"
+	"github.com/labstack/echo/v4"
+
+	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/views"
+	"github.com/madebook/madebook/web/httpx"
+)
+
+// handleLoginForm serves GET /login.
+func (k *console) handleLoginForm() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if _, ok := webSession(c); ok {
+			return c.Redirect(http.StatusSeeOther, safeNext(c.QueryParam("next")))
+		}
+		return render(c, http.StatusOK, views.Login(views.Page{Title: "Sign in", Assets: assets}, views.LoginForm{}))
+	}
+}
+
+// handleLogin serves POST /login: a new session with a new id (any old one
+// ends), or the form again with what went wrong.
+func (k *console) handleLogin() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		email := strings.TrimSpace(c.FormValue("email"))
+		token, _, err := k.auth.Login(c.Request().Context(), email, c.FormValue("password"), c.RealIP())
+		if err != nil {
+			e, ok := errs.As(err)
+			if !ok || (e.Kind != errs.Unauthorized && e.Kind != errs.TooMany) {
+				return err
+			}
+			return render(c, httpx.Status(e.Kind), views.Login(views.Page{Title: "Sign in", Assets: assets},
+				views.LoginForm{Email: email, Error: e.Message}))
+		}
+		old, err := k.store.Get(c.Request(), k.store.name)
+		if err != nil {
+			return err
+		}
+		if !old.IsNew {
+			if err := k.auth.Logout(c.Request().Context(), old.ID); err != nil {
+				return err
+			}
+		}
+		s := sessions.NewSession(k.store, k.store.name)
+		opts := k.store.opts
+		s.ID, s.Options = token, &opts
+		if err := s.Save(c.Request(), c.Response()); err != nil {
+			return err
+		}
+		return c.Redirect(http.StatusSeeOther, safeNext(c.QueryParam("next")))
+	}
+}
+
+// handleLogout serves POST /logout: this session ends.
+func (k *console) handleLogout() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		s, err := k.store.Get(c.Request(), k.store.name)
+		if err != nil {
+			return err
+		}
+		s.Options.MaxAge = -1
+		if err := s.Save(c.Request(), c.Response()); err != nil {
+			return err
+		}
+		return c.Redirect(http.StatusSeeOther, "/login")
+	}
+}
+
+// handleLogoutEverywhere serves POST /logout/everywhere: every session of
+// this person ends, on every device.
+func (k *console) handleLogoutEverywhere() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ws, _ := webSession(c)
+		if _, err := k.auth.LogoutEverywhere(c.Request().Context(), ws.User.ID); err != nil {
+			return err
+		}
+		s, err := k.store.Get(c.Request(), k.store.name)
+		if err != nil {
+			return err
+		}
+		s.Options.MaxAge = -1
+		if err := s.Save(c.Request(), c.Response()); err != nil {
+			return err
+		}
+		return c.Redirect(http.StatusSeeOther, "/login")
+	}
+}
+
+// safeNext keeps a post-login redirect on this site.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		return "/"
+	}
+	return next
+}

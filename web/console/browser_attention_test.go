@@ -1,0 +1,108 @@
+package console_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/web/webtest"
+)
+
+// A lead keeps the Attention view open; an agent opens a gate over the API;
+// it appears without a reload; the lead resolves it in place; it leaves the
+// queue; the agent's next brief delivers the instruction, once.
+func TestBrowserLeadResolvesAGateAnAgentOpened(t *testing.T) {
+	app := webtest.StartBrowserApp(t)
+	ctx := webtest.NewBrowser(t)
+	bg := context.Background()
+	lead, _ := app.Kit.Lead()
+	agent, _ := app.Kit.Agent()
+	session := app.Kit.Session(agent, app.Kit.Mission(lead, false))
+
+	webtest.SignIn(t, ctx, app.URL, lead.Email)
+	if got := webtest.TextOf(t, ctx, `[data-testid=queue-empty]`); !strings.Contains(got, "Nothing needs a person") {
+		t.Fatalf("empty queue says %q", got)
+	}
+
+	d, err := app.Kit.Gov.OpenDecision(bg, agent, session, governance.DecisionInput{Title: "Legacy table",
+		Question: "Drop the legacy billing table?", Proposal: "Drop it in one migration.",
+		BlockedScope: []string{"db/migrations"}, AllowedScope: []string{"web/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	item := `[data-testid=attention-item][data-ref="` + d.Ref + `"]`
+	start := time.Now()
+	webtest.Do(t, ctx, "the gate appears without a reload", chromedp.WaitVisible(chromedp.CSS(item)))
+	if waited := time.Since(start); waited > 10*time.Second {
+		t.Errorf("the gate took %s to appear", waited)
+	}
+	if got := webtest.TextOf(t, ctx, `#nav-count`); got != "1" {
+		t.Errorf("nav count = %q, want 1", got)
+	}
+	title, err := chromedp.Run(ctx, chromedp.Title())
+	if err != nil || !strings.HasPrefix(title, "(1) ") {
+		t.Errorf("title = %q (%v), want the count first", title, err)
+	}
+	webtest.Screenshot(t, ctx, "attention-gate")
+
+	// Both fields are required: an empty instruction is refused in place.
+	webtest.Do(t, ctx, "resolve without an instruction",
+		chromedp.SendKeys(chromedp.CSS(item+` input[name=resolution]`), "Drop it"),
+		chromedp.Click(chromedp.CSS(item+` [data-testid=resolve-form] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(item+` [data-testid=error-instruction]`)),
+	)
+	if got := webtest.TextOf(t, ctx, item+` [data-testid=error-instruction]`); !strings.Contains(got, "instruction is required") {
+		t.Errorf("error = %q", got)
+	}
+	webtest.Do(t, ctx, "resolve",
+		chromedp.SendKeys(chromedp.CSS(item+` textarea[name=instruction]`), "Write a reversible migration."),
+		chromedp.Click(chromedp.CSS(item+` [data-testid=resolve-form] button[type=submit]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(item)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=queue-empty]`)),
+	)
+	if got := webtest.TextOf(t, ctx, `#nav-count`); got != "0" {
+		t.Errorf("nav count after resolving = %q, want 0", got)
+	}
+
+	b, err := app.Kit.Gov.Brief(bg, agent, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Resolutions) != 1 || b.Resolutions[0].Instruction != "Write a reversible migration." || b.Resolutions[0].ResolvedBy != lead.Email {
+		t.Fatalf("first brief resolutions = %+v", b.Resolutions)
+	}
+	if b, err = app.Kit.Gov.Brief(bg, agent, session); err != nil || len(b.Resolutions) != 0 {
+		t.Fatalf("second brief delivered again: %+v (%v)", b.Resolutions, err)
+	}
+}
+
+// A viewer sees the queue but no action: no forms, no buttons.
+func TestBrowserViewerSeesNoActions(t *testing.T) {
+	app := webtest.StartBrowserApp(t)
+	ctx := webtest.NewBrowser(t)
+	lead, _ := app.Kit.Lead()
+	viewer, _ := app.Kit.Person(auth.Viewer)
+	agent, _ := app.Kit.Agent()
+	session := app.Kit.Session(agent, app.Kit.Mission(lead, true))
+	if _, err := app.Kit.Gov.OpenDecision(context.Background(), agent, session, governance.DecisionInput{Title: "T", Question: "Q?"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := app.Kit.Gov.ProposePlan(context.Background(), agent, session, governance.PlanInput{Summary: "Plan"}); err != nil {
+		t.Fatal(err)
+	}
+	webtest.SignIn(t, ctx, app.URL, viewer.Email)
+	webtest.Do(t, ctx, "the items show", chromedp.WaitVisible(chromedp.CSS(`[data-testid=attention-item][data-kind=plan]`)))
+	nodes, err := chromedp.Run(ctx, chromedp.Nodes(chromedp.CSS(`[data-testid=queue] form, [data-testid=queue] button`), chromedp.AtLeast(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes) != 0 {
+		t.Fatalf("a viewer sees %d forms or buttons in the queue", len(nodes))
+	}
+	webtest.Screenshot(t, ctx, "attention-viewer")
+}

@@ -1,0 +1,100 @@
+package console_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/protocol"
+	"github.com/madebook/madebook/web/webtest"
+)
+
+// The session page shows a gate's three states apart — open, decided but
+// not yet delivered, delivered at T — and a lead can request a remediation
+// and pull the brake from it; the agent's next brief says so.
+func TestBrowserSessionPageShowsGateStatesAndActs(t *testing.T) {
+	app := webtest.StartBrowserApp(t)
+	ctx := webtest.NewBrowser(t)
+	bg := context.Background()
+	gov := app.Kit.Gov
+	lead, _ := app.Kit.Lead()
+	agent, _ := app.Kit.Agent()
+	session := app.Kit.Session(agent, app.Kit.Mission(lead, false))
+	open := func(q string) string {
+		d, err := gov.OpenDecision(bg, agent, session, governance.DecisionInput{Title: q, Question: q + "?"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Ref
+	}
+	delivered, decided, stillOpen := open("First"), open("Second"), open("Third")
+	if _, err := gov.ResolveDecision(bg, lead, delivered, "Yes", "Go on."); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gov.Brief(bg, agent, session); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gov.ResolveDecision(bg, lead, decided, "No", "Leave it."); err != nil {
+		t.Fatal(err)
+	}
+
+	webtest.SignIn(t, ctx, app.URL, lead.Email)
+	webtest.Do(t, ctx, "open the sessions list", chromedp.Navigate(app.URL+"/sessions"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=session-row][data-session="`+session+`"]`)))
+	if got := webtest.TextOf(t, ctx, `[data-session="`+session+`"] .badge`); got != "DECISION_REQUIRED" {
+		t.Errorf("sessions list badge = %q", got)
+	}
+	webtest.Screenshot(t, ctx, "sessions")
+	webtest.Do(t, ctx, "open the session", chromedp.Navigate(app.URL+"/sessions/"+session),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=brief-preview]`)))
+	state := func(ref string) string {
+		return webtest.TextOf(t, ctx, `[data-testid=decision-row][data-ref="`+ref+`"] [data-testid=decision-state]`)
+	}
+	if got := state(delivered); !strings.HasPrefix(got, "delivered at ") {
+		t.Errorf("%s state = %q", delivered, got)
+	}
+	if got := state(decided); got != "decided, not yet delivered" {
+		t.Errorf("%s state = %q", decided, got)
+	}
+	if got := state(stillOpen); got != "open" {
+		t.Errorf("%s state = %q", stillOpen, got)
+	}
+	webtest.Screenshot(t, ctx, "session")
+
+	// Viewing the page delivered nothing: the agent still gets the decision.
+	b, err := gov.Brief(bg, agent, session)
+	if err != nil || len(b.Resolutions) != 1 || b.Resolutions[0].Ref != decided {
+		t.Fatalf("brief after viewing = %+v (%v)", b.Resolutions, err)
+	}
+
+	webtest.Do(t, ctx, "request a remediation",
+		chromedp.SendKeys(chromedp.CSS(`#rem-instruction`), "Add tests for the migration."),
+		chromedp.SendKeys(chromedp.CSS(`#rem-files`), "db/migrations/00003.sql"),
+		chromedp.Click(chromedp.CSS(`[data-testid=remediation-form] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=remediation-row]`)),
+	)
+	webtest.Do(t, ctx, "pull the brake",
+		chromedp.SendKeys(chromedp.CSS(`#pause-reason`), "Hold: release freeze"),
+		chromedp.Click(chromedp.CSS(`[data-testid=pause-form] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`form[action$="/resume"]`)),
+	)
+	b, err = gov.Brief(bg, agent, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.NextAction != protocol.Blocked || !strings.Contains(b.Reason, `"Hold: release freeze"`) {
+		t.Errorf("brief = %s %q", b.NextAction, b.Reason)
+	}
+	if len(b.Remediations) != 1 || b.Remediations[0].Instruction != "Add tests for the migration." || b.Remediations[0].DeliveredAt == nil {
+		t.Errorf("remediations = %+v", b.Remediations)
+	}
+	timeline := webtest.TextOf(t, ctx, `[data-testid=timeline]`)
+	for _, want := range []string{"session.paused", "remediation.requested", "person:" + lead.Email} {
+		if !strings.Contains(timeline, want) {
+			t.Errorf("timeline lacks %q", want)
+		}
+	}
+}

@@ -1,0 +1,169 @@
+package console
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/policy"
+	"github.com/madebook/madebook/internal/protocol"
+	"github.com/madebook/madebook/internal/rules"
+	"github.com/madebook/madebook/views"
+	"github.com/madebook/madebook/web/httpx"
+)
+
+// handleViolationClearForm serves POST /violations/:id/clear (lead): a
+// person clears a violation as fixed or a false positive, with a note.
+// From the Attention queue (htmx) the item leaves the queue, or comes back
+// with the message; from a page, the console goes back to it.
+func (k *console) handleViolationClearForm() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := httpx.PathID(c, "violation_not_found", "No violation has the id %q.")
+		if err != nil {
+			return err
+		}
+		_, err = k.gov.ClearViolation(c.Request().Context(), httpx.Actor(c), id, c.FormValue("as"), c.FormValue("note"))
+		return k.itemDone(c, governance.ItemViolation, c.Param("id"), err, "as", "note")
+	}
+}
+
+// handleRemediationClose serves POST /remediations/:id/close (lead). From
+// the Attention queue (htmx) the item leaves the queue, or comes back with
+// the message; from the session page's plain form, the page reloads.
+func (k *console) handleRemediationClose() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := httpx.PathID(c, "remediation_not_found", "No remediation has the id %q.")
+		if err != nil {
+			return err
+		}
+		_, err = k.gov.CloseRemediation(c.Request().Context(), httpx.Actor(c), id, c.FormValue("note"))
+		return k.itemDone(c, governance.ItemRemediation, c.Param("id"), err, "note")
+	}
+}
+
+// handlePolicies serves GET /admin/policies (admin): the policies and a
+// form to define one.
+func (k *console) handlePolicies() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		notice := map[string]string{"created": "Policy defined: it applies to the next change report."}[c.QueryParam("done")]
+		return k.policiesPage(c, http.StatusOK, views.ItemForm{}, notice)
+	}
+}
+
+func (k *console) policiesPage(c echo.Context, status int, f views.ItemForm, notice string) error {
+	ps, err := k.gov.ListPolicies(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	p, err := k.page(c, "Policies", "policies")
+	if err != nil {
+		return err
+	}
+	p.Notice = notice
+	return render(c, status, views.PoliciesPage(p, views.PoliciesView{Policies: ps, Form: f}))
+}
+
+// handlePolicyCreateForm serves POST /admin/policies (admin). A mistake
+// (a pattern that does not compile, say) shows the form again, 422, with
+// the message under the field it is about.
+func (k *console) handlePolicyCreateForm() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		in := governance.PolicyInput{Name: c.FormValue("name"), Severity: c.FormValue("severity"), Kind: c.FormValue("kind"),
+			Pattern: c.FormValue("pattern"), Action: c.FormValue("action")}
+		_, err := k.gov.CreatePolicy(c.Request().Context(), httpx.Actor(c), in)
+		if err != nil {
+			values := map[string]string{"name": in.Name, "severity": in.Severity, "kind": in.Kind, "pattern": in.Pattern, "action": in.Action}
+			f, ok := fieldForm(err, values, func() error {
+				p := policy.Policy{Name: in.Name, Severity: protocol.Severity(in.Severity), Kind: policy.Kind(in.Kind),
+					Pattern: in.Pattern, Action: policy.Action(in.Action)}
+				if p.Action == "" {
+					p.Action = policy.ActionViolation
+				}
+				return policy.Validate(p)
+			})
+			if !ok {
+				return err
+			}
+			return k.policiesPage(c, http.StatusUnprocessableEntity, f, "")
+		}
+		return c.Redirect(http.StatusSeeOther, "/admin/policies?done=created")
+	}
+}
+
+// handleRules serves GET /admin/rules (admin): the architecture rules and
+// a form to define one.
+func (k *console) handleRules() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		notice := map[string]string{"created": "Rule defined: it applies to the next change report."}[c.QueryParam("done")]
+		return k.rulesPage(c, http.StatusOK, views.ItemForm{}, notice)
+	}
+}
+
+func (k *console) rulesPage(c echo.Context, status int, f views.ItemForm, notice string) error {
+	rs, err := k.gov.ListRules(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	p, err := k.page(c, "Architecture rules", "rules")
+	if err != nil {
+		return err
+	}
+	p.Notice = notice
+	return render(c, status, views.RulesPage(p, views.RulesView{Rules: rs, Form: f}))
+}
+
+// handleRuleCreateForm serves POST /admin/rules (admin).
+func (k *console) handleRuleCreateForm() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		values := map[string]string{"concern": c.FormValue("concern"), "chosen": c.FormValue("chosen"),
+			"departures": c.FormValue("departures"), "support": c.FormValue("support"), "total": c.FormValue("total"),
+			"enforced": c.FormValue("enforced")}
+		bad := func(field, msg string) error {
+			return k.rulesPage(c, http.StatusUnprocessableEntity, views.ItemForm{Values: values, Errors: views.FieldErrors{field: msg}}, "")
+		}
+		support, err := strconv.Atoi(strings.TrimSpace(values["support"]))
+		if err != nil {
+			return bad("support", "Support must be a whole number: the components that use the chosen approach.")
+		}
+		total, err := strconv.Atoi(strings.TrimSpace(values["total"]))
+		if err != nil {
+			return bad("total", "Total must be a whole number: the components that address the concern.")
+		}
+		in := governance.RuleInput{Concern: values["concern"], Chosen: values["chosen"], Departures: lines(values["departures"]),
+			Support: support, Total: total, Enforced: values["enforced"] == "true"}
+		if _, err := k.gov.CreateRule(c.Request().Context(), httpx.Actor(c), in); err != nil {
+			f, ok := fieldForm(err, values, func() error {
+				return rules.Rule{Concern: in.Concern, Chosen: in.Chosen, Departures: in.Departures, Support: in.Support,
+					Total: in.Total, Enforced: in.Enforced}.Validate()
+			})
+			if !ok {
+				return err
+			}
+			return k.rulesPage(c, http.StatusUnprocessableEntity, f, "")
+		}
+		return c.Redirect(http.StatusSeeOther, "/admin/rules?done=created")
+	}
+}
+
+// fieldForm turns an invalid-input error into form state, with the message
+// under the field it is about: validate repeats the check that names the
+// field (the service's error carries only the message).
+func fieldForm(err error, values map[string]string, validate func() error) (views.ItemForm, bool) {
+	e, ok := errs.As(err)
+	if !ok || e.Kind != errs.Invalid {
+		return views.ItemForm{}, false
+	}
+	f := views.ItemForm{Values: values, Errors: views.FieldErrors{}}
+	if v, ok := errs.As(validate()); ok {
+		if field, _ := v.Details["field"].(string); field != "" {
+			f.Errors[field] = e.Message
+			return f, true
+		}
+	}
+	f.Error = e.Message
+	return f, true
+}

@@ -1,0 +1,129 @@
+package console
+
+import (
+	"crypto/subtle"
+	"net/http"
+	"net/url"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/madebook/madebook/internal/audit"
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/ledger"
+	"github.com/madebook/madebook/static"
+	"github.com/madebook/madebook/views"
+	"github.com/madebook/madebook/web/httpx"
+)
+
+const webSessionKey = "madebook.web_session"
+
+// console is what the console's handlers share.
+type console struct {
+	auth   *auth.Service
+	gov    *governance.Service
+	ledger *ledger.Service
+	audit  *audit.Service
+	store  *sessionStore
+	cop    *http.CrossOriginProtection
+}
+
+// loadSession puts the signed-in person, if any, on the context.
+func (k *console) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		s, err := k.store.Get(c.Request(), k.store.name)
+		if err != nil {
+			return err
+		}
+		if ws, ok := s.Values[valueSession].(auth.WebSession); ok {
+			c.Set(webSessionKey, ws)
+			httpx.SetActor(c, auth.Actor{UserID: ws.User.ID, Email: ws.User.Email, Role: ws.User.Role})
+		}
+		return next(c)
+	}
+}
+
+// webSession returns the signed-in person's session, if any.
+func webSession(c echo.Context) (auth.WebSession, bool) {
+	ws, ok := c.Get(webSessionKey).(auth.WebSession)
+	return ws, ok
+}
+
+// crossOrigin refuses a state-changing request a browser says came from
+// another origin (Sec-Fetch-Site, or Origin against Host).
+func (k *console) crossOrigin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := k.cop.Check(c.Request()); err != nil {
+			return errs.E(errs.Forbidden, "cross_origin", "This request came from another site and was refused.")
+		}
+		return next(c)
+	}
+}
+
+// signedIn sends anyone not signed in to the sign-in page, and checks the
+// CSRF token of every state-changing request.
+func (k *console) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ws, ok := webSession(c)
+		if !ok {
+			to := "/login"
+			if c.Request().Method == http.MethodGet && c.Request().URL.Path != "/" {
+				to += "?next=" + url.QueryEscape(c.Request().URL.RequestURI())
+			}
+			if httpx.IsHTMX(c) {
+				c.Response().Header().Set("HX-Redirect", to)
+				return c.NoContent(http.StatusUnauthorized)
+			}
+			return c.Redirect(http.StatusSeeOther, to)
+		}
+		switch c.Request().Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+		default:
+			token := c.Request().Header.Get("X-CSRF-Token")
+			if token == "" {
+				token = c.FormValue("csrf")
+			}
+			if subtle.ConstantTimeCompare([]byte(token), []byte(ws.CSRF)) != 1 {
+				return errs.E(errs.Forbidden, "csrf", "This form has expired or did not come from Madebook. Reload the page and try again.")
+			}
+		}
+		return next(c)
+	}
+}
+
+// render writes a component with a status.
+func render(c echo.Context, status int, comp templ.Component) error {
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	c.Response().WriteHeader(status)
+	return comp.Render(c.Request().Context(), c.Response())
+}
+
+var assets = views.Assets{CSS: static.URL("madebook.css"), HTMX: static.URL("htmx.min.js"), JS: static.URL("madebook.js")}
+
+// page builds what every full page needs for the signed-in person.
+func (k *console) page(c echo.Context, title, nav string) (views.Page, error) {
+	p := views.Page{Title: title, Nav: nav, Assets: assets}
+	ws, ok := webSession(c)
+	if !ok {
+		return p, nil
+	}
+	n, err := k.gov.AttentionCount(c.Request().Context())
+	if err != nil {
+		return p, err
+	}
+	a := httpx.Actor(c)
+	p.Viewer = &views.Viewer{Email: ws.User.Email, Role: string(ws.User.Role), CanLead: a.CanLead(), IsAdmin: a.IsAdmin()}
+	p.CSRF, p.Count = ws.CSRF, n
+	return p, nil
+}
+
+// RenderError answers a failed console request: the message alone for
+// htmx (it shows it beside the form), a page of its own otherwise.
+func RenderError(c echo.Context, status int, message string) error {
+	if httpx.IsHTMX(c) {
+		return c.String(status, message)
+	}
+	return render(c, status, views.ErrorPage(views.Page{Title: http.StatusText(status), Assets: assets}, message))
+}

@@ -1,0 +1,169 @@
+package console
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/protocol"
+	"github.com/madebook/madebook/views"
+	"github.com/madebook/madebook/web/httpx"
+)
+
+// handleMissions serves GET /missions: every mission, with links to create
+// and edit them for leads. After a create or an edit, ?created= or
+// ?updated= names the mission for the notice.
+func (k *console) handleMissions() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ms, err := k.gov.ListMissionSummaries(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		p, err := k.page(c, "Missions", "missions")
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
+			switch m.Slug {
+			case c.QueryParam("created"):
+				p.Notice = "Mission " + m.Slug + " created."
+			case c.QueryParam("updated"):
+				p.Notice = "Mission " + m.Slug + " saved."
+			}
+		}
+		return render(c, http.StatusOK, views.MissionsPage(p, views.MissionList{Missions: ms, CanLead: httpx.Actor(c).CanLead()}))
+	}
+}
+
+// handleNewMission serves GET /missions/new (lead): the empty form.
+func (k *console) handleNewMission() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := httpx.Actor(c).RequireLead("create a mission"); err != nil {
+			return err
+		}
+		return k.missionForm(c, http.StatusOK, views.MissionForm{})
+	}
+}
+
+// handleCreateMission serves POST /missions (lead): the new mission, then
+// back to the list; or the form again, as typed, with what is wrong (422).
+func (k *console) handleCreateMission() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		f := missionFormOf(c, false)
+		in := missionInputOf(f)
+		if _, err := k.gov.CreateMission(c.Request().Context(), httpx.Actor(c), in); err != nil {
+			return k.missionFormError(c, f, err)
+		}
+		return c.Redirect(http.StatusSeeOther, "/missions?created="+url.QueryEscape(in.Slug))
+	}
+}
+
+// handleEditMission serves GET /missions/:slug/edit (lead): the form,
+// filled in with the mission as it is.
+func (k *console) handleEditMission() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := httpx.Actor(c).RequireLead("edit a mission"); err != nil {
+			return err
+		}
+		m, err := k.gov.GetMission(c.Request().Context(), c.Param("slug"))
+		if err != nil {
+			return err
+		}
+		return k.missionForm(c, http.StatusOK, views.MissionForm{Editing: true, Slug: m.Slug, Title: m.Title, Text: m.Text,
+			HighRisk: m.HighRisk, Evidence: views.EvidenceText(m.Evidence), Contract: views.ContractText(m.Contract)})
+	}
+}
+
+// handleUpdateMission serves POST /missions/:slug (lead): the edit, then
+// back to the list; or the form again, as typed, with what is wrong (422).
+func (k *console) handleUpdateMission() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		f := missionFormOf(c, true)
+		if _, err := k.gov.UpdateMission(c.Request().Context(), httpx.Actor(c), f.Slug, missionInputOf(f)); err != nil {
+			return k.missionFormError(c, f, err)
+		}
+		return c.Redirect(http.StatusSeeOther, "/missions?updated="+url.QueryEscape(f.Slug))
+	}
+}
+
+// missionForm renders the create or edit form.
+func (k *console) missionForm(c echo.Context, status int, f views.MissionForm) error {
+	title := "New mission"
+	if f.Editing {
+		title = "Edit " + f.Slug
+	}
+	p, err := k.page(c, title, "missions")
+	if err != nil {
+		return err
+	}
+	f.CSRF = p.CSRF
+	return render(c, status, views.MissionFormPage(p, f))
+}
+
+// missionFormError shows the form again with a mistake a person can fix,
+// under the field it is about or over the whole form; anything else
+// (forbidden, not found, a fault) goes to the error handler.
+func (k *console) missionFormError(c echo.Context, f views.MissionForm, err error) error {
+	e, ok := errs.As(err)
+	if !ok || (e.Kind != errs.Invalid && e.Kind != errs.Conflict) {
+		return err
+	}
+	field, _ := e.Details["field"].(string)
+	switch field {
+	case "title", "text", "high_risk", "evidence", "contract":
+	case "slug":
+		if f.Editing { // not a field of the edit form
+			field = ""
+		}
+	default:
+		field = ""
+	}
+	if field == "" {
+		f.Error = e.Message
+	} else {
+		f.Errors = views.FieldErrors{field: e.Message}
+	}
+	return k.missionForm(c, http.StatusUnprocessableEntity, f)
+}
+
+// missionFormOf reads the submitted form as typed; for an edit the slug
+// comes from the address, never the form.
+func missionFormOf(c echo.Context, editing bool) views.MissionForm {
+	f := views.MissionForm{Editing: editing, Slug: strings.TrimSpace(c.FormValue("slug")), Title: c.FormValue("title"),
+		Text: c.FormValue("text"), HighRisk: c.FormValue("high_risk") != "", Evidence: c.FormValue("evidence"),
+		Contract: c.FormValue("contract")}
+	if editing {
+		f.Slug = c.Param("slug")
+	}
+	return f
+}
+
+// missionInputOf parses the form's lists: evidence kinds separated by
+// commas or lines, and contract clauses one "kind value" a line (blank
+// lines skipped). The service checks what they say.
+func missionInputOf(f views.MissionForm) governance.MissionInput {
+	in := governance.MissionInput{Slug: f.Slug, Title: f.Title, Text: f.Text, HighRisk: f.HighRisk,
+		Evidence: []string{}, Contract: []governance.Clause{}}
+	for _, e := range strings.FieldsFunc(f.Evidence, func(r rune) bool { return r == ',' || r == '\n' || r == '\r' }) {
+		if e = strings.TrimSpace(e); e != "" {
+			in.Evidence = append(in.Evidence, e)
+		}
+	}
+	for line := range strings.Lines(f.Contract) {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		kind, value := line, ""
+		if i := strings.IndexFunc(line, unicode.IsSpace); i >= 0 {
+			kind, value = line[:i], strings.TrimSpace(line[i:])
+		}
+		in.Contract = append(in.Contract, governance.Clause{Kind: protocol.ClauseKind(kind), Value: value})
+	}
+	return in
+}

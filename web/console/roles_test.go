@@ -1,0 +1,842 @@
+package console_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/change"
+	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/ledger"
+	"github.com/madebook/madebook/internal/testkit"
+	"github.com/madebook/madebook/web"
+	"github.com/madebook/madebook/web/webtest"
+)
+
+// consoleRole is who signs in to the console for a request of the console
+// route table.
+type consoleRole int
+
+const (
+	consoleAnonymous consoleRole = iota
+	consoleViewer
+	consoleLead
+	consoleAdmin
+)
+
+var consoleRoles = []consoleRole{consoleAnonymous, consoleViewer, consoleLead, consoleAdmin}
+
+func (r consoleRole) String() string {
+	return [...]string{"anonymous", "viewer", "lead", "admin"}[r]
+}
+
+// authRole is the role of the person a signed-in caller is.
+func (r consoleRole) authRole() auth.Role {
+	return [...]auth.Role{"", auth.Viewer, auth.Lead, auth.Admin}[r]
+}
+
+// consoleEnv is a real Madebook over loopback HTTP, with a lead, an admin
+// and an agent key that set up what each request needs (never signed in).
+type consoleEnv struct {
+	T    *testing.T
+	Kit  *testkit.Kit
+	e    *echo.Echo
+	Base string
+
+	Lead, Admin, Agent auth.Actor
+	n                  int
+}
+
+func newConsoleEnv(t *testing.T) *consoleEnv {
+	t.Helper()
+	kit := testkit.New(t)
+	e := web.NewServer(webtest.Deps(kit))
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+	c := &consoleEnv{T: t, Kit: kit, e: e, Base: srv.URL}
+	c.Lead, _ = kit.Lead()
+	c.Admin, _ = kit.Person(auth.Admin)
+	c.Agent, _ = kit.Agent()
+	return c
+}
+
+// consoleCaller is the browser a request is sent from: a person of the
+// role, freshly signed in, or nobody.
+type consoleCaller struct {
+	role consoleRole
+	who  auth.Actor // zero for anonymous
+	b    *webtest.Client
+}
+
+func (e *consoleEnv) callerAs(t *testing.T, role consoleRole) consoleCaller {
+	t.Helper()
+	if role == consoleAnonymous {
+		return consoleCaller{role: role, b: webtest.NewClient(t, e.Base)}
+	}
+	who, _ := e.Kit.Person(role.authRole())
+	return consoleCaller{role: role, who: who, b: webtest.ConsoleAs(t, e.Base, who.Email)}
+}
+
+// consoleCall is one concrete request: the path, the form to post (nil
+// for a GET), and what the call may change.
+type consoleCall struct {
+	path string
+	form url.Values
+	// state reads, through the services, what this call may change ("" if
+	// nothing but the workspace's totals).
+	state func() string
+}
+
+// consoleRouteCase is one console route of routes.go and the status each
+// role gets.
+type consoleRouteCase struct {
+	method, path string // as registered on echo
+	setup        func(e *consoleEnv, c consoleCaller) consoleCall
+	want         map[consoleRole]int
+	// public routes answer anonymous callers; every other route sends them
+	// to sign in.
+	public bool
+	// writes says a successful call changes what state reads.
+	writes bool
+	// signsOut says a success sends the caller to the sign-in page.
+	signsOut bool
+}
+
+func roleStatuses(anonymous, viewer, lead, admin int) map[consoleRole]int {
+	return map[consoleRole]int{consoleAnonymous: anonymous, consoleViewer: viewer, consoleLead: lead, consoleAdmin: admin}
+}
+
+var (
+	readPage    = roleStatuses(http.StatusSeeOther, http.StatusOK, http.StatusOK, http.StatusOK)
+	leadPage    = roleStatuses(http.StatusSeeOther, http.StatusForbidden, http.StatusOK, http.StatusOK)
+	leadAction  = roleStatuses(http.StatusSeeOther, http.StatusForbidden, http.StatusSeeOther, http.StatusSeeOther)
+	adminPage   = roleStatuses(http.StatusSeeOther, http.StatusForbidden, http.StatusForbidden, http.StatusOK)
+	adminAction = roleStatuses(http.StatusSeeOther, http.StatusForbidden, http.StatusForbidden, http.StatusSeeOther)
+	anyoneIn    = roleStatuses(http.StatusSeeOther, http.StatusSeeOther, http.StatusSeeOther, http.StatusSeeOther)
+)
+
+func (e *consoleEnv) fatal(err error) {
+	if err != nil {
+		e.T.Helper()
+		e.T.Fatal(err)
+	}
+}
+
+func (e *consoleEnv) unique(prefix string) string {
+	e.n++
+	return fmt.Sprintf("%s-%d", prefix, e.n)
+}
+
+// session opens a fresh session on a fresh mission.
+func (e *consoleEnv) Session(highRisk bool) string {
+	return e.Kit.Session(e.Agent, e.Kit.Mission(e.Lead, highRisk))
+}
+
+func (e *consoleEnv) decision() (string, string) {
+	id := e.Session(false)
+	d, err := e.Kit.Gov.OpenDecision(context.Background(), e.Agent, id, governance.DecisionInput{Title: "Schema",
+		Question: "Drop the legacy billing table?", BlockedScope: []string{"db/migrations"}})
+	e.fatal(err)
+	return id, d.Ref
+}
+
+func (e *consoleEnv) proposed() string {
+	id := e.Session(true)
+	_, err := e.Kit.Gov.ProposePlan(context.Background(), e.Agent, id, governance.PlanInput{Summary: "read, then change"})
+	e.fatal(err)
+	return id
+}
+
+func (e *consoleEnv) paused() string {
+	id := e.Session(false)
+	_, err := e.Kit.Gov.Pause(context.Background(), e.Lead, id, "wait")
+	e.fatal(err)
+	return id
+}
+
+// parkedAsk starts a run on a fresh session and parks it on a question
+// with two options; it returns the session and the ask.
+func (e *consoleEnv) parkedAsk() (string, string) {
+	ctx := context.Background()
+	id := e.Session(false)
+	run, err := e.Kit.Ledger.StartRun(ctx, e.Agent, id, "roles-run", "")
+	e.fatal(err)
+	ask, err := e.Kit.Ledger.RecordAsk(ctx, e.Agent, run.ID, ledger.AskInput{Prompt: "Save this reading?",
+		Options: map[string]string{"1": "Yes", "2": "No"}})
+	e.fatal(err)
+	return id, ask.ID
+}
+
+// askWaits reports whether an ask still waits in the Attention queue.
+func (e *consoleEnv) askWaits(id string) bool {
+	items, err := e.Kit.Gov.Attention(context.Background())
+	e.fatal(err)
+	for _, it := range items {
+		if it.Kind == governance.ItemAsk && it.Ref == id {
+			return true
+		}
+	}
+	return false
+}
+
+// sessionState is a session as the services see it: the brake, the plan,
+// every decision and remediation, and the length of its timeline.
+func (e *consoleEnv) sessionState(id string) func() string {
+	return func() string {
+		d, err := e.Kit.Gov.GetSession(context.Background(), e.Lead, id)
+		e.fatal(err)
+		var b strings.Builder
+		fmt.Fprintf(&b, "paused=%t %q events=%d", d.Paused, d.PauseReason, len(d.Timeline))
+		if d.Plan != nil {
+			fmt.Fprintf(&b, " plan=%s %q", d.Plan.Status, d.Plan.Note)
+		}
+		for _, dec := range d.Decisions {
+			fmt.Fprintf(&b, " %s=%s %q %q", dec.Ref, dec.Status, dec.Resolution, dec.Instruction)
+		}
+		for _, r := range d.Remediations {
+			fmt.Fprintf(&b, " remediation-%d=%+v", r.ID, r)
+		}
+		return b.String()
+	}
+}
+
+func (e *consoleEnv) missionState(slug string) func() string {
+	return func() string {
+		m, err := e.Kit.Gov.GetMission(context.Background(), slug)
+		if err != nil {
+			return err.Error()
+		}
+		return fmt.Sprintf("%+v", m)
+	}
+}
+
+func (e *consoleEnv) usersState() string {
+	users, err := e.Kit.Auth.ListUsers(context.Background())
+	e.fatal(err)
+	var b strings.Builder
+	for _, u := range users {
+		fmt.Fprintf(&b, "%d %s %s disabled=%t\n", u.ID, u.Email, u.Role, u.Disabled)
+	}
+	return b.String()
+}
+
+func (e *consoleEnv) keysState() string {
+	keys, err := e.Kit.Auth.ListKeys(context.Background())
+	e.fatal(err)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%d %s revoked=%t\n", k.ID, k.Name, k.Revoked())
+	}
+	return b.String()
+}
+
+func (e *consoleEnv) toolsState() string {
+	tools, err := e.Kit.Ledger.ListTools(context.Background())
+	e.fatal(err)
+	var b strings.Builder
+	for _, tl := range tools {
+		fmt.Fprintf(&b, "%s.%s side-effecting=%t\n", tl.Server, tl.Tool, tl.SideEffecting)
+	}
+	return b.String()
+}
+
+// signedInState says which of the console session tokens still work.
+func (e *consoleEnv) signedInState(tokens ...string) func() string {
+	return func() string {
+		var b strings.Builder
+		for i, tok := range tokens {
+			_, err := e.Kit.Auth.WebSession(context.Background(), tok)
+			fmt.Fprintf(&b, "session %d signed in: %t\n", i, err == nil)
+		}
+		return b.String()
+	}
+}
+
+// totals is the workspace at a glance: a refused call, or a read, must
+// leave it as it was.
+func (e *consoleEnv) totals() string {
+	ctx := context.Background()
+	ms, err := e.Kit.Gov.ListMissions(ctx)
+	e.fatal(err)
+	ss, err := e.Kit.Gov.ListSessions(ctx)
+	e.fatal(err)
+	users, err := e.Kit.Auth.ListUsers(ctx)
+	e.fatal(err)
+	keys, err := e.Kit.Auth.ListKeys(ctx)
+	e.fatal(err)
+	n, err := e.Kit.Gov.AttentionCount(ctx)
+	e.fatal(err)
+	return fmt.Sprintf("missions=%d sessions=%d users=%d keys=%d attention=%d", len(ms), len(ss), len(users), len(keys), n)
+}
+
+// cookieToken is the caller's console session token, "" when signed out.
+func (e *consoleEnv) cookieToken(c consoleCaller) string {
+	for _, ck := range c.b.HTTP.Jar.Cookies(mustURL(e.T, e.Base)) {
+		if ck.Name == "madebook_session" {
+			return ck.Value
+		}
+	}
+	return ""
+}
+
+// consoleRouteTable lists every console route of routes.go: all but the
+// JSON API, /brief, /healthz and /static/*.
+func consoleRouteTable() []consoleRouteCase {
+	ctx := context.Background()
+	page := func(path string) func(*consoleEnv, consoleCaller) consoleCall {
+		return func(*consoleEnv, consoleCaller) consoleCall { return consoleCall{path: path} }
+	}
+	return []consoleRouteCase{
+		// Signing in and out.
+		{method: http.MethodGet, path: "/login", public: true, setup: page("/login"),
+			want: roleStatuses(http.StatusOK, http.StatusSeeOther, http.StatusSeeOther, http.StatusSeeOther)},
+		{method: http.MethodPost, path: "/login", public: true, want: anyoneIn,
+			setup: func(e *consoleEnv, c consoleCaller) consoleCall {
+				email := c.who.Email
+				if email == "" {
+					who, _ := e.Kit.Lead()
+					email = who.Email
+				}
+				return consoleCall{path: "/login", form: url.Values{"email": {email}, "password": {"password-123"}}}
+			}},
+		{method: http.MethodPost, path: "/logout", want: anyoneIn, writes: true, signsOut: true,
+			setup: func(e *consoleEnv, c consoleCaller) consoleCall {
+				return consoleCall{path: "/logout", state: e.signedInState(e.cookieToken(c))}
+			}},
+		{method: http.MethodPost, path: "/logout/everywhere", want: anyoneIn, writes: true, signsOut: true,
+			setup: func(e *consoleEnv, c consoleCaller) consoleCall {
+				// The same person on another device, or (for anonymous
+				// callers) someone else, who must stay signed in.
+				email := c.who.Email
+				if email == "" {
+					who, _ := e.Kit.Lead()
+					email = who.Email
+				}
+				other, _, err := e.Kit.Auth.Login(ctx, email, "password-123", "192.0.2.7")
+				e.fatal(err)
+				return consoleCall{path: "/logout/everywhere", state: e.signedInState(e.cookieToken(c), other)}
+			}},
+
+		// Attention.
+		{method: http.MethodGet, path: "/", setup: page("/"), want: readPage},
+		{method: http.MethodGet, path: "/attention/queue", setup: page("/attention/queue"), want: readPage},
+		{method: http.MethodGet, path: "/attention/count", setup: page("/attention/count"), want: readPage},
+		{method: http.MethodPost, path: "/decisions/resolve", want: leadAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				id, ref := e.decision()
+				return consoleCall{path: "/decisions/resolve", state: e.sessionState(id),
+					form: url.Values{"refs": {ref}, "resolution": {"Keep it."}, "instruction": {"Archive instead."}}}
+			}},
+		{method: http.MethodPost, path: "/decisions/:ref/resolve", want: leadAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				id, ref := e.decision()
+				return consoleCall{path: "/decisions/" + ref + "/resolve", state: e.sessionState(id),
+					form: url.Values{"resolution": {"Keep it."}, "instruction": {"Archive instead."}}}
+			}},
+		{method: http.MethodPost, path: "/sessions/:id/plan/approve", want: leadAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				id := e.proposed()
+				return consoleCall{path: "/sessions/" + id + "/plan/approve", state: e.sessionState(id),
+					form: url.Values{"note": {"Go ahead."}}}
+			}},
+		{method: http.MethodPost, path: "/sessions/:id/plan/reject", want: leadAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				id := e.proposed()
+				return consoleCall{path: "/sessions/" + id + "/plan/reject", state: e.sessionState(id),
+					form: url.Values{"note": {"Too broad."}}}
+			}},
+		{method: http.MethodPost, path: "/sessions/:id/pause", want: leadAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				id := e.Session(false)
+				return consoleCall{path: "/sessions/" + id + "/pause", state: e.sessionState(id),
+					form: url.Values{"reason": {"Stop touching billing."}}}
+			}},
+		{method: http.MethodPost, path: "/sessions/:id/resume", want: leadAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				id := e.paused()
+				return consoleCall{path: "/sessions/" + id + "/resume", state: e.sessionState(id), form: url.Values{}}
+			}},
+		{method: http.MethodPost, path: "/asks/:id/answer", want: leadAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				id, ask := e.parkedAsk()
+				session := e.sessionState(id)
+				return consoleCall{path: "/asks/" + ask + "/answer", form: url.Values{"option": {"1"}},
+					state: func() string { return fmt.Sprintf("%s ask waits: %t", session(), e.askWaits(ask)) }}
+			}},
+
+		// Sessions.
+		{method: http.MethodGet, path: "/sessions", setup: page("/sessions"), want: readPage},
+		{method: http.MethodGet, path: "/sessions/:id", want: readPage,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				id := e.Session(false)
+				return consoleCall{path: "/sessions/" + id, state: e.sessionState(id)}
+			}},
+		{method: http.MethodPost, path: "/sessions/:id/remediations", want: leadAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				id := e.Session(false)
+				return consoleCall{path: "/sessions/" + id + "/remediations", state: e.sessionState(id),
+					form: url.Values{"severity": {"required"}, "instruction": {"Add a test."}, "files": {"web/x.go\nweb/y.go"}}}
+			}},
+		{method: http.MethodPost, path: "/remediations/:id/close", want: leadAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				id := e.Session(false)
+				r, err := e.Kit.Gov.RequestRemediation(ctx, e.Lead, id, governance.RemediationInput{Severity: "advisory", Instruction: "Tidy up."})
+				e.fatal(err)
+				return consoleCall{path: fmt.Sprintf("/remediations/%d/close", r.ID), state: e.sessionState(id),
+					form: url.Values{"note": {"Done."}}}
+			}},
+		{method: http.MethodPost, path: "/violations/:id/clear", want: leadAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				id := e.Session(false)
+				res, err := e.Kit.Gov.ReportChange(ctx, e.Agent, id, change.Change{Files: []change.File{{Path: "config/deploy.sh",
+					Content: "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"}}})
+				e.fatal(err)
+				if len(res.Violations) == 0 {
+					e.T.Fatal("the seed's secret raised no violation")
+				}
+				return consoleCall{path: fmt.Sprintf("/violations/%d/clear", res.Violations[0].ID), state: e.sessionState(id),
+					form: url.Values{"as": {"fixed"}, "note": {"Rotated the key."}, "back": {"/sessions/" + id}}}
+			}},
+
+		// Missions.
+		{method: http.MethodGet, path: "/missions", setup: page("/missions"), want: readPage},
+		{method: http.MethodGet, path: "/missions/new", setup: page("/missions/new"), want: leadPage},
+		{method: http.MethodPost, path: "/missions", want: leadAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				slug := e.unique("roles")
+				return consoleCall{path: "/missions", state: e.missionState(slug),
+					form: url.Values{"slug": {slug}, "title": {"Roles"}, "text": {"Check every role."}}}
+			}},
+		{method: http.MethodGet, path: "/missions/:slug/edit", want: leadPage,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				slug := e.Kit.Mission(e.Lead, false)
+				return consoleCall{path: "/missions/" + slug + "/edit", state: e.missionState(slug)}
+			}},
+		{method: http.MethodPost, path: "/missions/:slug", want: leadAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				slug := e.Kit.Mission(e.Lead, false)
+				return consoleCall{path: "/missions/" + slug, state: e.missionState(slug),
+					form: url.Values{"title": {"Renamed"}, "text": {"Do the other thing."}}}
+			}},
+
+		// Audit.
+		{method: http.MethodGet, path: "/audit", setup: page("/audit"), want: readPage},
+		{method: http.MethodGet, path: "/audit/:report", setup: page("/audit/premature-side-effects"), want: readPage},
+
+		// Admin.
+		{method: http.MethodGet, path: "/admin/users", setup: page("/admin/users"), want: adminPage},
+		{method: http.MethodPost, path: "/admin/users", want: adminAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				return consoleCall{path: "/admin/users", state: e.usersState,
+					form: url.Values{"email": {e.unique("added") + "@example.com"}, "role": {"viewer"}, "password": {"long-enough"}}}
+			}},
+		{method: http.MethodPost, path: "/admin/users/:id/role", want: adminAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				target, _ := e.Kit.Person(auth.Viewer)
+				return consoleCall{path: fmt.Sprintf("/admin/users/%d/role", target.UserID), state: e.usersState,
+					form: url.Values{"role": {"lead"}}}
+			}},
+		{method: http.MethodPost, path: "/admin/users/:id/disable", want: adminAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				target, _ := e.Kit.Person(auth.Viewer)
+				return consoleCall{path: fmt.Sprintf("/admin/users/%d/disable", target.UserID), state: e.usersState, form: url.Values{}}
+			}},
+		{method: http.MethodPost, path: "/admin/users/:id/enable", want: adminAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				target, _ := e.Kit.Person(auth.Viewer)
+				_, err := e.Kit.Auth.SetDisabled(ctx, e.Admin, target.UserID, true)
+				e.fatal(err)
+				return consoleCall{path: fmt.Sprintf("/admin/users/%d/enable", target.UserID), state: e.usersState, form: url.Values{}}
+			}},
+		{method: http.MethodGet, path: "/admin/keys", setup: page("/admin/keys"), want: adminPage},
+		{method: http.MethodPost, path: "/admin/keys", writes: true,
+			want: roleStatuses(http.StatusSeeOther, http.StatusForbidden, http.StatusForbidden, http.StatusCreated),
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				return consoleCall{path: "/admin/keys", state: e.keysState, form: url.Values{"name": {e.unique("roles-key")}}}
+			}},
+		{method: http.MethodPost, path: "/admin/keys/:id/revoke", want: adminAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				key, _ := e.Kit.Agent()
+				return consoleCall{path: fmt.Sprintf("/admin/keys/%d/revoke", key.KeyID), state: e.keysState, form: url.Values{}}
+			}},
+		{method: http.MethodGet, path: "/admin/policies", setup: page("/admin/policies"), want: adminPage},
+		{method: http.MethodPost, path: "/admin/policies", want: adminAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				return consoleCall{path: "/admin/policies", state: func() string {
+					ps, err := e.Kit.Gov.ListPolicies(ctx)
+					e.fatal(err)
+					return fmt.Sprintf("%d policies", len(ps))
+				}, form: url.Values{"name": {e.unique("No TODO")}, "severity": {"low"}, "kind": {"content_regex"},
+					"pattern": {"TODO"}, "action": {"violation"}}}
+			}},
+		{method: http.MethodGet, path: "/admin/rules", setup: page("/admin/rules"), want: adminPage},
+		{method: http.MethodPost, path: "/admin/rules", want: adminAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				return consoleCall{path: "/admin/rules", state: func() string {
+					rs, err := e.Kit.Gov.ListRules(ctx)
+					e.fatal(err)
+					return fmt.Sprintf("%d rules", len(rs))
+				}, form: url.Values{"concern": {e.unique("server state")}, "chosen": {"React Query"},
+					"departures": {"redux-toolkit"}, "support": {"31"}, "total": {"34"}, "enforced": {"true"}}}
+			}},
+		{method: http.MethodGet, path: "/admin/tools", setup: page("/admin/tools"), want: adminPage},
+		{method: http.MethodPost, path: "/admin/tools", want: adminAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				return consoleCall{path: "/admin/tools", state: e.toolsState,
+					form: url.Values{"server": {"github"}, "tool": {e.unique("read")}, "side_effecting": {"false"}}}
+			}},
+		{method: http.MethodPost, path: "/admin/tools/delete", want: adminAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				tool := e.unique("write")
+				_, err := e.Kit.Ledger.SetTool(ctx, e.Admin, "github", tool, true)
+				e.fatal(err)
+				return consoleCall{path: "/admin/tools/delete", state: e.toolsState,
+					form: url.Values{"server": {"github"}, "tool": {tool}}}
+			}},
+	}
+}
+
+// isConsoleRoute reports whether a registered route belongs to the console.
+func isConsoleRoute(r *echo.Route) bool {
+	switch {
+	case r.Method == echo.RouteNotFound: // a catch-all, not a route anyone calls
+		return false
+	case r.Path == "/api/v1" || strings.HasPrefix(r.Path, "/api/v1/"), r.Path == "/brief", r.Path == "/healthz",
+		strings.HasPrefix(r.Path, "/static/"):
+		return false
+	}
+	return true
+}
+
+// TestEveryConsoleRouteAnswersEachRole signs in as each role (and as
+// nobody) and sends every console route: the anonymous caller is sent to
+// sign in, a viewer reads but changes nothing, a lead acts but is refused
+// the admin pages, an admin does everything. A refused call changes
+// nothing; a successful one really does what it says.
+func TestEveryConsoleRouteAnswersEachRole(t *testing.T) {
+	t.Parallel()
+	e := newConsoleEnv(t)
+	parent := t
+	table := consoleRouteTable()
+
+	t.Run("the table lists every console route, and only those", func(t *testing.T) {
+		var tested []string
+		for _, rc := range table {
+			key := rc.method + " " + rc.path
+			tested = append(tested, key)
+			for _, role := range consoleRoles {
+				if _, ok := rc.want[role]; !ok {
+					t.Errorf("%s has no status for the %s", key, role)
+				}
+			}
+		}
+		webtest.RoutesCovered(t, e.e.Routes(), isConsoleRoute, "consoleRouteTable (web/console/roles_test.go)", tested)
+	})
+
+	for _, rc := range table {
+		for _, role := range consoleRoles {
+			want := rc.want[role]
+			t.Run(fmt.Sprintf("%s %s as %s is %d", rc.method, rc.path, role, want), func(t *testing.T) {
+				e.T = t
+				defer func() { e.T = parent }()
+				c := e.callerAs(t, role)
+				call := rc.setup(e, c)
+				state := func() string {
+					s := e.totals()
+					if call.state != nil {
+						s += "\n" + call.state()
+					}
+					return s
+				}
+				before := state()
+				var res *http.Response
+				var body string
+				if rc.method == http.MethodGet {
+					res, body = c.b.Get(call.path)
+				} else {
+					res, body = c.b.PostForm(call.path, call.form)
+				}
+				if res.StatusCode != want {
+					t.Fatalf("status %d, want %d; Location %q; body %s", res.StatusCode, want, res.Header.Get("Location"), webtest.Short([]byte(body)))
+				}
+				refused := res.StatusCode >= 400 || (role == consoleAnonymous && !rc.public)
+				loc := res.Header.Get("Location")
+				switch {
+				case role == consoleAnonymous && !rc.public:
+					to := "/login"
+					if rc.method == http.MethodGet && call.path != "/" {
+						to += "?next=" + url.QueryEscape(call.path)
+					}
+					if loc != to {
+						t.Errorf("sent to %q, want %q", loc, to)
+					}
+				case refused:
+					if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+						t.Errorf("a refusal for a browser is %q, want an HTML page", ct)
+					}
+				case res.StatusCode == http.StatusSeeOther && rc.signsOut:
+					if loc != "/login" {
+						t.Errorf("signed out to %q, want /login", loc)
+					}
+				case res.StatusCode == http.StatusSeeOther:
+					if !strings.HasPrefix(loc, "/") || strings.HasPrefix(loc, "//") || strings.HasPrefix(loc, "/login") {
+						t.Errorf("a success redirects to %q, want a console page", loc)
+					}
+				default:
+					if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+						t.Errorf("Content-Type %q, want text/html", ct)
+					}
+				}
+				after := state()
+				switch {
+				case refused || !rc.writes:
+					if before != after {
+						t.Errorf("the call changed what it must not:\nbefore %s\nafter  %s", before, after)
+					}
+				case before == after:
+					t.Errorf("a successful %s %s changed nothing: %s", rc.method, call.path, after)
+				}
+				// Where a success leads is a page the caller may see.
+				if !refused && res.StatusCode == http.StatusSeeOther {
+					if next, nbody := c.b.Get(loc); next.StatusCode != http.StatusOK {
+						t.Errorf("following the redirect to %s: %d %s", loc, next.StatusCode, webtest.Short([]byte(nbody)))
+					}
+				}
+			})
+		}
+	}
+
+	t.Run("htmx queue actions", func(t *testing.T) {
+		e.T = t
+		defer func() { e.T = parent }()
+		testConsoleQueueHTMX(t, e)
+	})
+}
+
+// htmx posts a form as htmx does from the Attention page.
+func (e *consoleEnv) htmx(b *webtest.Client, path string, form url.Values) (*http.Response, string) {
+	e.T.Helper()
+	if form == nil {
+		form = url.Values{}
+	}
+	form.Set("csrf", b.CSRF)
+	req, err := http.NewRequest(http.MethodPost, e.Base+path, strings.NewReader(form.Encode()))
+	e.fatal(err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("HX-Request", "true")
+	req.Header.Set("HX-Current-URL", e.Base+"/")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	return b.Do(req)
+}
+
+// testConsoleQueueHTMX sends the Attention queue's actions as htmx does:
+// a success answers the new count; a mistake answers the item (or the
+// queue) again, 422, with the message; a viewer is refused with a message
+// and the anonymous caller sent to sign in.
+func testConsoleQueueHTMX(t *testing.T, e *consoleEnv) {
+	lead := e.callerAs(t, consoleLead)
+	viewer := e.callerAs(t, consoleViewer)
+	// Each case runs as its own subtest, and reports failures there.
+	parent := t
+	run := func(name string, f func(t *testing.T)) {
+		t.Run(name, func(t *testing.T) {
+			e.T, lead.b.T, viewer.b.T = t, t, t
+			defer func() { e.T, lead.b.T, viewer.b.T = parent, parent, parent }()
+			f(t)
+		})
+	}
+	decisionOf := func(id, ref string) governance.Decision {
+		d, err := e.Kit.Gov.GetSession(context.Background(), e.Lead, id)
+		e.fatal(err)
+		for _, dec := range d.Decisions {
+			if dec.Ref == ref {
+				return dec
+			}
+		}
+		t.Fatalf("no decision %s on %s", ref, id)
+		return governance.Decision{}
+	}
+	wantCount := func(t *testing.T, res *http.Response, body string) {
+		t.Helper()
+		if res.StatusCode != http.StatusOK || !strings.Contains(body, `id="nav-count"`) || !strings.Contains(body, `hx-swap-oob="true"`) {
+			t.Fatalf("status %d, want 200 with the count update: %s", res.StatusCode, webtest.Short([]byte(body)))
+		}
+	}
+	// The brake form sits in an item, but its answer is the whole queue.
+	wantQueueTarget := func(t *testing.T, res *http.Response) {
+		t.Helper()
+		if res.Header.Get("HX-Retarget") != "#queue" || res.Header.Get("HX-Reswap") != "outerHTML" {
+			t.Errorf("HX-Retarget %q, HX-Reswap %q: the queue would land inside the item", res.Header.Get("HX-Retarget"), res.Header.Get("HX-Reswap"))
+		}
+	}
+	want422 := func(t *testing.T, res *http.Response, body string, parts ...string) {
+		t.Helper()
+		if res.StatusCode != http.StatusUnprocessableEntity {
+			t.Fatalf("status %d, want 422: %s", res.StatusCode, webtest.Short([]byte(body)))
+		}
+		for _, p := range parts {
+			if !strings.Contains(body, p) {
+				t.Errorf("the answer lacks %q: %s", p, body)
+			}
+		}
+	}
+
+	run("resolve without an instruction is 422 with the item and the message", func(t *testing.T) {
+		id, ref := e.decision()
+		res, body := e.htmx(lead.b, "/decisions/"+ref+"/resolve", url.Values{"resolution": {"Keep it."}, "instruction": {""}})
+		want422(t, res, body, `data-ref="`+ref+`"`, `data-testid="error-instruction"`, "The instruction is required.", `value="Keep it."`)
+		if strings.Contains(body, "<html") {
+			t.Errorf("the answer is a whole webtest.Page, not the item")
+		}
+		if d := decisionOf(id, ref); d.Status != governance.DecisionOpen {
+			t.Errorf("the decision is %s, want still open", d.Status)
+		}
+	})
+	run("resolve answers the count update", func(t *testing.T) {
+		id, ref := e.decision()
+		res, body := e.htmx(lead.b, "/decisions/"+ref+"/resolve", url.Values{"resolution": {"Keep it."}, "instruction": {"Archive instead."}})
+		wantCount(t, res, body)
+		if d := decisionOf(id, ref); d.Status != governance.DecisionResolved || d.Instruction != "Archive instead." {
+			t.Errorf("the decision is %s %q, want resolved", d.Status, d.Instruction)
+		}
+	})
+	run("resolve of a gate someone else resolved answers the count update", func(t *testing.T) {
+		_, ref := e.decision()
+		_, err := e.Kit.Gov.ResolveDecision(context.Background(), e.Lead, ref, "First.", "Do it.")
+		e.fatal(err)
+		res, body := e.htmx(lead.b, "/decisions/"+ref+"/resolve", url.Values{"resolution": {"Second."}, "instruction": {"Do that."}})
+		wantCount(t, res, body)
+	})
+	run("bulk resolve without an instruction is 422 with the queue and the message", func(t *testing.T) {
+		id1, ref1 := e.decision()
+		id2, ref2 := e.decision()
+		res, body := e.htmx(lead.b, "/decisions/resolve", url.Values{"refs": {ref1, ref2}, "resolution": {"Keep them."}})
+		want422(t, res, body, `id="queue"`, `data-testid="error-instruction"`, "The instruction is required.")
+		if decisionOf(id1, ref1).Status != governance.DecisionOpen || decisionOf(id2, ref2).Status != governance.DecisionOpen {
+			t.Errorf("a refused bulk resolve resolved something")
+		}
+	})
+	run("bulk resolve answers the queue and the count update", func(t *testing.T) {
+		id1, ref1 := e.decision()
+		id2, ref2 := e.decision()
+		res, body := e.htmx(lead.b, "/decisions/resolve", url.Values{"refs": {ref1, ref2}, "resolution": {"Keep them."}, "instruction": {"Archive."}})
+		wantCount(t, res, body)
+		if !strings.Contains(body, `id="queue"`) || strings.Contains(body, `data-ref="`+ref1+`"`) || strings.Contains(body, `data-ref="`+ref2+`"`) {
+			t.Errorf("the queue still shows the resolved gates: %s", webtest.Short([]byte(body)))
+		}
+		if decisionOf(id1, ref1).Status != governance.DecisionResolved || decisionOf(id2, ref2).Status != governance.DecisionResolved {
+			t.Errorf("bulk resolve did not resolve both")
+		}
+	})
+	for _, verb := range []string{"approve", "reject"} {
+		status := map[string]string{"approve": governance.PlanApproved, "reject": governance.PlanRejected}[verb]
+		run(verb+" with a note too long is 422 with the item and the message", func(t *testing.T) {
+			id := e.proposed()
+			before := e.sessionState(id)()
+			res, body := e.htmx(lead.b, "/sessions/"+id+"/plan/"+verb, url.Values{"note": {strings.Repeat("n", 4001)}})
+			want422(t, res, body, `data-ref="`+id+`"`, `data-kind="plan"`, `data-testid="error-note"`, "at most 4000 are allowed")
+			if after := e.sessionState(id)(); after != before {
+				t.Errorf("a refused %s changed the session:\nbefore %s\nafter  %s", verb, before, after)
+			}
+		})
+		run(verb+" answers the count update", func(t *testing.T) {
+			id := e.proposed()
+			res, body := e.htmx(lead.b, "/sessions/"+id+"/plan/"+verb, url.Values{"note": {"Noted."}})
+			wantCount(t, res, body)
+			d, err := e.Kit.Gov.GetSession(context.Background(), e.Lead, id)
+			e.fatal(err)
+			if d.Plan == nil || d.Plan.Status != status {
+				t.Errorf("the plan is %+v, want %s", d.Plan, status)
+			}
+		})
+	}
+	run("pause answers the queue, with the paused session, and the count update", func(t *testing.T) {
+		id := e.Session(false)
+		res, body := e.htmx(lead.b, "/sessions/"+id+"/pause", url.Values{"reason": {"Stop."}})
+		wantCount(t, res, body)
+		wantQueueTarget(t, res)
+		if !strings.Contains(body, `id="queue"`) || !strings.Contains(body, `data-ref="`+id+`"`) {
+			t.Errorf("the queue does not show the paused session: %s", webtest.Short([]byte(body)))
+		}
+		d, err := e.Kit.Gov.GetSession(context.Background(), e.Lead, id)
+		e.fatal(err)
+		if !d.Paused || d.PauseReason != "Stop." {
+			t.Errorf("the session is paused=%t %q", d.Paused, d.PauseReason)
+		}
+	})
+	run("pausing a paused session is 422 with the queue and the message", func(t *testing.T) {
+		// The queue shows the message in its bulk form, which it shows only
+		// with two open gates or more (views.QueueView): open two.
+		e.decision()
+		e.decision()
+		id := e.paused()
+		before := e.sessionState(id)()
+		res, body := e.htmx(lead.b, "/sessions/"+id+"/pause", url.Values{"reason": {"Again."}})
+		want422(t, res, body, `id="queue"`, "already paused")
+		wantQueueTarget(t, res)
+		if after := e.sessionState(id)(); after != before {
+			t.Errorf("a refused pause changed the session:\nbefore %s\nafter  %s", before, after)
+		}
+	})
+	run("resume answers the count update", func(t *testing.T) {
+		id := e.paused()
+		res, body := e.htmx(lead.b, "/sessions/"+id+"/resume", nil)
+		wantCount(t, res, body)
+		d, err := e.Kit.Gov.GetSession(context.Background(), e.Lead, id)
+		e.fatal(err)
+		if d.Paused {
+			t.Errorf("the session is still paused")
+		}
+	})
+	run("an answer that is not an option is 422 with the item and the message", func(t *testing.T) {
+		_, ask := e.parkedAsk()
+		res, body := e.htmx(lead.b, "/asks/"+ask+"/answer", url.Values{"option": {"7"}})
+		want422(t, res, body, `data-ref="`+ask+`"`, `data-kind="ask"`, `has no option &#34;7&#34;: choose one of 1, 2.`)
+		if !e.askWaits(ask) {
+			t.Errorf("a refused answer took the ask out of the queue")
+		}
+	})
+	run("answer answers the count update", func(t *testing.T) {
+		_, ask := e.parkedAsk()
+		res, body := e.htmx(lead.b, "/asks/"+ask+"/answer", url.Values{"option": {"2"}})
+		wantCount(t, res, body)
+		if e.askWaits(ask) {
+			t.Errorf("the answered ask still waits")
+		}
+	})
+	run("a viewer is refused with a message and nothing changes", func(t *testing.T) {
+		id, ref := e.decision()
+		res, body := e.htmx(viewer.b, "/decisions/"+ref+"/resolve", url.Values{"resolution": {"Keep it."}, "instruction": {"Archive."}})
+		if res.StatusCode != http.StatusForbidden || !strings.Contains(body, "lead") {
+			t.Fatalf("status %d, want 403 with a message: %s", res.StatusCode, webtest.Short([]byte(body)))
+		}
+		if d := decisionOf(id, ref); d.Status != governance.DecisionOpen {
+			t.Errorf("the decision is %s, want still open", d.Status)
+		}
+		pid := e.Session(false)
+		if res, _ := e.htmx(viewer.b, "/sessions/"+pid+"/pause", url.Values{"reason": {"No."}}); res.StatusCode != http.StatusForbidden {
+			t.Errorf("a viewer's pause: %d, want 403", res.StatusCode)
+		}
+		if d, err := e.Kit.Gov.GetSession(context.Background(), e.Lead, pid); err != nil || d.Paused {
+			t.Errorf("a viewer paused the session (%v)", err)
+		}
+	})
+	run("an anonymous caller is sent to sign in", func(t *testing.T) {
+		id, ref := e.decision()
+		anon := webtest.NewClient(t, e.Base)
+		res, _ := e.htmx(anon, "/decisions/"+ref+"/resolve", url.Values{"resolution": {"Keep it."}, "instruction": {"Archive."}})
+		if res.StatusCode != http.StatusUnauthorized || res.Header.Get("HX-Redirect") != "/login" {
+			t.Fatalf("status %d, HX-Redirect %q; want 401 to /login", res.StatusCode, res.Header.Get("HX-Redirect"))
+		}
+		if d := decisionOf(id, ref); d.Status != governance.DecisionOpen {
+			t.Errorf("the decision is %s, want still open", d.Status)
+		}
+	})
+}

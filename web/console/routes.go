@@ -1,0 +1,79 @@
+package console
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/madebook/madebook/internal/audit"
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/ledger"
+)
+
+// Deps are what the console's handlers need.
+type Deps struct {
+	Auth   *auth.Service
+	Gov    *governance.Service
+	Ledger *ledger.Service
+	Audit  *audit.Service
+	Logger *slog.Logger
+	// SecureCookies marks the console's cookies Secure, with the __Host-
+	// prefix: set it when Madebook is served over TLS.
+	SecureCookies bool
+}
+
+// Routes registers every page and form of the console, in one list. Every
+// route but the sign-in page needs a signed-in person; the admin pages
+// need an admin.
+func Routes(e *echo.Echo, d Deps) {
+	k := &console{auth: d.Auth, gov: d.Gov, ledger: d.Ledger, audit: d.Audit, store: newSessionStore(d.Auth, d.SecureCookies), cop: http.NewCrossOriginProtection()}
+	// Middleware goes on each route, not on a group: a group would answer
+	// every unknown path under it too.
+	web := []echo.MiddlewareFunc{k.loadSession, k.crossOrigin}
+	in := append(web[:len(web):len(web)], k.signedIn)
+	e.GET("/login", k.handleLoginForm(), web...)
+	e.POST("/login", k.handleLogin(), web...)
+	e.POST("/logout", k.handleLogout(), in...)
+	e.POST("/logout/everywhere", k.handleLogoutEverywhere(), in...)
+	e.GET("/", k.handleAttention(), in...)
+	e.GET("/attention/queue", k.handleQueue(), in...)
+	e.GET("/attention/count", k.handleCount(), in...)
+	e.POST("/decisions/resolve", k.handleResolveBulk(), in...)
+	e.POST("/decisions/:ref/resolve", k.handleResolve(), in...)
+	e.POST("/sessions/:id/plan/approve", k.handlePlanDecide(d.Gov.ApprovePlan), in...)
+	e.POST("/sessions/:id/plan/reject", k.handlePlanDecide(d.Gov.RejectPlan), in...)
+	e.POST("/sessions/:id/pause", k.handlePause(), in...)
+	e.POST("/sessions/:id/resume", k.handleResume(), in...)
+	e.POST("/asks/:id/answer", k.handleAnswer(), in...)
+	e.GET("/sessions", k.handleSessions(), in...)
+	e.GET("/sessions/:id", k.handleSession(), in...)
+	e.POST("/sessions/:id/remediations", k.handleRemediationForm(), in...)
+	e.POST("/remediations/:id/close", k.handleRemediationClose(), in...)
+	e.POST("/violations/:id/clear", k.handleViolationClearForm(), in...)
+	e.GET("/missions", k.handleMissions(), in...)
+	e.GET("/missions/new", k.handleNewMission(), in...)
+	e.POST("/missions", k.handleCreateMission(), in...)
+	e.GET("/missions/:slug/edit", k.handleEditMission(), in...)
+	e.POST("/missions/:slug", k.handleUpdateMission(), in...)
+	e.GET("/audit", k.handleAudit(), in...)
+	e.GET("/audit/:report", k.handleAuditReport(), in...)
+	// Admin pages: users and agent keys (admins only; every action logged).
+	admin := append(in[:len(in):len(in)], k.requireAdmin)
+	e.GET("/admin/users", k.handleUsers(), admin...)
+	e.POST("/admin/users", k.handleUserAdd(d.Logger), admin...)
+	e.POST("/admin/users/:id/role", k.handleUserRole(d.Logger), admin...)
+	e.POST("/admin/users/:id/disable", k.handleUserDisabled(d.Logger, true), admin...)
+	e.POST("/admin/users/:id/enable", k.handleUserDisabled(d.Logger, false), admin...)
+	e.GET("/admin/keys", k.handleKeys(), admin...)
+	e.POST("/admin/keys", k.handleKeyCreate(d.Logger), admin...)
+	e.POST("/admin/keys/:id/revoke", k.handleKeyRevoke(d.Logger), admin...)
+	e.GET("/admin/policies", k.handlePolicies(), admin...)
+	e.POST("/admin/policies", k.handlePolicyCreateForm(), admin...)
+	e.GET("/admin/rules", k.handleRules(), admin...)
+	e.POST("/admin/rules", k.handleRuleCreateForm(), admin...)
+	e.GET("/admin/tools", k.handleTools(), admin...)
+	e.POST("/admin/tools", k.handleToolSave(), admin...)
+	e.POST("/admin/tools/delete", k.handleToolDelete(), admin...)
+}

@@ -1,0 +1,84 @@
+package console
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/views"
+	"github.com/madebook/madebook/web/httpx"
+)
+
+// handleSessions serves GET /sessions: every session with its next action.
+func (k *console) handleSessions() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		list, err := k.gov.ListSessions(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		p, err := k.page(c, "Sessions", "sessions")
+		if err != nil {
+			return err
+		}
+		return render(c, http.StatusOK, views.SessionsPage(p, views.SessionsList{Sessions: list, Now: k.gov.Now()}))
+	}
+}
+
+// handleSession serves GET /sessions/:id: the session's page.
+func (k *console) handleSession() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		return k.sessionPage(c, http.StatusOK, views.ItemForm{})
+	}
+}
+
+func (k *console) sessionPage(c echo.Context, status int, f views.ItemForm) error {
+	d, err := k.gov.GetSession(c.Request().Context(), httpx.Actor(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	p, err := k.page(c, orID(d.Title, d.ID), "sessions")
+	if err != nil {
+		return err
+	}
+	p.Notice = map[string]string{"remediation": "Remediation requested: it reaches the agent on its next brief."}[c.QueryParam("done")]
+	return render(c, status, views.SessionPage(p, views.SessionView{D: d, Now: k.gov.Now(), CanLead: httpx.Actor(c).CanLead(), Form: f}))
+}
+
+// handleRemediationForm serves POST /sessions/:id/remediations (lead).
+func (k *console) handleRemediationForm() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := c.Param("id")
+		in := governance.RemediationInput{Severity: c.FormValue("severity"), Instruction: c.FormValue("instruction"),
+			Files: lines(c.FormValue("files"))}
+		_, err := k.gov.RequestRemediation(c.Request().Context(), httpx.Actor(c), id, in)
+		if err != nil {
+			f, ok := formErrors(err, map[string]string{"severity": in.Severity, "instruction": in.Instruction,
+				"files": c.FormValue("files")}, "instruction")
+			if !ok {
+				return err
+			}
+			return k.sessionPage(c, http.StatusUnprocessableEntity, f)
+		}
+		return c.Redirect(http.StatusSeeOther, "/sessions/"+id+"?done=remediation")
+	}
+}
+
+// lines splits a textarea into its non-empty lines.
+func lines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func orID(title, id string) string {
+	if title != "" {
+		return title
+	}
+	return id
+}

@@ -1,0 +1,115 @@
+package webtest
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/madebook/madebook/internal/testkit"
+	"github.com/madebook/madebook/web"
+)
+
+// BrowserApp is a real Madebook on a real port, for a real browser.
+type BrowserApp struct {
+	Kit *testkit.Kit
+	URL string
+}
+
+// StartBrowserApp serves a real Madebook on a fresh kit over loopback.
+func StartBrowserApp(t *testing.T) *BrowserApp {
+	t.Helper()
+	kit := testkit.New(t)
+	e := web.NewServer(Deps(kit))
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+	return &BrowserApp{Kit: kit, URL: srv.URL}
+}
+
+// NewBrowser starts headless Chromium. Without it the test is skipped,
+// unless MADEBOOK_REQUIRE_BROWSER=1 (as in CI), when it fails.
+func NewBrowser(t *testing.T) context.Context {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("MADEBOOK_REQUIRE_BROWSER") == "1" {
+			t.Fatal("chromium is not installed, and MADEBOOK_REQUIRE_BROWSER=1")
+		}
+		t.Skip("chromium is not installed")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-quic", true),
+		chromedp.UserDataDir(t.TempDir()))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatal(err)
+	}
+	return ctx
+}
+
+// Do runs browser steps and fails the test on the first error.
+func Do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// SignIn signs in through the form.
+func SignIn(t *testing.T, ctx context.Context, base, email string) {
+	t.Helper()
+	Do(t, ctx, "open the sign-in page",
+		chromedp.Navigate(base+"/login"),
+		chromedp.WaitVisible(chromedp.CSS(`input[name=email]`)))
+	Screenshot(t, ctx, "login")
+	Do(t, ctx, "sign in",
+		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), email),
+		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "password-123"),
+		chromedp.Click(chromedp.CSS(`form[action="/login"] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=queue]`)),
+	)
+}
+
+// Screenshot saves the page at desktop and narrow widths when
+// MADEBOOK_SCREENSHOTS names a directory (for people to look at).
+func Screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	dir := os.Getenv("MADEBOOK_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	for _, w := range []struct {
+		label         string
+		width, height int64
+	}{{"desktop", 1280, 900}, {"narrow", 390, 844}} {
+		Do(t, ctx, "resize", chromedp.EmulateViewport(w.width, w.height), chromedp.Sleep(150*time.Millisecond))
+		buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+"-"+w.label+".png"), buf, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	Do(t, ctx, "resize", chromedp.EmulateViewport(1280, 900))
+}
+
+// TextOf is the trimmed text of the element sel selects.
+func TextOf(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatalf("text of %s: %v", sel, err)
+	}
+	return strings.TrimSpace(s)
+}
