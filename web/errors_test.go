@@ -394,6 +394,15 @@ func TestInvalidContentIs422AndWritesNothing(t *testing.T) {
 			map[string]any{"summary": "S", "initial_steps": []map[string]any{{"tool": "x"}}}, "invalid_plan"},
 		{"a plan step id that is a number", "/api/v1/sessions/" + id + "/plan", a.AgentKey, id,
 			webtest.RawBody(`{"summary":"S","initial_steps":[{"id":1}]}`), "invalid_field"},
+		{"a mission with a field no mission has", "/api/v1/missions", a.LeadTok, "",
+			map[string]any{"slug": "ok-slug", "title": "T", "bogus_field": 1}, "unknown_field"},
+		{"a plan wrapped in body, the shape of no request", "/api/v1/sessions/" + id + "/plan", a.AgentKey, id,
+			map[string]any{"summary": "S", "body": map[string]any{"initial_steps": []map[string]any{{"id": "a"}}}}, "unknown_field"},
+		{"a misspelt field in a plan step", "/api/v1/sessions/" + id + "/plan", a.AgentKey, id,
+			map[string]any{"summary": "S", "initial_steps": []map[string]any{{"id": "a", "side_efecting": true}}}, "unknown_field"},
+		{"a gate with a misspelt scope", decisions, a.AgentKey, id,
+			map[string]any{"title": "T", "question": "Q", "blocked_scopes": []string{"db/"}}, "unknown_field"},
+		{"a brief with a field it does not take", "/brief", a.AgentKey, id, map[string]any{"session": id, "sesion": id}, "unknown_field"},
 	}
 	for _, c := range cases {
 		t.Run(c.name+" is 422 "+c.code, func(t *testing.T) {
@@ -403,6 +412,19 @@ func TestInvalidContentIs422AndWritesNothing(t *testing.T) {
 	}
 	a.T = t
 
+	t.Run("an unknown field is named in the message and in field", func(t *testing.T) {
+		a.T = t
+		r := a.Do(http.MethodPost, "/api/v1/missions", a.LeadTok, map[string]any{"slug": "ok-slug", "title": "T", "bogus_field": 1})
+		var body struct {
+			Error struct{ Code, Message, Field string } `json:"error"`
+		}
+		if err := json.Unmarshal(r.Body, &body); err != nil {
+			t.Fatal(err)
+		}
+		if body.Error.Field != "bogus_field" || !strings.Contains(body.Error.Message, `"bogus_field"`) {
+			t.Errorf("error %+v, want it to name bogus_field", body.Error)
+		}
+	})
 	t.Run("the refused resolves left the gate open", func(t *testing.T) {
 		a.T = t
 		got := a.DetailOf(d.Session)

@@ -215,7 +215,7 @@ func TestAuditConsole(t *testing.T) {
 		}
 	})
 
-	t.Run("an unknown report is a 404 webtest.Page, a bad age a 422 page", func(t *testing.T) {
+	t.Run("an unknown report is a 404 page, a bad age a 422 page", func(t *testing.T) {
 		for path, want := range map[string]int{"/audit/everything": http.StatusNotFound, "/audit/everything.csv": http.StatusNotFound,
 			"/audit/stale-gates?older_than=soon": http.StatusUnprocessableEntity} {
 			res, _ := b.Get(path)

@@ -25,7 +25,7 @@ func TestBrowserForgedCrossSitePostIsRefused(t *testing.T) {
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprintf(w, `<!doctype html><form method="post" action="%s/sessions/%s/pause">
 <input name="reason" value="forged"><input name="csrf" value="guessed"></form>
-<script>document.forms[0].Submit()</script>`, app.URL, session)
+<script>document.forms[0].submit()</script>`, app.URL, session)
 	}))
 	t.Cleanup(evil.Close)
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -16,7 +17,8 @@ import (
 
 // Decode reads the request's JSON body into v. Not JSON is a 400, JSON of
 // the wrong shape a 422, over 1 MiB a 413. An empty body is a 400 unless
-// optional is set, when it reads as {}.
+// optional is set, when it reads as {}. A field the type does not have is
+// a 422 unknown_field naming it.
 func Decode(c echo.Context, v any, optional bool) error {
 	body, err := io.ReadAll(c.Request().Body)
 	var tooBig *http.MaxBytesError
@@ -31,8 +33,15 @@ func Decode(c echo.Context, v any, optional bool) error {
 		}
 		return errs.E(errs.Malformed, "malformed_json", "The body is empty; send a JSON object.")
 	}
-	// One JSON value and nothing after it: Unmarshal refuses trailing data.
-	err = json.Unmarshal(body, v)
+	// One JSON value and nothing after it (Unmarshal refuses trailing
+	// data), and no field the type does not have: a misspelt field silently
+	// ignored is a request half-obeyed.
+	if err := json.Unmarshal(body, new(json.RawMessage)); err != nil {
+		return errs.E(errs.Malformed, "malformed_json", "The body is not valid JSON: %v.", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	err = dec.Decode(v)
 	var typ *json.UnmarshalTypeError
 	switch {
 	case err == nil:
@@ -41,7 +50,13 @@ func Decode(c echo.Context, v any, optional bool) error {
 		if typ.Field == "" {
 			return errs.E(errs.Invalid, "invalid_body", "The body must be a JSON object, not %s.", typ.Value)
 		}
-		return errs.E(errs.Invalid, "invalid_field", "The field %q must be %s, not %s.", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value)
+		return errs.E(errs.Invalid, "invalid_field", "The field %q must be %s, not %s.", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value).
+			With("field", typ.Field)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		// encoding/json has no type for this error; its text is stable.
+		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
+		return errs.E(errs.Invalid, "unknown_field", "The body has a field %q that this call does not take; check its name against the API (GET /api/v1/openapi.json).", name).
+			With("field", name)
 	default:
 		return errs.E(errs.Malformed, "malformed_json", "The body is not valid JSON: %v.", err)
 	}
