@@ -1,5 +1,5 @@
 -- +goose Up
--- The run ledger (seed 001): runs, the questions they wait on, and the
+-- The run ledger: runs, the questions they wait on, and the
 -- tool calls they make.
 CREATE TABLE runs (
     id         TEXT PRIMARY KEY,

@@ -1,5 +1,5 @@
 -- +goose Up
--- Change evaluation (seed 000): what a session's change trips, computed by
+-- Change evaluation: what a session's change trips, computed by
 -- Madebook from what the agent reports, never the agent's own verdict.
 
 CREATE TABLE policies (

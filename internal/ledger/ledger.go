@@ -1,5 +1,5 @@
 // Package ledger is Madebook's one authoritative record of agent runs, the
-// questions they wait on, and the tool calls they make (seed 001). It
+// questions they wait on, and the tool calls they make. It
 // enforces, not just records, that every side effect in a run starts after
 // the approval that governs it, and that a run holding a question is never
 // terminal.

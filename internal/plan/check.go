@@ -8,8 +8,7 @@ import (
 )
 
 // GateError is a plan that lets a side effect start before the approval
-// that governs it (seed 001: "a stopping point only protects the steps after
-// it"), or lets a step read a write it races in a parallel fan.
+// that governs it (a stopping point only protects the steps after it), or lets a step read a write it races in a parallel fan.
 type GateError struct {
 	// Step is the id of the step that breaks the rule: the writing step, or,
 	// for a race, the step that reads the write.

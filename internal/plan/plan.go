@@ -1,5 +1,5 @@
-// Package plan is the shape of an execution plan, as seed 001 compiles a
-// skill: the steps that run first, and stopping points whose options hold
+// Package plan is the shape of an execution plan, as an agent compiles a
+// skill into one: the steps that run first, and stopping points whose options hold
 // the steps that may run only after a person picks that option.
 package plan
 

@@ -12,8 +12,8 @@ import (
 	"github.com/madebook/madebook/web/httpx"
 )
 
-// handleLoginForm serves GET /login.
-func (k *console) handleLoginForm() echo.HandlerFunc {
+// handleLoginPage serves GET /login.
+func (k *console) handleLoginPage() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if _, ok := webSession(c); ok {
 			return c.Redirect(http.StatusSeeOther, safeNext(c.QueryParam("next")))

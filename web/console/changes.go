@@ -16,11 +16,11 @@ import (
 	"github.com/madebook/madebook/web/httpx"
 )
 
-// handleViolationClearForm serves POST /violations/:id/clear (lead): a
+// handleViolationClear serves POST /violations/:id/clear (lead): a
 // person clears a violation as fixed or a false positive, with a note.
 // From the Attention queue (htmx) the item leaves the queue, or comes back
 // with the message; from a page, the console goes back to it.
-func (k *console) handleViolationClearForm() echo.HandlerFunc {
+func (k *console) handleViolationClear() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := httpx.PathID(c, "violation_not_found", "No violation has the id %q.")
 		if err != nil {
@@ -67,10 +67,10 @@ func (k *console) policiesPage(c echo.Context, status int, f views.ItemForm, not
 	return render(c, status, views.PoliciesPage(p, views.PoliciesView{Policies: ps, Form: f}))
 }
 
-// handlePolicyCreateForm serves POST /admin/policies (admin). A mistake
+// handlePolicyCreate serves POST /admin/policies (admin). A mistake
 // (a pattern that does not compile, say) shows the form again, 422, with
 // the message under the field it is about.
-func (k *console) handlePolicyCreateForm() echo.HandlerFunc {
+func (k *console) handlePolicyCreate() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		in := governance.PolicyInput{Name: c.FormValue("name"), Severity: c.FormValue("severity"), Kind: c.FormValue("kind"),
 			Pattern: c.FormValue("pattern"), Action: c.FormValue("action")}
@@ -116,8 +116,8 @@ func (k *console) rulesPage(c echo.Context, status int, f views.ItemForm, notice
 	return render(c, status, views.RulesPage(p, views.RulesView{Rules: rs, Form: f}))
 }
 
-// handleRuleCreateForm serves POST /admin/rules (admin).
-func (k *console) handleRuleCreateForm() echo.HandlerFunc {
+// handleRuleCreate serves POST /admin/rules (admin).
+func (k *console) handleRuleCreate() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		values := map[string]string{"concern": c.FormValue("concern"), "chosen": c.FormValue("chosen"),
 			"departures": c.FormValue("departures"), "support": c.FormValue("support"), "total": c.FormValue("total"),

@@ -46,8 +46,8 @@ func (k *console) sessionPage(c echo.Context, status int, f views.ItemForm) erro
 	return render(c, status, views.SessionPage(p, views.SessionView{D: d, Now: k.gov.Now(), CanLead: httpx.Actor(c).CanLead(), Form: f}))
 }
 
-// handleRemediationForm serves POST /sessions/:id/remediations (lead).
-func (k *console) handleRemediationForm() echo.HandlerFunc {
+// handleRemediationRequest serves POST /sessions/:id/remediations (lead).
+func (k *console) handleRemediationRequest() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id := c.Param("id")
 		in := governance.RemediationInput{Severity: c.FormValue("severity"), Instruction: c.FormValue("instruction"),
