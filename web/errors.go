@@ -45,6 +45,9 @@ func errorBody(err error) (int, map[string]any) {
 		for k, v := range e.Details {
 			body[k] = v
 		}
+		if e.Field != "" {
+			body["field"] = e.Field
+		}
 		body["code"], body["message"] = e.Code, e.Message
 		return httpx.Status(e.Kind), body
 	}

@@ -29,6 +29,10 @@ type Error struct {
 	Kind    Kind
 	Code    string
 	Message string
+	// Field names the input field the error is about, when there is one:
+	// the JSON API answers it as "field", the console shows the message
+	// beside that field of the form.
+	Field string
 	// Details are extra fields for the JSON answer (e.g. "allowed").
 	Details map[string]any
 }
@@ -50,6 +54,21 @@ func (e *Error) With(key string, value any) *Error {
 	}
 	c.Details[key] = value
 	return &c
+}
+
+// In returns a copy of e about the input field named field.
+func (e *Error) In(field string) *Error {
+	c := *e
+	c.Field = field
+	return &c
+}
+
+// FieldOf returns the field err is about, or "" when it names none.
+func FieldOf(err error) string {
+	if e, ok := As(err); ok {
+		return e.Field
+	}
+	return ""
 }
 
 // As returns the *Error in err's chain, if any.

@@ -51,12 +51,12 @@ func Decode(c echo.Context, v any, optional bool) error {
 			return errs.E(errs.Invalid, "invalid_body", "The body must be a JSON object, not %s.", typ.Value)
 		}
 		return errs.E(errs.Invalid, "invalid_field", "The field %q must be %s, not %s.", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value).
-			With("field", typ.Field)
+			In(typ.Field)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		// encoding/json has no type for this error; its text is stable.
 		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
 		return errs.E(errs.Invalid, "unknown_field", "The body has a field %q that this call does not take; check its name against the API (GET /api/v1/openapi.json).", name).
-			With("field", name)
+			In(name)
 	default:
 		return errs.E(errs.Malformed, "malformed_json", "The body is not valid JSON: %v.", err)
 	}

@@ -1,0 +1,72 @@
+package input
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/madebook/madebook/internal/errs"
+)
+
+func TestTextFields(t *testing.T) {
+	cases := []struct {
+		name      string
+		check     func() (string, error)
+		want      string
+		code      string
+		inMessage string
+	}{
+		{"a required field is trimmed", func() (string, error) { return Required("title", "  Drop it \n", 10) }, "Drop it", "", ""},
+		{"a required field that is empty is title_required", func() (string, error) { return Required("title", "", 10) }, "", "title_required", "The title is required."},
+		{"a required field of spaces is empty", func() (string, error) { return Required("title", " \t\n", 10) }, "", "title_required", ""},
+		{"characters are counted, not bytes: 10 accented letters fit in 10", func() (string, error) { return Required("title", strings.Repeat("é", 10), 10) }, strings.Repeat("é", 10), "", ""},
+		{"one character over is <field>_too_long, saying both numbers", func() (string, error) { return Required("title", strings.Repeat("é", 11), 10) }, "", "title_too_long", "11 characters; at most 10"},
+		{"an optional field may be empty", func() (string, error) { return Optional("note", "", 10) }, "", "", ""},
+		{"an optional field over the limit is refused", func() (string, error) { return Optional("blocked_scope", strings.Repeat("x", 11), 10) }, "", "blocked_scope_too_long", "The blocked scope is"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := c.check()
+			if c.code == "" {
+				if err != nil || got != c.want {
+					t.Fatalf("got %q, %v; want %q", got, err, c.want)
+				}
+				return
+			}
+			e, ok := errs.As(err)
+			if !ok || e.Code != c.code || e.Kind != errs.Invalid {
+				t.Fatalf("error %v, want %s", err, c.code)
+			}
+			if e.Field == "" || !strings.HasPrefix(c.code, e.Field) {
+				t.Errorf("the error is about field %q; want the field of %s", e.Field, c.code)
+			}
+			if !strings.Contains(e.Message, c.inMessage) {
+				t.Errorf("message %q does not say %q", e.Message, c.inMessage)
+			}
+		})
+	}
+}
+
+func TestLists(t *testing.T) {
+	t.Run("entries are trimmed", func(t *testing.T) {
+		got, err := List("blocked_scope", []string{" db/ ", "web/"}, 2, 10)
+		if err != nil || strings.Join(got, ",") != "db/,web/" {
+			t.Fatalf("got %q, %v", got, err)
+		}
+	})
+	for _, c := range []struct {
+		name string
+		list []string
+		code string
+	}{
+		{"more entries than allowed is too_many_entries", []string{"a", "b", "c"}, "too_many_entries"},
+		{"an empty entry is empty_entry", []string{"a", " "}, "empty_entry"},
+		{"an entry over its limit is <field>_too_long", []string{strings.Repeat("x", 11)}, "blocked_scope_too_long"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := List("blocked_scope", c.list, 2, 10)
+			if errs.CodeOf(err) != c.code || errs.FieldOf(err) != "blocked_scope" {
+				t.Fatalf("error %v (field %q), want %s about blocked_scope", err, errs.FieldOf(err), c.code)
+			}
+		})
+	}
+}
