@@ -36,7 +36,7 @@ func BenchmarkBriefThroughput(b *testing.B) {
 	ids := seedSessions(b, kit, agent.KeyID, mission, sessions)
 	ctx := context.Background()
 	for i := 0; i < sessions; i += 10 {
-		if _, err := kit.Gov.OpenDecision(ctx, agent, ids[i], governance.DecisionInput{Title: "Schema",
+		if _, err := kit.Gov.Decisions.Open(ctx, agent, ids[i], governance.DecisionInput{Title: "Schema",
 			Question: "Drop the legacy billing table?", BlockedScope: []string{"db/migrations"}, AllowedScope: []string{"web/"}}); err != nil {
 			b.Fatal(err)
 		}
@@ -138,24 +138,24 @@ func BenchmarkAttentionView(b *testing.B) {
 	plain, risky := kit.Mission(lead, false), kit.Mission(lead, true)
 	ids := seedSessions(b, kit, agent.KeyID, plain, 800)
 	for i := 0; i < 700; i++ {
-		if _, err := kit.Gov.OpenDecision(ctx, agent, ids[i], governance.DecisionInput{Title: "Schema change",
+		if _, err := kit.Gov.Decisions.Open(ctx, agent, ids[i], governance.DecisionInput{Title: "Schema change",
 			Question: "Drop the legacy billing table?", Proposal: "Drop it in one reversible migration.",
 			BlockedScope: []string{"db/migrations", "internal/billing"}, AllowedScope: []string{"web/", "views/"}}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	for i := 700; i < 800; i++ {
-		if _, err := kit.Gov.Pause(ctx, lead, ids[i], "Release freeze"); err != nil {
+		if _, err := kit.Gov.Sessions.Pause(ctx, lead, ids[i], "Release freeze"); err != nil {
 			b.Fatal(err)
 		}
 	}
 	for i := 0; i < 200; i++ {
 		s := kit.Session(agent, risky)
-		if _, err := kit.Gov.ProposePlan(ctx, agent, s, governance.PlanInput{Summary: "Migrate in two steps."}); err != nil {
+		if _, err := kit.Gov.Plans.Propose(ctx, agent, s, governance.PlanInput{Summary: "Migrate in two steps."}); err != nil {
 			b.Fatal(err)
 		}
 	}
-	items, err := kit.Gov.Attention(ctx)
+	items, err := kit.Gov.Attention.List(ctx)
 	if err != nil || len(items) != 1000 {
 		b.Fatalf("%d items (%v), want 1000", len(items), err)
 	}

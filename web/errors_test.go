@@ -25,14 +25,14 @@ func TestMalformedJSONIs400AndWritesNothing(t *testing.T) {
 	id := a.Session(false)
 	hr := a.Session(true)
 	ctx := context.Background()
-	if _, err := a.Kit.Gov.ProposePlan(ctx, a.Agent, hr, governance.PlanInput{Summary: "s"}); err != nil {
+	if _, err := a.Kit.Gov.Plans.Propose(ctx, a.Agent, hr, governance.PlanInput{Summary: "s"}); err != nil {
 		t.Fatal(err)
 	}
-	d, err := a.Kit.Gov.OpenDecision(ctx, a.Agent, id, governance.DecisionInput{Title: "T", Question: "Q?"})
+	d, err := a.Kit.Gov.Decisions.Open(ctx, a.Agent, id, governance.DecisionInput{Title: "T", Question: "Q?"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rem, err := a.Kit.Gov.RequestRemediation(ctx, a.Lead, id, governance.RemediationInput{Severity: "advisory", Instruction: "Tidy."})
+	rem, err := a.Kit.Gov.Remediations.Request(ctx, a.Lead, id, governance.RemediationInput{Severity: "advisory", Instruction: "Tidy."})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestStateConflictsAre409(t *testing.T) {
 	t.Run("a gate resolves once: the second resolve is already_resolved and keeps the first answer", func(t *testing.T) {
 		a.T = t
 		id := a.Session(false)
-		d, err := a.Kit.Gov.OpenDecision(ctx, a.Agent, id, governance.DecisionInput{Title: "T", Question: "Q?"})
+		d, err := a.Kit.Gov.Decisions.Open(ctx, a.Agent, id, governance.DecisionInput{Title: "T", Question: "Q?"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -350,7 +350,7 @@ func TestInvalidContentIs422AndWritesNothing(t *testing.T) {
 		}
 		return s
 	}
-	d, err := a.Kit.Gov.OpenDecision(ctx, a.Agent, a.Session(false), governance.DecisionInput{Title: "T", Question: "Q?"})
+	d, err := a.Kit.Gov.Decisions.Open(ctx, a.Agent, a.Session(false), governance.DecisionInput{Title: "T", Question: "Q?"})
 	if err != nil {
 		t.Fatal(err)
 	}

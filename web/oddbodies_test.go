@@ -115,7 +115,7 @@ func TestOddBodiesNeverGet500(t *testing.T) {
 	a.Must(http.StatusOK, http.MethodGet, "/healthz", "", nil)
 	// The database is still whole: a session can still be opened and briefed.
 	id := a.Session(false)
-	if _, err := a.Kit.Gov.OpenDecision(ctx, a.Agent, id, governance.DecisionInput{Title: "T", Question: "Q?"}); err != nil {
+	if _, err := a.Kit.Gov.Decisions.Open(ctx, a.Agent, id, governance.DecisionInput{Title: "T", Question: "Q?"}); err != nil {
 		t.Fatal(err)
 	}
 	got := a.Must(http.StatusOK, http.MethodPost, "/brief", a.AgentKey, map[string]string{"session": id})

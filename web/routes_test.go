@@ -84,14 +84,14 @@ func routeTable() []routeCase {
 	plainSession := func(a *webtest.API) string { return a.Session(false) }
 	proposed := func(a *webtest.API) string {
 		id := a.Session(true)
-		if _, err := a.Kit.Gov.ProposePlan(ctx, a.Agent, id, governance.PlanInput{Summary: "read, then change"}); err != nil {
+		if _, err := a.Kit.Gov.Plans.Propose(ctx, a.Agent, id, governance.PlanInput{Summary: "read, then change"}); err != nil {
 			a.T.Fatal(err)
 		}
 		return id
 	}
 	decision := func(a *webtest.API) (string, string) {
 		id := plainSession(a)
-		d, err := a.Kit.Gov.OpenDecision(ctx, a.Agent, id, governance.DecisionInput{Title: "Schema",
+		d, err := a.Kit.Gov.Decisions.Open(ctx, a.Agent, id, governance.DecisionInput{Title: "Schema",
 			Question: "Drop the legacy billing table?", BlockedScope: []string{"db/migrations"}})
 		if err != nil {
 			a.T.Fatal(err)
@@ -121,7 +121,7 @@ func routeTable() []routeCase {
 	// the session and its open critical violation.
 	violated := func(a *webtest.API) (string, int64) {
 		id := plainSession(a)
-		res, err := a.Kit.Gov.ReportChange(ctx, a.Agent, id, change.Change{Files: []change.File{{Path: "config/deploy.sh",
+		res, err := a.Kit.Gov.Changes.Report(ctx, a.Agent, id, change.Change{Files: []change.File{{Path: "config/deploy.sh",
 			Content: "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"}}})
 		if err != nil {
 			a.T.Fatal(err)
@@ -196,7 +196,7 @@ func routeTable() []routeCase {
 		{method: http.MethodPost, path: "/api/v1/sessions/:id/resume", writes: true,
 			setup: func(a *webtest.API) (string, any, string) {
 				id := plainSession(a)
-				if _, err := a.Kit.Gov.Pause(ctx, a.Lead, id, "wait"); err != nil {
+				if _, err := a.Kit.Gov.Sessions.Pause(ctx, a.Lead, id, "wait"); err != nil {
 					a.T.Fatal(err)
 				}
 				return "/api/v1/sessions/" + id + "/resume", map[string]any{}, id
@@ -212,7 +212,7 @@ func routeTable() []routeCase {
 		{method: http.MethodPost, path: "/api/v1/remediations/:id/close", writes: true,
 			setup: func(a *webtest.API) (string, any, string) {
 				id := plainSession(a)
-				r, err := a.Kit.Gov.RequestRemediation(ctx, a.Lead, id, governance.RemediationInput{Severity: "advisory", Instruction: "Tidy up."})
+				r, err := a.Kit.Gov.Remediations.Request(ctx, a.Lead, id, governance.RemediationInput{Severity: "advisory", Instruction: "Tidy up."})
 				if err != nil {
 					a.T.Fatal(err)
 				}
@@ -392,7 +392,7 @@ func routeTable() []routeCase {
 		}),
 		consoleOnly(http.MethodPost, "/remediations/:id/close", func(a *webtest.API) (string, string) {
 			id := plainSession(a)
-			r, err := a.Kit.Gov.RequestRemediation(ctx, a.Lead, id, governance.RemediationInput{Severity: "advisory", Instruction: "Tidy up."})
+			r, err := a.Kit.Gov.Remediations.Request(ctx, a.Lead, id, governance.RemediationInput{Severity: "advisory", Instruction: "Tidy up."})
 			if err != nil {
 				a.T.Fatal(err)
 			}
@@ -443,7 +443,7 @@ func routeTable() []routeCase {
 		}),
 		consoleOnly(http.MethodPost, "/sessions/:id/resume", func(a *webtest.API) (string, string) {
 			id := plainSession(a)
-			if _, err := a.Kit.Gov.Pause(ctx, a.Lead, id, "wait"); err != nil {
+			if _, err := a.Kit.Gov.Sessions.Pause(ctx, a.Lead, id, "wait"); err != nil {
 				a.T.Fatal(err)
 			}
 			return "/sessions/" + id + "/resume", id

@@ -25,7 +25,7 @@ const MaxBody = 1 << 20
 // Deps are what the server needs.
 type Deps struct {
 	Auth   *auth.Service
-	Gov    *governance.Service
+	Gov    *governance.Services
 	Ledger *ledger.Service
 	// Audit runs the audit reports.
 	Audit  *audit.Service

@@ -60,7 +60,7 @@ func TestAuditExits1WhenAReportHasRows(t *testing.T) {
 	ctx := context.Background()
 	twoDaysAgo := func() time.Time { return time.Now().Add(-48 * time.Hour) }
 	authSvc := auth.NewService(store, twoDaysAgo).WithPasswordCost(bcrypt.MinCost)
-	gov, led := governance.NewService(store, twoDaysAgo), ledger.NewService(store, twoDaysAgo)
+	gov, led := governance.New(store, twoDaysAgo), ledger.NewService(store, twoDaysAgo)
 	u, err := authSvc.AddUser(ctx, "lead@example.com", "password-123", auth.Lead)
 	if err != nil {
 		t.Fatal(err)
@@ -74,15 +74,15 @@ func TestAuditExits1WhenAReportHasRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := gov.CreateMission(ctx, lead, governance.MissionInput{Slug: "m", Title: "M", Text: "Do it."}); err != nil {
+	if _, err := gov.Missions.Create(ctx, lead, governance.MissionInput{Slug: "m", Title: "M", Text: "Do it."}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := gov.CreateSession(ctx, agent, governance.SessionInput{Mission: "m", Title: "work"})
+	s, err := gov.Sessions.Create(ctx, agent, governance.SessionInput{Mission: "m", Title: "work"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	session := s.ID
-	if _, err := gov.OpenDecision(ctx, agent, session, governance.DecisionInput{Title: "Schema",
+	if _, err := gov.Decisions.Open(ctx, agent, session, governance.DecisionInput{Title: "Schema",
 		Question: "Drop the legacy billing table?", BlockedScope: []string{"db/migrations"}}); err != nil {
 		t.Fatal(err)
 	}

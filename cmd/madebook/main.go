@@ -198,20 +198,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if _, err := store.Migrate(ctx); err != nil {
 		return err
 	}
+	gov := governance.New(store, time.Now)
 	// A fresh database ships the "Secrets in source" policy set.
-	if err := governance.NewService(store, time.Now).InstallDefaultPolicies(ctx); err != nil {
+	if err := gov.Policies.InstallDefaults(ctx); err != nil {
 		return err
 	}
 	authSvc := auth.NewService(store, time.Now)
 
 	switch cmd {
 	case "serve":
-		return serve(ctx, cfg, store, authSvc, stdout)
+		return serve(ctx, cfg, store, authSvc, gov, stdout)
 	case "migrate":
 		fmt.Fprintf(stdout, "database %s is up to date\n", cfg.db)
 		return nil
 	case "rules infer":
-		n, err := governance.NewService(store, time.Now).ImportRules(ctx, proposed)
+		n, err := gov.Policies.ImportRules(ctx, proposed)
 		if err != nil {
 			return err
 		}
@@ -249,9 +250,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 }
 
 // serve runs the HTTP server until ctx is done, then shuts down gracefully.
-func serve(ctx context.Context, cfg config, store *db.Store, authSvc *auth.Service, stdout io.Writer) error {
+func serve(ctx context.Context, cfg config, store *db.Store, authSvc *auth.Service, gov *governance.Services, stdout io.Writer) error {
 	logger := slog.New(slog.NewJSONHandler(stdout, nil))
-	gov := governance.NewService(store, time.Now)
 	handler := web.NewServer(web.Deps{Auth: authSvc, Gov: gov, Ledger: ledger.NewService(store, time.Now),
 		Audit: audit.NewService(store, time.Now), Health: store.Ping, Logger: logger,
 		SecureCookies: cfg.secureCookies})
@@ -268,7 +268,7 @@ func serve(ctx context.Context, cfg config, store *db.Store, authSvc *auth.Servi
 	flushed := make(chan struct{})
 	go func() {
 		defer close(flushed)
-		gov.RunBriefTimes(flushCtx, time.Second, func(err error) { logger.Error("brief times", "error", err) })
+		gov.Briefs.RunTimes(flushCtx, time.Second, func(err error) { logger.Error("brief times", "error", err) })
 	}()
 
 	served := make(chan error, 1)

@@ -77,7 +77,7 @@ func (w *world) call(run, server, tool string, writes *bool, started *time.Time)
 
 func (w *world) gate(title string) governance.Decision {
 	w.t.Helper()
-	d, err := w.kit.Gov.OpenDecision(context.Background(), w.agent, w.session, governance.DecisionInput{Title: title,
+	d, err := w.kit.Gov.Decisions.Open(context.Background(), w.agent, w.session, governance.DecisionInput{Title: title,
 		Question: "Drop the legacy billing table?", BlockedScope: []string{"db/migrations"}})
 	w.must(err)
 	return d
@@ -85,13 +85,13 @@ func (w *world) gate(title string) governance.Decision {
 
 func (w *world) resolve(ref string) {
 	w.t.Helper()
-	_, err := w.kit.Gov.ResolveDecision(context.Background(), w.lead, ref, "Keep it.", "Archive instead.")
+	_, err := w.kit.Gov.Decisions.Resolve(context.Background(), w.lead, ref, "Keep it.", "Archive instead.")
 	w.must(err)
 }
 
 func (w *world) brief() {
 	w.t.Helper()
-	_, err := w.kit.Gov.Brief(context.Background(), w.agent, w.session)
+	_, err := w.kit.Gov.Briefs.Brief(context.Background(), w.agent, w.session)
 	w.must(err)
 }
 

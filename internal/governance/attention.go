@@ -29,6 +29,9 @@ const (
 	ItemRemediation = "remediation"
 )
 
+// AttentionService lists what people must act on.
+type AttentionService struct{ *core }
+
 // AskOption is one numbered answer to a parked run's question.
 type AskOption struct {
 	Key   string `json:"key"`
@@ -65,9 +68,9 @@ type AttentionItem struct {
 	Files []string `json:"files,omitempty"`
 }
 
-// Attention lists everything a person must act on, most severe first, then
+// List lists everything a person must act on, most severe first, then
 // oldest first. Anyone signed in may read it.
-func (s *Service) Attention(ctx context.Context) ([]AttentionItem, error) {
+func (s *AttentionService) List(ctx context.Context) ([]AttentionItem, error) {
 	var items []AttentionItem
 	err := s.store.Read(ctx, func(q db.Querier) error {
 		pauses, err := q.ListAttentionPauses(ctx)
@@ -180,8 +183,8 @@ func (s *Service) Attention(ctx context.Context) ([]AttentionItem, error) {
 	return items, nil
 }
 
-// AttentionCount is how many items Attention lists, counted in one query.
-func (s *Service) AttentionCount(ctx context.Context) (int, error) {
+// Count is how many items List lists, counted in one query.
+func (s *AttentionService) Count(ctx context.Context) (int, error) {
 	n, err := s.store.Reader().CountAttention(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("attention count: %w", err)

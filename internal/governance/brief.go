@@ -87,6 +87,10 @@ func (b *Brief) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// BriefService tells agents what to do next, and writes down when each
+// session last took a brief.
+type BriefService struct{ *core }
+
 // Brief tells the agent what to do next and delivers, exactly once, every
 // resolution and remediation request it has not seen. Reading is the
 // common case and writes nothing; only when something waits to be
@@ -95,7 +99,7 @@ func (b *Brief) UnmarshalJSON(data []byte) error {
 // builds the brief are one transaction, so two racing briefs cannot both
 // deliver the same resolution. Errors: forbidden (not the session's agent),
 // session_not_found.
-func (s *Service) Brief(ctx context.Context, actor auth.Actor, session string) (Brief, error) {
+func (s *BriefService) Brief(ctx context.Context, actor auth.Actor, session string) (Brief, error) {
 	if err := actor.RequireAgent("take a brief (people see a preview on the session)"); err != nil {
 		return Brief{}, err
 	}
@@ -126,9 +130,10 @@ func (s *Service) Brief(ctx context.Context, actor auth.Actor, session string) (
 }
 
 // briefIn reads every fact of the session in q's transaction and decides.
-// With deliver, it stamps what it hands over and records the deliveries in
-// the timeline; without, it shows what the next brief would deliver.
-func (s *Service) briefIn(ctx context.Context, q db.Querier, actor auth.Actor, session string, now time.Time, deliver bool) (Brief, error) {
+// With deliver (Briefs.Brief), it stamps what it hands over and records the
+// deliveries in the timeline; without (the preview in Sessions.Get), it
+// shows what the next brief would deliver.
+func (c *core) briefIn(ctx context.Context, q db.Querier, actor auth.Actor, session string, now time.Time, deliver bool) (Brief, error) {
 	st, err := q.GetBriefState(ctx, session)
 	if err != nil {
 		return Brief{}, err
@@ -163,13 +168,13 @@ func (s *Service) briefIn(ctx context.Context, q db.Querier, actor auth.Actor, s
 	}
 	if deliver {
 		for _, r := range resolutions {
-			if err := s.event(ctx, q, session, actor, now, "resolution.delivered", r.Ref, r.Instruction); err != nil {
+			if err := c.event(ctx, q, session, actor, now, "resolution.delivered", r.Ref, r.Instruction); err != nil {
 				return Brief{}, err
 			}
 		}
 		slices.Sort(delivered)
 		for _, id := range delivered {
-			if err := s.event(ctx, q, session, actor, now, "remediation.delivered", fmt.Sprint(id), ""); err != nil {
+			if err := c.event(ctx, q, session, actor, now, "remediation.delivered", fmt.Sprint(id), ""); err != nil {
 				return Brief{}, err
 			}
 		}

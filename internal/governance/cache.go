@@ -13,8 +13,8 @@ import (
 // GetBriefState row and its open gates and remediations), so that a brief
 // with nothing to deliver reads no database.
 //
-// It is exact for writes made through this service: every use case that
-// changes a session's facts records a timeline event, and write (below)
+// It is exact for writes made through these services: every use case that
+// changes a session's facts records a timeline event, and write (core.go)
 // forgets every session whose events a transaction recorded, after it
 // commits. A reader takes the session's generation before it queries and
 // stores its row only if no write forgot the session meanwhile, so a row
@@ -145,13 +145,13 @@ func (c *stateCache) forget(ids []string) {
 // briefInputs returns what the session's brief is built from, from the
 // cache or from one read transaction. The inputs are shared: callers must
 // not change them.
-func (s *Service) briefInputs(ctx context.Context, id string, now time.Time) (briefInputs, error) {
-	if in, ok := s.cache.get(id, now); ok {
+func (c *core) briefInputs(ctx context.Context, id string, now time.Time) (briefInputs, error) {
+	if in, ok := c.cache.get(id, now); ok {
 		return in, nil
 	}
-	gen := s.cache.generation(id)
+	gen := c.cache.generation(id)
 	var in briefInputs
-	err := s.store.Read(ctx, func(q db.Querier) error {
+	err := c.store.Read(ctx, func(q db.Querier) error {
 		var err error
 		in, err = loadInputs(ctx, q, id)
 		return err
@@ -159,30 +159,6 @@ func (s *Service) briefInputs(ctx context.Context, id string, now time.Time) (br
 	if err != nil {
 		return in, err
 	}
-	s.cache.put(id, gen, in, now)
+	c.cache.put(id, gen, in, now)
 	return in, nil
-}
-
-// write runs fn in one write transaction and then forgets the cached state
-// of every session the transaction recorded an event for.
-func (s *Service) write(ctx context.Context, fn func(db.Querier) error) error {
-	t := &eventTracker{Querier: nil}
-	err := s.store.Write(ctx, func(q db.Querier) error {
-		t.Querier = q
-		return fn(t)
-	})
-	s.cache.forget(t.sessions)
-	return err
-}
-
-// eventTracker notes the sessions whose timeline a transaction writes to.
-type eventTracker struct {
-	db.Querier
-	sessions []string
-}
-
-// AddEvent records the event and notes its session.
-func (t *eventTracker) AddEvent(ctx context.Context, arg db.AddEventParams) error {
-	t.sessions = append(t.sessions, arg.SessionID)
-	return t.Querier.AddEvent(ctx, arg)
 }

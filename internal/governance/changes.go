@@ -2,11 +2,14 @@ package governance
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/madebook/madebook/db"
@@ -21,6 +24,17 @@ import (
 
 // MaxChangeFiles bounds the files one change report may name.
 const MaxChangeFiles = 2000
+
+// ChangeService evaluates the changes agents report and clears the
+// violations people have looked at.
+type ChangeService struct {
+	*core
+	// compiled is the policy set, compiled once per version of the policies.
+	compiled struct {
+		mu sync.Mutex
+		p  *compiledPolicies
+	}
+}
 
 // ChangeResult is what Madebook found in a reported change.
 type ChangeResult struct {
@@ -70,14 +84,14 @@ type Collision struct {
 	OtherSession string `json:"other_session"`
 }
 
-// ReportChange evaluates the session's whole change so far against the
+// Report evaluates the session's whole change so far against the
 // policies, the architecture rules, the mission's contract and the other
 // sessions' changes, and records what it found; each report replaces the
 // last. A critical violation stays open until a person clears it (an agent
 // must not make a HARD_STOP go away by hiding what tripped it); everything
 // else a later report no longer has closes by itself. Errors: forbidden,
 // session_not_found, invalid_change.
-func (s *Service) ReportChange(ctx context.Context, actor auth.Actor, session string, c change.Change) (ChangeResult, error) {
+func (s *ChangeService) Report(ctx context.Context, actor auth.Actor, session string, c change.Change) (ChangeResult, error) {
 	if err := actor.RequireAgent("report a change"); err != nil {
 		return ChangeResult{}, err
 	}
@@ -144,6 +158,50 @@ func (s *Service) ReportChange(ctx context.Context, actor auth.Actor, session st
 	return res, nil
 }
 
+// ClearViolation closes a violation a person looked at: fixed, or a false
+// positive, with a note; it is recorded in the session's timeline. Errors:
+// forbidden (not a lead), violation_not_found, invalid_clear,
+// already_closed.
+func (s *ChangeService) ClearViolation(ctx context.Context, actor auth.Actor, id int64, kind, note string) (Violation, error) {
+	if err := actor.RequireLead("clear a violation"); err != nil {
+		return Violation{}, err
+	}
+	if kind == "" {
+		kind = "fixed"
+	}
+	if kind != "fixed" && kind != "false_positive" {
+		return Violation{}, errs.E(errs.Invalid, "invalid_clear", "Clear a violation as fixed or false_positive, not %q.", kind)
+	}
+	note, err := optional("note", note, 4000)
+	if err != nil {
+		return Violation{}, err
+	}
+	now := s.now()
+	var row db.Violation
+	err = s.write(ctx, func(q db.Querier) error {
+		cur, err := q.GetViolation(ctx, id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return errs.E(errs.NotFound, "violation_not_found", "No violation has the id %d.", id)
+		} else if err != nil {
+			return err
+		}
+		if cur.ClosedAt.Valid {
+			return errs.E(errs.Conflict, "already_closed", "Violation %d was already closed at %s.", id, cur.ClosedAt.String)
+		}
+		if row, err = q.ClearViolation(ctx, db.ClearViolationParams{ID: id, ClosedAt: db.NullTime(now),
+			ClearedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}, ClearKind: sql.NullString{String: kind, Valid: true},
+			ClearNote: note}); err != nil {
+			return err
+		}
+		return s.event(ctx, q, row.SessionID, actor, now, "violation.cleared", fmt.Sprint(id), kind+": "+note)
+	})
+	if err != nil {
+		return Violation{}, fmt.Errorf("clear violation %d: %w", id, err)
+	}
+	return Violation{ID: row.ID, Policy: row.Policy, Severity: row.Severity, Action: row.Action, Match: row.Match,
+		File: row.File, Line: row.Line, DetectedAt: db.MustTime(row.DetectedAt)}, nil
+}
+
 func validChange(c *change.Change) error {
 	if len(c.Files) > MaxChangeFiles {
 		return errs.E(errs.Invalid, "invalid_change", "The change names %d files; at most %d are allowed.", len(c.Files), MaxChangeFiles)
@@ -168,7 +226,7 @@ func validChange(c *change.Change) error {
 	return nil
 }
 
-func (s *Service) recordChange(ctx context.Context, q db.Querier, session string, c change.Change, risk change.Risk, now time.Time) error {
+func (s *ChangeService) recordChange(ctx context.Context, q db.Querier, session string, c change.Change, risk change.Risk, now time.Time) error {
 	paths := make([]string, len(c.Files))
 	lines := 0
 	for i, f := range c.Files {
@@ -187,7 +245,7 @@ func (s *Service) recordChange(ctx context.Context, q db.Querier, session string
 
 // recordViolations opens what the change newly trips and closes what it no
 // longer trips, except critical violations, which only a person clears.
-func (s *Service) recordViolations(ctx context.Context, q db.Querier, session string, found []policy.Finding, now time.Time) error {
+func (s *ChangeService) recordViolations(ctx context.Context, q db.Querier, session string, found []policy.Finding, now time.Time) error {
 	open, err := q.ListOpenViolations(ctx, session)
 	if err != nil {
 		return err
@@ -223,7 +281,7 @@ func (s *Service) recordViolations(ctx context.Context, q db.Querier, session st
 	return nil
 }
 
-func (s *Service) recordDeviations(ctx context.Context, q db.Querier, session string, found []rules.Deviation, now time.Time) error {
+func (s *ChangeService) recordDeviations(ctx context.Context, q db.Querier, session string, found []rules.Deviation, now time.Time) error {
 	open, err := q.ListOpenDeviations(ctx, session)
 	if err != nil {
 		return err
@@ -255,7 +313,7 @@ func (s *Service) recordDeviations(ctx context.Context, q db.Querier, session st
 	return nil
 }
 
-func (s *Service) recordBreaches(ctx context.Context, q db.Querier, session string, found []protocol.Breach, now time.Time) error {
+func (s *ChangeService) recordBreaches(ctx context.Context, q db.Querier, session string, found []protocol.Breach, now time.Time) error {
 	open, err := q.ListOpenBreaches(ctx, session)
 	if err != nil {
 		return err
@@ -293,7 +351,7 @@ func (s *Service) recordBreaches(ctx context.Context, q db.Querier, session stri
 // recordCollisions keeps the session's changed and used symbols and, when
 // one session changed a symbol another builds against, warns the one that
 // changed it and asks the other, once, to re-read the symbol.
-func (s *Service) recordCollisions(ctx context.Context, q db.Querier, actor auth.Actor, session string, c change.Change, now time.Time) error {
+func (s *ChangeService) recordCollisions(ctx context.Context, q db.Querier, actor auth.Actor, session string, c change.Change, now time.Time) error {
 	open, err := q.ListOpenCollisions(ctx, session)
 	if err != nil {
 		return err
@@ -415,7 +473,7 @@ type compiledPolicies struct {
 
 // policies returns the compiled policy set, compiling again only when the
 // policies changed (their ids and count are the version).
-func (s *Service) policies(ctx context.Context, q db.Querier) (*compiledPolicies, error) {
+func (s *ChangeService) policies(ctx context.Context, q db.Querier) (*compiledPolicies, error) {
 	rows, err := q.ListPolicies(ctx)
 	if err != nil {
 		return nil, err

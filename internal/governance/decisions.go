@@ -39,6 +39,9 @@ type Decision struct {
 	DeliveredAt  *time.Time `json:"delivered_at,omitempty"`
 }
 
+// DecisionService opens decision gates and resolves them.
+type DecisionService struct{ *core }
+
 // DecisionInput is what an agent gives to open a gate.
 type DecisionInput struct {
 	Title        string   `json:"title"`
@@ -48,12 +51,12 @@ type DecisionInput struct {
 	AllowedScope []string `json:"allowed_scope"`
 }
 
-// OpenDecision opens a gate on the agent's own session and gives it the
+// Open opens a gate on the agent's own session and gives it the
 // next workspace-wide reference, DEC-001, DEC-002, … Only the session's
 // agent opens gates: a gate a person opened would just be a conversation.
 // Errors: forbidden, session_not_found, title_required, question_required,
 // too_many_entries (a scope over 20 entries), empty_entry.
-func (s *Service) OpenDecision(ctx context.Context, actor auth.Actor, session string, in DecisionInput) (Decision, error) {
+func (s *DecisionService) Open(ctx context.Context, actor auth.Actor, session string, in DecisionInput) (Decision, error) {
 	if err := actor.RequireAgent("open a decision gate"); err != nil {
 		return Decision{}, err
 	}
@@ -100,22 +103,22 @@ func (s *Service) OpenDecision(ctx context.Context, actor auth.Actor, session st
 	return decisionFrom(row, ""), nil
 }
 
-// ResolveDecision records a person's resolution and the instruction the
+// Resolve records a person's resolution and the instruction the
 // agent gets with it on its next brief. A gate resolves once. Errors:
 // forbidden (not a lead), resolution_required, instruction_required,
 // decision_not_found, already_resolved.
-func (s *Service) ResolveDecision(ctx context.Context, actor auth.Actor, ref, resolution, instruction string) (Decision, error) {
-	ds, err := s.ResolveDecisions(ctx, actor, []string{ref}, resolution, instruction)
+func (s *DecisionService) Resolve(ctx context.Context, actor auth.Actor, ref, resolution, instruction string) (Decision, error) {
+	ds, err := s.ResolveMany(ctx, actor, []string{ref}, resolution, instruction)
 	if err != nil {
 		return Decision{}, err
 	}
 	return ds[0], nil
 }
 
-// ResolveDecisions resolves several gates with one resolution and one
-// instruction, all or none. Errors as ResolveDecision, and
+// ResolveMany resolves several gates with one resolution and one
+// instruction, all or none. Errors as Resolve, and
 // decisions_required for an empty list.
-func (s *Service) ResolveDecisions(ctx context.Context, actor auth.Actor, refs []string, resolution, instruction string) ([]Decision, error) {
+func (s *DecisionService) ResolveMany(ctx context.Context, actor auth.Actor, refs []string, resolution, instruction string) ([]Decision, error) {
 	if err := actor.RequireLead("resolve a decision"); err != nil {
 		return nil, err
 	}

@@ -44,7 +44,7 @@ func TestOpenDecision(t *testing.T) {
 			{w.other, otherSession, "DEC-004"},
 		}
 		for _, o := range opens {
-			d := must(w.Gov.OpenDecision(t.Context(), o.agent, o.session, gate("Drop "+o.want+"?")))(t)
+			d := must(w.Gov.Decisions.Open(t.Context(), o.agent, o.session, gate("Drop "+o.want+"?")))(t)
 			if d.Ref != o.want || d.Session != o.session || d.Status != governance.DecisionOpen || d.ResolvedAt != nil ||
 				d.DeliveredAt != nil || !d.OpenedAt.Equal(w.Clock.Now()) {
 				t.Fatalf("opened %+v, want ref %s on %s, open", d, o.want, o.session)
@@ -55,22 +55,22 @@ func TestOpenDecision(t *testing.T) {
 	t.Run("the gate is stored trimmed and read back whole", func(t *testing.T) {
 		in := governance.DecisionInput{Title: "  Schema ", Question: " Rename the column? ", Proposal: " Yes. ",
 			BlockedScope: []string{" db/ "}, AllowedScope: nil}
-		d := must(w.Gov.OpenDecision(t.Context(), w.agent, w.session, in))(t)
+		d := must(w.Gov.Decisions.Open(t.Context(), w.agent, w.session, in))(t)
 		if d.Title != "Schema" || d.Question != "Rename the column?" || d.Proposal != "Yes." ||
 			!slices.Equal(d.BlockedScope, []string{"db/"}) || d.AllowedScope == nil || len(d.AllowedScope) != 0 {
 			t.Fatalf("opened %+v", d)
 		}
-		sd := must(w.Gov.GetSession(t.Context(), w.lead, w.session))(t)
+		sd := must(w.Gov.Sessions.Get(t.Context(), w.lead, w.session))(t)
 		i := slices.IndexFunc(sd.Decisions, func(x governance.Decision) bool { return x.Ref == d.Ref })
 		if i < 0 || sd.Decisions[i].Title != "Schema" || !slices.Equal(sd.Decisions[i].BlockedScope, []string{"db/"}) {
-			t.Fatalf("GetSession shows %+v, want %+v", sd.Decisions, d)
+			t.Fatalf("Sessions.Get shows %+v, want %+v", sd.Decisions, d)
 		}
 	})
 
 	t.Run("a gate takes exactly 20 entries in each scope", func(t *testing.T) {
 		in := gate("Twenty?")
 		in.BlockedScope, in.AllowedScope = entries(governance.MaxScopeEntries), entries(governance.MaxScopeEntries)
-		d := must(w.Gov.OpenDecision(t.Context(), w.agent, w.session, in))(t)
+		d := must(w.Gov.Decisions.Open(t.Context(), w.agent, w.session, in))(t)
 		if len(d.BlockedScope) != 20 || len(d.AllowedScope) != 20 {
 			t.Fatalf("scopes hold %d and %d entries, want 20 and 20", len(d.BlockedScope), len(d.AllowedScope))
 		}
@@ -88,9 +88,9 @@ func TestOpenDecision(t *testing.T) {
 
 func TestOpenGateMakesTheBriefDecisionRequired(t *testing.T) {
 	w := newWorld(t)
-	d := must(w.Gov.OpenDecision(t.Context(), w.agent, w.session, gate("Drop the legacy billing table?")))(t)
+	d := must(w.Gov.Decisions.Open(t.Context(), w.agent, w.session, gate("Drop the legacy billing table?")))(t)
 	w.Clock.Advance(time.Minute)
-	b := must(w.Gov.Brief(t.Context(), w.agent, w.session))(t)
+	b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, w.session))(t)
 	if b.NextAction != protocol.DecisionRequired || codes(b) != "decision_open |" ||
 		b.Reason != d.Ref+" is waiting on a person: Drop the legacy billing table?" ||
 		!slices.Equal(b.BlockedScope, []string{"db/migrations"}) || !slices.Equal(b.AllowedScope, []string{"web/", "views/"}) ||
@@ -101,7 +101,7 @@ func TestOpenGateMakesTheBriefDecisionRequired(t *testing.T) {
 
 func TestOpenDecisionRefuses(t *testing.T) {
 	w := newWorld(t)
-	first := must(w.Gov.OpenDecision(t.Context(), w.agent, w.session, gate("First?")))(t)
+	first := must(w.Gov.Decisions.Open(t.Context(), w.agent, w.session, gate("First?")))(t)
 	with := func(f func(*governance.DecisionInput)) governance.DecisionInput {
 		in := gate("Q?")
 		f(&in)
@@ -132,13 +132,13 @@ func TestOpenDecisionRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			refused(t, w.Kit, tt.kind, tt.code, func() error {
-				_, err := w.Gov.OpenDecision(t.Context(), tt.actor, tt.session, tt.in)
+				_, err := w.Gov.Decisions.Open(t.Context(), tt.actor, tt.session, tt.in)
 				return err
 			})
 		})
 	}
 	t.Run("refused gates used up no reference", func(t *testing.T) {
-		next := must(w.Gov.OpenDecision(t.Context(), w.agent, w.session, gate("Second?")))(t)
+		next := must(w.Gov.Decisions.Open(t.Context(), w.agent, w.session, gate("Second?")))(t)
 		if first.Ref != "DEC-001" || next.Ref != "DEC-002" {
 			t.Fatalf("refs are %s then %s, want DEC-001 then DEC-002", first.Ref, next.Ref)
 		}
@@ -157,17 +157,17 @@ func TestResolveDecision(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
 			by := tt.leadOf(w)
-			d := must(w.Gov.OpenDecision(t.Context(), w.agent, w.session, gate("Drop it?")))(t)
+			d := must(w.Gov.Decisions.Open(t.Context(), w.agent, w.session, gate("Drop it?")))(t)
 			w.Clock.Advance(time.Hour)
-			r := must(w.Gov.ResolveDecision(t.Context(), by, d.Ref, " Keep the table. ", " Leave db/migrations alone. "))(t)
+			r := must(w.Gov.Decisions.Resolve(t.Context(), by, d.Ref, " Keep the table. ", " Leave db/migrations alone. "))(t)
 			if r.Ref != d.Ref || r.Status != governance.DecisionResolved || r.Resolution != "Keep the table." ||
 				r.Instruction != "Leave db/migrations alone." || r.ResolvedBy != by.Email || r.ResolvedAt == nil ||
 				!r.ResolvedAt.Equal(w.Clock.Now()) || r.DeliveredAt != nil {
 				t.Fatalf("resolved %+v", r)
 			}
-			sd := must(w.Gov.GetSession(t.Context(), w.lead, w.session))(t)
+			sd := must(w.Gov.Sessions.Get(t.Context(), w.lead, w.session))(t)
 			if len(sd.Decisions) != 1 || sd.Decisions[0].Status != governance.DecisionResolved || sd.Decisions[0].ResolvedBy != by.Email {
-				t.Fatalf("GetSession shows %+v", sd.Decisions)
+				t.Fatalf("Sessions.Get shows %+v", sd.Decisions)
 			}
 			want := []string{agentLabel(w.agent) + " session.created", agentLabel(w.agent) + " decision.opened DEC-001",
 				personLabel(by) + " decision.resolved DEC-001"}
@@ -180,9 +180,9 @@ func TestResolveDecision(t *testing.T) {
 
 func TestResolveDecisionRefuses(t *testing.T) {
 	w := newWorld(t)
-	open := must(w.Gov.OpenDecision(t.Context(), w.agent, w.session, gate("Open?")))(t)
-	done := must(w.Gov.OpenDecision(t.Context(), w.agent, w.session, gate("Done?")))(t)
-	must(w.Gov.ResolveDecision(t.Context(), w.lead, done.Ref, "Yes.", "Go ahead."))(t)
+	open := must(w.Gov.Decisions.Open(t.Context(), w.agent, w.session, gate("Open?")))(t)
+	done := must(w.Gov.Decisions.Open(t.Context(), w.agent, w.session, gate("Done?")))(t)
+	must(w.Gov.Decisions.Resolve(t.Context(), w.lead, done.Ref, "Yes.", "Go ahead."))(t)
 	tests := []struct {
 		name                    string
 		actor                   auth.Actor
@@ -205,13 +205,13 @@ func TestResolveDecisionRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			refused(t, w.Kit, tt.kind, tt.code, func() error {
-				_, err := w.Gov.ResolveDecision(t.Context(), tt.actor, tt.ref, tt.resolution, tt.instruction)
+				_, err := w.Gov.Decisions.Resolve(t.Context(), tt.actor, tt.ref, tt.resolution, tt.instruction)
 				return err
 			})
 		})
 	}
 	t.Run("the gate still open after the refusals resolves", func(t *testing.T) {
-		r := must(w.Gov.ResolveDecision(t.Context(), w.lead, open.Ref, "Yes.", "Go."))(t)
+		r := must(w.Gov.Decisions.Resolve(t.Context(), w.lead, open.Ref, "Yes.", "Go."))(t)
 		if r.Status != governance.DecisionResolved {
 			t.Fatalf("resolved %+v", r)
 		}

@@ -56,9 +56,9 @@ func newRaceFixture(t *testing.T, sharedKey bool) *raceFixture {
 			agent, _ = k.Agent()
 		}
 		id := k.Session(agent, mission)
-		d := must(k.Gov.OpenDecision(ctx, agent, id, gate(fmt.Sprintf("Question %d?", i))))(t)
-		must(k.Gov.ResolveDecision(ctx, lead, d.Ref, "Yes.", fmt.Sprintf("Go ahead with %d.", i)))(t)
-		m := must(k.Gov.RequestRemediation(ctx, lead, id, governance.RemediationInput{
+		d := must(k.Gov.Decisions.Open(ctx, agent, id, gate(fmt.Sprintf("Question %d?", i))))(t)
+		must(k.Gov.Decisions.Resolve(ctx, lead, d.Ref, "Yes.", fmt.Sprintf("Go ahead with %d.", i)))(t)
+		m := must(k.Gov.Remediations.Request(ctx, lead, id, governance.RemediationInput{
 			Severity: governance.SeverityRequired, Instruction: fmt.Sprintf("Fix %d.", i)}))(t)
 		fx.sessions = append(fx.sessions, raceSession{id: id, agent: agent, ref: d.Ref, remediation: m.ID})
 	}
@@ -210,7 +210,7 @@ func checkExactlyOnce(t *testing.T, fx *raceFixture, out raceOutcome) {
 // does not know it has seen.
 func realBrief(k *testkit.Kit) briefFunc {
 	return func(ctx context.Context, actor auth.Actor, session string) ([]string, error) {
-		b, err := k.Gov.Brief(ctx, actor, session)
+		b, err := k.Gov.Briefs.Brief(ctx, actor, session)
 		if err != nil {
 			return nil, err
 		}
@@ -322,7 +322,7 @@ func TestWritesRacingBriefsAreDeliveredOnce(t *testing.T) {
 	var targets []target
 	for range sessions {
 		s := w.Session(w.agent, w.mission)
-		d := must(w.Gov.OpenDecision(ctx, w.agent, s, gate("Go?")))(t)
+		d := must(w.Gov.Decisions.Open(ctx, w.agent, s, gate("Go?")))(t)
 		targets = append(targets, target{s, d.Ref})
 	}
 	brief := realBrief(w.Kit)
@@ -362,9 +362,9 @@ func TestWritesRacingBriefsAreDeliveredOnce(t *testing.T) {
 			defer done.Done()
 			ready.Done()
 			<-start
-			_, err := w.Gov.ResolveDecision(ctx, w.lead, tg.ref, "Yes.", "Go ahead.")
+			_, err := w.Gov.Decisions.Resolve(ctx, w.lead, tg.ref, "Yes.", "Go ahead.")
 			record(nil, err)
-			_, err = w.Gov.RequestRemediation(ctx, w.lead, tg.session, governance.RemediationInput{Severity: "required", Instruction: "Fix."})
+			_, err = w.Gov.Remediations.Request(ctx, w.lead, tg.session, governance.RemediationInput{Severity: "required", Instruction: "Fix."})
 			record(nil, err)
 		}()
 	}

@@ -10,6 +10,10 @@ import (
 	"github.com/madebook/madebook/internal/auth"
 )
 
+// EvidenceService takes the evidence an agent reports and its report that
+// the implementation is complete.
+type EvidenceService struct{ *core }
+
 // EvidenceInput is one piece of evidence an agent reports.
 type EvidenceInput struct {
 	Kind   string `json:"kind"`
@@ -30,9 +34,9 @@ type EvidenceGate struct {
 	Failed       []string `json:"failed"`
 }
 
-// ReportEvidence records evidence the agent produced (tests, a review, …).
+// Report records evidence the agent produced (tests, a review, …).
 // Errors: forbidden, session_not_found, kind_required.
-func (s *Service) ReportEvidence(ctx context.Context, actor auth.Actor, session string, in EvidenceInput) error {
+func (s *EvidenceService) Report(ctx context.Context, actor auth.Actor, session string, in EvidenceInput) error {
 	if err := actor.RequireAgent("report evidence"); err != nil {
 		return err
 	}
@@ -65,7 +69,7 @@ func (s *Service) ReportEvidence(ctx context.Context, actor auth.Actor, session 
 // declares the mission complete: the mission's evidence gate decides,
 // from the latest evidence of each required kind. Errors: forbidden,
 // session_not_found.
-func (s *Service) Complete(ctx context.Context, actor auth.Actor, session string) (EvidenceGate, error) {
+func (s *EvidenceService) Complete(ctx context.Context, actor auth.Actor, session string) (EvidenceGate, error) {
 	if err := actor.RequireAgent("report implementation complete"); err != nil {
 		return EvidenceGate{}, err
 	}

@@ -34,7 +34,7 @@ func TestGetSessionAccess(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.code == "" {
-				d := must(w.Gov.GetSession(t.Context(), tt.actor, tt.session))(t)
+				d := must(w.Gov.Sessions.Get(t.Context(), tt.actor, tt.session))(t)
 				if d.ID != tt.session || d.Mission != w.mission || d.Brief.Session != tt.session ||
 					d.Decisions == nil || d.Remediations == nil || len(d.Timeline) != 1 {
 					t.Fatalf("session detail is %+v", d)
@@ -42,7 +42,7 @@ func TestGetSessionAccess(t *testing.T) {
 				return
 			}
 			refused(t, w.Kit, tt.kind, tt.code, func() error {
-				_, err := w.Gov.GetSession(t.Context(), tt.actor, tt.session)
+				_, err := w.Gov.Sessions.Get(t.Context(), tt.actor, tt.session)
 				return err
 			})
 		})
@@ -62,13 +62,13 @@ func storedDeliveredAt(t *testing.T, w *world, ref string) sql.NullString {
 
 func TestDecisionLifecycleOnTheSessionPage(t *testing.T) {
 	w := newWorld(t)
-	d := must(w.Gov.OpenDecision(t.Context(), w.agent, w.session, gate("Drop the legacy billing table?")))(t)
+	d := must(w.Gov.Decisions.Open(t.Context(), w.agent, w.session, gate("Drop the legacy billing table?")))(t)
 
 	status := func(t *testing.T, viewer auth.Actor) governance.SessionDetail {
 		t.Helper()
-		sd := must(w.Gov.GetSession(t.Context(), viewer, w.session))(t)
+		sd := must(w.Gov.Sessions.Get(t.Context(), viewer, w.session))(t)
 		if len(sd.Decisions) != 1 || sd.Decisions[0].Ref != d.Ref {
-			t.Fatalf("GetSession shows decisions %+v", sd.Decisions)
+			t.Fatalf("Sessions.Get shows decisions %+v", sd.Decisions)
 		}
 		return sd
 	}
@@ -83,7 +83,7 @@ func TestDecisionLifecycleOnTheSessionPage(t *testing.T) {
 
 	w.Clock.Advance(time.Minute)
 	resolvedAt := w.Clock.Now()
-	must(w.Gov.ResolveDecision(t.Context(), w.lead, d.Ref, "Keep it.", "Leave db/migrations alone."))(t)
+	must(w.Gov.Decisions.Resolve(t.Context(), w.lead, d.Ref, "Keep it.", "Leave db/migrations alone."))(t)
 
 	t.Run("a resolved gate is decided, not yet delivered, and the preview shows the pending resolution", func(t *testing.T) {
 		for _, viewer := range []auth.Actor{w.lead, w.viewer, w.agent, w.lead} {
@@ -110,7 +110,7 @@ func TestDecisionLifecycleOnTheSessionPage(t *testing.T) {
 	w.Clock.Advance(time.Minute)
 	deliveredAt := w.Clock.Now()
 	t.Run("the agent's next real brief still delivers it, with the instruction", func(t *testing.T) {
-		b := must(w.Gov.Brief(t.Context(), w.agent, w.session))(t)
+		b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, w.session))(t)
 		want := []governance.Resolution{{Ref: d.Ref, Resolution: "Keep it.", Instruction: "Leave db/migrations alone.",
 			ResolvedAt: resolvedAt, ResolvedBy: w.lead.Email}}
 		if !slices.EqualFunc(b.Resolutions, want, sameResolution) || b.NextAction != protocol.Continue || len(b.Decisions) != 0 {
@@ -132,7 +132,7 @@ func TestDecisionLifecycleOnTheSessionPage(t *testing.T) {
 	t.Run("later briefs do not deliver it again", func(t *testing.T) {
 		for range 3 {
 			w.Clock.Advance(time.Minute)
-			if b := must(w.Gov.Brief(t.Context(), w.agent, w.session))(t); len(b.Resolutions) != 0 {
+			if b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, w.session))(t); len(b.Resolutions) != 0 {
 				t.Fatalf("a later brief delivers %+v again", b.Resolutions)
 			}
 		}
@@ -151,16 +151,16 @@ func TestTimelineRecordsWhoDidWhat(t *testing.T) {
 	w := newWorld(t)
 	s := w.Session(w.agent, w.risky)
 	ctx := t.Context()
-	must(w.Gov.ProposePlan(ctx, w.agent, s, proposal("Plan.")))(t)
-	must(w.Gov.ApprovePlan(ctx, w.lead, s, "ok"))(t)
-	d := must(w.Gov.OpenDecision(ctx, w.agent, s, gate("Go?")))(t)
-	must(w.Gov.Pause(ctx, w.lead, s, "Wait for Ana"))(t)
-	must(w.Gov.ResolveDecision(ctx, w.admin, d.Ref, "Yes.", "Go ahead."))(t)
-	m := must(w.Gov.RequestRemediation(ctx, w.lead, s, governance.RemediationInput{Severity: "advisory", Instruction: "Tidy."}))(t)
-	must(w.Gov.Resume(ctx, w.admin, s))(t)
-	must(w.Gov.Brief(ctx, w.agent, s))(t)
-	must(w.Gov.CloseRemediation(ctx, w.lead, m.ID, ""))(t)
-	must(w.Gov.Brief(ctx, w.agent, s))(t) // delivers nothing: no line
+	must(w.Gov.Plans.Propose(ctx, w.agent, s, proposal("Plan.")))(t)
+	must(w.Gov.Plans.Approve(ctx, w.lead, s, "ok"))(t)
+	d := must(w.Gov.Decisions.Open(ctx, w.agent, s, gate("Go?")))(t)
+	must(w.Gov.Sessions.Pause(ctx, w.lead, s, "Wait for Ana"))(t)
+	must(w.Gov.Decisions.Resolve(ctx, w.admin, d.Ref, "Yes.", "Go ahead."))(t)
+	m := must(w.Gov.Remediations.Request(ctx, w.lead, s, governance.RemediationInput{Severity: "advisory", Instruction: "Tidy."}))(t)
+	must(w.Gov.Sessions.Resume(ctx, w.admin, s))(t)
+	must(w.Gov.Briefs.Brief(ctx, w.agent, s))(t)
+	must(w.Gov.Remediations.Close(ctx, w.lead, m.ID, ""))(t)
+	must(w.Gov.Briefs.Brief(ctx, w.agent, s))(t) // delivers nothing: no line
 
 	agent, lead, admin := agentLabel(w.agent), personLabel(w.lead), personLabel(w.admin)
 	rem := " " + strconv.FormatInt(m.ID, 10)
@@ -178,7 +178,7 @@ func TestTimelineRecordsWhoDidWhat(t *testing.T) {
 		lead + " remediation.closed" + rem,
 	}
 	for _, viewer := range []auth.Actor{w.viewer, w.agent} {
-		sd := must(w.Gov.GetSession(ctx, viewer, s))(t)
+		sd := must(w.Gov.Sessions.Get(ctx, viewer, s))(t)
 		got := make([]string, len(sd.Timeline))
 		for i, e := range sd.Timeline {
 			got[i] = e.Actor + " " + e.Kind

@@ -167,7 +167,7 @@ func refused(t *testing.T, k *testkit.Kit, kind errs.Kind, code string, call fun
 // lead sees it.
 func timeline(t *testing.T, w *world, session string) []string {
 	t.Helper()
-	d := must(w.Gov.GetSession(t.Context(), w.lead, session))(t)
+	d := must(w.Gov.Sessions.Get(t.Context(), w.lead, session))(t)
 	out := make([]string, len(d.Timeline))
 	for i, e := range d.Timeline {
 		out[i] = strings.TrimSpace(e.Actor + " " + e.Kind + " " + e.Ref)

@@ -41,22 +41,22 @@ func TestWriteLandingInsideABriefIsDeliveredOnce(t *testing.T) {
 		name string
 		// setup leaves the session with something open, so that the
 		// brief reads; land is the write that lands inside the brief.
-		setup func(t *testing.T, w *world, svc *governance.Service) (land func() error)
+		setup func(t *testing.T, w *world, svc *governance.Services) (land func() error)
 	}{
 		{"a resolution landing between a brief's look and its read is stamped by the brief that carries it",
-			func(t *testing.T, w *world, svc *governance.Service) func() error {
-				d := must(svc.OpenDecision(t.Context(), w.agent, w.session, gate("Go?")))(t)
+			func(t *testing.T, w *world, svc *governance.Services) func() error {
+				d := must(svc.Decisions.Open(t.Context(), w.agent, w.session, gate("Go?")))(t)
 				return func() error {
-					_, err := svc.ResolveDecision(t.Context(), w.lead, d.Ref, "Yes.", "Go ahead.")
+					_, err := svc.Decisions.Resolve(t.Context(), w.lead, d.Ref, "Yes.", "Go ahead.")
 					return err
 				}
 			}},
 		{"a remediation requested between a brief's look and its read is stamped by the brief that carries it",
-			func(t *testing.T, w *world, svc *governance.Service) func() error {
-				must(svc.RequestRemediation(t.Context(), w.lead, w.session, governance.RemediationInput{Severity: "advisory", Instruction: "Old."}))(t)
-				must(svc.Brief(t.Context(), w.agent, w.session))(t) // delivers the old one
+			func(t *testing.T, w *world, svc *governance.Services) func() error {
+				must(svc.Remediations.Request(t.Context(), w.lead, w.session, governance.RemediationInput{Severity: "advisory", Instruction: "Old."}))(t)
+				must(svc.Briefs.Brief(t.Context(), w.agent, w.session))(t) // delivers the old one
 				return func() error {
-					_, err := svc.RequestRemediation(t.Context(), w.lead, w.session, governance.RemediationInput{Severity: "required", Instruction: "New."})
+					_, err := svc.Remediations.Request(t.Context(), w.lead, w.session, governance.RemediationInput{Severity: "required", Instruction: "New."})
 					return err
 				}
 			}},
@@ -65,14 +65,14 @@ func TestWriteLandingInsideABriefIsDeliveredOnce(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
 			store := &pausingStore{Store: w.Store}
-			svc := governance.NewService(store, w.Clock.Now)
+			svc := governance.New(store, w.Clock.Now)
 			land := tt.setup(t, w, svc)
 			var landErr error
 			store.arm(func() { landErr = land() })
 
 			seen := map[string]int{} // what briefs carried: refs, and remediations without a stamp
 			for i := range 3 {
-				b := must(svc.Brief(t.Context(), w.agent, w.session))(t)
+				b := must(svc.Briefs.Brief(t.Context(), w.agent, w.session))(t)
 				if landErr != nil {
 					t.Fatal(landErr)
 				}
@@ -90,7 +90,7 @@ func TestWriteLandingInsideABriefIsDeliveredOnce(t *testing.T) {
 					t.Errorf("%s was delivered by %d briefs, want exactly one", ref, n)
 				}
 			}
-			d := must(svc.GetSession(t.Context(), w.lead, w.session))(t)
+			d := must(svc.Sessions.Get(t.Context(), w.lead, w.session))(t)
 			for _, dec := range d.Decisions {
 				if dec.Status != governance.DecisionDelivered {
 					t.Errorf("%s is %s after three briefs, want delivered", dec.Ref, dec.Status)

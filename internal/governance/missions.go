@@ -44,13 +44,16 @@ type MissionInput struct {
 	Contract []Clause `json:"contract"`
 }
 
+// MissionService creates, lists and edits missions.
+type MissionService struct{ *core }
+
 var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
-// CreateMission creates a mission. Errors: forbidden (not a lead),
+// Create creates a mission. Errors: forbidden (not a lead),
 // invalid_slug, title_required, title_too_long, text_too_long,
 // too_many_entries, empty_entry, invalid_clause, slug_taken. Validation
 // errors name the input field they are about in the "field" detail.
-func (s *Service) CreateMission(ctx context.Context, actor auth.Actor, in MissionInput) (Mission, error) {
+func (s *MissionService) Create(ctx context.Context, actor auth.Actor, in MissionInput) (Mission, error) {
 	if err := actor.RequireLead("create a mission"); err != nil {
 		return Mission{}, err
 	}
@@ -80,8 +83,8 @@ func (s *Service) CreateMission(ctx context.Context, actor auth.Actor, in Missio
 	return missionFrom(row), nil
 }
 
-// ListMissions lists every mission by slug. Any person or agent may read them.
-func (s *Service) ListMissions(ctx context.Context) ([]Mission, error) {
+// List lists every mission by slug. Any person or agent may read them.
+func (s *MissionService) List(ctx context.Context) ([]Mission, error) {
 	rows, err := s.store.Reader().ListMissions(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list missions: %w", err)
@@ -99,9 +102,9 @@ type MissionSummary struct {
 	Sessions int `json:"sessions"`
 }
 
-// ListMissionSummaries lists every mission by slug with its number of
+// ListSummaries lists every mission by slug with its number of
 // sessions. Any person may read them.
-func (s *Service) ListMissionSummaries(ctx context.Context) ([]MissionSummary, error) {
+func (s *MissionService) ListSummaries(ctx context.Context) ([]MissionSummary, error) {
 	rows, err := s.store.Reader().ListMissionsWithSessionCounts(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list missions: %w", err)
@@ -113,9 +116,9 @@ func (s *Service) ListMissionSummaries(ctx context.Context) ([]MissionSummary, e
 	return out, nil
 }
 
-// GetMission returns the mission with the slug. Any person or agent may
+// Get returns the mission with the slug. Any person or agent may
 // read it. Errors: mission_not_found.
-func (s *Service) GetMission(ctx context.Context, slug string) (Mission, error) {
+func (s *MissionService) Get(ctx context.Context, slug string) (Mission, error) {
 	row, err := s.store.Reader().GetMissionBySlug(ctx, slug)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Mission{}, missionNotFound(slug)
@@ -125,18 +128,18 @@ func (s *Service) GetMission(ctx context.Context, slug string) (Mission, error) 
 	return missionFrom(row), nil
 }
 
-// UpdateMission changes a mission's title, text, high-risk flag, required
+// Update changes a mission's title, text, high-risk flag, required
 // evidence and contract; the slug never changes (in.Slug is ignored). A
 // change that alters anything records a "mission.updated" event, naming
 // who changed what, on every session of the mission, in the same
 // transaction: that is the session's record of why its brief changed
 // (e.g. BLOCKED until an approved plan, once the mission is high-risk),
 // and it forgets every one of those sessions' cached brief state. Errors:
-// forbidden (not a lead), mission_not_found, and those of CreateMission's
+// forbidden (not a lead), mission_not_found, and those of Create's
 // validation: title_required, title_too_long, text_too_long,
 // too_many_entries, empty_entry, invalid_clause.
-func (s *Service) UpdateMission(ctx context.Context, actor auth.Actor, slug string, in MissionInput) (Mission, error) {
-	return s.PatchMission(ctx, actor, slug, MissionPatch{Title: &in.Title, Text: &in.Text, HighRisk: &in.HighRisk,
+func (s *MissionService) Update(ctx context.Context, actor auth.Actor, slug string, in MissionInput) (Mission, error) {
+	return s.Patch(ctx, actor, slug, MissionPatch{Title: &in.Title, Text: &in.Text, HighRisk: &in.HighRisk,
 		Evidence: &in.Evidence, Contract: &in.Contract})
 }
 
@@ -150,10 +153,10 @@ type MissionPatch struct {
 	Contract *[]Clause `json:"contract"`
 }
 
-// PatchMission changes the fields the patch names, reading and writing the
+// Patch changes the fields the patch names, reading and writing the
 // mission in one transaction so that two people editing different fields
-// at once both keep their change. Errors as UpdateMission.
-func (s *Service) PatchMission(ctx context.Context, actor auth.Actor, slug string, p MissionPatch) (Mission, error) {
+// at once both keep their change. Errors as Update.
+func (s *MissionService) Patch(ctx context.Context, actor auth.Actor, slug string, p MissionPatch) (Mission, error) {
 	if err := actor.RequireLead("edit a mission"); err != nil {
 		return Mission{}, err
 	}

@@ -47,10 +47,10 @@ func TestCreateMission(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := must(w.Gov.CreateMission(t.Context(), tt.actor, tt.in))(t)
+			got := must(w.Gov.Missions.Create(t.Context(), tt.actor, tt.in))(t)
 			tt.want.CreatedAt = w.Clock.Now()
 			assertMission(t, got, tt.want)
-			list := must(w.Gov.ListMissions(t.Context()))(t)
+			list := must(w.Gov.Missions.List(t.Context()))(t)
 			found := false
 			for _, m := range list {
 				if m.Slug == tt.want.Slug {
@@ -59,7 +59,7 @@ func TestCreateMission(t *testing.T) {
 				}
 			}
 			if !found {
-				t.Fatalf("ListMissions does not list %s", tt.want.Slug)
+				t.Fatalf("Missions.List does not list %s", tt.want.Slug)
 			}
 		})
 	}
@@ -125,12 +125,12 @@ func TestCreateMissionRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			refused(t, w.Kit, tt.kind, tt.code, func() error {
-				_, err := w.Gov.CreateMission(t.Context(), tt.actor, tt.in)
+				_, err := w.Gov.Missions.Create(t.Context(), tt.actor, tt.in)
 				return err
 			})
 		})
 	}
 	t.Run("the input refused above is accepted once it is valid", func(t *testing.T) {
-		must(w.Gov.CreateMission(t.Context(), w.lead, ok))(t)
+		must(w.Gov.Missions.Create(t.Context(), w.lead, ok))(t)
 	})
 }

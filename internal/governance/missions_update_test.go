@@ -24,13 +24,13 @@ func TestUpdateMissionChangesWhatEverySessionIsToldAtOnce(t *testing.T) {
 	elsewhere := w.Session(w.agent, w.Mission(w.lead, false))
 	brief := func(agent auth.Actor, session string) governance.Brief {
 		t.Helper()
-		return must(w.Gov.Brief(ctx, agent, session))(t)
+		return must(w.Gov.Briefs.Brief(ctx, agent, session))(t)
 	}
 	setHighRisk := func(on bool) governance.Mission {
 		t.Helper()
-		in := inputOf(must(w.Gov.GetMission(ctx, w.mission))(t))
+		in := inputOf(must(w.Gov.Missions.Get(ctx, w.mission))(t))
 		in.HighRisk = on
-		return must(w.Gov.UpdateMission(ctx, w.lead, w.mission, in))(t)
+		return must(w.Gov.Missions.Update(ctx, w.lead, w.mission, in))(t)
 	}
 
 	// Both sessions brief first, so that their state is cached.
@@ -65,7 +65,7 @@ func TestUpdateMissionChangesWhatEverySessionIsToldAtOnce(t *testing.T) {
 				t.Fatalf("%s has %d %q lines, want 1: %q", s, n, want, timeline(t, w, s))
 			}
 		}
-		d := must(w.Gov.GetSession(ctx, w.lead, w.session))(t)
+		d := must(w.Gov.Sessions.Get(ctx, w.lead, w.session))(t)
 		last := d.Timeline[len(d.Timeline)-1]
 		if last.Kind != "mission.updated" || !strings.Contains(last.Detail, "high-risk: no → yes") {
 			t.Fatalf("last event is %+v, want the high-risk change", last)
@@ -91,9 +91,9 @@ func TestUpdateMissionChangesWhatEverySessionIsToldAtOnce(t *testing.T) {
 		}
 	})
 	t.Run("an edit that changes nothing writes nothing", func(t *testing.T) {
-		m := must(w.Gov.GetMission(ctx, w.mission))(t)
+		m := must(w.Gov.Missions.Get(ctx, w.mission))(t)
 		before := dump(t, w.Kit)
-		if _, err := w.Gov.UpdateMission(ctx, w.lead, w.mission, inputOf(m)); err != nil {
+		if _, err := w.Gov.Missions.Update(ctx, w.lead, w.mission, inputOf(m)); err != nil {
 			t.Fatal(err)
 		}
 		after := dump(t, w.Kit)
@@ -108,16 +108,16 @@ func TestUpdateMissionEditsEverythingButTheSlug(t *testing.T) {
 	w := newWorld(t)
 	ctx := t.Context()
 	contract := []governance.Clause{{Kind: protocol.ForbidPath, Value: "vendor/**"}, {Kind: protocol.MaxFilesChanged, Value: "20"}}
-	got := must(w.Gov.UpdateMission(ctx, w.admin, w.mission, governance.MissionInput{Slug: "ignored-slug",
+	got := must(w.Gov.Missions.Update(ctx, w.admin, w.mission, governance.MissionInput{Slug: "ignored-slug",
 		Title: " Billing v3 ", Text: "Move it all.", HighRisk: true, Evidence: []string{" tests", "review "}, Contract: contract}))(t)
 	want := governance.Mission{Slug: w.mission, Title: "Billing v3", Text: "Move it all.", HighRisk: true,
 		Evidence: []string{"tests", "review"}, Contract: contract, CreatedAt: w.Clock.Now()}
 	assertMission(t, got, want)
-	assertMission(t, must(w.Gov.GetMission(ctx, w.mission))(t), want)
-	if _, err := w.Gov.GetMission(ctx, "ignored-slug"); errs.CodeOf(err) != "mission_not_found" {
-		t.Fatalf("the slug changed: GetMission(ignored-slug) = %v", err)
+	assertMission(t, must(w.Gov.Missions.Get(ctx, w.mission))(t), want)
+	if _, err := w.Gov.Missions.Get(ctx, "ignored-slug"); errs.CodeOf(err) != "mission_not_found" {
+		t.Fatalf("the slug changed: Missions.Get(ignored-slug) = %v", err)
 	}
-	list := must(w.Gov.ListMissionSummaries(ctx))(t)
+	list := must(w.Gov.Missions.ListSummaries(ctx))(t)
 	counts := map[string]int{}
 	for _, m := range list {
 		counts[m.Slug] = m.Sessions
@@ -164,7 +164,7 @@ func TestUpdateMissionRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			refused(t, w.Kit, tt.kind, tt.code, func() error {
-				_, err := w.Gov.UpdateMission(t.Context(), tt.actor, tt.slug, tt.in)
+				_, err := w.Gov.Missions.Update(t.Context(), tt.actor, tt.slug, tt.in)
 				if e, ok := errs.As(err); ok && tt.field != "" && e.Details["field"] != tt.field {
 					t.Errorf("the error names field %v, want %q", e.Details["field"], tt.field)
 				}
@@ -172,7 +172,7 @@ func TestUpdateMissionRefusals(t *testing.T) {
 			})
 		})
 	}
-	if b := must(w.Gov.Brief(t.Context(), w.agent, w.session))(t); b.NextAction != protocol.Continue {
+	if b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, w.session))(t); b.NextAction != protocol.Continue {
 		t.Fatalf("after refused edits the session briefs %s (%s)", b.NextAction, codes(b))
 	}
 }
@@ -185,10 +185,10 @@ func TestPatchMissionKeepsOtherFields(t *testing.T) {
 	lead, _ := kit.Lead()
 	slug := kit.Mission(lead, false)
 	title, risky := "Renamed", true
-	if _, err := kit.Gov.PatchMission(ctx, lead, slug, governance.MissionPatch{Title: &title}); err != nil {
+	if _, err := kit.Gov.Missions.Patch(ctx, lead, slug, governance.MissionPatch{Title: &title}); err != nil {
 		t.Fatal(err)
 	}
-	m, err := kit.Gov.PatchMission(ctx, lead, slug, governance.MissionPatch{HighRisk: &risky})
+	m, err := kit.Gov.Missions.Patch(ctx, lead, slug, governance.MissionPatch{HighRisk: &risky})
 	if err != nil {
 		t.Fatal(err)
 	}

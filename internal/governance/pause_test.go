@@ -43,10 +43,10 @@ func TestPauseAndResume(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
 			if tt.withGate {
-				must(w.Gov.OpenDecision(t.Context(), w.agent, w.session, gate("Go?")))(t)
+				must(w.Gov.Decisions.Open(t.Context(), w.agent, w.session, gate("Go?")))(t)
 			}
 			w.Clock.Advance(time.Minute)
-			s := must(w.Gov.Pause(t.Context(), w.lead, w.session, tt.reason))(t)
+			s := must(w.Gov.Sessions.Pause(t.Context(), w.lead, w.session, tt.reason))(t)
 			if !s.Paused || s.PauseReason != strings.TrimSpace(tt.reason) || s.PausedAt == nil || !s.PausedAt.Equal(w.Clock.Now()) {
 				t.Fatalf("paused session is %+v", s)
 			}
@@ -54,12 +54,12 @@ func TestPauseAndResume(t *testing.T) {
 			if b.Reason != tt.wantText || !slices.Equal(b.BlockedScope, []string{protocol.ScopeAllSessionWork}) || len(b.AllowedScope) != 0 {
 				t.Fatalf("paused brief is %q, blocked %q, allowed %q", b.Reason, b.BlockedScope, b.AllowedScope)
 			}
-			preview := must(w.Gov.GetSession(t.Context(), w.viewer, w.session))(t)
+			preview := must(w.Gov.Sessions.Get(t.Context(), w.viewer, w.session))(t)
 			if !preview.Paused || preview.Brief.NextAction != protocol.Blocked {
-				t.Fatalf("GetSession shows paused %v, preview %s", preview.Paused, preview.Brief.NextAction)
+				t.Fatalf("Sessions.Get shows paused %v, preview %s", preview.Paused, preview.Brief.NextAction)
 			}
 
-			r := must(w.Gov.Resume(t.Context(), w.admin, w.session))(t)
+			r := must(w.Gov.Sessions.Resume(t.Context(), w.admin, w.session))(t)
 			if r.Paused || r.PauseReason != "" || r.PausedAt != nil {
 				t.Fatalf("resumed session is %+v", r)
 			}
@@ -75,7 +75,7 @@ func TestPauseAndResume(t *testing.T) {
 			if got := lines[len(lines)-2:]; !slices.Equal(got, want) {
 				t.Fatalf("timeline ends %q, want %q", got, want)
 			}
-			d := must(w.Gov.GetSession(t.Context(), w.lead, w.session))(t)
+			d := must(w.Gov.Sessions.Get(t.Context(), w.lead, w.session))(t)
 			if e := d.Timeline[len(d.Timeline)-2]; e.Detail != strings.TrimSpace(tt.reason) {
 				t.Fatalf("the pause line's detail is %q, want the reason", e.Detail)
 			}
@@ -86,12 +86,12 @@ func TestPauseAndResume(t *testing.T) {
 func TestPauseRefuses(t *testing.T) {
 	w := newWorld(t)
 	paused := w.Session(w.agent, w.mission)
-	must(w.Gov.Pause(t.Context(), w.lead, paused, "First reason"))(t)
+	must(w.Gov.Sessions.Pause(t.Context(), w.lead, paused, "First reason"))(t)
 	pause := func(a auth.Actor, session, reason string) func() error {
-		return func() error { _, err := w.Gov.Pause(t.Context(), a, session, reason); return err }
+		return func() error { _, err := w.Gov.Sessions.Pause(t.Context(), a, session, reason); return err }
 	}
 	resume := func(a auth.Actor, session string) func() error {
-		return func() error { _, err := w.Gov.Resume(t.Context(), a, session); return err }
+		return func() error { _, err := w.Gov.Sessions.Resume(t.Context(), a, session); return err }
 	}
 	tests := []struct {
 		name string

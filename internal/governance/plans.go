@@ -33,13 +33,16 @@ type Plan struct {
 	Note       string     `json:"note,omitempty"`
 }
 
+// PlanService takes an agent's plans and a lead's verdict on them.
+type PlanService struct{ *core }
+
 // PlanInput is what an agent proposes.
 type PlanInput struct {
 	Summary string `json:"summary"`
 	plan.Plan
 }
 
-// ProposePlan records the agent's execution plan. On a high-risk mission it
+// Propose records the agent's execution plan. On a high-risk mission it
 // waits for a lead (status proposed); otherwise it is approved at once. A
 // new plan supersedes the session's earlier ones, so a revised plan on a
 // high-risk mission needs approval again. A plan that lets a side effect
@@ -49,7 +52,7 @@ type PlanInput struct {
 // side_effect_before_gate, naming the step and the stopping point. Errors:
 // forbidden, session_not_found, summary_required, invalid_plan,
 // side_effect_before_gate.
-func (s *Service) ProposePlan(ctx context.Context, actor auth.Actor, session string, in PlanInput) (Plan, error) {
+func (s *PlanService) Propose(ctx context.Context, actor auth.Actor, session string, in PlanInput) (Plan, error) {
 	if err := actor.RequireAgent("propose a plan"); err != nil {
 		return Plan{}, err
 	}
@@ -111,19 +114,19 @@ func (s *Service) ProposePlan(ctx context.Context, actor auth.Actor, session str
 	return planFrom(row), nil
 }
 
-// ApprovePlan approves the session's proposed plan. Errors: forbidden (not
+// Approve approves the session's proposed plan. Errors: forbidden (not
 // a lead), session_not_found, no_plan_proposed.
-func (s *Service) ApprovePlan(ctx context.Context, actor auth.Actor, session, note string) (Plan, error) {
+func (s *PlanService) Approve(ctx context.Context, actor auth.Actor, session, note string) (Plan, error) {
 	return s.decidePlan(ctx, actor, session, PlanApproved, note)
 }
 
-// RejectPlan rejects the session's proposed plan; the note reaches the
-// agent in its brief. Errors as ApprovePlan.
-func (s *Service) RejectPlan(ctx context.Context, actor auth.Actor, session, note string) (Plan, error) {
+// Reject rejects the session's proposed plan; the note reaches the
+// agent in its brief. Errors as Approve.
+func (s *PlanService) Reject(ctx context.Context, actor auth.Actor, session, note string) (Plan, error) {
 	return s.decidePlan(ctx, actor, session, PlanRejected, note)
 }
 
-func (s *Service) decidePlan(ctx context.Context, actor auth.Actor, session, status, note string) (Plan, error) {
+func (s *PlanService) decidePlan(ctx context.Context, actor auth.Actor, session, status, note string) (Plan, error) {
 	verb := map[string]string{PlanApproved: "approve", PlanRejected: "reject"}[status]
 	if err := actor.RequireLead(verb + " a plan"); err != nil {
 		return Plan{}, err
@@ -171,7 +174,7 @@ func planFrom(r db.Plan) Plan {
 
 // toolRegistry returns the operators' classification of tools: whether a
 // call to server.tool writes. A tool nobody classified writes (fail safe).
-func (s *Service) toolRegistry(ctx context.Context) (func(server, tool string) bool, error) {
+func (s *PlanService) toolRegistry(ctx context.Context) (func(server, tool string) bool, error) {
 	rows, err := s.store.Reader().ListTools(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("tool registry: %w", err)

@@ -50,7 +50,7 @@ func TestProposePlanRefusesASideEffectBeforeItsGate(t *testing.T) {
 	t.Run("memory_store ran, then the run parked to ask permission for it", func(t *testing.T) {
 		var err error
 		refused(t, kit, errs.Invalid, "side_effect_before_gate", func() error {
-			_, err = kit.Gov.ProposePlan(ctx, agent, session, governance.PlanInput{Summary: "Probe, then ask.", Plan: seedPlan(true)})
+			_, err = kit.Gov.Plans.Propose(ctx, agent, session, governance.PlanInput{Summary: "Probe, then ask.", Plan: seedPlan(true)})
 			return err
 		})
 		e, _ := errs.As(err)
@@ -58,21 +58,21 @@ func TestProposePlanRefusesASideEffectBeforeItsGate(t *testing.T) {
 		if e.Message != want || e.Details["step"] != "memory_store" || e.Details["stopping_point"] != 1 {
 			t.Fatalf("refusal is %q %v,\nwant %q with step memory_store and stopping point 1", e.Message, e.Details, want)
 		}
-		d := must(kit.Gov.GetSession(ctx, lead, session))(t)
+		d := must(kit.Gov.Sessions.Get(ctx, lead, session))(t)
 		if d.Plan != nil {
 			t.Fatalf("a refused plan was recorded: %+v", d.Plan)
 		}
 	})
 
 	t.Run("what happens after Yes lives inside the option, not in the main step list", func(t *testing.T) {
-		p := must(kit.Gov.ProposePlan(ctx, agent, session, governance.PlanInput{Summary: "Probe, then ask.", Plan: seedPlan(false)}))(t)
+		p := must(kit.Gov.Plans.Propose(ctx, agent, session, governance.PlanInput{Summary: "Probe, then ask.", Plan: seedPlan(false)}))(t)
 		if p.Status != governance.PlanProposed {
 			t.Fatalf("plan is %+v, want proposed", p)
 		}
-		d := must(kit.Gov.GetSession(ctx, lead, session))(t)
+		d := must(kit.Gov.Sessions.Get(ctx, lead, session))(t)
 		if d.Plan == nil || d.Plan.ID != p.ID || len(d.Plan.Body.StoppingPoints) != 1 ||
 			len(d.Plan.Body.StoppingPoints[0].Options["1"].Steps) != 1 {
-			t.Fatalf("GetSession shows plan %+v", d.Plan)
+			t.Fatalf("Sessions.Get shows plan %+v", d.Plan)
 		}
 	})
 }
@@ -86,7 +86,7 @@ func TestProposePlanTakesTheToolRegistry(t *testing.T) {
 	p := plan.Plan{InitialSteps: []plan.Step{{ID: "cpu", Server: "mcp-monitor", Tool: "get_cpu_info"}},
 		StoppingPoints: []plan.StoppingPoint{{ID: 1, Type: "menu", Title: "save?", Options: map[string]plan.Option{"1": {Label: "Yes"}}}}}
 	t.Run("a probe nobody classified counts as a write before the gate", func(t *testing.T) {
-		_, err := kit.Gov.ProposePlan(ctx, agent, session, governance.PlanInput{Summary: "s", Plan: p})
+		_, err := kit.Gov.Plans.Propose(ctx, agent, session, governance.PlanInput{Summary: "s", Plan: p})
 		if errs.CodeOf(err) != "side_effect_before_gate" {
 			t.Fatalf("err = %v", err)
 		}
@@ -96,7 +96,7 @@ func TestProposePlanTakesTheToolRegistry(t *testing.T) {
 		if _, err := kit.Ledger.SetTool(ctx, admin, "mcp-monitor", "get_cpu_info", false); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := kit.Gov.ProposePlan(ctx, agent, session, governance.PlanInput{Summary: "s", Plan: p}); err != nil {
+		if _, err := kit.Gov.Plans.Propose(ctx, agent, session, governance.PlanInput{Summary: "s", Plan: p}); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -20,7 +20,7 @@ func proposal(summary string) governance.PlanInput {
 // briefIs fails unless the agent's brief has the next action and reason codes.
 func briefIs(t *testing.T, w *world, agent auth.Actor, session string, next protocol.State, wantCodes string) governance.Brief {
 	t.Helper()
-	b := must(w.Gov.Brief(t.Context(), agent, session))(t)
+	b := must(w.Gov.Briefs.Brief(t.Context(), agent, session))(t)
 	if b.NextAction != next || codes(b) != wantCodes {
 		t.Fatalf("brief is %s (%s): %q, want %s (%s)", b.NextAction, codes(b), b.Reason, next, wantCodes)
 	}
@@ -51,14 +51,14 @@ func TestPlans(t *testing.T) {
 	w := newWorld(t)
 
 	t.Run("a plan on an ordinary mission is approved at once and nothing waits", func(t *testing.T) {
-		p := must(w.Gov.ProposePlan(t.Context(), w.agent, w.session, proposal("Read, then refactor.")))(t)
+		p := must(w.Gov.Plans.Propose(t.Context(), w.agent, w.session, proposal("Read, then refactor.")))(t)
 		if p.Status != governance.PlanApproved || p.DecidedAt == nil || p.Summary != "Read, then refactor." ||
 			len(p.Body.InitialSteps) != 1 || p.Body.InitialSteps[0].ID != "read" {
 			t.Fatalf("plan is %+v", p)
 		}
 		briefIs(t, w, w.agent, w.session, protocol.Continue, "|")
 		refused(t, w.Kit, errs.Conflict, "no_plan_proposed", func() error {
-			_, err := w.Gov.ApprovePlan(t.Context(), w.lead, w.session, "")
+			_, err := w.Gov.Plans.Approve(t.Context(), w.lead, w.session, "")
 			return err
 		})
 	})
@@ -70,7 +70,7 @@ func TestPlans(t *testing.T) {
 			!slices.Equal(b.AllowedScope, []string{protocol.ScopeReadRepository, protocol.ScopeRevisePlan}) {
 			t.Fatalf("brief with no plan is %+v", b)
 		}
-		p := must(w.Gov.ProposePlan(t.Context(), w.agent, s, proposal("Migrate in two steps.")))(t)
+		p := must(w.Gov.Plans.Propose(t.Context(), w.agent, s, proposal("Migrate in two steps.")))(t)
 		if p.Status != governance.PlanProposed || p.DecidedAt != nil {
 			t.Fatalf("plan is %+v, want proposed", p)
 		}
@@ -79,14 +79,14 @@ func TestPlans(t *testing.T) {
 			t.Fatalf("brief with a proposed plan says %q", b.Reason)
 		}
 		w.Clock.Advance(time.Minute)
-		a := must(w.Gov.ApprovePlan(t.Context(), w.lead, s, " Looks right. "))(t)
+		a := must(w.Gov.Plans.Approve(t.Context(), w.lead, s, " Looks right. "))(t)
 		if a.ID != p.ID || a.Status != governance.PlanApproved || a.Note != "Looks right." || a.DecidedAt == nil ||
 			!a.DecidedAt.Equal(w.Clock.Now()) {
 			t.Fatalf("approved plan is %+v", a)
 		}
 		briefIs(t, w, w.agent, s, protocol.Continue, "|")
 		refused(t, w.Kit, errs.Conflict, "no_plan_proposed", func() error {
-			_, err := w.Gov.ApprovePlan(t.Context(), w.lead, s, "again")
+			_, err := w.Gov.Plans.Approve(t.Context(), w.lead, s, "again")
 			return err
 		})
 		want := []string{agentLabel(w.agent) + " session.created", agentLabel(w.agent) + " plan.proposed",
@@ -98,8 +98,8 @@ func TestPlans(t *testing.T) {
 
 	t.Run("a rejected plan blocks with the lead's note quoted, and cannot be decided again", func(t *testing.T) {
 		s := w.Session(w.agent, w.risky)
-		must(w.Gov.ProposePlan(t.Context(), w.agent, s, proposal("Do it all at once.")))(t)
-		r := must(w.Gov.RejectPlan(t.Context(), w.lead, s, "Split the migration first"))(t)
+		must(w.Gov.Plans.Propose(t.Context(), w.agent, s, proposal("Do it all at once.")))(t)
+		r := must(w.Gov.Plans.Reject(t.Context(), w.lead, s, "Split the migration first"))(t)
 		if r.Status != governance.PlanRejected || r.Note != "Split the migration first" {
 			t.Fatalf("rejected plan is %+v", r)
 		}
@@ -108,23 +108,23 @@ func TestPlans(t *testing.T) {
 			t.Fatalf("brief does not quote the note: %q", b.Reason)
 		}
 		for _, decide := range []func() error{
-			func() error { _, err := w.Gov.ApprovePlan(t.Context(), w.lead, s, ""); return err },
-			func() error { _, err := w.Gov.RejectPlan(t.Context(), w.lead, s, "again"); return err },
+			func() error { _, err := w.Gov.Plans.Approve(t.Context(), w.lead, s, ""); return err },
+			func() error { _, err := w.Gov.Plans.Reject(t.Context(), w.lead, s, "again"); return err },
 		} {
 			refused(t, w.Kit, errs.Conflict, "no_plan_proposed", decide)
 		}
-		d := must(w.Gov.GetSession(t.Context(), w.viewer, s))(t)
+		d := must(w.Gov.Sessions.Get(t.Context(), w.viewer, s))(t)
 		if d.Plan == nil || d.Plan.Status != governance.PlanRejected || d.Plan.Note != "Split the migration first" {
-			t.Fatalf("GetSession shows plan %+v", d.Plan)
+			t.Fatalf("Sessions.Get shows plan %+v", d.Plan)
 		}
 	})
 
 	t.Run("a revised plan supersedes the approved one and needs approval again", func(t *testing.T) {
 		s := w.Session(w.agent, w.risky)
-		must(w.Gov.ProposePlan(t.Context(), w.agent, s, proposal("First plan.")))(t)
-		must(w.Gov.ApprovePlan(t.Context(), w.lead, s, ""))(t)
+		must(w.Gov.Plans.Propose(t.Context(), w.agent, s, proposal("First plan.")))(t)
+		must(w.Gov.Plans.Approve(t.Context(), w.lead, s, ""))(t)
 		briefIs(t, w, w.agent, s, protocol.Continue, "|")
-		revised := must(w.Gov.ProposePlan(t.Context(), w.agent, s, proposal("Revised plan.")))(t)
+		revised := must(w.Gov.Plans.Propose(t.Context(), w.agent, s, proposal("Revised plan.")))(t)
 		if revised.Status != governance.PlanProposed {
 			t.Fatalf("revised plan is %+v", revised)
 		}
@@ -132,25 +132,25 @@ func TestPlans(t *testing.T) {
 		if got := planStatuses(t, w, s); !slices.Equal(got, []string{"superseded", "proposed"}) {
 			t.Fatalf("plans are %q, want superseded then proposed", got)
 		}
-		d := must(w.Gov.GetSession(t.Context(), w.lead, s))(t)
+		d := must(w.Gov.Sessions.Get(t.Context(), w.lead, s))(t)
 		if d.Plan == nil || d.Plan.ID != revised.ID || d.Plan.Summary != "Revised plan." {
-			t.Fatalf("GetSession shows plan %+v, want the revised one", d.Plan)
+			t.Fatalf("Sessions.Get shows plan %+v, want the revised one", d.Plan)
 		}
-		must(w.Gov.ApprovePlan(t.Context(), w.admin, s, ""))(t)
+		must(w.Gov.Plans.Approve(t.Context(), w.admin, s, ""))(t)
 		briefIs(t, w, w.agent, s, protocol.Continue, "|")
 	})
 
 	t.Run("a plan revised after a rejection replaces it", func(t *testing.T) {
 		s := w.Session(w.agent, w.risky)
-		must(w.Gov.ProposePlan(t.Context(), w.agent, s, proposal("One.")))(t)
-		must(w.Gov.RejectPlan(t.Context(), w.lead, s, "No."))(t)
-		must(w.Gov.ProposePlan(t.Context(), w.agent, s, proposal("Two.")))(t)
+		must(w.Gov.Plans.Propose(t.Context(), w.agent, s, proposal("One.")))(t)
+		must(w.Gov.Plans.Reject(t.Context(), w.lead, s, "No."))(t)
+		must(w.Gov.Plans.Propose(t.Context(), w.agent, s, proposal("Two.")))(t)
 		// A rejected plan stays rejected: only proposed or approved ones
 		// are superseded.
 		if got := planStatuses(t, w, s); !slices.Equal(got, []string{"rejected", "proposed"}) {
 			t.Fatalf("plans are %q", got)
 		}
-		must(w.Gov.ApprovePlan(t.Context(), w.lead, s, ""))(t)
+		must(w.Gov.Plans.Approve(t.Context(), w.lead, s, ""))(t)
 		briefIs(t, w, w.agent, s, protocol.Continue, "|")
 	})
 }
@@ -159,18 +159,18 @@ func TestPlanRefuses(t *testing.T) {
 	w := newWorld(t)
 	s := w.Session(w.agent, w.risky)
 	bare := w.Session(w.agent, w.risky)
-	must(w.Gov.ProposePlan(t.Context(), w.agent, s, proposal("Waiting.")))(t)
+	must(w.Gov.Plans.Propose(t.Context(), w.agent, s, proposal("Waiting.")))(t)
 	no := false
 	badPlan := governance.PlanInput{Summary: "Bad.", Plan: plan.Plan{StoppingPoints: []plan.StoppingPoint{{ID: 1, Type: "menu",
 		Options: map[string]plan.Option{"1": {Label: "Yes", Steps: []plan.Step{{ID: "x", SideEffecting: &no}}}}}}}}
 	propose := func(a auth.Actor, session string, in governance.PlanInput) func() error {
-		return func() error { _, err := w.Gov.ProposePlan(t.Context(), a, session, in); return err }
+		return func() error { _, err := w.Gov.Plans.Propose(t.Context(), a, session, in); return err }
 	}
 	approve := func(a auth.Actor, session string) func() error {
-		return func() error { _, err := w.Gov.ApprovePlan(t.Context(), a, session, ""); return err }
+		return func() error { _, err := w.Gov.Plans.Approve(t.Context(), a, session, ""); return err }
 	}
 	reject := func(a auth.Actor, session string) func() error {
-		return func() error { _, err := w.Gov.RejectPlan(t.Context(), a, session, "no"); return err }
+		return func() error { _, err := w.Gov.Plans.Reject(t.Context(), a, session, "no"); return err }
 	}
 	tests := []struct {
 		name string
@@ -196,7 +196,7 @@ func TestPlanRefuses(t *testing.T) {
 	}
 	t.Run("the plan is still waiting after the refusals", func(t *testing.T) {
 		briefIs(t, w, w.agent, s, protocol.Blocked, "plan_not_approved |")
-		must(w.Gov.ApprovePlan(t.Context(), w.lead, s, ""))(t)
+		must(w.Gov.Plans.Approve(t.Context(), w.lead, s, ""))(t)
 		briefIs(t, w, w.agent, s, protocol.Continue, "|")
 	})
 }

@@ -36,11 +36,15 @@ type PolicyInput struct {
 	Action   string `json:"action"`
 }
 
+// PolicyService keeps what the workspace holds changes to: the policies,
+// the architecture rules and the risk gates.
+type PolicyService struct{ *core }
+
 const defaultPoliciesKey = "default_policies_installed"
 
-// InstallDefaultPolicies installs the "Secrets in source" policy set once,
+// InstallDefaults installs the "Secrets in source" policy set once,
 // on a fresh database; deleting them later does not bring them back.
-func (s *Service) InstallDefaultPolicies(ctx context.Context) error {
+func (s *PolicyService) InstallDefaults(ctx context.Context) error {
 	now := s.now()
 	return s.write(ctx, func(q db.Querier) error {
 		if _, err := q.GetSetting(ctx, defaultPoliciesKey); err == nil {
@@ -58,9 +62,9 @@ func (s *Service) InstallDefaultPolicies(ctx context.Context) error {
 	})
 }
 
-// CreatePolicy defines a policy (admin). An invalid pattern is refused with
+// Create defines a policy (admin). An invalid pattern is refused with
 // its compile error. Errors: forbidden, invalid_policy.
-func (s *Service) CreatePolicy(ctx context.Context, actor auth.Actor, in PolicyInput) (PolicyView, error) {
+func (s *PolicyService) Create(ctx context.Context, actor auth.Actor, in PolicyInput) (PolicyView, error) {
 	if err := actor.RequireAdmin("define a policy"); err != nil {
 		return PolicyView{}, err
 	}
@@ -86,8 +90,8 @@ func (s *Service) CreatePolicy(ctx context.Context, actor auth.Actor, in PolicyI
 	return policyView(row), nil
 }
 
-// ListPolicies lists every policy.
-func (s *Service) ListPolicies(ctx context.Context) ([]PolicyView, error) {
+// List lists every policy.
+func (s *PolicyService) List(ctx context.Context) ([]PolicyView, error) {
 	rows, err := s.store.Reader().ListPolicies(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list policies: %w", err)
@@ -129,7 +133,7 @@ type RuleInput struct {
 
 // CreateRule defines an architecture rule (admin); its confidence is
 // support/total. Errors: forbidden, invalid_rule.
-func (s *Service) CreateRule(ctx context.Context, actor auth.Actor, in RuleInput) (RuleView, error) {
+func (s *PolicyService) CreateRule(ctx context.Context, actor auth.Actor, in RuleInput) (RuleView, error) {
 	if err := actor.RequireAdmin("define an architecture rule"); err != nil {
 		return RuleView{}, err
 	}
@@ -153,7 +157,7 @@ func (s *Service) CreateRule(ctx context.Context, actor auth.Actor, in RuleInput
 }
 
 // ListRules lists every architecture rule.
-func (s *Service) ListRules(ctx context.Context) ([]RuleView, error) {
+func (s *PolicyService) ListRules(ctx context.Context) ([]RuleView, error) {
 	rows, err := s.store.Reader().ListRules(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list rules: %w", err)
@@ -171,54 +175,10 @@ func ruleView(r db.Rule) RuleView {
 		Total: r.Total, Confidence: d.ConfidencePercent(), Enforced: r.Enforced, CreatedAt: db.MustTime(r.CreatedAt)}
 }
 
-// ClearViolation closes a violation a person looked at: fixed, or a false
-// positive, with a note; it is recorded in the session's timeline. Errors:
-// forbidden (not a lead), violation_not_found, invalid_clear,
-// already_closed.
-func (s *Service) ClearViolation(ctx context.Context, actor auth.Actor, id int64, kind, note string) (Violation, error) {
-	if err := actor.RequireLead("clear a violation"); err != nil {
-		return Violation{}, err
-	}
-	if kind == "" {
-		kind = "fixed"
-	}
-	if kind != "fixed" && kind != "false_positive" {
-		return Violation{}, errs.E(errs.Invalid, "invalid_clear", "Clear a violation as fixed or false_positive, not %q.", kind)
-	}
-	note, err := optional("note", note, 4000)
-	if err != nil {
-		return Violation{}, err
-	}
-	now := s.now()
-	var row db.Violation
-	err = s.write(ctx, func(q db.Querier) error {
-		cur, err := q.GetViolation(ctx, id)
-		if errors.Is(err, sql.ErrNoRows) {
-			return errs.E(errs.NotFound, "violation_not_found", "No violation has the id %d.", id)
-		} else if err != nil {
-			return err
-		}
-		if cur.ClosedAt.Valid {
-			return errs.E(errs.Conflict, "already_closed", "Violation %d was already closed at %s.", id, cur.ClosedAt.String)
-		}
-		if row, err = q.ClearViolation(ctx, db.ClearViolationParams{ID: id, ClosedAt: db.NullTime(now),
-			ClearedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}, ClearKind: sql.NullString{String: kind, Valid: true},
-			ClearNote: note}); err != nil {
-			return err
-		}
-		return s.event(ctx, q, row.SessionID, actor, now, "violation.cleared", fmt.Sprint(id), kind+": "+note)
-	})
-	if err != nil {
-		return Violation{}, fmt.Errorf("clear violation %d: %w", id, err)
-	}
-	return Violation{ID: row.ID, Policy: row.Policy, Severity: row.Severity, Action: row.Action, Match: row.Match,
-		File: row.File, Line: row.Line, DetectedAt: db.MustTime(row.DetectedAt)}, nil
-}
-
 // ImportRules stores inferred rules as advisory, for the operator's
 // `madebook rules infer --apply`, and returns how many it stored. Errors:
 // invalid_rule (none is stored then).
-func (s *Service) ImportRules(ctx context.Context, rs []rules.Rule) (int, error) {
+func (s *PolicyService) ImportRules(ctx context.Context, rs []rules.Rule) (int, error) {
 	for _, r := range rs {
 		if err := r.Validate(); err != nil {
 			return 0, errs.E(errs.Invalid, "invalid_rule", "%s: %v", r.Concern, err)

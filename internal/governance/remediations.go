@@ -35,6 +35,9 @@ type Remediation struct {
 	CloseNote   string     `json:"close_note,omitempty"`
 }
 
+// RemediationService takes a lead's remediation requests and closes them.
+type RemediationService struct{ *core }
+
 // RemediationInput is what a lead gives to request a remediation.
 type RemediationInput struct {
 	Severity    string   `json:"severity"`
@@ -42,11 +45,11 @@ type RemediationInput struct {
 	Files       []string `json:"files"`
 }
 
-// RequestRemediation asks the session's agent to fix something; the request
+// Request asks the session's agent to fix something; the request
 // is delivered on its next brief. Errors: forbidden (not a lead),
 // session_not_found, invalid_severity, instruction_required,
 // too_many_entries.
-func (s *Service) RequestRemediation(ctx context.Context, actor auth.Actor, session string, in RemediationInput) (Remediation, error) {
+func (s *RemediationService) Request(ctx context.Context, actor auth.Actor, session string, in RemediationInput) (Remediation, error) {
 	if err := actor.RequireLead("request a remediation"); err != nil {
 		return Remediation{}, err
 	}
@@ -81,10 +84,10 @@ func (s *Service) RequestRemediation(ctx context.Context, actor auth.Actor, sess
 	return remediationFrom(row), nil
 }
 
-// CloseRemediation closes a remediation request with a note: it no longer
+// Close closes a remediation request with a note: it no longer
 // holds the agent. Errors: forbidden (not a lead), remediation_not_found,
 // already_closed.
-func (s *Service) CloseRemediation(ctx context.Context, actor auth.Actor, id int64, note string) (Remediation, error) {
+func (s *RemediationService) Close(ctx context.Context, actor auth.Actor, id int64, note string) (Remediation, error) {
 	if err := actor.RequireLead("close a remediation"); err != nil {
 		return Remediation{}, err
 	}

@@ -30,7 +30,7 @@ func TestRemediationStates(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
-			m := must(w.Gov.RequestRemediation(t.Context(), w.lead, w.session, governance.RemediationInput{
+			m := must(w.Gov.Remediations.Request(t.Context(), w.lead, w.session, governance.RemediationInput{
 				Severity: tt.severity, Instruction: " Re-read billing.Charge. ", Files: []string{" billing/charge.go "}}))(t)
 			if m.Severity != tt.severity || m.Instruction != "Re-read billing.Charge." || !slices.Equal(m.Files, []string{"billing/charge.go"}) ||
 				m.Source != "person" || m.DeliveredAt != nil || m.ClosedAt != nil || m.Session != w.session {
@@ -41,7 +41,7 @@ func TestRemediationStates(t *testing.T) {
 				t.Fatalf("brief says %q (ref %s), allowed %q", b.Reason, b.Reasons[0].Ref, b.AllowedScope)
 			}
 			w.Clock.Advance(time.Minute)
-			c := must(w.Gov.CloseRemediation(t.Context(), w.lead, m.ID, " Done by hand. "))(t)
+			c := must(w.Gov.Remediations.Close(t.Context(), w.lead, m.ID, " Done by hand. "))(t)
 			if c.ClosedAt == nil || !c.ClosedAt.Equal(w.Clock.Now()) || c.CloseNote != "Done by hand." {
 				t.Fatalf("closed remediation is %+v", c)
 			}
@@ -61,12 +61,12 @@ func TestRemediationStates(t *testing.T) {
 
 func TestRemediationIsDeliveredOnce(t *testing.T) {
 	w := newWorld(t)
-	first := must(w.Gov.RequestRemediation(t.Context(), w.lead, w.session,
+	first := must(w.Gov.Remediations.Request(t.Context(), w.lead, w.session,
 		governance.RemediationInput{Severity: governance.SeverityRequired, Instruction: "Fix the test."}))(t)
 
 	t.Run("the session page shows it undelivered, and its preview stamps nothing", func(t *testing.T) {
 		for range 2 {
-			d := must(w.Gov.GetSession(t.Context(), w.lead, w.session))(t)
+			d := must(w.Gov.Sessions.Get(t.Context(), w.lead, w.session))(t)
 			if len(d.Remediations) != 1 || d.Remediations[0].DeliveredAt != nil ||
 				len(d.Brief.Remediations) != 1 || d.Brief.Remediations[0].DeliveredAt != nil || d.Brief.NextAction != protocol.Remediate {
 				t.Fatalf("session shows %+v, preview %+v", d.Remediations, d.Brief.Remediations)
@@ -77,7 +77,7 @@ func TestRemediationIsDeliveredOnce(t *testing.T) {
 	t1 := w.Clock.Now().Add(time.Minute)
 	t.Run("the next brief stamps delivered_at and carries the stamp", func(t *testing.T) {
 		w.Clock.Advance(time.Minute)
-		b := must(w.Gov.Brief(t.Context(), w.agent, w.session))(t)
+		b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, w.session))(t)
 		if len(b.Remediations) != 1 || b.Remediations[0].DeliveredAt == nil || !b.Remediations[0].DeliveredAt.Equal(t1) {
 			t.Fatalf("brief carries %+v, want delivered at %s", b.Remediations, t1)
 		}
@@ -86,12 +86,12 @@ func TestRemediationIsDeliveredOnce(t *testing.T) {
 	t.Run("later briefs keep the first stamp and record no second delivery", func(t *testing.T) {
 		for range 3 {
 			w.Clock.Advance(time.Minute)
-			b := must(w.Gov.Brief(t.Context(), w.agent, w.session))(t)
+			b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, w.session))(t)
 			if len(b.Remediations) != 1 || !b.Remediations[0].DeliveredAt.Equal(t1) || b.NextAction != protocol.Remediate {
 				t.Fatalf("brief carries %+v", b.Remediations)
 			}
 		}
-		d := must(w.Gov.GetSession(t.Context(), w.lead, w.session))(t)
+		d := must(w.Gov.Sessions.Get(t.Context(), w.lead, w.session))(t)
 		if !d.Remediations[0].DeliveredAt.Equal(t1) {
 			t.Fatalf("stored delivered_at is %v, want %s", d.Remediations[0].DeliveredAt, t1)
 		}
@@ -101,7 +101,7 @@ func TestRemediationIsDeliveredOnce(t *testing.T) {
 	})
 
 	t.Run("a new request is delivered on its own, leaving the first stamp alone", func(t *testing.T) {
-		second := must(w.Gov.RequestRemediation(t.Context(), w.lead, w.session,
+		second := must(w.Gov.Remediations.Request(t.Context(), w.lead, w.session,
 			governance.RemediationInput{Severity: governance.SeverityAdvisory, Instruction: "Tidy the names."}))(t)
 		w.Clock.Advance(time.Minute)
 		t2 := w.Clock.Now()
@@ -118,20 +118,20 @@ func TestRemediationIsDeliveredOnce(t *testing.T) {
 
 func TestRemediationRefuses(t *testing.T) {
 	w := newWorld(t)
-	open := must(w.Gov.RequestRemediation(t.Context(), w.lead, w.session,
+	open := must(w.Gov.Remediations.Request(t.Context(), w.lead, w.session,
 		governance.RemediationInput{Severity: governance.SeverityRequired, Instruction: "Open."}))(t)
-	closed := must(w.Gov.RequestRemediation(t.Context(), w.lead, w.session,
+	closed := must(w.Gov.Remediations.Request(t.Context(), w.lead, w.session,
 		governance.RemediationInput{Severity: governance.SeverityAdvisory, Instruction: "Closed."}))(t)
-	must(w.Gov.CloseRemediation(t.Context(), w.lead, closed.ID, "first close"))(t)
+	must(w.Gov.Remediations.Close(t.Context(), w.lead, closed.ID, "first close"))(t)
 	files := make([]string, governance.MaxRemediationFiles+1)
 	for i := range files {
 		files[i] = fmt.Sprintf("f%d.go", i)
 	}
 	request := func(a auth.Actor, session string, in governance.RemediationInput) func() error {
-		return func() error { _, err := w.Gov.RequestRemediation(t.Context(), a, session, in); return err }
+		return func() error { _, err := w.Gov.Remediations.Request(t.Context(), a, session, in); return err }
 	}
 	closeIt := func(a auth.Actor, id int64) func() error {
-		return func() error { _, err := w.Gov.CloseRemediation(t.Context(), a, id, "note"); return err }
+		return func() error { _, err := w.Gov.Remediations.Close(t.Context(), a, id, "note"); return err }
 	}
 	ok := governance.RemediationInput{Severity: governance.SeverityRequired, Instruction: "Fix it."}
 	tests := []struct {

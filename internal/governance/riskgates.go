@@ -20,7 +20,7 @@ func riskGateKey(band string) string { return "risk_gate." + band }
 
 // RiskGates returns what a change needs before merge at each risk band:
 // the workspace's setting, or change.DefaultGates where it set none.
-func (s *Service) RiskGates(ctx context.Context) (map[string]string, error) {
+func (s *PolicyService) RiskGates(ctx context.Context) (map[string]string, error) {
 	return riskGates(ctx, s.store.Reader())
 }
 
@@ -41,7 +41,7 @@ func riskGates(ctx context.Context, q db.Querier) (map[string]string, error) {
 // SetRiskGates sets the gates of the bands named (admin); an empty text
 // means the band needs nothing. Later change reports use them. Errors:
 // forbidden, invalid_band, gate_too_long.
-func (s *Service) SetRiskGates(ctx context.Context, actor auth.Actor, gates map[string]string) (map[string]string, error) {
+func (s *PolicyService) SetRiskGates(ctx context.Context, actor auth.Actor, gates map[string]string) (map[string]string, error) {
 	if err := actor.RequireAdmin("set the risk gates"); err != nil {
 		return nil, err
 	}

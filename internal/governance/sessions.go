@@ -13,6 +13,7 @@ import (
 	"github.com/madebook/madebook/internal/change"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/ids"
+	"github.com/madebook/madebook/internal/protocol"
 )
 
 // Session is one agent's run at a mission.
@@ -29,6 +30,9 @@ type Session struct {
 	CreatedAt   time.Time  `json:"created_at"`
 }
 
+// SessionService opens sessions, shows them, and pauses and resumes them.
+type SessionService struct{ *core }
+
 // SessionInput is what an agent gives to open a session.
 type SessionInput struct {
 	Mission string `json:"mission"`
@@ -36,9 +40,9 @@ type SessionInput struct {
 	Title   string `json:"title"`
 }
 
-// CreateSession opens a session on a mission for the calling agent key.
+// Create opens a session on a mission for the calling agent key.
 // Errors: forbidden (not an agent), mission_required, unknown_mission.
-func (s *Service) CreateSession(ctx context.Context, actor auth.Actor, in SessionInput) (Session, error) {
+func (s *SessionService) Create(ctx context.Context, actor auth.Actor, in SessionInput) (Session, error) {
 	if err := actor.RequireAgent("open a session"); err != nil {
 		return Session{}, err
 	}
@@ -139,10 +143,10 @@ type Event struct {
 	Detail string    `json:"detail,omitempty"`
 }
 
-// GetSession returns a session with its brief preview, plan, decisions,
+// Get returns a session with its brief preview, plan, decisions,
 // remediations and timeline, from one snapshot. It stamps nothing. Errors:
 // session_not_found, forbidden.
-func (s *Service) GetSession(ctx context.Context, actor auth.Actor, id string) (SessionDetail, error) {
+func (s *SessionService) Get(ctx context.Context, actor auth.Actor, id string) (SessionDetail, error) {
 	var d SessionDetail
 	now := s.now()
 	err := s.store.Read(ctx, func(q db.Querier) error {
@@ -192,10 +196,46 @@ func (s *Service) GetSession(ctx context.Context, actor auth.Actor, id string) (
 	return d, nil
 }
 
+// MaxListedSessions bounds the sessions list.
+const MaxListedSessions = 500
+
+// SessionSummary is one line of the sessions list: the session and what its
+// agent would be told next, computed by the same engine from the same
+// inputs as its brief, delivering nothing.
+type SessionSummary struct {
+	Session
+	NextAction protocol.State `json:"next_action"`
+	Reason     string         `json:"reason"`
+}
+
+// List lists the newest sessions (at most MaxListedSessions) with
+// their next action. Each session's brief inputs come from the same cache
+// the briefs use, so a list of sessions that brief often reads little.
+func (s *SessionService) List(ctx context.Context) ([]SessionSummary, error) {
+	now := s.now()
+	rows, err := s.store.Reader().ListSessionStates(ctx, MaxListedSessions)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	out := make([]SessionSummary, len(rows))
+	for i, r := range rows {
+		in, err := s.briefInputs(ctx, r.ID, now)
+		if err != nil {
+			return nil, fmt.Errorf("list sessions: %s: %w", r.ID, err)
+		}
+		b := assemble(in, nil, now)
+		out[i] = SessionSummary{Session: s.sessionFrom(db.GetSessionRow{ID: r.ID, AgentKeyID: r.AgentKeyID, Agent: r.Agent,
+			Title: r.Title, Lifecycle: r.Lifecycle, PausedAt: in.state.PausedAt, PauseReason: in.state.PauseReason,
+			LastBriefAt: r.LastBriefAt, CreatedAt: r.CreatedAt, MissionSlug: r.MissionSlug, MissionHighRisk: in.state.HighRisk}),
+			NextAction: b.NextAction, Reason: b.Reason}
+	}
+	return out, nil
+}
+
 // Pause pulls the brake on a session: its agent is BLOCKED from all work
 // until a person releases it. Errors: forbidden (not a lead),
 // session_not_found, already_paused.
-func (s *Service) Pause(ctx context.Context, actor auth.Actor, id, reason string) (Session, error) {
+func (s *SessionService) Pause(ctx context.Context, actor auth.Actor, id, reason string) (Session, error) {
 	if err := actor.RequireLead("pause a session"); err != nil {
 		return Session{}, err
 	}
@@ -211,7 +251,7 @@ func (s *Service) Pause(ctx context.Context, actor auth.Actor, id, reason string
 
 // Resume releases the brake. Errors: forbidden (not a lead),
 // session_not_found, not_paused.
-func (s *Service) Resume(ctx context.Context, actor auth.Actor, id string) (Session, error) {
+func (s *SessionService) Resume(ctx context.Context, actor auth.Actor, id string) (Session, error) {
 	if err := actor.RequireLead("resume a session"); err != nil {
 		return Session{}, err
 	}
@@ -221,7 +261,7 @@ func (s *Service) Resume(ctx context.Context, actor auth.Actor, id string) (Sess
 }
 
 // brake applies a pause or a resume, records it, and returns the session.
-func (s *Service) brake(ctx context.Context, actor auth.Actor, id, kind, detail string,
+func (s *SessionService) brake(ctx context.Context, actor auth.Actor, id, kind, detail string,
 	apply func(db.Querier, time.Time) (int64, error), conflict error) (Session, error) {
 	now := s.now()
 	var row db.GetSessionRow
@@ -248,7 +288,7 @@ func (s *Service) brake(ctx context.Context, actor auth.Actor, id, kind, detail 
 	return s.sessionFrom(row), nil
 }
 
-func (s *Service) sessionFrom(r db.GetSessionRow) Session {
+func (s *SessionService) sessionFrom(r db.GetSessionRow) Session {
 	out := Session{ID: r.ID, Mission: r.MissionSlug, Agent: r.Agent, Title: r.Title, Lifecycle: r.Lifecycle,
 		Paused: r.PausedAt.Valid, PauseReason: r.PauseReason, PausedAt: timePtr(r.PausedAt),
 		LastBriefAt: timePtr(r.LastBriefAt), CreatedAt: db.MustTime(r.CreatedAt)}

@@ -34,9 +34,9 @@ func (t *touches) last(id string) (time.Time, bool) {
 	return at, ok
 }
 
-// FlushBriefTimes writes the pending last-brief times in one transaction.
+// FlushTimes writes the pending last-brief times in one transaction.
 // On failure they stay pending for the next flush.
-func (s *Service) FlushBriefTimes(ctx context.Context) error {
+func (s *BriefService) FlushTimes(ctx context.Context) error {
 	s.touches.mu.Lock()
 	batch := s.touches.pending
 	s.touches.pending = make(map[string]time.Time, len(batch))
@@ -61,20 +61,20 @@ func (s *Service) FlushBriefTimes(ctx context.Context) error {
 	return nil
 }
 
-// RunBriefTimes flushes the last-brief times every interval until ctx is
+// RunTimes flushes the last-brief times every interval until ctx is
 // done, then once more. Flush errors go to report.
-func (s *Service) RunBriefTimes(ctx context.Context, interval time.Duration, report func(error)) {
+func (s *BriefService) RunTimes(ctx context.Context, interval time.Duration, report func(error)) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			if err := s.FlushBriefTimes(context.WithoutCancel(ctx)); err != nil {
+			if err := s.FlushTimes(context.WithoutCancel(ctx)); err != nil {
 				report(err)
 			}
 			return
 		case <-tick.C:
-			if err := s.FlushBriefTimes(ctx); err != nil {
+			if err := s.FlushTimes(ctx); err != nil {
 				report(err)
 			}
 		}

@@ -19,10 +19,10 @@ func storedLastBrief(t *testing.T, w *world, session string) sql.NullString {
 	return v
 }
 
-// lastBrief returns what GetSession shows as last_brief_at, or the zero time.
-func lastBrief(t *testing.T, w *world, svc *governance.Service, session string) time.Time {
+// lastBrief returns what Sessions.Get shows as last_brief_at, or the zero time.
+func lastBrief(t *testing.T, w *world, svc *governance.Services, session string) time.Time {
 	t.Helper()
-	d := must(svc.GetSession(t.Context(), w.lead, session))(t)
+	d := must(svc.Sessions.Get(t.Context(), w.lead, session))(t)
 	if d.LastBriefAt == nil {
 		return time.Time{}
 	}
@@ -38,17 +38,17 @@ func TestFlushBriefTimes(t *testing.T) {
 		if got := lastBrief(t, w, w.Gov, w.session); !got.IsZero() {
 			t.Fatalf("last_brief_at is %s", got)
 		}
-		if err := w.Gov.FlushBriefTimes(ctx); err != nil { // nothing pending
+		if err := w.Gov.Briefs.FlushTimes(ctx); err != nil { // nothing pending
 			t.Fatal(err)
 		}
 	})
 
 	w.Clock.Advance(time.Minute)
 	first := w.Clock.Now()
-	must(w.Gov.Brief(ctx, w.agent, w.session))(t)
+	must(w.Gov.Briefs.Brief(ctx, w.agent, w.session))(t)
 	w.Clock.Advance(time.Minute)
 	second := w.Clock.Now()
-	must(w.Gov.Brief(ctx, w.agent, w.session))(t)
+	must(w.Gov.Briefs.Brief(ctx, w.agent, w.session))(t)
 
 	t.Run("after briefs GetSession shows the latest brief at once, from memory", func(t *testing.T) {
 		if got := lastBrief(t, w, w.Gov, w.session); !got.Equal(second) {
@@ -57,19 +57,19 @@ func TestFlushBriefTimes(t *testing.T) {
 		if v := storedLastBrief(t, w, w.session); v.Valid {
 			t.Fatalf("the database already holds %s before a flush", v.String)
 		}
-		if got := lastBrief(t, w, governance.NewService(w.Store, w.Clock.Now), w.session); !got.IsZero() {
+		if got := lastBrief(t, w, governance.New(w.Store, w.Clock.Now), w.session); !got.IsZero() {
 			t.Fatalf("a second service sees %s before a flush", got)
 		}
 	})
 
 	t.Run("after FlushBriefTimes a second service on the same store sees it", func(t *testing.T) {
-		if err := w.Gov.FlushBriefTimes(ctx); err != nil {
+		if err := w.Gov.Briefs.FlushTimes(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if v := storedLastBrief(t, w, w.session); !v.Valid || v.String != db.FormatTime(second) {
 			t.Fatalf("the database holds %+v, want %s", v, db.FormatTime(second))
 		}
-		fresh := governance.NewService(w.Store, w.Clock.Now)
+		fresh := governance.New(w.Store, w.Clock.Now)
 		if got := lastBrief(t, w, fresh, w.session); !got.Equal(second) {
 			t.Fatalf("a second service sees %s, want %s", got, second)
 		}
@@ -82,9 +82,9 @@ func TestFlushBriefTimes(t *testing.T) {
 	})
 
 	t.Run("a flush never moves a session's last brief back in time", func(t *testing.T) {
-		stale := governance.NewService(w.Store, func() time.Time { return first.Add(-time.Hour) })
-		must(stale.Brief(ctx, w.agent, w.session))(t)
-		if err := stale.FlushBriefTimes(ctx); err != nil {
+		stale := governance.New(w.Store, func() time.Time { return first.Add(-time.Hour) })
+		must(stale.Briefs.Brief(ctx, w.agent, w.session))(t)
+		if err := stale.Briefs.FlushTimes(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if v := storedLastBrief(t, w, w.session); v.String != db.FormatTime(second) {
@@ -94,11 +94,11 @@ func TestFlushBriefTimes(t *testing.T) {
 
 	t.Run("a later brief is flushed in its turn", func(t *testing.T) {
 		w.Clock.Advance(time.Hour)
-		must(w.Gov.Brief(ctx, w.agent, w.session))(t)
-		if err := w.Gov.FlushBriefTimes(ctx); err != nil {
+		must(w.Gov.Briefs.Brief(ctx, w.agent, w.session))(t)
+		if err := w.Gov.Briefs.FlushTimes(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if got := lastBrief(t, w, governance.NewService(w.Store, w.Clock.Now), w.session); !got.Equal(w.Clock.Now()) {
+		if got := lastBrief(t, w, governance.New(w.Store, w.Clock.Now), w.session); !got.Equal(w.Clock.Now()) {
 			t.Fatalf("a second service sees %s, want %s", got, w.Clock.Now())
 		}
 	})

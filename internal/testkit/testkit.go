@@ -27,7 +27,8 @@ type Kit struct {
 	Path  string
 	Store *db.Store
 	Auth  *auth.Service
-	Gov   *governance.Service
+	// Gov is every governance service.
+	Gov *governance.Services
 	// Ledger is the run ledger.
 	Ledger *ledger.Service
 	// Audit runs the audit reports.
@@ -60,10 +61,10 @@ func New(tb testing.TB) *Kit {
 	store, path := MustOpenDB(tb)
 	clock := &Clock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
 	k := &Kit{TB: tb, Path: path, Store: store, Auth: auth.NewService(store, clock.Now).WithPasswordCost(bcrypt.MinCost),
-		Gov: governance.NewService(store, clock.Now), Ledger: ledger.NewService(store, clock.Now),
+		Gov: governance.New(store, clock.Now), Ledger: ledger.NewService(store, clock.Now),
 		Audit: audit.NewService(store, clock.Now), Clock: clock}
 	// As on a fresh database: the "Secrets in source" policy set.
-	if err := k.Gov.InstallDefaultPolicies(context.Background()); err != nil {
+	if err := k.Gov.Policies.InstallDefaults(context.Background()); err != nil {
 		tb.Fatal(err)
 	}
 	return k
@@ -129,7 +130,7 @@ func (k *Kit) Agent() (auth.Actor, string) {
 func (k *Kit) Mission(lead auth.Actor, highRisk bool) string {
 	k.TB.Helper()
 	slug := fmt.Sprintf("mission-%d", k.next())
-	if _, err := k.Gov.CreateMission(context.Background(), lead, governance.MissionInput{Slug: slug,
+	if _, err := k.Gov.Missions.Create(context.Background(), lead, governance.MissionInput{Slug: slug,
 		Title: "Mission " + slug, Text: "Do the thing.", HighRisk: highRisk}); err != nil {
 		k.TB.Fatal(err)
 	}
@@ -139,7 +140,7 @@ func (k *Kit) Mission(lead auth.Actor, highRisk bool) string {
 // Session opens a session on the mission as agent and returns its id.
 func (k *Kit) Session(agent auth.Actor, mission string) string {
 	k.TB.Helper()
-	s, err := k.Gov.CreateSession(context.Background(), agent, governance.SessionInput{Mission: mission, Title: "work"})
+	s, err := k.Gov.Sessions.Create(context.Background(), agent, governance.SessionInput{Mission: mission, Title: "work"})
 	if err != nil {
 		k.TB.Fatal(err)
 	}

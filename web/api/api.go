@@ -23,7 +23,7 @@ import (
 // Deps are the services the API's handlers call.
 type Deps struct {
 	Auth   *auth.Service
-	Gov    *governance.Service
+	Gov    *governance.Services
 	Ledger *ledger.Service
 	Audit  *audit.Service
 }

@@ -22,7 +22,7 @@ func auditRows(a *webtest.API) string {
 	a.T.Helper()
 	ctx := context.Background()
 	id := a.Session(false)
-	if _, err := a.Kit.Gov.OpenDecision(ctx, a.Agent, id, governance.DecisionInput{Title: "Schema",
+	if _, err := a.Kit.Gov.Decisions.Open(ctx, a.Agent, id, governance.DecisionInput{Title: "Schema",
 		Question: "Drop the legacy billing table?", BlockedScope: []string{"db/migrations"}}); err != nil {
 		a.T.Fatal(err)
 	}

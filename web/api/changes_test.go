@@ -254,7 +254,7 @@ func TestAttentionShowsCriticalViolationsAndRequiredRemediations(t *testing.T) {
 	a.Must(http.StatusCreated, http.MethodPost, "/api/v1/sessions/"+id+"/remediations", a.LeadTok,
 		map[string]any{"severity": "advisory", "instruction": "Tidy up."})
 
-	items, err := a.Kit.Gov.Attention(ctx)
+	items, err := a.Kit.Gov.Attention.List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestAttentionShowsCriticalViolationsAndRequiredRemediations(t *testing.T) {
 	if strings.Contains(fmt.Sprint(items), seedSecretValue) {
 		t.Fatal("an item holds the secret")
 	}
-	if n, err := a.Kit.Gov.AttentionCount(ctx); err != nil || n != len(items) {
+	if n, err := a.Kit.Gov.Attention.Count(ctx); err != nil || n != len(items) {
 		t.Fatalf("count %d (%v), list %d", n, err, len(items))
 	}
 	list := a.Must(http.StatusOK, http.MethodGet, "/api/v1/attention", a.ViewerTok, nil)
@@ -305,11 +305,11 @@ func TestAttentionShowsCriticalViolationsAndRequiredRemediations(t *testing.T) {
 	if res.StatusCode != http.StatusOK || !strings.Contains(body, `id="nav-count"`) {
 		t.Fatalf("close: %d %s", res.StatusCode, webtest.Short([]byte(body)))
 	}
-	items, err = a.Kit.Gov.Attention(ctx)
+	items, err = a.Kit.Gov.Attention.List(ctx)
 	if err != nil || len(items) != 0 {
 		t.Fatalf("items after acting: %+v (%v)", items, err)
 	}
-	if n, _ := a.Kit.Gov.AttentionCount(ctx); n != 0 {
+	if n, _ := a.Kit.Gov.Attention.Count(ctx); n != 0 {
 		t.Errorf("count %d after acting", n)
 	}
 	d := a.DetailOf(id)

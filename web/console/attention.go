@@ -18,7 +18,7 @@ import (
 
 // queue builds the Attention queue for the signed-in person.
 func (k *console) queue(c echo.Context) (views.Queue, error) {
-	items, err := k.gov.Attention(c.Request().Context())
+	items, err := k.gov.Attention.List(c.Request().Context())
 	if err != nil {
 		return views.Queue{}, err
 	}
@@ -57,7 +57,7 @@ func (k *console) handleQueue() echo.HandlerFunc {
 // handleCount serves GET /attention/count: the count, for every page's poll.
 func (k *console) handleCount() echo.HandlerFunc {
 	return func(c echo.Context) error {
-		n, err := k.gov.AttentionCount(c.Request().Context())
+		n, err := k.gov.Attention.Count(c.Request().Context())
 		if err != nil {
 			return err
 		}
@@ -80,7 +80,7 @@ func pageTitle(c echo.Context) string {
 func (k *console) handleResolve() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ref := c.Param("ref")
-		_, err := k.gov.ResolveDecision(c.Request().Context(), httpx.Actor(c), ref, c.FormValue("resolution"), c.FormValue("instruction"))
+		_, err := k.gov.Decisions.Resolve(c.Request().Context(), httpx.Actor(c), ref, c.FormValue("resolution"), c.FormValue("instruction"))
 		return k.itemDone(c, governance.ItemDecision, ref, err, "resolution", "instruction")
 	}
 }
@@ -94,7 +94,7 @@ func (k *console) handleResolveBulk() echo.HandlerFunc {
 			return errs.E(errs.Malformed, "malformed_form", "The form could not be read.")
 		}
 		res, instr := form.Get("resolution"), form.Get("instruction")
-		_, err = k.gov.ResolveDecisions(c.Request().Context(), httpx.Actor(c), form["refs"], res, instr)
+		_, err = k.gov.Decisions.ResolveMany(c.Request().Context(), httpx.Actor(c), form["refs"], res, instr)
 		if err != nil {
 			f, ok := formErrors(err, map[string]string{"resolution": res, "instruction": instr}, "resolution", "instruction")
 			if !ok {
@@ -134,7 +134,7 @@ func (k *console) handlePlanDecide(decide func(context.Context, auth.Actor, stri
 func (k *console) handleResume() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id := c.Param("id")
-		_, err := k.gov.Resume(c.Request().Context(), httpx.Actor(c), id)
+		_, err := k.gov.Sessions.Resume(c.Request().Context(), httpx.Actor(c), id)
 		return k.itemDone(c, governance.ItemPaused, id, err)
 	}
 }
@@ -155,7 +155,7 @@ func (k *console) handlePause() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id := c.Param("id")
 		reason := c.FormValue("reason")
-		_, err := k.gov.Pause(c.Request().Context(), httpx.Actor(c), id, reason)
+		_, err := k.gov.Sessions.Pause(c.Request().Context(), httpx.Actor(c), id, reason)
 		if err != nil {
 			if _, ok := formErrors(err, nil, "reason"); !ok || !httpx.IsHTMX(c) {
 				return err
@@ -188,7 +188,7 @@ func (k *console) itemDone(c echo.Context, kind, ref string, err error, fields .
 		if !httpx.IsHTMX(c) {
 			return c.Redirect(http.StatusSeeOther, backTo(c))
 		}
-		n, err := k.gov.AttentionCount(c.Request().Context())
+		n, err := k.gov.Attention.Count(c.Request().Context())
 		if err != nil {
 			return err
 		}

@@ -157,7 +157,7 @@ func TestConsoleRefusesForgedRequests(t *testing.T) {
 	session := kit.Session(agent, kit.Mission(lead, false))
 	b := webtest.ConsoleAs(t, base, lead.Email)
 	paused := func() bool {
-		d, err := kit.Gov.GetSession(context.Background(), lead, session)
+		d, err := kit.Gov.Sessions.Get(context.Background(), lead, session)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,11 +227,11 @@ func TestConsoleActionsAreRecordedWithWhoAndWhen(t *testing.T) {
 	agent, _ := kit.Agent()
 	ctx := context.Background()
 	session := kit.Session(agent, kit.Mission(lead, true))
-	d, err := kit.Gov.OpenDecision(ctx, agent, session, governance.DecisionInput{Title: "T", Question: "Q?"})
+	d, err := kit.Gov.Decisions.Open(ctx, agent, session, governance.DecisionInput{Title: "T", Question: "Q?"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kit.Gov.ProposePlan(ctx, agent, session, governance.PlanInput{Summary: "P"}); err != nil {
+	if _, err := kit.Gov.Plans.Propose(ctx, agent, session, governance.PlanInput{Summary: "P"}); err != nil {
 		t.Fatal(err)
 	}
 	b := webtest.ConsoleAs(t, base, lead.Email)
@@ -250,7 +250,7 @@ func TestConsoleActionsAreRecordedWithWhoAndWhen(t *testing.T) {
 			t.Fatalf("POST %s: %d %s", s.path, res.StatusCode, body)
 		}
 	}
-	got, err := kit.Gov.GetSession(ctx, lead, session)
+	got, err := kit.Gov.Sessions.Get(ctx, lead, session)
 	if err != nil {
 		t.Fatal(err)
 	}

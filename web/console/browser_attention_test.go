@@ -29,7 +29,7 @@ func TestBrowserLeadResolvesAGateAnAgentOpened(t *testing.T) {
 		t.Fatalf("empty queue says %q", got)
 	}
 
-	d, err := app.Kit.Gov.OpenDecision(bg, agent, session, governance.DecisionInput{Title: "Legacy table",
+	d, err := app.Kit.Gov.Decisions.Open(bg, agent, session, governance.DecisionInput{Title: "Legacy table",
 		Question: "Drop the legacy billing table?", Proposal: "Drop it in one migration.",
 		BlockedScope: []string{"db/migrations"}, AllowedScope: []string{"web/"}})
 	if err != nil {
@@ -69,14 +69,14 @@ func TestBrowserLeadResolvesAGateAnAgentOpened(t *testing.T) {
 		t.Errorf("nav count after resolving = %q, want 0", got)
 	}
 
-	b, err := app.Kit.Gov.Brief(bg, agent, session)
+	b, err := app.Kit.Gov.Briefs.Brief(bg, agent, session)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(b.Resolutions) != 1 || b.Resolutions[0].Instruction != "Write a reversible migration." || b.Resolutions[0].ResolvedBy != lead.Email {
 		t.Fatalf("first brief resolutions = %+v", b.Resolutions)
 	}
-	if b, err = app.Kit.Gov.Brief(bg, agent, session); err != nil || len(b.Resolutions) != 0 {
+	if b, err = app.Kit.Gov.Briefs.Brief(bg, agent, session); err != nil || len(b.Resolutions) != 0 {
 		t.Fatalf("second brief delivered again: %+v (%v)", b.Resolutions, err)
 	}
 }
@@ -89,10 +89,10 @@ func TestBrowserViewerSeesNoActions(t *testing.T) {
 	viewer, _ := app.Kit.Person(auth.Viewer)
 	agent, _ := app.Kit.Agent()
 	session := app.Kit.Session(agent, app.Kit.Mission(lead, true))
-	if _, err := app.Kit.Gov.OpenDecision(context.Background(), agent, session, governance.DecisionInput{Title: "T", Question: "Q?"}); err != nil {
+	if _, err := app.Kit.Gov.Decisions.Open(context.Background(), agent, session, governance.DecisionInput{Title: "T", Question: "Q?"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := app.Kit.Gov.ProposePlan(context.Background(), agent, session, governance.PlanInput{Summary: "Plan"}); err != nil {
+	if _, err := app.Kit.Gov.Plans.Propose(context.Background(), agent, session, governance.PlanInput{Summary: "Plan"}); err != nil {
 		t.Fatal(err)
 	}
 	webtest.SignIn(t, ctx, app.URL, viewer.Email)

@@ -22,7 +22,7 @@ func TestBrowserLeadClearsACriticalViolation(t *testing.T) {
 	lead, _ := app.Kit.Lead()
 	agent, _ := app.Kit.Agent()
 	session := app.Kit.Session(agent, app.Kit.Mission(lead, false))
-	res, err := app.Kit.Gov.ReportChange(bg, agent, session, change.Change{
+	res, err := app.Kit.Gov.Changes.Report(bg, agent, session, change.Change{
 		Files: []change.File{
 			{Path: "config/deploy.sh", Content: "#!/bin/sh\nAWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"},
 			{Path: "db/migrations/0042_drop_legacy.sql", Content: strings.Repeat("ALTER TABLE billing DROP COLUMN x;\n", 40)},
@@ -33,7 +33,7 @@ func TestBrowserLeadClearsACriticalViolation(t *testing.T) {
 		t.Fatalf("report: %+v %v", res, err)
 	}
 	id := res.Violations[0].ID
-	if b, _ := app.Kit.Gov.Brief(bg, agent, session); b.NextAction != protocol.HardStop {
+	if b, _ := app.Kit.Gov.Briefs.Brief(bg, agent, session); b.NextAction != protocol.HardStop {
 		t.Fatalf("brief = %s", b.NextAction)
 	}
 
@@ -53,10 +53,10 @@ func TestBrowserLeadClearsACriticalViolation(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(item+` input[name=note]`), "Key rotated; removed from the script."),
 		chromedp.Click(chromedp.CSS(item+` [data-testid=violation-clear-form] button[type=submit]`)),
 		chromedp.WaitNotPresent(chromedp.CSS(item)))
-	if b, _ := app.Kit.Gov.Brief(bg, agent, session); b.NextAction == protocol.HardStop {
+	if b, _ := app.Kit.Gov.Briefs.Brief(bg, agent, session); b.NextAction == protocol.HardStop {
 		t.Fatalf("still a HARD_STOP after the lead cleared it: %q", b.Reason)
 	}
-	d, err := app.Kit.Gov.GetSession(bg, lead, session)
+	d, err := app.Kit.Gov.Sessions.Get(bg, lead, session)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func TestBrowserForgedCrossSitePostIsRefused(t *testing.T) {
 	if got := webtest.TextOf(t, ctx, `[data-testid=error-page]`); !strings.Contains(got, "came from another site") {
 		t.Errorf("the refusal says %q", got)
 	}
-	d, err := app.Kit.Gov.GetSession(context.Background(), lead, session)
+	d, err := app.Kit.Gov.Sessions.Get(context.Background(), lead, session)
 	if err != nil {
 		t.Fatal(err)
 	}

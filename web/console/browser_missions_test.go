@@ -62,7 +62,7 @@ func TestBrowserLeadCreatesAHighRiskMission(t *testing.T) {
 			t.Errorf("%s says %q, want %q", sel, got, want)
 		}
 	}
-	m, err := app.Kit.Gov.GetMission(context.Background(), "payments-cutover")
+	m, err := app.Kit.Gov.Missions.Get(context.Background(), "payments-cutover")
 	if err != nil {
 		t.Fatal(err)
 	}

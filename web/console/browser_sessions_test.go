@@ -24,20 +24,20 @@ func TestBrowserSessionPageShowsGateStatesAndActs(t *testing.T) {
 	agent, _ := app.Kit.Agent()
 	session := app.Kit.Session(agent, app.Kit.Mission(lead, false))
 	open := func(q string) string {
-		d, err := gov.OpenDecision(bg, agent, session, governance.DecisionInput{Title: q, Question: q + "?"})
+		d, err := gov.Decisions.Open(bg, agent, session, governance.DecisionInput{Title: q, Question: q + "?"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return d.Ref
 	}
 	delivered, decided, stillOpen := open("First"), open("Second"), open("Third")
-	if _, err := gov.ResolveDecision(bg, lead, delivered, "Yes", "Go on."); err != nil {
+	if _, err := gov.Decisions.Resolve(bg, lead, delivered, "Yes", "Go on."); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := gov.Brief(bg, agent, session); err != nil {
+	if _, err := gov.Briefs.Brief(bg, agent, session); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := gov.ResolveDecision(bg, lead, decided, "No", "Leave it."); err != nil {
+	if _, err := gov.Decisions.Resolve(bg, lead, decided, "No", "Leave it."); err != nil {
 		t.Fatal(err)
 	}
 
@@ -65,7 +65,7 @@ func TestBrowserSessionPageShowsGateStatesAndActs(t *testing.T) {
 	webtest.Screenshot(t, ctx, "session")
 
 	// Viewing the page delivered nothing: the agent still gets the decision.
-	b, err := gov.Brief(bg, agent, session)
+	b, err := gov.Briefs.Brief(bg, agent, session)
 	if err != nil || len(b.Resolutions) != 1 || b.Resolutions[0].Ref != decided {
 		t.Fatalf("brief after viewing = %+v (%v)", b.Resolutions, err)
 	}
@@ -81,7 +81,7 @@ func TestBrowserSessionPageShowsGateStatesAndActs(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`[data-testid=pause-form] button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`form[action$="/resume"]`)),
 	)
-	b, err = gov.Brief(bg, agent, session)
+	b, err = gov.Briefs.Brief(bg, agent, session)
 	if err != nil {
 		t.Fatal(err)
 	}

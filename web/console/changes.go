@@ -26,7 +26,7 @@ func (k *console) handleViolationClear() echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		_, err = k.gov.ClearViolation(c.Request().Context(), httpx.Actor(c), id, c.FormValue("as"), c.FormValue("note"))
+		_, err = k.gov.Changes.ClearViolation(c.Request().Context(), httpx.Actor(c), id, c.FormValue("as"), c.FormValue("note"))
 		return k.itemDone(c, governance.ItemViolation, c.Param("id"), err, "as", "note")
 	}
 }
@@ -40,7 +40,7 @@ func (k *console) handleRemediationClose() echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		_, err = k.gov.CloseRemediation(c.Request().Context(), httpx.Actor(c), id, c.FormValue("note"))
+		_, err = k.gov.Remediations.Close(c.Request().Context(), httpx.Actor(c), id, c.FormValue("note"))
 		return k.itemDone(c, governance.ItemRemediation, c.Param("id"), err, "note")
 	}
 }
@@ -55,7 +55,7 @@ func (k *console) handlePolicies() echo.HandlerFunc {
 }
 
 func (k *console) policiesPage(c echo.Context, status int, f views.ItemForm, notice string) error {
-	ps, err := k.gov.ListPolicies(c.Request().Context())
+	ps, err := k.gov.Policies.List(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func (k *console) handlePolicyCreate() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		in := governance.PolicyInput{Name: c.FormValue("name"), Severity: c.FormValue("severity"), Kind: c.FormValue("kind"),
 			Pattern: c.FormValue("pattern"), Action: c.FormValue("action")}
-		_, err := k.gov.CreatePolicy(c.Request().Context(), httpx.Actor(c), in)
+		_, err := k.gov.Policies.Create(c.Request().Context(), httpx.Actor(c), in)
 		if err != nil {
 			values := map[string]string{"name": in.Name, "severity": in.Severity, "kind": in.Kind, "pattern": in.Pattern, "action": in.Action}
 			f, ok := fieldForm(err, values, func() error {
@@ -104,7 +104,7 @@ func (k *console) handleRules() echo.HandlerFunc {
 }
 
 func (k *console) rulesPage(c echo.Context, status int, f views.ItemForm, notice string) error {
-	rs, err := k.gov.ListRules(c.Request().Context())
+	rs, err := k.gov.Policies.ListRules(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -135,7 +135,7 @@ func (k *console) handleRuleCreate() echo.HandlerFunc {
 		}
 		in := governance.RuleInput{Concern: values["concern"], Chosen: values["chosen"], Departures: lines(values["departures"]),
 			Support: support, Total: total, Enforced: values["enforced"] == "true"}
-		if _, err := k.gov.CreateRule(c.Request().Context(), httpx.Actor(c), in); err != nil {
+		if _, err := k.gov.Policies.CreateRule(c.Request().Context(), httpx.Actor(c), in); err != nil {
 			f, ok := fieldForm(err, values, func() error {
 				return rules.Rule{Concern: in.Concern, Chosen: in.Chosen, Departures: in.Departures, Support: in.Support,
 					Total: in.Total, Enforced: in.Enforced}.Validate()

@@ -23,7 +23,7 @@ const webSessionKey = "madebook.web_session"
 // console is what the console's handlers share.
 type console struct {
 	auth   *auth.Service
-	gov    *governance.Service
+	gov    *governance.Services
 	ledger *ledger.Service
 	audit  *audit.Service
 	store  *sessionStore
@@ -109,7 +109,7 @@ func (k *console) page(c echo.Context, title, nav string) (views.Page, error) {
 	if !ok {
 		return p, nil
 	}
-	n, err := k.gov.AttentionCount(c.Request().Context())
+	n, err := k.gov.Attention.Count(c.Request().Context())
 	if err != nil {
 		return p, err
 	}

@@ -20,7 +20,7 @@ import (
 // ?updated= names the mission for the notice.
 func (k *console) handleMissions() echo.HandlerFunc {
 	return func(c echo.Context) error {
-		ms, err := k.gov.ListMissionSummaries(c.Request().Context())
+		ms, err := k.gov.Missions.ListSummaries(c.Request().Context())
 		if err != nil {
 			return err
 		}
@@ -56,7 +56,7 @@ func (k *console) handleCreateMission() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		f := missionFormOf(c, false)
 		in := missionInputOf(f)
-		if _, err := k.gov.CreateMission(c.Request().Context(), httpx.Actor(c), in); err != nil {
+		if _, err := k.gov.Missions.Create(c.Request().Context(), httpx.Actor(c), in); err != nil {
 			return k.missionFormError(c, f, err)
 		}
 		return c.Redirect(http.StatusSeeOther, "/missions?created="+url.QueryEscape(in.Slug))
@@ -70,7 +70,7 @@ func (k *console) handleEditMission() echo.HandlerFunc {
 		if err := httpx.Actor(c).RequireLead("edit a mission"); err != nil {
 			return err
 		}
-		m, err := k.gov.GetMission(c.Request().Context(), c.Param("slug"))
+		m, err := k.gov.Missions.Get(c.Request().Context(), c.Param("slug"))
 		if err != nil {
 			return err
 		}
@@ -84,7 +84,7 @@ func (k *console) handleEditMission() echo.HandlerFunc {
 func (k *console) handleUpdateMission() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		f := missionFormOf(c, true)
-		if _, err := k.gov.UpdateMission(c.Request().Context(), httpx.Actor(c), f.Slug, missionInputOf(f)); err != nil {
+		if _, err := k.gov.Missions.Update(c.Request().Context(), httpx.Actor(c), f.Slug, missionInputOf(f)); err != nil {
 			return k.missionFormError(c, f, err)
 		}
 		return c.Redirect(http.StatusSeeOther, "/missions?updated="+url.QueryEscape(f.Slug))

@@ -115,7 +115,7 @@ func (e *msEnv) state() string {
 
 func (e *msEnv) mission(slug string) governance.Mission {
 	e.T.Helper()
-	m, err := e.Kit.Gov.GetMission(context.Background(), slug)
+	m, err := e.Kit.Gov.Missions.Get(context.Background(), slug)
 	if err != nil {
 		e.T.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func (e *msEnv) mission(slug string) governance.Mission {
 
 func (e *msEnv) brief(session string) governance.Brief {
 	e.T.Helper()
-	b, err := e.Kit.Gov.Brief(context.Background(), e.Agent, session)
+	b, err := e.Kit.Gov.Briefs.Brief(context.Background(), e.Agent, session)
 	if err != nil {
 		e.T.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func TestConsoleLeadCreatesAndEditsAMission(t *testing.T) {
 		t.Errorf("the edited row:\n%s", row)
 	}
 
-	d, err := e.Kit.Gov.GetSession(context.Background(), e.Lead, session)
+	d, err := e.Kit.Gov.Sessions.Get(context.Background(), e.Lead, session)
 	if err != nil {
 		t.Fatal(err)
 	}

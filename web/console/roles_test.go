@@ -141,7 +141,7 @@ func (e *consoleEnv) Session(highRisk bool) string {
 
 func (e *consoleEnv) decision() (string, string) {
 	id := e.Session(false)
-	d, err := e.Kit.Gov.OpenDecision(context.Background(), e.Agent, id, governance.DecisionInput{Title: "Schema",
+	d, err := e.Kit.Gov.Decisions.Open(context.Background(), e.Agent, id, governance.DecisionInput{Title: "Schema",
 		Question: "Drop the legacy billing table?", BlockedScope: []string{"db/migrations"}})
 	e.fatal(err)
 	return id, d.Ref
@@ -149,14 +149,14 @@ func (e *consoleEnv) decision() (string, string) {
 
 func (e *consoleEnv) proposed() string {
 	id := e.Session(true)
-	_, err := e.Kit.Gov.ProposePlan(context.Background(), e.Agent, id, governance.PlanInput{Summary: "read, then change"})
+	_, err := e.Kit.Gov.Plans.Propose(context.Background(), e.Agent, id, governance.PlanInput{Summary: "read, then change"})
 	e.fatal(err)
 	return id
 }
 
 func (e *consoleEnv) paused() string {
 	id := e.Session(false)
-	_, err := e.Kit.Gov.Pause(context.Background(), e.Lead, id, "wait")
+	_, err := e.Kit.Gov.Sessions.Pause(context.Background(), e.Lead, id, "wait")
 	e.fatal(err)
 	return id
 }
@@ -176,7 +176,7 @@ func (e *consoleEnv) parkedAsk() (string, string) {
 
 // askWaits reports whether an ask still waits in the Attention queue.
 func (e *consoleEnv) askWaits(id string) bool {
-	items, err := e.Kit.Gov.Attention(context.Background())
+	items, err := e.Kit.Gov.Attention.List(context.Background())
 	e.fatal(err)
 	for _, it := range items {
 		if it.Kind == governance.ItemAsk && it.Ref == id {
@@ -190,7 +190,7 @@ func (e *consoleEnv) askWaits(id string) bool {
 // every decision and remediation, and the length of its timeline.
 func (e *consoleEnv) sessionState(id string) func() string {
 	return func() string {
-		d, err := e.Kit.Gov.GetSession(context.Background(), e.Lead, id)
+		d, err := e.Kit.Gov.Sessions.Get(context.Background(), e.Lead, id)
 		e.fatal(err)
 		var b strings.Builder
 		fmt.Fprintf(&b, "paused=%t %q events=%d", d.Paused, d.PauseReason, len(d.Timeline))
@@ -209,7 +209,7 @@ func (e *consoleEnv) sessionState(id string) func() string {
 
 func (e *consoleEnv) missionState(slug string) func() string {
 	return func() string {
-		m, err := e.Kit.Gov.GetMission(context.Background(), slug)
+		m, err := e.Kit.Gov.Missions.Get(context.Background(), slug)
 		if err != nil {
 			return err.Error()
 		}
@@ -263,15 +263,15 @@ func (e *consoleEnv) signedInState(tokens ...string) func() string {
 // leave it as it was.
 func (e *consoleEnv) totals() string {
 	ctx := context.Background()
-	ms, err := e.Kit.Gov.ListMissions(ctx)
+	ms, err := e.Kit.Gov.Missions.List(ctx)
 	e.fatal(err)
-	ss, err := e.Kit.Gov.ListSessions(ctx)
+	ss, err := e.Kit.Gov.Sessions.List(ctx)
 	e.fatal(err)
 	users, err := e.Kit.Auth.ListUsers(ctx)
 	e.fatal(err)
 	keys, err := e.Kit.Auth.ListKeys(ctx)
 	e.fatal(err)
-	n, err := e.Kit.Gov.AttentionCount(ctx)
+	n, err := e.Kit.Gov.Attention.Count(ctx)
 	e.fatal(err)
 	return fmt.Sprintf("missions=%d sessions=%d users=%d keys=%d attention=%d", len(ms), len(ss), len(users), len(keys), n)
 }
@@ -387,7 +387,7 @@ func consoleRouteTable() []consoleRouteCase {
 		{method: http.MethodPost, path: "/remediations/:id/close", want: leadAction, writes: true,
 			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
 				id := e.Session(false)
-				r, err := e.Kit.Gov.RequestRemediation(ctx, e.Lead, id, governance.RemediationInput{Severity: "advisory", Instruction: "Tidy up."})
+				r, err := e.Kit.Gov.Remediations.Request(ctx, e.Lead, id, governance.RemediationInput{Severity: "advisory", Instruction: "Tidy up."})
 				e.fatal(err)
 				return consoleCall{path: fmt.Sprintf("/remediations/%d/close", r.ID), state: e.sessionState(id),
 					form: url.Values{"note": {"Done."}}}
@@ -395,7 +395,7 @@ func consoleRouteTable() []consoleRouteCase {
 		{method: http.MethodPost, path: "/violations/:id/clear", want: leadAction, writes: true,
 			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
 				id := e.Session(false)
-				res, err := e.Kit.Gov.ReportChange(ctx, e.Agent, id, change.Change{Files: []change.File{{Path: "config/deploy.sh",
+				res, err := e.Kit.Gov.Changes.Report(ctx, e.Agent, id, change.Change{Files: []change.File{{Path: "config/deploy.sh",
 					Content: "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"}}})
 				e.fatal(err)
 				if len(res.Violations) == 0 {
@@ -470,7 +470,7 @@ func consoleRouteTable() []consoleRouteCase {
 		{method: http.MethodPost, path: "/admin/policies", want: adminAction, writes: true,
 			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
 				return consoleCall{path: "/admin/policies", state: func() string {
-					ps, err := e.Kit.Gov.ListPolicies(ctx)
+					ps, err := e.Kit.Gov.Policies.List(ctx)
 					e.fatal(err)
 					return fmt.Sprintf("%d policies", len(ps))
 				}, form: url.Values{"name": {e.unique("No TODO")}, "severity": {"low"}, "kind": {"content_regex"},
@@ -480,7 +480,7 @@ func consoleRouteTable() []consoleRouteCase {
 		{method: http.MethodPost, path: "/admin/rules", want: adminAction, writes: true,
 			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
 				return consoleCall{path: "/admin/rules", state: func() string {
-					rs, err := e.Kit.Gov.ListRules(ctx)
+					rs, err := e.Kit.Gov.Policies.ListRules(ctx)
 					e.fatal(err)
 					return fmt.Sprintf("%d rules", len(rs))
 				}, form: url.Values{"concern": {e.unique("server state")}, "chosen": {"React Query"},
@@ -653,7 +653,7 @@ func testConsoleQueueHTMX(t *testing.T, e *consoleEnv) {
 		})
 	}
 	decisionOf := func(id, ref string) governance.Decision {
-		d, err := e.Kit.Gov.GetSession(context.Background(), e.Lead, id)
+		d, err := e.Kit.Gov.Sessions.Get(context.Background(), e.Lead, id)
 		e.fatal(err)
 		for _, dec := range d.Decisions {
 			if dec.Ref == ref {
@@ -709,7 +709,7 @@ func testConsoleQueueHTMX(t *testing.T, e *consoleEnv) {
 	})
 	run("resolve of a gate someone else resolved answers the count update", func(t *testing.T) {
 		_, ref := e.decision()
-		_, err := e.Kit.Gov.ResolveDecision(context.Background(), e.Lead, ref, "First.", "Do it.")
+		_, err := e.Kit.Gov.Decisions.Resolve(context.Background(), e.Lead, ref, "First.", "Do it.")
 		e.fatal(err)
 		res, body := e.htmx(lead.b, "/decisions/"+ref+"/resolve", url.Values{"resolution": {"Second."}, "instruction": {"Do that."}})
 		wantCount(t, res, body)
@@ -750,7 +750,7 @@ func testConsoleQueueHTMX(t *testing.T, e *consoleEnv) {
 			id := e.proposed()
 			res, body := e.htmx(lead.b, "/sessions/"+id+"/plan/"+verb, url.Values{"note": {"Noted."}})
 			wantCount(t, res, body)
-			d, err := e.Kit.Gov.GetSession(context.Background(), e.Lead, id)
+			d, err := e.Kit.Gov.Sessions.Get(context.Background(), e.Lead, id)
 			e.fatal(err)
 			if d.Plan == nil || d.Plan.Status != status {
 				t.Errorf("the plan is %+v, want %s", d.Plan, status)
@@ -765,7 +765,7 @@ func testConsoleQueueHTMX(t *testing.T, e *consoleEnv) {
 		if !strings.Contains(body, `id="queue"`) || !strings.Contains(body, `data-ref="`+id+`"`) {
 			t.Errorf("the queue does not show the paused session: %s", webtest.Short([]byte(body)))
 		}
-		d, err := e.Kit.Gov.GetSession(context.Background(), e.Lead, id)
+		d, err := e.Kit.Gov.Sessions.Get(context.Background(), e.Lead, id)
 		e.fatal(err)
 		if !d.Paused || d.PauseReason != "Stop." {
 			t.Errorf("the session is paused=%t %q", d.Paused, d.PauseReason)
@@ -789,7 +789,7 @@ func testConsoleQueueHTMX(t *testing.T, e *consoleEnv) {
 		id := e.paused()
 		res, body := e.htmx(lead.b, "/sessions/"+id+"/resume", nil)
 		wantCount(t, res, body)
-		d, err := e.Kit.Gov.GetSession(context.Background(), e.Lead, id)
+		d, err := e.Kit.Gov.Sessions.Get(context.Background(), e.Lead, id)
 		e.fatal(err)
 		if d.Paused {
 			t.Errorf("the session is still paused")
@@ -824,7 +824,7 @@ func testConsoleQueueHTMX(t *testing.T, e *consoleEnv) {
 		if res, _ := e.htmx(viewer.b, "/sessions/"+pid+"/pause", url.Values{"reason": {"No."}}); res.StatusCode != http.StatusForbidden {
 			t.Errorf("a viewer's pause: %d, want 403", res.StatusCode)
 		}
-		if d, err := e.Kit.Gov.GetSession(context.Background(), e.Lead, pid); err != nil || d.Paused {
+		if d, err := e.Kit.Gov.Sessions.Get(context.Background(), e.Lead, pid); err != nil || d.Paused {
 			t.Errorf("a viewer paused the session (%v)", err)
 		}
 	})

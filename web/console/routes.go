@@ -15,7 +15,7 @@ import (
 // Deps are what the console's handlers need.
 type Deps struct {
 	Auth   *auth.Service
-	Gov    *governance.Service
+	Gov    *governance.Services
 	Ledger *ledger.Service
 	Audit  *audit.Service
 	Logger *slog.Logger
@@ -42,8 +42,8 @@ func Routes(e *echo.Echo, d Deps) {
 	e.GET("/attention/count", k.handleCount(), in...)
 	e.POST("/decisions/resolve", k.handleResolveBulk(), in...)
 	e.POST("/decisions/:ref/resolve", k.handleResolve(), in...)
-	e.POST("/sessions/:id/plan/approve", k.handlePlanDecide(d.Gov.ApprovePlan), in...)
-	e.POST("/sessions/:id/plan/reject", k.handlePlanDecide(d.Gov.RejectPlan), in...)
+	e.POST("/sessions/:id/plan/approve", k.handlePlanDecide(d.Gov.Plans.Approve), in...)
+	e.POST("/sessions/:id/plan/reject", k.handlePlanDecide(d.Gov.Plans.Reject), in...)
 	e.POST("/sessions/:id/pause", k.handlePause(), in...)
 	e.POST("/sessions/:id/resume", k.handleResume(), in...)
 	e.POST("/asks/:id/answer", k.handleAnswer(), in...)

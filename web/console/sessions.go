@@ -14,7 +14,7 @@ import (
 // handleSessions serves GET /sessions: every session with its next action.
 func (k *console) handleSessions() echo.HandlerFunc {
 	return func(c echo.Context) error {
-		list, err := k.gov.ListSessions(c.Request().Context())
+		list, err := k.gov.Sessions.List(c.Request().Context())
 		if err != nil {
 			return err
 		}
@@ -34,7 +34,7 @@ func (k *console) handleSession() echo.HandlerFunc {
 }
 
 func (k *console) sessionPage(c echo.Context, status int, f views.ItemForm) error {
-	d, err := k.gov.GetSession(c.Request().Context(), httpx.Actor(c), c.Param("id"))
+	d, err := k.gov.Sessions.Get(c.Request().Context(), httpx.Actor(c), c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func (k *console) handleRemediationRequest() echo.HandlerFunc {
 		id := c.Param("id")
 		in := governance.RemediationInput{Severity: c.FormValue("severity"), Instruction: c.FormValue("instruction"),
 			Files: lines(c.FormValue("files"))}
-		_, err := k.gov.RequestRemediation(c.Request().Context(), httpx.Actor(c), id, in)
+		_, err := k.gov.Remediations.Request(c.Request().Context(), httpx.Actor(c), id, in)
 		if err != nil {
 			f, ok := formErrors(err, map[string]string{"severity": in.Severity, "instruction": in.Instruction,
 				"files": c.FormValue("files")}, "instruction")

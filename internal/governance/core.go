@@ -1,0 +1,204 @@
+// Package governance holds Madebook's use cases for governing coding
+// agents' sessions, one service per entity: missions; sessions and their
+// pause brake; decision gates; plans; remediation requests; change reports
+// and what they trip (policy violations, rule deviations, contract
+// breaches, collisions between sessions); evidence; policies, architecture
+// rules and risk gates; the attention queue of what people must act on;
+// and the brief that tells an agent what to do next. New builds them all
+// once over one store. Each use case is one transaction; rows become
+// domain types at this boundary.
+//
+// The services share one unexported core: the store, the clock, and the
+// cache of what each session's brief is built from. The cache stays exact
+// by a rule every use case keeps: a write that changes a session's facts
+// records an event on that session's timeline, and once the write commits
+// the cached inputs of every session it recorded an event for are
+// forgotten.
+package governance
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/errs"
+)
+
+// MaxScopeEntries is the most entries a gate's blocked or allowed scope may
+// hold. More is refused, never silently cut.
+const MaxScopeEntries = 20
+
+// Services is every governance use case, built once over one store.
+type Services struct {
+	Missions     *MissionService     // Create, List, ListSummaries, Get, Update, Patch
+	Sessions     *SessionService     // Create, Get, List, Pause, Resume
+	Decisions    *DecisionService    // Open, Resolve, ResolveMany
+	Plans        *PlanService        // Propose, Approve, Reject
+	Remediations *RemediationService // Request, Close
+	Changes      *ChangeService      // Report, ClearViolation
+	Evidence     *EvidenceService    // Report, Complete
+	Policies     *PolicyService      // policies, architecture rules, risk gates
+	Attention    *AttentionService   // List, Count
+	Briefs       *BriefService       // Brief, FlushTimes, RunTimes
+
+	now func() time.Time
+}
+
+// New returns the governance services over store, sharing one core. now
+// is the clock (tests pass a fixed one).
+func New(store db.Transactor, now func() time.Time) *Services {
+	c := &core{store: store, now: func() time.Time { return now().UTC() }, touches: touches{pending: map[string]time.Time{}},
+		cache: newStateCache()}
+	return &Services{Missions: &MissionService{c}, Sessions: &SessionService{c}, Decisions: &DecisionService{c},
+		Plans: &PlanService{c}, Remediations: &RemediationService{c}, Changes: &ChangeService{core: c},
+		Evidence: &EvidenceService{c}, Policies: &PolicyService{c}, Attention: &AttentionService{c},
+		Briefs: &BriefService{c}, now: c.now}
+}
+
+// Now is the services' clock, for views that say how long ago things were.
+func (s *Services) Now() time.Time { return s.now() }
+
+// core is what the services share. Each service embeds it, so a use case
+// reads s.store, s.now, s.write and s.event whichever service runs it.
+type core struct {
+	store db.Transactor
+	now   func() time.Time
+	// touches are the brief times not yet written: briefs record them,
+	// sessions show them.
+	touches touches
+	// cache holds what each session's brief is built from; write keeps it
+	// exact.
+	cache *stateCache
+}
+
+// write runs fn in one write transaction and then forgets the cached state
+// of every session the transaction recorded an event for.
+func (c *core) write(ctx context.Context, fn func(db.Querier) error) error {
+	t := &eventTracker{Querier: nil}
+	err := c.store.Write(ctx, func(q db.Querier) error {
+		t.Querier = q
+		return fn(t)
+	})
+	c.cache.forget(t.sessions)
+	return err
+}
+
+// eventTracker notes the sessions whose timeline a transaction writes to.
+type eventTracker struct {
+	db.Querier
+	sessions []string
+}
+
+// AddEvent records the event and notes its session.
+func (t *eventTracker) AddEvent(ctx context.Context, arg db.AddEventParams) error {
+	t.sessions = append(t.sessions, arg.SessionID)
+	return t.Querier.AddEvent(ctx, arg)
+}
+
+// sessionFor loads a session and checks that the actor may see it: any
+// person, or the agent whose key opened it. Errors: session_not_found,
+// forbidden.
+func sessionFor(ctx context.Context, q db.Querier, actor auth.Actor, id string) (db.GetSessionRow, error) {
+	s, err := q.GetSession(ctx, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return s, errs.E(errs.NotFound, "session_not_found", "No session has the id %q.", id)
+	} else if err != nil {
+		return s, fmt.Errorf("load session %s: %w", id, err)
+	}
+	return s, checkOwner(actor, s.AgentKeyID)
+}
+
+// checkOwner lets any person through, and an agent only to its own sessions.
+func checkOwner(actor auth.Actor, keyID int64) error {
+	if actor.IsPerson() || (actor.IsAgent() && actor.KeyID == keyID) {
+		return nil
+	}
+	return errs.E(errs.Forbidden, "forbidden", "This session belongs to another agent key.")
+}
+
+// ownSession loads a session for a call only its own agent may make.
+func ownSession(ctx context.Context, q db.Querier, actor auth.Actor, id, what string) (db.GetSessionRow, error) {
+	if err := actor.RequireAgent(what); err != nil {
+		return db.GetSessionRow{}, err
+	}
+	return sessionFor(ctx, q, actor, id)
+}
+
+// event records one line of a session's timeline.
+func (c *core) event(ctx context.Context, q db.Querier, session string, actor auth.Actor, at time.Time, kind, ref, detail string) error {
+	if err := q.AddEvent(ctx, db.AddEventParams{SessionID: session, At: db.FormatTime(at), Actor: actor.Label(),
+		Kind: kind, Ref: ref, Detail: detail}); err != nil {
+		return fmt.Errorf("record %s: %w", kind, err)
+	}
+	return nil
+}
+
+// encodeList stores a list as a JSON array.
+func encodeList(list []string) string {
+	if list == nil {
+		list = []string{}
+	}
+	b, err := json.Marshal(list)
+	if err != nil {
+		panic(err) // a []string always marshals
+	}
+	return string(b)
+}
+
+// decodeList reads a list stored by encodeList.
+func decodeList(s string) []string {
+	list := []string{}
+	if err := json.Unmarshal([]byte(s), &list); err != nil {
+		panic(fmt.Errorf("stored list %q: %w", s, err))
+	}
+	return list
+}
+
+// cleanList trims every entry and refuses empty ones and lists over max.
+func cleanList(field string, list []string, max int) ([]string, error) {
+	if len(list) > max {
+		return nil, errs.E(errs.Invalid, "too_many_entries", "%s has %d entries; at most %d are allowed.", field, len(list), max)
+	}
+	out := make([]string, 0, len(list))
+	for i, e := range list {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			return nil, errs.E(errs.Invalid, "empty_entry", "%s entry %d is empty.", field, i+1)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// required trims a field and refuses it empty or over max characters.
+func required(field, v string, max int) (string, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return "", errs.E(errs.Invalid, field+"_required", "The %s is required.", strings.ReplaceAll(field, "_", " "))
+	}
+	return optional(field, v, max)
+}
+
+// optional trims a field and refuses it over max characters.
+func optional(field, v string, max int) (string, error) {
+	v = strings.TrimSpace(v)
+	if n := len([]rune(v)); n > max {
+		return "", errs.E(errs.Invalid, field+"_too_long", "The %s is %d characters; at most %d are allowed.", strings.ReplaceAll(field, "_", " "), n, max)
+	}
+	return v, nil
+}
+
+// timePtr returns nil for NULL, so that JSON leaves the field out.
+func timePtr(s sql.NullString) *time.Time {
+	if !s.Valid {
+		return nil
+	}
+	t := db.MustTime(s.String)
+	return &t
+}
