@@ -11,12 +11,12 @@ import (
 
 // handleAttentionList serves GET /api/v1/attention (anyone signed in with a
 // personal token): everything a person must act on, most severe first.
-func handleAttentionList(gov *governance.Services) echo.HandlerFunc {
+func handleAttentionList(attention *governance.AttentionService) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if err := httpx.Actor(c).RequirePerson("read the Attention queue"); err != nil {
 			return err
 		}
-		items, err := gov.Attention.List(c.Request().Context())
+		items, err := attention.List(c.Request().Context())
 		if err != nil {
 			return err
 		}

@@ -11,7 +11,7 @@ import (
 
 // handleBrief serves POST /brief: the agent's next action, delivering any
 // resolution or remediation it has not seen, exactly once.
-func handleBrief(gov *governance.Services) echo.HandlerFunc {
+func handleBrief(briefs *governance.BriefService) echo.HandlerFunc {
 	type request struct {
 		Session string `json:"session"`
 	}
@@ -23,7 +23,7 @@ func handleBrief(gov *governance.Services) echo.HandlerFunc {
 		if in.Session == "" {
 			return invalid("session_required", "Name the session: {\"session\":\"ID\"}.")
 		}
-		b, err := gov.Briefs.Brief(c.Request().Context(), httpx.Actor(c), in.Session)
+		b, err := briefs.Brief(c.Request().Context(), httpx.Actor(c), in.Session)
 		if err != nil {
 			return err
 		}

@@ -12,13 +12,13 @@ import (
 
 // handleChangeReport serves POST /api/v1/sessions/:id/changes (the
 // session's agent): the whole change so far, evaluated.
-func handleChangeReport(gov *governance.Services) echo.HandlerFunc {
+func handleChangeReport(changes *governance.ChangeService) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		in, err := httpx.Bind[change.Change](c)
 		if err != nil {
 			return err
 		}
-		res, err := gov.Changes.Report(c.Request().Context(), httpx.Actor(c), c.Param("id"), in)
+		res, err := changes.Report(c.Request().Context(), httpx.Actor(c), c.Param("id"), in)
 		if err != nil {
 			return err
 		}
@@ -28,13 +28,13 @@ func handleChangeReport(gov *governance.Services) echo.HandlerFunc {
 
 // handleEvidenceReport serves POST /api/v1/sessions/:id/evidence (the
 // session's agent).
-func handleEvidenceReport(gov *governance.Services) echo.HandlerFunc {
+func handleEvidenceReport(evidence *governance.EvidenceService) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		in, err := httpx.Bind[governance.EvidenceInput](c)
 		if err != nil {
 			return err
 		}
-		if err := gov.Evidence.Report(c.Request().Context(), httpx.Actor(c), c.Param("id"), in); err != nil {
+		if err := evidence.Report(c.Request().Context(), httpx.Actor(c), c.Param("id"), in); err != nil {
 			return err
 		}
 		return c.JSON(http.StatusCreated, map[string]any{"kind": in.Kind, "passed": in.Passed})
@@ -43,12 +43,12 @@ func handleEvidenceReport(gov *governance.Services) echo.HandlerFunc {
 
 // handleComplete serves POST /api/v1/sessions/:id/complete (the session's
 // agent): the evidence gate's verdict.
-func handleComplete(gov *governance.Services) echo.HandlerFunc {
+func handleComplete(evidence *governance.EvidenceService) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if _, err := httpx.BindOptional[struct{}](c); err != nil {
 			return err
 		}
-		g, err := gov.Evidence.Complete(c.Request().Context(), httpx.Actor(c), c.Param("id"))
+		g, err := evidence.Complete(c.Request().Context(), httpx.Actor(c), c.Param("id"))
 		if err != nil {
 			return err
 		}
@@ -57,13 +57,13 @@ func handleComplete(gov *governance.Services) echo.HandlerFunc {
 }
 
 // handlePolicyCreate serves POST /api/v1/policies (admin).
-func handlePolicyCreate(gov *governance.Services) echo.HandlerFunc {
+func handlePolicyCreate(policies *governance.PolicyService) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		in, err := httpx.Bind[governance.PolicyInput](c)
 		if err != nil {
 			return err
 		}
-		p, err := gov.Policies.Create(c.Request().Context(), httpx.Actor(c), in)
+		p, err := policies.Create(c.Request().Context(), httpx.Actor(c), in)
 		if err != nil {
 			return err
 		}
@@ -72,9 +72,9 @@ func handlePolicyCreate(gov *governance.Services) echo.HandlerFunc {
 }
 
 // handlePolicyList serves GET /api/v1/policies (anyone signed in).
-func handlePolicyList(gov *governance.Services) echo.HandlerFunc {
+func handlePolicyList(policies *governance.PolicyService) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		ps, err := gov.Policies.List(c.Request().Context())
+		ps, err := policies.List(c.Request().Context())
 		if err != nil {
 			return err
 		}
@@ -83,13 +83,13 @@ func handlePolicyList(gov *governance.Services) echo.HandlerFunc {
 }
 
 // handleRuleCreate serves POST /api/v1/rules (admin).
-func handleRuleCreate(gov *governance.Services) echo.HandlerFunc {
+func handleRuleCreate(policies *governance.PolicyService) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		in, err := httpx.Bind[governance.RuleInput](c)
 		if err != nil {
 			return err
 		}
-		r, err := gov.Policies.CreateRule(c.Request().Context(), httpx.Actor(c), in)
+		r, err := policies.CreateRule(c.Request().Context(), httpx.Actor(c), in)
 		if err != nil {
 			return err
 		}
@@ -98,9 +98,9 @@ func handleRuleCreate(gov *governance.Services) echo.HandlerFunc {
 }
 
 // handleRuleList serves GET /api/v1/rules (anyone signed in).
-func handleRuleList(gov *governance.Services) echo.HandlerFunc {
+func handleRuleList(policies *governance.PolicyService) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		rs, err := gov.Policies.ListRules(c.Request().Context())
+		rs, err := policies.ListRules(c.Request().Context())
 		if err != nil {
 			return err
 		}
@@ -109,7 +109,7 @@ func handleRuleList(gov *governance.Services) echo.HandlerFunc {
 }
 
 // handleViolationClear serves POST /api/v1/violations/:id/clear (lead).
-func handleViolationClear(gov *governance.Services) echo.HandlerFunc {
+func handleViolationClear(changes *governance.ChangeService) echo.HandlerFunc {
 	type request struct {
 		As   string `json:"as"`
 		Note string `json:"note"`
@@ -123,7 +123,7 @@ func handleViolationClear(gov *governance.Services) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		v, err := gov.Changes.ClearViolation(c.Request().Context(), httpx.Actor(c), id, in.As, in.Note)
+		v, err := changes.ClearViolation(c.Request().Context(), httpx.Actor(c), id, in.As, in.Note)
 		if err != nil {
 			return err
 		}
@@ -133,9 +133,9 @@ func handleViolationClear(gov *governance.Services) echo.HandlerFunc {
 
 // handleRiskGates serves GET /api/v1/risk-gates (anyone signed in): what a
 // change needs before merge at each risk band.
-func handleRiskGates(gov *governance.Services) echo.HandlerFunc {
+func handleRiskGates(policies *governance.PolicyService) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		g, err := gov.Policies.RiskGates(c.Request().Context())
+		g, err := policies.RiskGates(c.Request().Context())
 		if err != nil {
 			return err
 		}
@@ -145,13 +145,13 @@ func handleRiskGates(gov *governance.Services) echo.HandlerFunc {
 
 // handleRiskGatesSet serves PUT /api/v1/risk-gates (admin):
 // {"high":"…","critical":"…"} sets the bands named.
-func handleRiskGatesSet(gov *governance.Services) echo.HandlerFunc {
+func handleRiskGatesSet(policies *governance.PolicyService) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		in, err := httpx.Bind[map[string]string](c)
 		if err != nil {
 			return err
 		}
-		g, err := gov.Policies.SetRiskGates(c.Request().Context(), httpx.Actor(c), in)
+		g, err := policies.SetRiskGates(c.Request().Context(), httpx.Actor(c), in)
 		if err != nil {
 			return err
 		}

@@ -11,13 +11,13 @@ import (
 
 // handleDecisionOpen serves POST /api/v1/sessions/:id/decisions (the
 // session's agent).
-func handleDecisionOpen(gov *governance.Services) echo.HandlerFunc {
+func handleDecisionOpen(decisions *governance.DecisionService) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		in, err := httpx.Bind[governance.DecisionInput](c)
 		if err != nil {
 			return err
 		}
-		d, err := gov.Decisions.Open(c.Request().Context(), httpx.Actor(c), c.Param("id"), in)
+		d, err := decisions.Open(c.Request().Context(), httpx.Actor(c), c.Param("id"), in)
 		if err != nil {
 			return err
 		}
@@ -26,7 +26,7 @@ func handleDecisionOpen(gov *governance.Services) echo.HandlerFunc {
 }
 
 // handleDecisionResolve serves POST /api/v1/decisions/:ref/resolve (lead).
-func handleDecisionResolve(gov *governance.Services) echo.HandlerFunc {
+func handleDecisionResolve(decisions *governance.DecisionService) echo.HandlerFunc {
 	type request struct {
 		Resolution  string `json:"resolution"`
 		Instruction string `json:"instruction"`
@@ -36,7 +36,7 @@ func handleDecisionResolve(gov *governance.Services) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		d, err := gov.Decisions.Resolve(c.Request().Context(), httpx.Actor(c), c.Param("ref"), in.Resolution, in.Instruction)
+		d, err := decisions.Resolve(c.Request().Context(), httpx.Actor(c), c.Param("ref"), in.Resolution, in.Instruction)
 		if err != nil {
 			return err
 		}

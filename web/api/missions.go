@@ -10,13 +10,13 @@ import (
 )
 
 // handleMissionCreate serves POST /api/v1/missions (lead).
-func handleMissionCreate(gov *governance.Services) echo.HandlerFunc {
+func handleMissionCreate(missions *governance.MissionService) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		in, err := httpx.Bind[governance.MissionInput](c)
 		if err != nil {
 			return err
 		}
-		m, err := gov.Missions.Create(c.Request().Context(), httpx.Actor(c), in)
+		m, err := missions.Create(c.Request().Context(), httpx.Actor(c), in)
 		if err != nil {
 			return err
 		}
@@ -25,9 +25,9 @@ func handleMissionCreate(gov *governance.Services) echo.HandlerFunc {
 }
 
 // handleMissionList serves GET /api/v1/missions (anyone signed in).
-func handleMissionList(gov *governance.Services) echo.HandlerFunc {
+func handleMissionList(missions *governance.MissionService) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		ms, err := gov.Missions.List(c.Request().Context())
+		ms, err := missions.List(c.Request().Context())
 		if err != nil {
 			return err
 		}
@@ -36,9 +36,9 @@ func handleMissionList(gov *governance.Services) echo.HandlerFunc {
 }
 
 // handleMissionGet serves GET /api/v1/missions/:slug (anyone signed in).
-func handleMissionGet(gov *governance.Services) echo.HandlerFunc {
+func handleMissionGet(missions *governance.MissionService) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		m, err := gov.Missions.Get(c.Request().Context(), c.Param("slug"))
+		m, err := missions.Get(c.Request().Context(), c.Param("slug"))
 		if err != nil {
 			return err
 		}
@@ -56,7 +56,7 @@ type missionPatch struct {
 // handleMissionUpdate serves PATCH /api/v1/missions/:slug (lead): changes
 // the fields the body names. The slug cannot change: a body naming another
 // one is a 422.
-func handleMissionUpdate(gov *governance.Services) echo.HandlerFunc {
+func handleMissionUpdate(missions *governance.MissionService) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		slug := c.Param("slug")
 		if err := httpx.Actor(c).RequireLead("edit a mission"); err != nil {
@@ -69,7 +69,7 @@ func handleMissionUpdate(gov *governance.Services) echo.HandlerFunc {
 		if p.Slug != nil && *p.Slug != slug {
 			return invalid("slug_immutable", "A mission's slug cannot change; create a new mission instead.")
 		}
-		m, err := gov.Missions.Patch(c.Request().Context(), httpx.Actor(c), slug, p.MissionPatch)
+		m, err := missions.Patch(c.Request().Context(), httpx.Actor(c), slug, p.MissionPatch)
 		if err != nil {
 			return err
 		}

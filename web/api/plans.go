@@ -12,13 +12,13 @@ import (
 )
 
 // handlePlanPropose serves POST /api/v1/sessions/:id/plan (the session's agent).
-func handlePlanPropose(gov *governance.Services) echo.HandlerFunc {
+func handlePlanPropose(plans *governance.PlanService) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		in, err := httpx.Bind[governance.PlanInput](c)
 		if err != nil {
 			return err
 		}
-		p, err := gov.Plans.Propose(c.Request().Context(), httpx.Actor(c), c.Param("id"), in)
+		p, err := plans.Propose(c.Request().Context(), httpx.Actor(c), c.Param("id"), in)
 		if err != nil {
 			return err
 		}
@@ -27,13 +27,13 @@ func handlePlanPropose(gov *governance.Services) echo.HandlerFunc {
 }
 
 // handlePlanApprove serves POST /api/v1/sessions/:id/plan/approve (lead).
-func handlePlanApprove(gov *governance.Services) echo.HandlerFunc {
-	return handlePlanDecide(gov.Plans.Approve)
+func handlePlanApprove(plans *governance.PlanService) echo.HandlerFunc {
+	return handlePlanDecide(plans.Approve)
 }
 
 // handlePlanReject serves POST /api/v1/sessions/:id/plan/reject (lead).
-func handlePlanReject(gov *governance.Services) echo.HandlerFunc {
-	return handlePlanDecide(gov.Plans.Reject)
+func handlePlanReject(plans *governance.PlanService) echo.HandlerFunc {
+	return handlePlanDecide(plans.Reject)
 }
 
 func handlePlanDecide(decide func(context.Context, auth.Actor, string, string) (governance.Plan, error)) echo.HandlerFunc {

@@ -10,13 +10,13 @@ import (
 )
 
 // handleRemediationRequest serves POST /api/v1/sessions/:id/remediations (lead).
-func handleRemediationRequest(gov *governance.Services) echo.HandlerFunc {
+func handleRemediationRequest(remediations *governance.RemediationService) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		in, err := httpx.Bind[governance.RemediationInput](c)
 		if err != nil {
 			return err
 		}
-		r, err := gov.Remediations.Request(c.Request().Context(), httpx.Actor(c), c.Param("id"), in)
+		r, err := remediations.Request(c.Request().Context(), httpx.Actor(c), c.Param("id"), in)
 		if err != nil {
 			return err
 		}
@@ -25,7 +25,7 @@ func handleRemediationRequest(gov *governance.Services) echo.HandlerFunc {
 }
 
 // handleRemediationClose serves POST /api/v1/remediations/:id/close (lead).
-func handleRemediationClose(gov *governance.Services) echo.HandlerFunc {
+func handleRemediationClose(remediations *governance.RemediationService) echo.HandlerFunc {
 	type request struct {
 		Note string `json:"note"`
 	}
@@ -38,7 +38,7 @@ func handleRemediationClose(gov *governance.Services) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		r, err := gov.Remediations.Close(c.Request().Context(), httpx.Actor(c), id, in.Note)
+		r, err := remediations.Close(c.Request().Context(), httpx.Actor(c), id, in.Note)
 		if err != nil {
 			return err
 		}

@@ -10,13 +10,13 @@ import (
 )
 
 // handleSessionCreate serves POST /api/v1/sessions (agent).
-func handleSessionCreate(gov *governance.Services) echo.HandlerFunc {
+func handleSessionCreate(sessions *governance.SessionService) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		in, err := httpx.Bind[governance.SessionInput](c)
 		if err != nil {
 			return err
 		}
-		s, err := gov.Sessions.Create(c.Request().Context(), httpx.Actor(c), in)
+		s, err := sessions.Create(c.Request().Context(), httpx.Actor(c), in)
 		if err != nil {
 			return err
 		}
@@ -25,9 +25,9 @@ func handleSessionCreate(gov *governance.Services) echo.HandlerFunc {
 }
 
 // handleSessionGet serves GET /api/v1/sessions/:id (its agent, or any person).
-func handleSessionGet(gov *governance.Services) echo.HandlerFunc {
+func handleSessionGet(sessions *governance.SessionService) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		d, err := gov.Sessions.Get(c.Request().Context(), httpx.Actor(c), c.Param("id"))
+		d, err := sessions.Get(c.Request().Context(), httpx.Actor(c), c.Param("id"))
 		if err != nil {
 			return err
 		}
@@ -36,7 +36,7 @@ func handleSessionGet(gov *governance.Services) echo.HandlerFunc {
 }
 
 // handleSessionPause serves POST /api/v1/sessions/:id/pause (lead).
-func handleSessionPause(gov *governance.Services) echo.HandlerFunc {
+func handleSessionPause(sessions *governance.SessionService) echo.HandlerFunc {
 	type request struct {
 		Reason string `json:"reason"`
 	}
@@ -45,7 +45,7 @@ func handleSessionPause(gov *governance.Services) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		s, err := gov.Sessions.Pause(c.Request().Context(), httpx.Actor(c), c.Param("id"), in.Reason)
+		s, err := sessions.Pause(c.Request().Context(), httpx.Actor(c), c.Param("id"), in.Reason)
 		if err != nil {
 			return err
 		}
@@ -54,12 +54,12 @@ func handleSessionPause(gov *governance.Services) echo.HandlerFunc {
 }
 
 // handleSessionResume serves POST /api/v1/sessions/:id/resume (lead).
-func handleSessionResume(gov *governance.Services) echo.HandlerFunc {
+func handleSessionResume(sessions *governance.SessionService) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if _, err := httpx.BindOptional[struct{}](c); err != nil {
 			return err
 		}
-		s, err := gov.Sessions.Resume(c.Request().Context(), httpx.Actor(c), c.Param("id"))
+		s, err := sessions.Resume(c.Request().Context(), httpx.Actor(c), c.Param("id"))
 		if err != nil {
 			return err
 		}
