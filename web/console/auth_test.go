@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -71,6 +72,14 @@ func TestConsoleSignIn(t *testing.T) {
 			t.Fatalf("a replayed cookie still works after logout: %d", res.StatusCode)
 		}
 	})
+	t.Run("every page has a sign-out-everywhere button, with the CSRF token", func(t *testing.T) {
+		b := webtest.ConsoleAs(t, base, lead.Email)
+		_, body := b.Get("/sessions")
+		form := regexp.MustCompile(`(?s)<form method="post" action="/logout/everywhere">.*?</form>`).FindString(body)
+		if !strings.Contains(form, `name="csrf" value="`+b.CSRF+`"`) || webtest.CountTestID(form, "sign-out-everywhere") != 1 {
+			t.Fatalf("no sign-out-everywhere form with the CSRF token on /sessions: %q", form)
+		}
+	})
 	t.Run("signing out everywhere ends every session of that person", func(t *testing.T) {
 		a, b := webtest.ConsoleAs(t, base, lead.Email), webtest.ConsoleAs(t, base, lead.Email)
 		if res, _ := a.PostForm("/logout/everywhere", nil); res.StatusCode != http.StatusSeeOther {
@@ -78,6 +87,19 @@ func TestConsoleSignIn(t *testing.T) {
 		}
 		if res, _ := b.Get("/"); res.StatusCode != http.StatusSeeOther {
 			t.Fatalf("the other device is still signed in: %d", res.StatusCode)
+		}
+	})
+	t.Run("the count's poll keeps the title of the page it came from", func(t *testing.T) {
+		b := webtest.ConsoleAs(t, base, lead.Email)
+		_, body := b.Get("/sessions")
+		if !strings.Contains(body, `hx-get="/attention/count?page=Sessions"`) {
+			t.Fatalf("the Sessions page does not poll with its title")
+		}
+		for page, want := range map[string]string{"Sessions": "<title>Sessions — Madebook</title>", "": "<title>Attention — Madebook</title>",
+			strings.Repeat("x", 81): "<title>Attention — Madebook</title>", "<b>": "<title>&lt;b&gt; — Madebook</title>"} {
+			if _, got := b.Get("/attention/count?page=" + url.QueryEscape(page)); !strings.Contains(got, want) {
+				t.Errorf("page %q: the poll answers %q, want %s", page, got, want)
+			}
 		}
 	})
 	t.Run("an idle session expires after 30 minutes", func(t *testing.T) {
