@@ -11,7 +11,8 @@ import (
 // handleAuditReport serves GET /api/v1/audit/:report (anyone signed in
 // with a personal token; agents are refused): one built-in report as
 // {"report","rows":[…]}, where passing is zero rows. stale-gates takes
-// ?older_than=36h (default 24h).
+// ?older_than=36h (default 24h), undelivered-resolutions ?min_age=10m
+// (default 5m: a younger resolution is in flight).
 func handleAuditReport(a *audit.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if err := actorOf(c).RequirePerson("read the audit reports"); err != nil {
@@ -22,6 +23,9 @@ func handleAuditReport(a *audit.Service) echo.HandlerFunc {
 		}
 		opts, err := auditOptions(c)
 		if err != nil {
+			return err
+		}
+		if opts.MinAge, err = audit.ParseMinAge(c.QueryParam("min_age")); err != nil {
 			return err
 		}
 		res, err := a.Run(c.Request().Context(), c.Param("report"), opts)
