@@ -120,6 +120,7 @@ type flags struct {
 	*flag.FlagSet
 	synopsis, about, notes string
 	env                    map[string]string // flag name → environment variable
+	given                  map[string]bool   // the flags the command line gave
 }
 
 func newFlags(name, synopsis, about string) *flags {
@@ -202,8 +203,10 @@ func (f *flags) parseArgs(c stdio, args []string) ([]string, error) {
 		}
 		rest, args = append(rest, f.Arg(0)), f.Args()[1:]
 	}
+	f.given = map[string]bool{}
+	f.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
 	for name, key := range f.env {
-		if v := c.getenv(key); v != "" && !f.isSet(name) {
+		if v := c.getenv(key); v != "" && !f.given[name] {
 			if err := f.Set(name, v); err != nil {
 				return nil, f.fail("%s=%q: %v", key, v, err)
 			}
@@ -212,9 +215,5 @@ func (f *flags) parseArgs(c stdio, args []string) ([]string, error) {
 	return rest, nil
 }
 
-// isSet reports whether the command line gave the flag.
-func (f *flags) isSet(name string) bool {
-	set := false
-	f.Visit(func(fl *flag.Flag) { set = set || fl.Name == name })
-	return set
-}
+// isSet reports whether the command line gave the flag (after parse).
+func (f *flags) isSet(name string) bool { return f.given[name] }

@@ -15,24 +15,31 @@ import (
 	"github.com/madebook/madebook/internal/auth"
 )
 
-// The demo's people and its pace.
+// The demo's people.
 const (
 	demoEmail = "demo@example.com"
 	demoAgent = "demo-agent"
-	// demoBriefEvery is how often the simulated agent briefs each session.
-	demoBriefEvery = 5 * time.Second
-	// demoGateEvery is how often it opens a new gate.
-	demoGateEvery = 20 * time.Second
-	// demoMaxGates caps the gates it opens, so that an unattended demo does
-	// not grow without bound.
-	demoMaxGates = 30
 )
+
+// demoPace is how busy the simulated agent is.
+type demoPace struct {
+	// briefEvery is how often it briefs each session.
+	briefEvery time.Duration
+	// gateEvery is how often it opens a new gate.
+	gateEvery time.Duration
+	// maxGates caps the gates it opens, so that an unattended demo does
+	// not grow without bound.
+	maxGates int
+}
+
+// defaultDemoPace is `serve --demo`'s pace.
+var defaultDemoPace = demoPace{briefEvery: 5 * time.Second, gateEvery: 20 * time.Second, maxGates: 30}
 
 // runDemo fills the throwaway database through the server's own public
 // API at base (http://ADDR), as a lead and an agent would, prints how to
 // sign in, then plays a simulated agent until ctx is done. It returns an
 // error only if the setup fails.
-func runDemo(ctx context.Context, a *app, base string, stdout io.Writer, logger *slog.Logger) error {
+func runDemo(ctx context.Context, a *app, base string, pace demoPace, stdout io.Writer, logger *slog.Logger) error {
 	password := rand.Text()
 	if _, err := a.auth.AddUser(ctx, demoEmail, password, auth.Admin); err != nil {
 		return fmt.Errorf("demo user: %w", err)
@@ -68,11 +75,11 @@ func runDemo(ctx context.Context, a *app, base string, stdout io.Writer, logger 
   A simulated agent (%s) briefs every %s and opens a gate every %s, %d at most.
   The database is thrown away at exit (Ctrl-C): %s
 
-`, base, demoEmail, password, token, key, token, base, demoAgent, demoBriefEvery, demoGateEvery, demoMaxGates, a.path)
+`, base, demoEmail, password, token, key, token, base, demoAgent, pace.briefEvery, pace.gateEvery, pace.maxGates, a.path)
 	if _, err := io.WriteString(stdout, banner); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	(&simulatedAgent{api: api, sessions: sessions, logger: logger, last: map[string]string{}}).run(ctx)
+	(&simulatedAgent{api: api, pace: pace, sessions: sessions, logger: logger, last: map[string]string{}}).run(ctx)
 	return nil
 }
 
@@ -291,11 +298,11 @@ func (d *demoAPI) gate(ctx context.Context, session string, g gateTopic) (string
 	return dec.Ref, err
 }
 
-// simulatedAgent briefs every session every demoBriefEvery and opens a
-// gate on one of its working sessions every demoGateEvery, up to
-// demoMaxGates.
+// simulatedAgent briefs every session and now and then opens a gate on
+// one of its working sessions, at its pace.
 type simulatedAgent struct {
 	api      *demoAPI
+	pace     demoPace
 	sessions []demoSession
 	logger   *slog.Logger
 	last     map[string]string // session → its last next_action
@@ -303,7 +310,7 @@ type simulatedAgent struct {
 }
 
 func (s *simulatedAgent) run(ctx context.Context) {
-	briefs, gates := time.NewTicker(demoBriefEvery), time.NewTicker(demoGateEvery)
+	briefs, gates := time.NewTicker(s.pace.briefEvery), time.NewTicker(s.pace.gateEvery)
 	defer briefs.Stop()
 	defer gates.Stop()
 	s.briefAll(ctx)
@@ -351,7 +358,7 @@ func (s *simulatedAgent) briefAll(ctx context.Context) {
 // openGate opens the next gate topic on the next working session that is
 // not stopped or blocked.
 func (s *simulatedAgent) openGate(ctx context.Context) {
-	if s.opened >= demoMaxGates {
+	if s.opened >= s.pace.maxGates {
 		return
 	}
 	for i := range s.sessions {
@@ -367,7 +374,7 @@ func (s *simulatedAgent) openGate(ctx context.Context) {
 		}
 		s.opened++
 		s.logger.Info("demo agent opened a gate", "ref", ref, "session", ses.title, "title", g.title,
-			"opened", s.opened, "max", demoMaxGates)
+			"opened", s.opened, "max", s.pace.maxGates)
 		return
 	}
 }

@@ -106,7 +106,7 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 	switch {
 	case cfg.demo:
 		demoDone = make(chan error, 1)
-		go func() { demoDone <- runDemo(demoCtx, a, dialURL(ln.Addr()), stdout, logger) }()
+		go func() { demoDone <- runDemo(demoCtx, a, dialURL(ln.Addr()), defaultDemoPace, stdout, logger) }()
 	case noUsers:
 		logger.Info(firstUserHint(a.path))
 	}

@@ -62,7 +62,7 @@ var reports = []Report{
 		Passing: "Every side effect started after the approval that governs it.",
 		Columns: []string{"run_id", "session_id", "tool_call_id", "server", "tool", "started_at", "ask_id", "answered_at"}},
 	{Name: UndeliveredResolutions, Title: "Undelivered resolutions",
-		Finds:   "Gates a person resolved that no brief has delivered to the agent yet, resolved longer ago than the configured age (5m unless told otherwise): a younger one is still on its way.",
+		Finds:   "Gates a person resolved longer ago than the configured age (5m unless told otherwise) that no brief has delivered to the agent yet.",
 		Passing: "Every resolution reached its agent.",
 		Columns: []string{"ref", "session_id", "resolved_at", "resolved_by", "age"}},
 	{Name: StaleGates, Title: "Stale gates",
