@@ -47,6 +47,17 @@ func openApp(ctx context.Context, path string) (*app, error) {
 // Close closes the database.
 func (a *app) Close() error { return a.store.Close() }
 
+// withApp opens the app on the database at path, runs fn with it, and
+// closes it.
+func withApp(ctx context.Context, path string, fn func(*app) error) error {
+	a, err := openApp(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return fn(a)
+}
+
 // audit is the audit reports' service.
 func (a *app) audit() *audit.Service { return audit.NewService(a.store, time.Now) }
 

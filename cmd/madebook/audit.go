@@ -57,18 +57,15 @@ func runAudit(ctx context.Context, c stdio, args []string) error {
 	if _, err := os.Stat(*path); err != nil {
 		return f.fail("no database at %s: give --db PATH (or MADEBOOK_DB)", *path)
 	}
-	a, err := openApp(ctx, *path)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	results, err := a.audit().RunAll(ctx, opts, reports...)
-	if errors.As(err, new(*audit.CorruptRowError)) {
-		return exitError{code: 2, err: err}
-	} else if err != nil {
-		return err
-	}
-	return printAudit(c.stdout, results, *format)
+	return withApp(ctx, *path, func(a *app) error {
+		results, err := a.audit().RunAll(ctx, opts, reports...)
+		if errors.As(err, new(*audit.CorruptRowError)) {
+			return exitError{code: 2, err: err}
+		} else if err != nil {
+			return err
+		}
+		return printAudit(c.stdout, results, *format)
+	})
 }
 
 // reportList is each report's name and what it finds, one a line.

@@ -61,31 +61,9 @@ func TestAuditExits1WhenAReportHasRows(t *testing.T) {
 	// clock, so the services run two days behind it.
 	store, path := testkit.MustOpenDB(t)
 	ctx := context.Background()
-	twoDaysAgo := func() time.Time { return time.Now().Add(-48 * time.Hour) }
-	authSvc := auth.NewService(store, twoDaysAgo).WithPasswordCost(bcrypt.MinCost)
-	gov, led := governance.NewService(store, twoDaysAgo), ledger.NewService(store, twoDaysAgo)
-	u, err := authSvc.AddUser(ctx, "lead@example.com", "password-123", auth.Lead)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lead := auth.Actor{UserID: u.ID, Email: u.Email, Role: u.Role}
-	key, err := authSvc.CreateKey(ctx, "agent")
-	if err != nil {
-		t.Fatal(err)
-	}
-	agent, err := authSvc.Authenticate(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := gov.CreateMission(ctx, lead, governance.MissionInput{Slug: "m", Title: "M", Text: "Do it."}); err != nil {
-		t.Fatal(err)
-	}
-	s, err := gov.CreateSession(ctx, agent, governance.SessionInput{Mission: "m", Title: "work"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	session := s.ID
-	if _, err := gov.OpenDecision(ctx, agent, session, governance.DecisionInput{Title: "Schema",
+	w := newAuditWorld(t, store, func() time.Time { return time.Now().Add(-48 * time.Hour) })
+	agent, session, led := w.agent, w.session, ledger.NewService(store, w.now)
+	if _, err := w.gov.OpenDecision(ctx, agent, session, governance.DecisionInput{Title: "Schema",
 		Question: "Drop the legacy billing table?", BlockedScope: []string{"db/migrations"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -257,6 +235,46 @@ func checkAuditOutput(t *testing.T, format, out string, want map[string]int) {
 	}
 }
 
+// auditWorld is a database's services on a clock, with a lead (and the
+// lead's token), an agent and a session of the agent on mission "m".
+type auditWorld struct {
+	now            func() time.Time
+	gov            *governance.Service
+	lead, agent    auth.Actor
+	token, session string
+}
+
+func newAuditWorld(t *testing.T, store *db.Store, now func() time.Time) auditWorld {
+	t.Helper()
+	ctx := context.Background()
+	w := auditWorld{now: now, gov: governance.NewService(store, now)}
+	authSvc := auth.NewService(store, now).WithPasswordCost(bcrypt.MinCost)
+	u, err := authSvc.AddUser(ctx, "lead@example.com", "password-123", auth.Lead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.lead = auth.Actor{UserID: u.ID, Email: u.Email, Role: u.Role}
+	if w.token, err = authSvc.CreateToken(ctx, u.Email); err != nil {
+		t.Fatal(err)
+	}
+	key, err := authSvc.CreateKey(ctx, "agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.agent, err = authSvc.Authenticate(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.gov.CreateMission(ctx, w.lead, governance.MissionInput{Slug: "m", Title: "M", Text: "Do it."}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := w.gov.CreateSession(ctx, w.agent, governance.SessionInput{Mission: "m", Title: "work"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.session = s.ID
+	return w
+}
+
 // resolvedAgo makes a database whose one gate a lead resolved ago (by the
 // real clock) and no brief has delivered, and returns its path and the
 // lead's token.
@@ -264,40 +282,15 @@ func resolvedAgo(t *testing.T, ago time.Duration) (path, token string) {
 	t.Helper()
 	store, path := testkit.MustOpenDB(t)
 	ctx := context.Background()
-	then := func() time.Time { return time.Now().Add(-ago) }
-	authSvc := auth.NewService(store, then).WithPasswordCost(bcrypt.MinCost)
-	gov := governance.NewService(store, then)
-	u, err := authSvc.AddUser(ctx, "lead@example.com", "password-123", auth.Lead)
+	w := newAuditWorld(t, store, func() time.Time { return time.Now().Add(-ago) })
+	d, err := w.gov.OpenDecision(ctx, w.agent, w.session, governance.DecisionInput{Title: "Schema", Question: "Drop it?"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lead := auth.Actor{UserID: u.ID, Email: u.Email, Role: u.Role}
-	if token, err = authSvc.CreateToken(ctx, u.Email); err != nil {
+	if _, err := w.gov.ResolveDecision(ctx, w.lead, d.Ref, "Keep it.", "Archive instead."); err != nil {
 		t.Fatal(err)
 	}
-	key, err := authSvc.CreateKey(ctx, "agent")
-	if err != nil {
-		t.Fatal(err)
-	}
-	agent, err := authSvc.Authenticate(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := gov.CreateMission(ctx, lead, governance.MissionInput{Slug: "m", Title: "M"}); err != nil {
-		t.Fatal(err)
-	}
-	s, err := gov.CreateSession(ctx, agent, governance.SessionInput{Mission: "m", Title: "work"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := gov.OpenDecision(ctx, agent, s.ID, governance.DecisionInput{Title: "Schema", Question: "Drop it?"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := gov.ResolveDecision(ctx, lead, d.Ref, "Keep it.", "Archive instead."); err != nil {
-		t.Fatal(err)
-	}
-	return path, token
+	return path, w.token
 }
 
 func TestAuditMinAge(t *testing.T) {

@@ -155,6 +155,15 @@ func (d *demoAPI) seed(ctx context.Context) ([]demoSession, error) {
 		out = append(out, demoSession{id: s.ID, title: title, working: working})
 		return s.ID, err
 	}
+	gated := func(mission, title string, g gateTopic) func() error {
+		return func() error {
+			id, err := open(mission, title, true)
+			if err == nil {
+				_, err = d.gate(ctx, id, g)
+			}
+			return err
+		}
+	}
 	// Each step makes one session and puts it in its state; a step's
 	// error stops the seeding.
 	steps := []func() error{
@@ -199,22 +208,8 @@ func (d *demoAPI) seed(ctx context.Context) ([]demoSession, error) {
 				}}},
 			}, http.StatusCreated, nil)
 		},
-		func() error { // DECISION_REQUIRED
-			id, err := open("checkout-redesign", "Merge the cart and checkout pages", true)
-			if err != nil {
-				return err
-			}
-			_, err = d.gate(ctx, id, gateTopics[0])
-			return err
-		},
-		func() error { // DECISION_REQUIRED
-			id, err := open("search-latency", "Add a full-text index", true)
-			if err != nil {
-				return err
-			}
-			_, err = d.gate(ctx, id, gateTopics[1])
-			return err
-		},
+		gated("checkout-redesign", "Merge the cart and checkout pages", gateTopics[0]), // DECISION_REQUIRED
+		gated("search-latency", "Add a full-text index", gateTopics[1]),                // DECISION_REQUIRED
 		func() error { // a run parked on a question
 			id, err := open("search-latency", "Profile the search endpoint", true)
 			if err != nil {

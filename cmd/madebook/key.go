@@ -18,15 +18,18 @@ func runKeyCreate(ctx context.Context, c stdio, args []string) error {
 	if *name == "" {
 		return f.fail("key create needs --name")
 	}
-	a, err := openApp(ctx, *path)
-	if err != nil {
+	return printSecret(ctx, c, *path, func(a *app) (string, error) { return a.auth.CreateKey(ctx, *name) })
+}
+
+// printSecret creates a secret on the database at path and prints it, one
+// line on stdout: key create and token create.
+func printSecret(ctx context.Context, c stdio, path string, create func(*app) (string, error)) error {
+	return withApp(ctx, path, func(a *app) error {
+		secret, err := create(a)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(c.stdout, secret)
 		return err
-	}
-	defer a.Close()
-	key, err := a.auth.CreateKey(ctx, *name)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintln(c.stdout, key)
-	return err
+	})
 }

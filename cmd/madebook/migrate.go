@@ -15,11 +15,8 @@ func runMigrate(ctx context.Context, c stdio, args []string) error {
 	if err := f.parse(c, args); err != nil {
 		return err
 	}
-	a, err := openApp(ctx, *path)
-	if err != nil {
+	return withApp(ctx, *path, func(*app) error {
+		_, err := fmt.Fprintf(c.stdout, "database %s is up to date\n", *path)
 		return err
-	}
-	defer a.Close()
-	_, err = fmt.Fprintf(c.stdout, "database %s is up to date\n", *path)
-	return err
+	})
 }

@@ -37,17 +37,14 @@ func runRulesInfer(ctx context.Context, c stdio, args []string) error {
 	if err := printRules(c.stdout, proposed); err != nil || !*apply {
 		return err
 	}
-	a, err := openApp(ctx, *path)
-	if err != nil {
+	return withApp(ctx, *path, func(a *app) error {
+		n, err := a.importRules(ctx, proposed)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(c.stdout, "stored %d advisory rules in %s\n", n, *path)
 		return err
-	}
-	defer a.Close()
-	n, err := a.importRules(ctx, proposed)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(c.stdout, "stored %d advisory rules in %s\n", n, *path)
-	return err
+	})
 }
 
 // printRules prints proposed architecture rules, one a line.

@@ -1,9 +1,6 @@
 package main
 
-import (
-	"context"
-	"fmt"
-)
+import "context"
 
 // runTokenCreate is `madebook token create`: it prints a new personal API
 // token, once.
@@ -19,15 +16,5 @@ func runTokenCreate(ctx context.Context, c stdio, args []string) error {
 	if *email == "" {
 		return f.fail("token create needs --email")
 	}
-	a, err := openApp(ctx, *path)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	token, err := a.auth.CreateToken(ctx, *email)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintln(c.stdout, token)
-	return err
+	return printSecret(ctx, c, *path, func(a *app) (string, error) { return a.auth.CreateToken(ctx, *email) })
 }

@@ -34,17 +34,14 @@ func runUserAdd(ctx context.Context, c stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	a, err := openApp(ctx, *path)
-	if err != nil {
+	return withApp(ctx, *path, func(a *app) error {
+		u, err := a.auth.AddUser(ctx, *email, password, r)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(c.stdout, "added %s (%s)\n", u.Email, u.Role)
 		return err
-	}
-	defer a.Close()
-	u, err := a.auth.AddUser(ctx, *email, password, r)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(c.stdout, "added %s (%s)\n", u.Email, u.Role)
-	return err
+	})
 }
 
 // readLine reads one line (the password) from r.

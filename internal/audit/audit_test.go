@@ -429,56 +429,36 @@ func TestRunRefuses(t *testing.T) {
 	}
 }
 
-func TestParseOlderThan(t *testing.T) {
-	for _, tc := range []struct {
+// TestParseAges checks the two age parsers, which take the same forms and
+// differ in their default and their error code.
+func TestParseAges(t *testing.T) {
+	type tc struct {
 		in   string
 		want time.Duration
 		ok   bool
-	}{
-		{"", audit.DefaultOlderThan, true},
-		{"36h", 36 * time.Hour, true},
-		{"90m", 90 * time.Minute, true},
-		{"7d", 7 * 24 * time.Hour, true},
-		{" 1h30m ", 90 * time.Minute, true},
-		{"0", 0, false},
-		{"-5h", 0, false},
-		{"0d", 0, false},
-		{"1.5d", 0, false},
-		{"soon", 0, false},
-		{"36", 0, false},
-		{"999999999d", 0, false},
-	} {
-		got, err := audit.ParseOlderThan(tc.in)
-		switch {
-		case tc.ok && (err != nil || got != tc.want):
-			t.Errorf("ParseOlderThan(%q) = %s, %v; want %s", tc.in, got, err, tc.want)
-		case !tc.ok && (errs.KindOf(err) != errs.Invalid || errs.CodeOf(err) != "invalid_older_than"):
-			t.Errorf("ParseOlderThan(%q) = %s, %v; want invalid_older_than", tc.in, got, err)
-		}
 	}
-}
-
-func TestParseMinAge(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want time.Duration
-		ok   bool
+	// Refused by both.
+	bad := []tc{{"0", 0, false}, {"-5h", 0, false}, {"0d", 0, false}, {"1.5d", 0, false}, {"soon", 0, false},
+		{"36", 0, false}, {"999999999d", 0, false}}
+	for _, p := range []struct {
+		name  string
+		parse func(string) (time.Duration, error)
+		code  string
+		cases []tc
 	}{
-		{"", audit.DefaultMinAge, true},
-		{"10m", 10 * time.Minute, true},
-		{"30s", 30 * time.Second, true},
-		{"1d", 24 * time.Hour, true},
-		{"0", 0, false},
-		{"-5m", 0, false},
-		{"soon", 0, false},
-		{"10", 0, false},
+		{"ParseOlderThan", audit.ParseOlderThan, "invalid_older_than", []tc{{"", audit.DefaultOlderThan, true},
+			{"36h", 36 * time.Hour, true}, {"90m", 90 * time.Minute, true}, {"7d", 7 * 24 * time.Hour, true}, {" 1h30m ", 90 * time.Minute, true}}},
+		{"ParseMinAge", audit.ParseMinAge, "invalid_min_age", []tc{{"", audit.DefaultMinAge, true},
+			{"10m", 10 * time.Minute, true}, {"30s", 30 * time.Second, true}, {"1d", 24 * time.Hour, true}}},
 	} {
-		got, err := audit.ParseMinAge(tc.in)
-		switch {
-		case tc.ok && (err != nil || got != tc.want):
-			t.Errorf("ParseMinAge(%q) = %s, %v; want %s", tc.in, got, err, tc.want)
-		case !tc.ok && (errs.KindOf(err) != errs.Invalid || errs.CodeOf(err) != "invalid_min_age"):
-			t.Errorf("ParseMinAge(%q) = %s, %v; want invalid_min_age", tc.in, got, err)
+		for _, c := range append(p.cases, bad...) {
+			got, err := p.parse(c.in)
+			switch {
+			case c.ok && (err != nil || got != c.want):
+				t.Errorf("%s(%q) = %s, %v; want %s", p.name, c.in, got, err, c.want)
+			case !c.ok && (errs.KindOf(err) != errs.Invalid || errs.CodeOf(err) != p.code):
+				t.Errorf("%s(%q) = %s, %v; want %s", p.name, c.in, got, err, p.code)
+			}
 		}
 	}
 }
