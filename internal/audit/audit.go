@@ -344,10 +344,12 @@ type CorruptRowError struct {
 	Err error
 }
 
+// Error says which row is corrupt and how, on one line.
 func (e *CorruptRowError) Error() string {
 	return fmt.Sprintf("corrupt stored data: %s row %s, column %s: %v", e.Table, e.Row, e.Column, e.Err)
 }
 
+// Unwrap returns what is wrong with the value.
 func (e *CorruptRowError) Unwrap() error { return e.Err }
 
 // storedTime reads a stored time of a row, or returns a *CorruptRowError
