@@ -189,6 +189,7 @@ SELECT d.ref, d.session_id, d.resolved_at, COALESCE(u.email, '') AS resolved_by
 FROM decisions d
 LEFT JOIN users u ON u.id = d.resolved_by
 WHERE d.resolved_at IS NOT NULL AND d.delivered_at IS NULL
+  AND d.resolved_at < ?1
 ORDER BY d.resolved_at, d.ref
 `
 
@@ -199,11 +200,13 @@ type AuditUndeliveredResolutionsRow struct {
 	ResolvedBy string
 }
 
-// Report undelivered-resolutions: gates a person resolved that no brief has
-// delivered yet. Driven from decisions_undelivered, which holds exactly
-// those gates.
-func (q *Queries) AuditUndeliveredResolutions(ctx context.Context) ([]AuditUndeliveredResolutionsRow, error) {
-	rows, err := q.query(ctx, q.auditUndeliveredResolutionsStmt, auditUndeliveredResolutions)
+// Report undelivered-resolutions: gates a person resolved, before
+// resolved_before (now minus the minimum age: a younger resolution is in
+// flight, not lost), that no brief has delivered yet. Driven from
+// decisions_undelivered, which holds exactly the resolved, undelivered
+// gates.
+func (q *Queries) AuditUndeliveredResolutions(ctx context.Context, resolvedBefore sql.NullString) ([]AuditUndeliveredResolutionsRow, error) {
+	rows, err := q.query(ctx, q.auditUndeliveredResolutionsStmt, auditUndeliveredResolutions, resolvedBefore)
 	if err != nil {
 		return nil, err
 	}

@@ -75,6 +75,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.countLoginFailuresStmt, err = db.PrepareContext(ctx, countLoginFailures); err != nil {
 		return nil, fmt.Errorf("error preparing query CountLoginFailures: %w", err)
 	}
+	if q.countUsersStmt, err = db.PrepareContext(ctx, countUsers); err != nil {
+		return nil, fmt.Errorf("error preparing query CountUsers: %w", err)
+	}
 	if q.createAPITokenStmt, err = db.PrepareContext(ctx, createAPIToken); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateAPIToken: %w", err)
 	}
@@ -433,6 +436,11 @@ func (q *Queries) Close() error {
 	if q.countLoginFailuresStmt != nil {
 		if cerr := q.countLoginFailuresStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing countLoginFailuresStmt: %w", cerr)
+		}
+	}
+	if q.countUsersStmt != nil {
+		if cerr := q.countUsersStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing countUsersStmt: %w", cerr)
 		}
 	}
 	if q.createAPITokenStmt != nil {
@@ -941,6 +949,7 @@ type Queries struct {
 	closeViolationStmt                *sql.Stmt
 	countAttentionStmt                *sql.Stmt
 	countLoginFailuresStmt            *sql.Stmt
+	countUsersStmt                    *sql.Stmt
 	createAPITokenStmt                *sql.Stmt
 	createAgentKeyStmt                *sql.Stmt
 	createAskStmt                     *sql.Stmt
@@ -1054,6 +1063,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		closeViolationStmt:                q.closeViolationStmt,
 		countAttentionStmt:                q.countAttentionStmt,
 		countLoginFailuresStmt:            q.countLoginFailuresStmt,
+		countUsersStmt:                    q.countUsersStmt,
 		createAPITokenStmt:                q.createAPITokenStmt,
 		createAgentKeyStmt:                q.createAgentKeyStmt,
 		createAskStmt:                     q.createAskStmt,

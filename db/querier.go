@@ -6,6 +6,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 )
 
 type Querier interface {
@@ -36,10 +37,12 @@ type Querier interface {
 	// question the system will refuse to accept an answer to. Driven from the
 	// unanswered asks (asks_open), each run found by its key.
 	AuditUnanswerableAsks(ctx context.Context) ([]AuditUnanswerableAsksRow, error)
-	// Report undelivered-resolutions: gates a person resolved that no brief has
-	// delivered yet. Driven from decisions_undelivered, which holds exactly
-	// those gates.
-	AuditUndeliveredResolutions(ctx context.Context) ([]AuditUndeliveredResolutionsRow, error)
+	// Report undelivered-resolutions: gates a person resolved, before
+	// resolved_before (now minus the minimum age: a younger resolution is in
+	// flight, not lost), that no brief has delivered yet. Driven from
+	// decisions_undelivered, which holds exactly the resolved, undelivered
+	// gates.
+	AuditUndeliveredResolutions(ctx context.Context, resolvedBefore sql.NullString) ([]AuditUndeliveredResolutionsRow, error)
 	ClearLoginFailures(ctx context.Context, email string) error
 	ClearViolation(ctx context.Context, arg ClearViolationParams) (Violation, error)
 	CloseBreach(ctx context.Context, arg CloseBreachParams) error
@@ -50,6 +53,7 @@ type Querier interface {
 	// How many items the Attention view lists, for the count in every page.
 	CountAttention(ctx context.Context) (int64, error)
 	CountLoginFailures(ctx context.Context, arg CountLoginFailuresParams) (CountLoginFailuresRow, error)
+	CountUsers(ctx context.Context) (int64, error)
 	CreateAPIToken(ctx context.Context, arg CreateAPITokenParams) (int64, error)
 	CreateAgentKey(ctx context.Context, arg CreateAgentKeyParams) (AgentKey, error)
 	CreateAsk(ctx context.Context, arg CreateAskParams) (Ask, error)

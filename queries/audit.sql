@@ -45,13 +45,16 @@ WHERE a.answered_at IS NOT NULL
 ORDER BY started_at, tool_call_id, ask_id;
 
 -- name: AuditUndeliveredResolutions :many
--- Report undelivered-resolutions: gates a person resolved that no brief has
--- delivered yet. Driven from decisions_undelivered, which holds exactly
--- those gates.
+-- Report undelivered-resolutions: gates a person resolved, before
+-- resolved_before (now minus the minimum age: a younger resolution is in
+-- flight, not lost), that no brief has delivered yet. Driven from
+-- decisions_undelivered, which holds exactly the resolved, undelivered
+-- gates.
 SELECT d.ref, d.session_id, d.resolved_at, COALESCE(u.email, '') AS resolved_by
 FROM decisions d
 LEFT JOIN users u ON u.id = d.resolved_by
 WHERE d.resolved_at IS NOT NULL AND d.delivered_at IS NULL
+  AND d.resolved_at < sqlc.arg(resolved_before)
 ORDER BY d.resolved_at, d.ref;
 
 -- name: AuditStaleGates :many

@@ -30,3 +30,6 @@ UPDATE users SET role = sqlc.arg(role) WHERE id = sqlc.arg(id);
 
 -- name: SetUserDisabledAt :exec
 UPDATE users SET disabled_at = sqlc.narg(disabled_at) WHERE id = sqlc.arg(id);
+
+-- name: CountUsers :one
+SELECT COUNT(*) FROM users;

@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
@@ -58,31 +61,9 @@ func TestAuditExits1WhenAReportHasRows(t *testing.T) {
 	// clock, so the services run two days behind it.
 	store, path := testkit.MustOpenDB(t)
 	ctx := context.Background()
-	twoDaysAgo := func() time.Time { return time.Now().Add(-48 * time.Hour) }
-	authSvc := auth.NewService(store, twoDaysAgo).WithPasswordCost(bcrypt.MinCost)
-	gov, led := governance.New(store, twoDaysAgo), ledger.NewService(store, twoDaysAgo)
-	u, err := authSvc.AddUser(ctx, "lead@example.com", "password-123", auth.Lead)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lead := auth.Actor{UserID: u.ID, Email: u.Email, Role: u.Role}
-	key, err := authSvc.CreateKey(ctx, "agent")
-	if err != nil {
-		t.Fatal(err)
-	}
-	agent, err := authSvc.Authenticate(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := gov.Missions.Create(ctx, lead, governance.MissionInput{Slug: "m", Title: "M", Text: "Do it."}); err != nil {
-		t.Fatal(err)
-	}
-	s, err := gov.Sessions.Create(ctx, agent, governance.SessionInput{Mission: "m", Title: "work"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	session := s.ID
-	if _, err := gov.Decisions.Open(ctx, agent, session, governance.DecisionInput{Title: "Schema",
+	w := newAuditWorld(t, store, func() time.Time { return time.Now().Add(-48 * time.Hour) })
+	agent, session, led := w.agent, w.session, ledger.NewService(store, w.now)
+	if _, err := w.gov.Decisions.Open(ctx, agent, session, governance.DecisionInput{Title: "Schema",
 		Question: "Drop the legacy billing table?", BlockedScope: []string{"db/migrations"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -252,4 +233,158 @@ func checkAuditOutput(t *testing.T, format, out string, want map[string]int) {
 	if len(want) == 4 && strings.Join(order, " ") != "unanswerable-asks premature-side-effects undelivered-resolutions stale-gates" {
 		t.Errorf("report order %v", order)
 	}
+}
+
+// auditWorld is a database's services on a clock, with a lead (and the
+// lead's token), an agent and a session of the agent on mission "m".
+type auditWorld struct {
+	now            func() time.Time
+	gov            *governance.Services
+	lead, agent    auth.Actor
+	token, session string
+}
+
+func newAuditWorld(t *testing.T, store *db.Store, now func() time.Time) auditWorld {
+	t.Helper()
+	ctx := context.Background()
+	w := auditWorld{now: now, gov: governance.New(store, now)}
+	authSvc := auth.NewService(store, now).WithPasswordCost(bcrypt.MinCost)
+	u, err := authSvc.AddUser(ctx, "lead@example.com", "password-123", auth.Lead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.lead = auth.Actor{UserID: u.ID, Email: u.Email, Role: u.Role}
+	if w.token, err = authSvc.CreateToken(ctx, u.Email); err != nil {
+		t.Fatal(err)
+	}
+	key, err := authSvc.CreateKey(ctx, "agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.agent, err = authSvc.Authenticate(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.gov.Missions.Create(ctx, w.lead, governance.MissionInput{Slug: "m", Title: "M", Text: "Do it."}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := w.gov.Sessions.Create(ctx, w.agent, governance.SessionInput{Mission: "m", Title: "work"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.session = s.ID
+	return w
+}
+
+// resolvedAgo makes a database whose one gate a lead resolved ago (by the
+// real clock) and no brief has delivered, and returns its path and the
+// lead's token.
+func resolvedAgo(t *testing.T, ago time.Duration) (path, token string) {
+	t.Helper()
+	store, path := testkit.MustOpenDB(t)
+	ctx := context.Background()
+	w := newAuditWorld(t, store, func() time.Time { return time.Now().Add(-ago) })
+	d, err := w.gov.Decisions.Open(ctx, w.agent, w.session, governance.DecisionInput{Title: "Schema", Question: "Drop it?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.gov.Decisions.Resolve(ctx, w.lead, d.Ref, "Keep it.", "Archive instead."); err != nil {
+		t.Fatal(err)
+	}
+	return path, w.token
+}
+
+func TestAuditMinAge(t *testing.T) {
+	t.Parallel()
+	path, token := resolvedAgo(t, 2*time.Minute)
+
+	t.Run("a gate resolved two minutes ago is in flight: the audit passes", func(t *testing.T) {
+		if out, err := cli(t, noEnv, "", "audit", "--db", path); err != nil {
+			t.Fatalf("audit: %v\n%s", err, out)
+		}
+	})
+	t.Run("--min-age 1m lists it", func(t *testing.T) {
+		out, err := cli(t, noEnv, "", "audit", "undelivered-resolutions", "--min-age", "1m", "--db", path, "--format", "json")
+		if !errors.As(err, new(auditFailed)) {
+			t.Fatalf("audit --min-age 1m: %v, want auditFailed\n%s", err, out)
+		}
+		checkAuditOutput(t, "json", out, map[string]int{"undelivered-resolutions": 1})
+	})
+	t.Run("a mistaken --min-age is a usage error", func(t *testing.T) {
+		for _, bad := range []string{"soon", "-1m", "0", "10"} {
+			out, err := cli(t, noEnv, "", "audit", "--db", path, "--min-age", bad)
+			var u usageError
+			if !errors.As(err, &u) || !strings.Contains(err.Error(), "--min-age") || out != "" {
+				t.Errorf("--min-age %s: %v, stdout %q; want a usage error naming --min-age", bad, err, out)
+			}
+		}
+	})
+	t.Run("the API takes ?min_age", func(t *testing.T) {
+		s := startServe(t, noEnv, "--addr", "127.0.0.1:0", "--db", path)
+		rows := func(query string) int {
+			t.Helper()
+			got, _ := s.req(http.StatusOK, http.MethodGet, "/api/v1/audit/undelivered-resolutions"+query, token, nil)["rows"].([]any)
+			return len(got)
+		}
+		if n := rows(""); n != 0 {
+			t.Errorf("default min age: %d rows, want 0", n)
+		}
+		if n := rows("?min_age=10m"); n != 0 {
+			t.Errorf("min_age=10m: %d rows, want 0", n)
+		}
+		if n := rows("?min_age=1m"); n != 1 {
+			t.Errorf("min_age=1m: %d rows, want 1", n)
+		}
+		for _, bad := range []string{"soon", "-1m", "0"} {
+			e, _ := s.req(http.StatusUnprocessableEntity, http.MethodGet, "/api/v1/audit/undelivered-resolutions?min_age="+bad, token, nil)["error"].(map[string]any)
+			if e["code"] != "invalid_min_age" {
+				t.Errorf("min_age=%s: %v, want invalid_min_age", bad, e)
+			}
+		}
+		httpClient.CloseIdleConnections()
+	})
+}
+
+func TestAuditReportsCorruptDataAndExits2(t *testing.T) {
+	t.Parallel()
+	path, _ := resolvedAgo(t, time.Hour)
+	store, err := db.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Writer().Exec(`UPDATE decisions SET resolved_at = '2020-01-01 00:00:00' WHERE ref = 'DEC-001'`); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+
+	out, err := cli(t, noEnv, "", "audit", "--db", path)
+	var e exitError
+	if !errors.As(err, &e) || e.code != 2 {
+		t.Fatalf("audit on a corrupt row: %v (%T), want an exit-2 error", err, err)
+	}
+	for _, want := range []string{"undelivered-resolutions", "decisions", "DEC-001", "resolved_at", "2020-01-01 00:00:00"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %q", err, want)
+		}
+	}
+	if out != "" {
+		t.Errorf("printed %q", out)
+	}
+
+	t.Run("the binary prints one line on stderr and exits 2", func(t *testing.T) {
+		cmd := exec.Command(buildMadebook(t), "audit", "--db", path)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+			t.Fatalf("exit %v, want 2; stderr %q", err, stderr.String())
+		}
+		if lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n"); len(lines) != 1 ||
+			!strings.HasPrefix(lines[0], "madebook: ") || !strings.Contains(lines[0], "DEC-001") {
+			t.Errorf("stderr %q, want one line naming DEC-001", stderr.String())
+		}
+		if strings.Contains(stderr.String(), "goroutine") || stdout.Len() > 0 {
+			t.Errorf("stdout %q, stderr %q", stdout.String(), stderr.String())
+		}
+	})
 }

@@ -31,6 +31,12 @@ const (
 // it, unless Options say otherwise.
 const DefaultOlderThan = 24 * time.Hour
 
+// DefaultMinAge is how long ago a gate must have been resolved for
+// undelivered-resolutions to list it, unless Options say otherwise: a
+// resolution younger than that is in flight (its agent briefs every few
+// minutes at most), not lost.
+const DefaultMinAge = 5 * time.Minute
+
 // Report describes one built-in report.
 type Report struct {
 	// Name is the report's name in URLs and on the command line.
@@ -56,7 +62,7 @@ var reports = []Report{
 		Passing: "Every side effect started after the approval that governs it.",
 		Columns: []string{"run_id", "session_id", "tool_call_id", "server", "tool", "started_at", "ask_id", "answered_at"}},
 	{Name: UndeliveredResolutions, Title: "Undelivered resolutions",
-		Finds:   "Gates a person resolved that no brief has delivered to the agent yet.",
+		Finds:   "Gates a person resolved longer ago than the configured age (5m unless told otherwise) that no brief has delivered to the agent yet.",
 		Passing: "Every resolution reached its agent.",
 		Columns: []string{"ref", "session_id", "resolved_at", "resolved_by", "age"}},
 	{Name: StaleGates, Title: "Stale gates",
@@ -101,39 +107,74 @@ type Options struct {
 	// OlderThan is the age past which an open gate is stale; zero is
 	// DefaultOlderThan.
 	OlderThan time.Duration
+	// MinAge is how long ago a gate must have been resolved for
+	// undelivered-resolutions to list it; zero is DefaultMinAge.
+	MinAge time.Duration
 }
 
 // ParseOlderThan reads an age as the API (?older_than=) and the CLI
 // (--older-than) take it: a Go duration ("36h", "90m") or whole days
 // ("7d"). The empty string is DefaultOlderThan. Errors: invalid_older_than.
 func ParseOlderThan(s string) (time.Duration, error) {
+	return parseAge(s, DefaultOlderThan, invalidOlderThan)
+}
+
+// ParseMinAge reads the minimum age of an undelivered resolution as the
+// API (?min_age=) and the CLI (--min-age) take it, in the same forms as
+// ParseOlderThan ("10m", "2h", "1d"). The empty string is DefaultMinAge.
+// Errors: invalid_min_age.
+func ParseMinAge(s string) (time.Duration, error) {
+	return parseAge(s, DefaultMinAge, invalidMinAge)
+}
+
+// ParseOptions reads both ages as the API and the console take them
+// (?older_than=, ?min_age=). Errors: invalid_older_than, invalid_min_age.
+func ParseOptions(olderThan, minAge string) (Options, error) {
+	var o Options
+	var err error
+	if o.OlderThan, err = ParseOlderThan(olderThan); err != nil {
+		return Options{}, err
+	}
+	if o.MinAge, err = ParseMinAge(minAge); err != nil {
+		return Options{}, err
+	}
+	return o, nil
+}
+
+// parseAge reads a positive age: a Go duration or whole days. The empty
+// string is def; anything else that is not an age is invalid(s).
+func parseAge(s string, def time.Duration, invalid func(string) error) (time.Duration, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return DefaultOlderThan, nil
+		return def, nil
 	}
 	var d time.Duration
 	var err error
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		var n int64
 		n, err = strconv.ParseInt(days, 10, 64)
-		if err == nil && (n <= 0 || n > int64(maxOlderThan/(24*time.Hour))) {
+		if err == nil && (n <= 0 || n > int64(maxAge/(24*time.Hour))) {
 			err = fmt.Errorf("out of range")
 		}
 		d = time.Duration(n) * 24 * time.Hour
 	} else {
 		d, err = time.ParseDuration(s)
 	}
-	if err != nil || d <= 0 || d > maxOlderThan {
-		return 0, invalidOlderThan(s)
+	if err != nil || d <= 0 || d > maxAge {
+		return 0, invalid(s)
 	}
 	return d, nil
 }
 
-// maxOlderThan is the longest age accepted: about a hundred years.
-const maxOlderThan = 100 * 365 * 24 * time.Hour
+// maxAge is the longest age accepted: about a hundred years.
+const maxAge = 100 * 365 * 24 * time.Hour
 
 func invalidOlderThan(s string) error {
 	return errs.E(errs.Invalid, "invalid_older_than", "older_than %q is not an age: give a positive duration such as 36h, 90m or 7d.", s)
+}
+
+func invalidMinAge(s string) error {
+	return errs.E(errs.Invalid, "invalid_min_age", "min_age %q is not an age: give a positive duration such as 10m, 2h or 1d.", s)
 }
 
 // Result is one report as run: display rows for tables and CSV, and typed
@@ -152,6 +193,9 @@ type Result struct {
 	Now time.Time
 	// OlderThan is the age stale-gates used (zero for the others).
 	OlderThan time.Duration
+	// MinAge is the age undelivered-resolutions used (zero for the
+	// others).
+	MinAge time.Duration
 }
 
 // Passing reports whether the report found nothing.
@@ -225,7 +269,8 @@ func NewService(store db.Transactor, now func() time.Time) *Service {
 }
 
 // Run runs one report. Errors: unknown_report, invalid_older_than (a
-// negative OlderThan).
+// negative OlderThan), invalid_min_age (a negative MinAge). A stored row
+// the report cannot read is a *CorruptRowError.
 func (s *Service) Run(ctx context.Context, name string, opts Options) (Result, error) {
 	rep, err := Lookup(name)
 	if err != nil {
@@ -242,7 +287,9 @@ func (s *Service) Run(ctx context.Context, name string, opts Options) (Result, e
 }
 
 // RunAll runs every report (or the named ones, in the order given) on one
-// snapshot of the database. Errors: unknown_report, invalid_older_than.
+// snapshot of the database. Errors: unknown_report, invalid_older_than,
+// invalid_min_age; a stored row a report cannot read is a
+// *CorruptRowError.
 func (s *Service) RunAll(ctx context.Context, opts Options, names ...string) ([]Result, error) {
 	if len(names) == 0 {
 		names = Names()
@@ -287,77 +334,151 @@ func (s *Service) defaults(opts Options) (Options, error) {
 	case opts.OlderThan < 0:
 		return opts, invalidOlderThan(opts.OlderThan.String())
 	}
+	switch {
+	case opts.MinAge == 0:
+		opts.MinAge = DefaultMinAge
+	case opts.MinAge < 0:
+		return opts, invalidMinAge(opts.MinAge.String())
+	}
 	return opts, nil
+}
+
+// CorruptRowError is a stored row a report cannot read: a value Madebook
+// never writes (a malformed time, say), put there by hand or by damage.
+// It names the table, the row and the column, so that a person can find
+// and mend it.
+type CorruptRowError struct {
+	// Table is the table the row is in.
+	Table string
+	// Row is the row's key: an id, or a gate's reference.
+	Row string
+	// Column is the column holding the bad value.
+	Column string
+	// Err says what is wrong with the value.
+	Err error
+}
+
+// Error says which row is corrupt and how, on one line.
+func (e *CorruptRowError) Error() string {
+	return fmt.Sprintf("corrupt stored data: %s row %s, column %s: %v", e.Table, e.Row, e.Column, e.Err)
+}
+
+// Unwrap returns what is wrong with the value.
+func (e *CorruptRowError) Unwrap() error { return e.Err }
+
+// storedTime reads a stored time of a row, or returns a *CorruptRowError
+// naming it.
+func storedTime(table, row, column, s string) (time.Time, error) {
+	t, err := db.ParseTime(s)
+	if err != nil {
+		return time.Time{}, &CorruptRowError{Table: table, Row: row, Column: column, Err: err}
+	}
+	return t, nil
 }
 
 // run runs one report on q and converts its rows.
 func run(ctx context.Context, q db.Querier, rep Report, opts Options) (Result, error) {
 	res := Result{Report: rep, Columns: rep.Columns, Rows: [][]string{}, Now: opts.Now}
+	var err error
 	switch rep.Name {
 	case UnanswerableAsks:
-		rows, err := q.AuditUnanswerableAsks(ctx)
-		if err != nil {
-			return res, err
-		}
-		recs := make([]UnanswerableAsk, len(rows))
-		for i, r := range rows {
-			recs[i] = UnanswerableAsk{RunID: r.RunID, RunStatus: r.RunStatus, SessionID: r.SessionID, AskID: r.AskID,
-				Prompt: r.Prompt, AskedAt: db.MustTime(r.AskedAt)}
-			res.Rows = append(res.Rows, []string{r.RunID, r.RunStatus, r.SessionID, r.AskID, r.Prompt, stamp(recs[i].AskedAt)})
-		}
-		res.Records = recs
+		res.Records, err = unanswerableAsks(ctx, q, &res)
 	case PrematureSideEffects:
-		rows, err := q.AuditPrematureSideEffects(ctx)
-		if err != nil {
-			return res, err
-		}
-		recs := make([]PrematureSideEffect, len(rows))
-		for i, r := range rows {
-			rec := PrematureSideEffect{RunID: r.RunID, SessionID: r.SessionID, ToolCallID: r.ToolCallID, Server: r.Server,
-				Tool: r.Tool, StartedAt: db.MustTime(r.StartedAt), AskID: r.AskID}
-			answered := ""
-			if r.AnsweredAt.Valid {
-				t := db.MustTime(r.AnsweredAt.String)
-				rec.AnsweredAt, answered = &t, stamp(t)
-			}
-			recs[i] = rec
-			res.Rows = append(res.Rows, []string{r.RunID, r.SessionID, strconv.FormatInt(r.ToolCallID, 10), r.Server, r.Tool,
-				stamp(rec.StartedAt), r.AskID, answered})
-		}
-		res.Records = recs
+		res.Records, err = prematureSideEffects(ctx, q, &res)
 	case UndeliveredResolutions:
-		rows, err := q.AuditUndeliveredResolutions(ctx)
-		if err != nil {
-			return res, err
-		}
-		recs := make([]UndeliveredResolution, len(rows))
-		for i, r := range rows {
-			at := db.MustNullTime(r.ResolvedAt)
-			age := ageAt(opts.Now, at)
-			recs[i] = UndeliveredResolution{Ref: r.Ref, SessionID: r.SessionID, ResolvedAt: at, ResolvedBy: r.ResolvedBy,
-				Age: age.String(), AgeSeconds: int64(age / time.Second)}
-			res.Rows = append(res.Rows, []string{r.Ref, r.SessionID, stamp(at), r.ResolvedBy, age.String()})
-		}
-		res.Records = recs
+		res.MinAge = opts.MinAge
+		res.Records, err = undeliveredResolutions(ctx, q, &res)
 	case StaleGates:
 		res.OlderThan = opts.OlderThan
-		rows, err := q.AuditStaleGates(ctx, db.FormatTime(opts.Now.Add(-opts.OlderThan)))
-		if err != nil {
-			return res, err
-		}
-		recs := make([]StaleGate, len(rows))
-		for i, r := range rows {
-			at := db.MustTime(r.OpenedAt)
-			age := ageAt(opts.Now, at)
-			recs[i] = StaleGate{Ref: r.Ref, SessionID: r.SessionID, Title: r.Title, OpenedAt: at,
-				Age: age.String(), AgeSeconds: int64(age / time.Second)}
-			res.Rows = append(res.Rows, []string{r.Ref, r.SessionID, r.Title, stamp(at), age.String()})
-		}
-		res.Records = recs
+		res.Records, err = staleGates(ctx, q, &res)
 	default:
-		return res, fmt.Errorf("report %q has no query", rep.Name)
+		err = fmt.Errorf("report %q has no query", rep.Name)
 	}
-	return res, nil
+	return res, err
+}
+
+func unanswerableAsks(ctx context.Context, q db.Querier, res *Result) ([]UnanswerableAsk, error) {
+	rows, err := q.AuditUnanswerableAsks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	recs := make([]UnanswerableAsk, len(rows))
+	for i, r := range rows {
+		at, err := storedTime("asks", r.AskID, "created_at", r.AskedAt)
+		if err != nil {
+			return nil, err
+		}
+		recs[i] = UnanswerableAsk{RunID: r.RunID, RunStatus: r.RunStatus, SessionID: r.SessionID, AskID: r.AskID,
+			Prompt: r.Prompt, AskedAt: at}
+		res.Rows = append(res.Rows, []string{r.RunID, r.RunStatus, r.SessionID, r.AskID, r.Prompt, stamp(at)})
+	}
+	return recs, nil
+}
+
+func prematureSideEffects(ctx context.Context, q db.Querier, res *Result) ([]PrematureSideEffect, error) {
+	rows, err := q.AuditPrematureSideEffects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	recs := make([]PrematureSideEffect, len(rows))
+	for i, r := range rows {
+		started, err := storedTime("tool_calls", strconv.FormatInt(r.ToolCallID, 10), "started_at", r.StartedAt)
+		if err != nil {
+			return nil, err
+		}
+		rec := PrematureSideEffect{RunID: r.RunID, SessionID: r.SessionID, ToolCallID: r.ToolCallID, Server: r.Server,
+			Tool: r.Tool, StartedAt: started, AskID: r.AskID}
+		answered := ""
+		if r.AnsweredAt.Valid {
+			t, err := storedTime("asks", r.AskID, "answered_at", r.AnsweredAt.String)
+			if err != nil {
+				return nil, err
+			}
+			rec.AnsweredAt, answered = &t, stamp(t)
+		}
+		recs[i] = rec
+		res.Rows = append(res.Rows, []string{r.RunID, r.SessionID, strconv.FormatInt(r.ToolCallID, 10), r.Server, r.Tool,
+			stamp(rec.StartedAt), r.AskID, answered})
+	}
+	return recs, nil
+}
+
+func undeliveredResolutions(ctx context.Context, q db.Querier, res *Result) ([]UndeliveredResolution, error) {
+	rows, err := q.AuditUndeliveredResolutions(ctx, db.NullTime(res.Now.Add(-res.MinAge)))
+	if err != nil {
+		return nil, err
+	}
+	recs := make([]UndeliveredResolution, len(rows))
+	for i, r := range rows {
+		at, err := storedTime("decisions", r.Ref, "resolved_at", r.ResolvedAt.String)
+		if err != nil {
+			return nil, err
+		}
+		age := ageAt(res.Now, at)
+		recs[i] = UndeliveredResolution{Ref: r.Ref, SessionID: r.SessionID, ResolvedAt: at, ResolvedBy: r.ResolvedBy,
+			Age: age.String(), AgeSeconds: int64(age / time.Second)}
+		res.Rows = append(res.Rows, []string{r.Ref, r.SessionID, stamp(at), r.ResolvedBy, age.String()})
+	}
+	return recs, nil
+}
+
+func staleGates(ctx context.Context, q db.Querier, res *Result) ([]StaleGate, error) {
+	rows, err := q.AuditStaleGates(ctx, db.FormatTime(res.Now.Add(-res.OlderThan)))
+	if err != nil {
+		return nil, err
+	}
+	recs := make([]StaleGate, len(rows))
+	for i, r := range rows {
+		at, err := storedTime("decisions", r.Ref, "opened_at", r.OpenedAt)
+		if err != nil {
+			return nil, err
+		}
+		age := ageAt(res.Now, at)
+		recs[i] = StaleGate{Ref: r.Ref, SessionID: r.SessionID, Title: r.Title, OpenedAt: at,
+			Age: age.String(), AgeSeconds: int64(age / time.Second)}
+		res.Rows = append(res.Rows, []string{r.Ref, r.SessionID, r.Title, stamp(at), age.String()})
+	}
+	return recs, nil
 }
 
 // stamp is a time as the reports show it: RFC 3339 UTC, with as much of

@@ -326,6 +326,54 @@ func TestUndeliveredResolutions(t *testing.T) {
 	}
 }
 
+func TestUndeliveredResolutionsWaitForTheMinimumAge(t *testing.T) {
+	w := newWorld(t)
+	d := w.gate("Schema")
+	w.resolve(d.Ref)
+	resolvedAt := w.kit.Clock.Now()
+	listed := func(opts audit.Options) bool {
+		t.Helper()
+		res := w.reportWith(audit.UndeliveredResolutions, opts)
+		if opts.MinAge == 0 && res.MinAge != audit.DefaultMinAge {
+			t.Errorf("the result says min age %s, want the default %s", res.MinAge, audit.DefaultMinAge)
+		}
+		return !res.Passing()
+	}
+
+	t.Run("a resolution three seconds old is in flight, not a row", func(t *testing.T) {
+		if listed(audit.Options{Now: resolvedAt.Add(3 * time.Second)}) {
+			t.Error("listed three seconds after the resolve")
+		}
+	})
+	t.Run("one exactly the minimum age old is not a row yet", func(t *testing.T) {
+		if listed(audit.Options{Now: resolvedAt.Add(audit.DefaultMinAge)}) {
+			t.Error("listed at exactly the default minimum age")
+		}
+	})
+	t.Run("one older than the default five minutes is a row", func(t *testing.T) {
+		if audit.DefaultMinAge != 5*time.Minute {
+			t.Errorf("DefaultMinAge %s, want 5m (the documented default)", audit.DefaultMinAge)
+		}
+		if !listed(audit.Options{Now: resolvedAt.Add(5*time.Minute + time.Second)}) {
+			t.Error("not listed five minutes and a second after the resolve")
+		}
+	})
+	t.Run("MinAge moves the line both ways", func(t *testing.T) {
+		if !listed(audit.Options{Now: resolvedAt.Add(2 * time.Minute), MinAge: time.Minute}) {
+			t.Error("not listed at two minutes with a one-minute minimum")
+		}
+		if listed(audit.Options{Now: resolvedAt.Add(time.Hour), MinAge: 2 * time.Hour}) {
+			t.Error("listed at one hour with a two-hour minimum")
+		}
+	})
+	t.Run("a negative MinAge is refused", func(t *testing.T) {
+		_, err := w.kit.Audit.Run(context.Background(), audit.UndeliveredResolutions, audit.Options{MinAge: -time.Minute})
+		if errs.KindOf(err) != errs.Invalid || errs.CodeOf(err) != "invalid_min_age" {
+			t.Errorf("negative min age: %v (%s)", err, errs.CodeOf(err))
+		}
+	})
+}
+
 func TestStaleGates(t *testing.T) {
 	w := newWorld(t)
 	old := w.gate("Old")
@@ -381,31 +429,36 @@ func TestRunRefuses(t *testing.T) {
 	}
 }
 
-func TestParseOlderThan(t *testing.T) {
-	for _, tc := range []struct {
+// TestParseAges checks the two age parsers, which take the same forms and
+// differ in their default and their error code.
+func TestParseAges(t *testing.T) {
+	type tc struct {
 		in   string
 		want time.Duration
 		ok   bool
+	}
+	// Refused by both.
+	bad := []tc{{"0", 0, false}, {"-5h", 0, false}, {"0d", 0, false}, {"1.5d", 0, false}, {"soon", 0, false},
+		{"36", 0, false}, {"999999999d", 0, false}}
+	for _, p := range []struct {
+		name  string
+		parse func(string) (time.Duration, error)
+		code  string
+		cases []tc
 	}{
-		{"", audit.DefaultOlderThan, true},
-		{"36h", 36 * time.Hour, true},
-		{"90m", 90 * time.Minute, true},
-		{"7d", 7 * 24 * time.Hour, true},
-		{" 1h30m ", 90 * time.Minute, true},
-		{"0", 0, false},
-		{"-5h", 0, false},
-		{"0d", 0, false},
-		{"1.5d", 0, false},
-		{"soon", 0, false},
-		{"36", 0, false},
-		{"999999999d", 0, false},
+		{"ParseOlderThan", audit.ParseOlderThan, "invalid_older_than", []tc{{"", audit.DefaultOlderThan, true},
+			{"36h", 36 * time.Hour, true}, {"90m", 90 * time.Minute, true}, {"7d", 7 * 24 * time.Hour, true}, {" 1h30m ", 90 * time.Minute, true}}},
+		{"ParseMinAge", audit.ParseMinAge, "invalid_min_age", []tc{{"", audit.DefaultMinAge, true},
+			{"10m", 10 * time.Minute, true}, {"30s", 30 * time.Second, true}, {"1d", 24 * time.Hour, true}}},
 	} {
-		got, err := audit.ParseOlderThan(tc.in)
-		switch {
-		case tc.ok && (err != nil || got != tc.want):
-			t.Errorf("ParseOlderThan(%q) = %s, %v; want %s", tc.in, got, err, tc.want)
-		case !tc.ok && (errs.KindOf(err) != errs.Invalid || errs.CodeOf(err) != "invalid_older_than"):
-			t.Errorf("ParseOlderThan(%q) = %s, %v; want invalid_older_than", tc.in, got, err)
+		for _, c := range append(p.cases, bad...) {
+			got, err := p.parse(c.in)
+			switch {
+			case c.ok && (err != nil || got != c.want):
+				t.Errorf("%s(%q) = %s, %v; want %s", p.name, c.in, got, err, c.want)
+			case !c.ok && (errs.KindOf(err) != errs.Invalid || errs.CodeOf(err) != p.code):
+				t.Errorf("%s(%q) = %s, %v; want %s", p.name, c.in, got, err, p.code)
+			}
 		}
 	}
 }

@@ -56,6 +56,16 @@ func (s *Service) ListUsers(ctx context.Context) ([]Account, error) {
 	return out, nil
 }
 
+// CountUsers returns how many users there are, disabled ones included: zero
+// on a fresh database, before anyone can sign in.
+func (s *Service) CountUsers(ctx context.Context) (int64, error) {
+	n, err := s.store.Reader().CountUsers(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("count users: %w", err)
+	}
+	return n, nil
+}
+
 // SetRole gives a user a new role. A change ends the user's console
 // sessions in the same transaction and forgets remembered secrets, so the
 // old role stops working at once. Errors: forbidden (by is not an admin),

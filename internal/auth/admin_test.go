@@ -90,6 +90,30 @@ func TestListUsers(t *testing.T) {
 	}
 }
 
+func TestCountUsers(t *testing.T) {
+	k := testkit.New(t)
+	ctx := context.Background()
+	count := func() int64 {
+		t.Helper()
+		n, err := k.Auth.CountUsers(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("a fresh database counts %d users, want 0", n)
+	}
+	admin, _ := k.Person(auth.Admin)
+	lead, _ := k.Lead()
+	if _, err := k.Auth.SetDisabled(ctx, admin, lead.UserID, true); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 2 {
+		t.Errorf("an admin and a disabled lead count %d users, want 2", n)
+	}
+}
+
 func TestSetRole(t *testing.T) {
 	ctx := context.Background()
 

@@ -30,7 +30,8 @@ func (k *console) handleAudit() echo.HandlerFunc {
 
 // handleAuditReport serves GET /audit/:report (anyone signed in): one
 // report's rows. GET /audit/:report.csv, or ?format=csv, downloads the
-// same rows as CSV. stale-gates takes ?older_than=36h.
+// same rows as CSV. stale-gates takes ?older_than=36h, undelivered-resolutions
+// ?min_age=10m.
 func (k *console) handleAuditReport() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		name, csv := strings.CutSuffix(c.Param("report"), ".csv")
@@ -38,11 +39,10 @@ func (k *console) handleAuditReport() echo.HandlerFunc {
 		if _, err := audit.Lookup(name); err != nil {
 			return err
 		}
-		olderThan, err := audit.ParseOlderThan(c.QueryParam("older_than"))
+		opts, err := audit.ParseOptions(c.QueryParam("older_than"), c.QueryParam("min_age"))
 		if err != nil {
 			return err
 		}
-		opts := audit.Options{OlderThan: olderThan}
 		res, err := k.audit.Run(c.Request().Context(), name, opts)
 		if err != nil {
 			return err

@@ -18,7 +18,11 @@ func (k *console) handleLoginPage() echo.HandlerFunc {
 		if _, ok := webSession(c); ok {
 			return c.Redirect(http.StatusSeeOther, safeNext(c.QueryParam("next")))
 		}
-		return render(c, http.StatusOK, views.Login(views.Page{Title: "Sign in", Assets: assets}, views.LoginForm{}))
+		f, err := k.loginForm(c, "", "")
+		if err != nil {
+			return err
+		}
+		return render(c, http.StatusOK, views.Login(views.Page{Title: "Sign in", Assets: assets}, f))
 	}
 }
 
@@ -33,8 +37,11 @@ func (k *console) handleLogin() echo.HandlerFunc {
 			if !ok || (e.Kind != errs.Unauthorized && e.Kind != errs.TooMany) {
 				return err
 			}
-			return render(c, httpx.Status(e.Kind), views.Login(views.Page{Title: "Sign in", Assets: assets},
-				views.LoginForm{Email: email, Error: e.Message}))
+			f, err := k.loginForm(c, email, e.Message)
+			if err != nil {
+				return err
+			}
+			return render(c, httpx.Status(e.Kind), views.Login(views.Page{Title: "Sign in", Assets: assets}, f))
 		}
 		old, err := k.store.Get(c.Request(), k.store.name)
 		if err != nil {
@@ -53,6 +60,16 @@ func (k *console) handleLogin() echo.HandlerFunc {
 		}
 		return c.Redirect(http.StatusSeeOther, safeNext(c.QueryParam("next")))
 	}
+}
+
+// loginForm is the sign-in form with what the person typed and what went
+// wrong; on a database with no user yet it says how to make the first.
+func (k *console) loginForm(c echo.Context, email, problem string) (views.LoginForm, error) {
+	n, err := k.auth.CountUsers(c.Request().Context())
+	if err != nil {
+		return views.LoginForm{}, err
+	}
+	return views.LoginForm{Email: email, Error: problem, NoUsers: n == 0}, nil
 }
 
 // handleLogout serves POST /logout: this session ends.

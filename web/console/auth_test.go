@@ -26,6 +26,22 @@ func consoleServer(t *testing.T, secure bool) (*testkit.Kit, string) {
 	return kit, srv.URL
 }
 
+func TestTheSignInPageSaysHowToMakeTheFirstUser(t *testing.T) {
+	kit, base := consoleServer(t, false)
+	page := webtest.NewClient(t, base).Open("/login")
+	if webtest.CountTestID(page.Body, "no-users") != 1 || !strings.Contains(page.Text(), "madebook user add --email you@example.com --role admin") {
+		t.Fatalf("with no users the sign-in page does not say how to make one: %s", webtest.Short([]byte(page.Body)))
+	}
+	failed := webtest.NewClient(t, base).Send(http.MethodPost, "/login", url.Values{"email": {"ada@example.com"}, "password": {"whatever-it-is"}})
+	if failed.Status != http.StatusUnauthorized || webtest.CountTestID(failed.Body, "no-users") != 1 {
+		t.Fatalf("a failed sign-in with no users: %d, hint shown %d times", failed.Status, webtest.CountTestID(failed.Body, "no-users"))
+	}
+	kit.Lead()
+	if page := webtest.NewClient(t, base).Open("/login"); webtest.CountTestID(page.Body, "no-users") != 0 {
+		t.Fatal("the hint stays once a user exists")
+	}
+}
+
 func TestConsoleSignIn(t *testing.T) {
 	kit, base := consoleServer(t, false)
 	lead, _ := kit.Lead()

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/audit"
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/ledger"
+	"github.com/madebook/madebook/internal/rules"
+	"github.com/madebook/madebook/web"
+)
+
+// app is an open, migrated database and the services over it: what every
+// command that needs a database shares, built once, here. Every call into
+// internal/governance is in this file.
+type app struct {
+	path  string
+	store *db.Store
+	auth  *auth.Service
+	gov   *governance.Services
+}
+
+// openApp opens the database at path (creating it if needed), migrates
+// it, and installs what a fresh database ships: the "Secrets in source"
+// policy set.
+func openApp(ctx context.Context, path string) (*app, error) {
+	store, err := db.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	a := &app{path: path, store: store, auth: auth.NewService(store, time.Now), gov: governance.New(store, time.Now)}
+	if _, err := store.Migrate(ctx); err != nil {
+		return nil, errors.Join(err, store.Close())
+	}
+	if err := a.gov.Policies.InstallDefaults(ctx); err != nil {
+		return nil, errors.Join(err, store.Close())
+	}
+	return a, nil
+}
+
+// Close closes the database.
+func (a *app) Close() error { return a.store.Close() }
+
+// withApp opens the app on the database at path, runs fn with it, and
+// closes it.
+func withApp(ctx context.Context, path string, fn func(*app) error) error {
+	a, err := openApp(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return fn(a)
+}
+
+// audit is the audit reports' service.
+func (a *app) audit() *audit.Service { return audit.NewService(a.store, time.Now) }
+
+// importRules stores proposed architecture rules as advisory ones and
+// returns how many it stored.
+func (a *app) importRules(ctx context.Context, rs []rules.Rule) (int, error) {
+	return a.gov.Policies.ImportRules(ctx, rs)
+}
+
+// handler is the whole HTTP surface: the console, the API and /brief.
+func (a *app) handler(logger *slog.Logger, secureCookies bool) http.Handler {
+	return web.NewServer(web.Deps{Auth: a.auth, Gov: a.gov, Ledger: ledger.NewService(a.store, time.Now),
+		Audit: a.audit(), Health: a.store.Ping, Logger: logger, SecureCookies: secureCookies})
+}
+
+// runBriefTimes writes the agents' last-brief times, kept in memory, every
+// interval until ctx is done, then once more.
+func (a *app) runBriefTimes(ctx context.Context, interval time.Duration, report func(error)) {
+	a.gov.Briefs.RunTimes(ctx, interval, report)
+}

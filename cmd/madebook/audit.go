@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/madebook/madebook/internal/audit"
+)
+
+// auditFailed is what the audit command returns when a report found rows:
+// main exits 1 for it and prints nothing more.
+type auditFailed struct{ reports []string }
+
+func (a auditFailed) Error() string {
+	return "audit: rows found by " + strings.Join(a.reports, ", ")
+}
+
+// runAudit is `madebook audit`: it runs the named audit reports (all of
+// them if none) and exits 1 if any found rows.
+func runAudit(ctx context.Context, c stdio, args []string) error {
+	f := newFlags("audit", "madebook audit [REPORT ...] [--db PATH] [--format table|json|csv] [--older-than 24h] [--min-age 5m]",
+		"Run the audit reports (every one unless named) on one snapshot of the database and\n"+
+			"print them. Passing is zero rows; the command exits 1 if any report found rows, so\n"+
+			"CI can gate on it, and 2 on corrupt stored data (naming the table and row).")
+	f.notes = "Reports:\n" + reportList() + "\nAges are Go durations (90m, 36h) or whole days (7d)."
+	path := f.dbFlag()
+	format := f.String("format", "table", "`FORMAT`: table, json or csv")
+	olderThan := f.String("older-than", "24h", "stale-gates lists gates open longer than `AGE`")
+	minAge := f.String("min-age", "5m",
+		"undelivered-resolutions lists gates resolved longer ago than `AGE`: a younger resolution is still on its way")
+	reports, err := f.parseArgs(c, args)
+	if err != nil {
+		return err
+	}
+	for _, n := range reports {
+		if _, err := audit.Lookup(n); err != nil {
+			return f.fail("unknown audit report %q: choose from %s", n, strings.Join(audit.Names(), ", "))
+		}
+	}
+	if *format != "table" && *format != "json" && *format != "csv" {
+		return f.fail("--format is table, json or csv, not %q", *format)
+	}
+	opts := audit.Options{}
+	if opts.OlderThan, err = audit.ParseOlderThan(*olderThan); err != nil {
+		return f.fail("--older-than %q is not an age such as 36h, 90m or 7d", *olderThan)
+	}
+	if opts.MinAge, err = audit.ParseMinAge(*minAge); err != nil {
+		return f.fail("--min-age %q is not an age such as 10m, 2h or 1d", *minAge)
+	}
+	// Auditing a path that holds no database would create an empty one,
+	// and pass.
+	if _, err := os.Stat(*path); err != nil {
+		return f.fail("no database at %s: give --db PATH (or MADEBOOK_DB)", *path)
+	}
+	return withApp(ctx, *path, func(a *app) error {
+		results, err := a.audit().RunAll(ctx, opts, reports...)
+		if errors.As(err, new(*audit.CorruptRowError)) {
+			return exitError{code: 2, err: err}
+		} else if err != nil {
+			return err
+		}
+		return printAudit(c.stdout, results, *format)
+	})
+}
+
+// reportList is each report's name and what it finds, one a line.
+func reportList() string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 3, ' ', 0)
+	for _, r := range audit.Reports() {
+		fmt.Fprintf(tw, "  %s\t%s\n", r.Name, r.Finds)
+	}
+	tw.Flush()
+	return b.String()
+}
+
+// printAudit prints the results in the format: table, one JSON object, or
+// CSV with a "# name" line before each report and a blank line between
+// reports. It returns auditFailed if any report found rows.
+func printAudit(w io.Writer, results []audit.Result, format string) error {
+	var failing []string
+	for _, r := range results {
+		if !r.Passing() {
+			failing = append(failing, r.Report.Name)
+		}
+	}
+	var err error
+	switch format {
+	case "json":
+		err = audit.WriteJSON(w, results)
+	case "csv":
+		for i := 0; i < len(results) && err == nil; i++ {
+			sep := ""
+			if i > 0 {
+				sep = "\n"
+			}
+			if _, err = fmt.Fprintf(w, "%s# %s\n", sep, results[i].Report.Name); err == nil {
+				err = audit.WriteCSV(w, results[i])
+			}
+		}
+	default:
+		for i := 0; i < len(results) && err == nil; i++ {
+			if i > 0 {
+				_, err = fmt.Fprintln(w)
+			}
+			if err == nil {
+				err = audit.WriteTable(w, results[i])
+			}
+		}
+		if err == nil {
+			if len(failing) == 0 {
+				_, err = fmt.Fprintf(w, "\n%d of %d reports pass.\n", len(results), len(results))
+			} else {
+				_, err = fmt.Fprintf(w, "\n%d of %d reports found rows: %s.\n", len(failing), len(results), strings.Join(failing, ", "))
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("print the audit: %w", err)
+	}
+	if len(failing) > 0 {
+		return auditFailed{failing}
+	}
+	return nil
+}

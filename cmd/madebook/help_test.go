@@ -1,0 +1,192 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// helpCases are every way to ask for help, and a line the answer must
+// hold.
+func helpCases() []struct {
+	args []string
+	want string
+} {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--help"}, "madebook COMMAND"},
+		{[]string{"-h"}, "madebook COMMAND"},
+		{[]string{"help"}, "madebook COMMAND"},
+		{[]string{"help", "serve"}, "madebook serve [--addr ADDR]"},
+		{[]string{"help", "user"}, "madebook user add"},
+		{[]string{"help", "user", "add"}, "--email EMAIL"},
+	}
+	for _, c := range commands {
+		words := strings.Fields(c.name)
+		for _, h := range []string{"--help", "-h"} {
+			cases = append(cases, struct {
+				args []string
+				want string
+			}{append(words[:len(words):len(words)], h), "madebook " + c.name})
+		}
+		if len(words) == 2 {
+			cases = append(cases, struct {
+				args []string
+				want string
+			}{[]string{words[0], "--help"}, "madebook " + c.name})
+		}
+	}
+	return cases
+}
+
+func TestEveryCommandAnswersHelp(t *testing.T) {
+	t.Parallel()
+	for _, c := range helpCases() {
+		t.Run(strings.Join(c.args, " ")+" prints its usage and succeeds", func(t *testing.T) {
+			t.Parallel()
+			// Every command would open MADEBOOK_DB: help must not.
+			path := tempDB(t)
+			out, err := cli(t, envOf(map[string]string{"MADEBOOK_DB": path}), "", c.args...)
+			if err != nil {
+				t.Fatalf("error %v, want none (exit 0)", err)
+			}
+			if !strings.HasPrefix(out, "Usage:\n") || !strings.Contains(out, c.want) {
+				t.Errorf("stdout does not start with Usage: or lacks %q:\n%s", c.want, out)
+			}
+			if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("asking for help created the database (%v)", err)
+			}
+		})
+	}
+}
+
+func TestEveryCommandsHelpNamesItsFlags(t *testing.T) {
+	t.Parallel()
+	for cmd, wants := range map[string][]string{
+		"serve":        {"--addr ADDR", "default 127.0.0.1:8080; or MADEBOOK_ADDR", "--db PATH", "default ./madebook.db; or MADEBOOK_DB", "--secure-cookies", "MADEBOOK_SECURE_COOKIES", "--demo", "-h, --help"},
+		"migrate":      {"--db PATH"},
+		"user add":     {"--email EMAIL", "--role ROLE", "admin, lead or viewer", "stdin"},
+		"key create":   {"--name NAME"},
+		"token create": {"--email EMAIL"},
+		"audit":        {"--format FORMAT", "--older-than AGE", "default 24h", "--min-age AGE", "default 5m", "undelivered-resolutions", "stale-gates"},
+		"rules infer":  {"--repo PATH", "--apply"},
+	} {
+		out := mustCLI(t, "", append(strings.Fields(cmd), "--help")...)
+		for _, w := range wants {
+			if !strings.Contains(out, w) {
+				t.Errorf("madebook %s --help lacks %q:\n%s", cmd, w, out)
+			}
+		}
+	}
+}
+
+// TestUsageColumnsAreAligned checks every table of every help text (the
+// commands, the flags, the audit reports): in each, the second column
+// starts at the same place on every line.
+func TestUsageColumnsAreAligned(t *testing.T) {
+	t.Parallel()
+	texts := map[string]string{"madebook --help": mustCLI(t, "", "--help")}
+	for _, c := range helpCases() {
+		texts["madebook "+strings.Join(c.args, " ")] = mustCLI(t, "", c.args...)
+	}
+	tables := 0
+	for name, text := range texts {
+		for _, block := range strings.Split(text, "\n\n") {
+			var rows []string
+			for _, line := range strings.Split(block, "\n") {
+				if strings.HasPrefix(line, "  ") {
+					rows = append(rows, line)
+				}
+			}
+			if len(rows) < 2 {
+				continue
+			}
+			tables++
+			want := secondColumn(rows[0])
+			for _, r := range rows {
+				if got := secondColumn(r); got < 0 || got != want {
+					t.Errorf("%s: the second column of %q starts at %d, want %d as in %q", name, r, got, want, rows[0])
+				}
+			}
+		}
+	}
+	if tables < len(commands)+2 {
+		t.Errorf("checked %d tables, want one at least for each command and the top usage", tables)
+	}
+	t.Run("the check finds a misaligned row", func(t *testing.T) {
+		if secondColumn("  --db PATH   x") == secondColumn("  --addr ADDR   x") {
+			t.Error("secondColumn does not tell the rows apart")
+		}
+	})
+}
+
+// secondColumn is where a table row's second column starts: the first
+// character after a run of two spaces or more past the indentation, or -1.
+func secondColumn(row string) int {
+	i := len(row) - len(strings.TrimLeft(row, " "))
+	for gap := 0; i < len(row); i++ {
+		if row[i] != ' ' {
+			if gap >= 2 {
+				return i
+			}
+			gap = 0
+			continue
+		}
+		gap++
+	}
+	return -1
+}
+
+// TestExitCodes runs the built binary: help is 0, a usage mistake 2 with
+// the usage on stderr.
+func TestExitCodes(t *testing.T) {
+	t.Parallel()
+	bin := buildMadebook(t)
+	path := tempDB(t)
+	for _, c := range []struct {
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{[]string{"serve", "--help"}, 0, "madebook serve [--addr ADDR]", ""},
+		{[]string{"user", "--help"}, 0, "madebook user add", ""},
+		{[]string{"key", "-h"}, 0, "madebook key create", ""},
+		{[]string{"help"}, 0, "madebook COMMAND", ""},
+		{[]string{"frobnicate"}, 2, "", "unknown command \"frobnicate\""},
+		{nil, 2, "", "no command given"},
+		{[]string{"serve", "--bogus"}, 2, "", "madebook serve [--addr ADDR]"},
+		{[]string{"audit", "--db", path}, 2, "", "no database at"},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			cmd := exec.Command(bin, c.args...)
+			cmd.Env = append(os.Environ(), "MADEBOOK_DB=", "MADEBOOK_ADDR=")
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			code := 0
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				code = exit.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != c.code {
+				t.Errorf("exit %d, want %d; stderr %q", code, c.code, stderr.String())
+			}
+			if !strings.Contains(stdout.String(), c.stdout) || (c.stdout == "" && stdout.Len() > 0) {
+				t.Errorf("stdout %q, want it to hold %q", stdout.String(), c.stdout)
+			}
+			if !strings.Contains(stderr.String(), c.stderr) || (c.stderr == "" && stderr.Len() > 0) {
+				t.Errorf("stderr %q, want it to hold %q", stderr.String(), c.stderr)
+			}
+			if c.code == 2 && !strings.Contains(stderr.String(), "Usage:") {
+				t.Errorf("a usage mistake does not show the usage: %q", stderr.String())
+			}
+		})
+	}
+}

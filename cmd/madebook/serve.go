@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// serveConfig is serve's settings, from its flags and the environment.
+type serveConfig struct {
+	addr          string
+	secureCookies bool
+	demo          bool
+}
+
+// runServe is `madebook serve`: it migrates the database, then serves the
+// console and the API until ctx is done; with --demo, on a throwaway
+// database with a simulated agent.
+func runServe(ctx context.Context, c stdio, args []string) error {
+	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH] [--secure-cookies] [--demo]",
+		"Migrate the database (creating it on first start), then serve the console, the JSON API\n"+
+			"and /brief until interrupted (Ctrl-C, SIGTERM), logging JSON lines on stdout.\n\n"+
+			"--demo serves a throwaway database instead, removed at exit: missions, sessions in every\n"+
+			"state, a simulated agent that keeps briefing and now and then opens a gate, and\n"+
+			"demo credentials printed on stdout.")
+	var cfg serveConfig
+	f.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "listen on `ADDR`, a host:port; port 0 picks a free one")
+	f.env["addr"] = "MADEBOOK_ADDR"
+	path := f.dbFlag()
+	f.BoolVar(&cfg.secureCookies, "secure-cookies", false, "make the console's cookies Secure and __Host-, for serving over TLS")
+	f.env["secure-cookies"] = "MADEBOOK_SECURE_COOKIES"
+	f.BoolVar(&cfg.demo, "demo", false, "a throwaway demo: its own temporary database, a simulated agent")
+	if err := f.parse(c, args); err != nil {
+		return err
+	}
+	if cfg.demo && f.isSet("db") {
+		return f.fail("--demo makes its own throwaway database: leave out --db")
+	}
+
+	logger := slog.New(slog.NewJSONHandler(c.stdout, nil))
+	if cfg.demo {
+		dir, err := os.MkdirTemp("", "madebook-demo-")
+		if err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+		defer func() {
+			if err := os.RemoveAll(dir); err != nil {
+				logger.Error("remove the demo database", "error", err)
+			}
+		}()
+		*path = filepath.Join(dir, "madebook.db")
+		// The simulated agent's requests would bury the demo's
+		// credentials: only its own lines, and failures, are logged.
+		logger = slog.New(quietRequests{logger.Handler()})
+	}
+
+	logger.Info("migrating", "db", *path)
+	a, err := openApp(ctx, *path)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	users, err := a.auth.CountUsers(ctx)
+	if err != nil {
+		return err
+	}
+	return serve(ctx, a, cfg, users == 0, logger, c.stdout)
+}
+
+// serve runs the HTTP server until ctx is done, then shuts down gracefully.
+func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *slog.Logger, stdout io.Writer) error {
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
+	}
+	srv := &http.Server{Handler: a.handler(logger, cfg.secureCookies), ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: time.Minute, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+
+	flushCtx, stopFlush := context.WithCancel(context.WithoutCancel(ctx))
+	flushed := make(chan struct{})
+	go func() {
+		defer close(flushed)
+		a.runBriefTimes(flushCtx, time.Second, func(err error) { logger.Error("brief times", "error", err) })
+	}()
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	logger.Info("listening", "addr", "http://"+ln.Addr().String(), "db", a.path)
+
+	// The demo plays against the server's own listener; a failure to set
+	// it up stops the server.
+	demoCtx, stopDemo := context.WithCancel(ctx)
+	defer stopDemo()
+	var demoDone chan error
+	switch {
+	case cfg.demo:
+		demoDone = make(chan error, 1)
+		go func() { demoDone <- runDemo(demoCtx, a, dialURL(ln.Addr()), defaultDemoPace, stdout, logger) }()
+	case noUsers:
+		logger.Info(firstUserHint(a.path))
+	}
+
+	serving := true
+	select {
+	case err = <-served:
+		serving = false
+	case err = <-demoDone:
+		demoDone = nil
+	case <-ctx.Done():
+	}
+	stopDemo()
+	if demoDone != nil {
+		<-demoDone // nil: the demo only fails while it sets up
+	}
+	if serving {
+		logger.Info("shutting down")
+		shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		if serr := srv.Shutdown(shutCtx); err == nil {
+			err = serr
+		}
+		cancel()
+	}
+	stopFlush()
+	<-flushed
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	if err == nil {
+		logger.Info("stopped")
+	}
+	return err
+}
+
+// firstUserHint is the line serve logs on a database with no users: the
+// exact command that creates the first admin (naming the database unless
+// it is the default one).
+func firstUserHint(path string) string {
+	hint := "no users yet: create one with: echo 'a-long-password' | madebook user add --email you@example.com --role admin"
+	if path != defaultDB {
+		hint += " --db " + shellQuote(path)
+	}
+	return hint
+}
+
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:@%+=,-]+$`)
+
+// shellQuote quotes s for a POSIX shell, unless it needs no quoting.
+func shellQuote(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// dialURL is the base URL that reaches a listener from this machine: an
+// unspecified host (0.0.0.0, ::) is dialled on 127.0.0.1.
+func dialURL(addr net.Addr) string {
+	if tcp, ok := addr.(*net.TCPAddr); ok && (tcp.IP == nil || tcp.IP.IsUnspecified()) {
+		return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
+	}
+	return "http://" + addr.String()
+}
