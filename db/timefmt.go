@@ -33,9 +33,11 @@ func ParseTime(s string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-// MustTime reads a stored time that this package wrote. A malformed one
-// means the database was edited by hand into a state Madebook never writes,
-// and it panics (the server answers 500 and logs it).
+// MustTime reads a stored time that this package wrote, and panics on a
+// malformed one.
+//
+// Deprecated: a corrupt row must be an error, not a panic: use ParseTime
+// (or Stored). MustTime stays only while internal/audit still calls it.
 func MustTime(s string) time.Time {
 	t, err := ParseTime(s)
 	if err != nil {
@@ -45,6 +47,8 @@ func MustTime(s string) time.Time {
 }
 
 // MustNullTime reads a nullable stored time; NULL is the zero time.
+//
+// Deprecated: use Stored.NullTime, as for MustTime.
 func MustNullTime(s sql.NullString) time.Time {
 	if !s.Valid {
 		return time.Time{}

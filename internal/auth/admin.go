@@ -47,11 +47,15 @@ func (s *Service) ListUsers(ctx context.Context) ([]Account, error) {
 	}
 	out := make([]Account, 0, len(rows))
 	for _, r := range rows {
+		c := db.StoredRow("users", r.ID)
 		out = append(out, Account{
 			User:       User{ID: r.ID, Email: r.Email, Role: Role(r.Role), Disabled: r.DisabledAt.Valid},
-			CreatedAt:  db.MustTime(r.CreatedAt),
-			DisabledAt: db.MustNullTime(r.DisabledAt),
+			CreatedAt:  c.Time("created_at", r.CreatedAt),
+			DisabledAt: c.NullTime("disabled_at", r.DisabledAt),
 		})
+		if err := c.Err(); err != nil {
+			return nil, fmt.Errorf("list users: %w", err)
+		}
 	}
 	return out, nil
 }
@@ -155,7 +159,11 @@ func (s *Service) ListKeys(ctx context.Context) ([]Key, error) {
 	}
 	out := make([]Key, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, Key{ID: r.ID, Name: r.Name, CreatedAt: db.MustTime(r.CreatedAt), RevokedAt: db.MustNullTime(r.RevokedAt)})
+		c := db.StoredRow("agent_keys", r.ID)
+		out = append(out, Key{ID: r.ID, Name: r.Name, CreatedAt: c.Time("created_at", r.CreatedAt), RevokedAt: c.NullTime("revoked_at", r.RevokedAt)})
+		if err := c.Err(); err != nil {
+			return nil, fmt.Errorf("list agent keys: %w", err)
+		}
 	}
 	return out, nil
 }
@@ -182,8 +190,9 @@ func (s *Service) RevokeKey(ctx context.Context, by Actor, keyID int64) (Key, er
 		if err := q.RevokeAgentKey(ctx, db.RevokeAgentKeyParams{ID: keyID, RevokedAt: db.NullTime(now)}); err != nil {
 			return err
 		}
-		k = Key{ID: row.ID, Name: row.Name, CreatedAt: db.MustTime(row.CreatedAt), RevokedAt: now.UTC()}
-		return nil
+		c := db.StoredRow("agent_keys", row.ID)
+		k = Key{ID: row.ID, Name: row.Name, CreatedAt: c.Time("created_at", row.CreatedAt), RevokedAt: now.UTC()}
+		return c.Err()
 	})
 	if err != nil {
 		return Key{}, fmt.Errorf("revoke agent key %d: %w", keyID, err)

@@ -104,7 +104,13 @@ func (s *Service) WebSession(ctx context.Context, token string) (WebSession, err
 		return WebSession{}, fmt.Errorf("web session: %w", err)
 	}
 	now := s.now()
-	created, seen := db.MustTime(row.CreatedAt), db.MustTime(row.LastSeenAt)
+	// The row's key is a hash of the cookie's secret: the error names its
+	// user instead.
+	c := db.StoredRow("web_sessions", fmt.Sprintf("of user %d", row.UserID))
+	created, seen := c.Time("created_at", row.CreatedAt), c.Time("last_seen_at", row.LastSeenAt)
+	if err := c.Err(); err != nil {
+		return WebSession{}, fmt.Errorf("web session: %w", err)
+	}
 	if row.DisabledAt.Valid || now.Sub(created) > AbsoluteTimeout || now.Sub(seen) > IdleTimeout {
 		if err := s.store.Write(ctx, func(q db.Querier) error { return q.DeleteWebSession(ctx, hash) }); err != nil {
 			return WebSession{}, fmt.Errorf("end web session: %w", err)

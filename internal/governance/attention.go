@@ -2,7 +2,6 @@ package governance
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -78,6 +77,7 @@ func (s *AttentionService) List(ctx context.Context) ([]AttentionItem, error) {
 			return err
 		}
 		for _, p := range pauses {
+			c := db.StoredRow("sessions", p.SessionID)
 			detail := "Paused"
 			if p.PausedBy != "" {
 				detail += " by " + p.PausedBy
@@ -89,37 +89,44 @@ func (s *AttentionService) List(ctx context.Context) ([]AttentionItem, error) {
 				Session: p.SessionID, SessionTitle: p.SessionTitle, Agent: p.Agent, Mission: p.MissionSlug,
 				MissionTitle: p.MissionTitle, Title: "Session paused", Detail: detail, By: p.PausedBy,
 				BlockedScope: []string{protocol.ScopeAllSessionWork}, AllowedScope: []string{},
-				OpenedAt: db.MustNullTime(p.PausedAt)})
+				OpenedAt: c.NullTime("paused_at", p.PausedAt)})
+			if err := c.Err(); err != nil {
+				return err
+			}
 		}
 		plans, err := q.ListAttentionPlans(ctx)
 		if err != nil {
 			return err
 		}
 		for _, p := range plans {
+			c := db.StoredRow("plans", p.ID)
 			var body plan.Plan
-			if err := json.Unmarshal([]byte(p.Body), &body); err != nil {
-				return fmt.Errorf("stored plan %d: %w", p.ID, err)
-			}
+			c.JSON("body", p.Body, &body)
 			items = append(items, AttentionItem{Kind: ItemPlan, State: protocol.Blocked, Ref: p.SessionID,
 				Session: p.SessionID, SessionTitle: p.SessionTitle, Agent: p.Agent, Mission: p.MissionSlug,
 				MissionTitle: p.MissionTitle, Title: "Plan waiting for approval", Detail: p.Summary, Plan: &body,
 				BlockedScope: []string{protocol.ScopeAnyCodeChange},
 				AllowedScope: []string{protocol.ScopeReadRepository, protocol.ScopeRevisePlan},
-				OpenedAt:     db.MustTime(p.ProposedAt)})
+				OpenedAt:     c.Time("proposed_at", p.ProposedAt)})
+			if err := c.Err(); err != nil {
+				return err
+			}
 		}
 		asks, err := q.ListOpenAsks(ctx)
 		if err != nil {
 			return err
 		}
 		for _, a := range asks {
+			c := db.StoredRow("asks", a.ID)
 			var opts map[string]string
-			if err := json.Unmarshal([]byte(a.Options), &opts); err != nil {
-				return fmt.Errorf("stored options of %s: %w", a.ID, err)
-			}
+			c.JSON("options", a.Options, &opts)
 			item := AttentionItem{Kind: ItemAsk, State: protocol.DecisionRequired, Ref: a.ID,
 				Session: a.SessionID, SessionTitle: a.SessionTitle, Agent: a.Agent, Mission: a.MissionSlug,
 				MissionTitle: a.MissionTitle, Title: "Run " + a.RunName + " is parked on a question", Question: a.Prompt,
-				Run: a.RunID, BlockedScope: []string{}, AllowedScope: []string{}, OpenedAt: db.MustTime(a.CreatedAt)}
+				Run: a.RunID, BlockedScope: []string{}, AllowedScope: []string{}, OpenedAt: c.Time("created_at", a.CreatedAt)}
+			if err := c.Err(); err != nil {
+				return err
+			}
 			for _, key := range slices.Sorted(maps.Keys(opts)) {
 				item.Options = append(item.Options, AskOption{Key: key, Label: opts[key]})
 			}
@@ -130,6 +137,7 @@ func (s *AttentionService) List(ctx context.Context) ([]AttentionItem, error) {
 			return err
 		}
 		for _, v := range violations {
+			c := db.StoredRow("violations", v.ID)
 			where := v.File
 			if v.Line > 0 {
 				where = fmt.Sprintf("%s:%d", v.File, v.Line)
@@ -139,17 +147,24 @@ func (s *AttentionService) List(ctx context.Context) ([]AttentionItem, error) {
 				MissionTitle: v.MissionTitle, Title: v.Policy + " was violated by " + v.Match,
 				Detail: "Found in " + where + ". The agent is stopped until a person clears it.", Files: []string{v.File},
 				BlockedScope: []string{protocol.ScopeAllWork}, AllowedScope: []string{},
-				OpenedAt: db.MustTime(v.DetectedAt)})
+				OpenedAt: c.Time("detected_at", v.DetectedAt)})
+			if err := c.Err(); err != nil {
+				return err
+			}
 		}
 		rems, err := q.ListAttentionRemediations(ctx)
 		if err != nil {
 			return err
 		}
 		for _, r := range rems {
+			c := db.StoredRow("remediations", r.ID)
 			item := AttentionItem{Kind: ItemRemediation, State: protocol.Remediate, Ref: strconv.FormatInt(r.ID, 10),
 				Session: r.SessionID, SessionTitle: r.SessionTitle, Agent: r.Agent, Mission: r.MissionSlug,
 				MissionTitle: r.MissionTitle, Title: "Required remediation", Detail: r.Instruction, By: r.RequestedBy,
-				Files: decodeList(r.Files), BlockedScope: []string{}, AllowedScope: []string{}, OpenedAt: db.MustTime(r.CreatedAt)}
+				Files: c.List("files", r.Files), BlockedScope: []string{}, AllowedScope: []string{}, OpenedAt: c.Time("created_at", r.CreatedAt)}
+			if err := c.Err(); err != nil {
+				return err
+			}
 			items = append(items, item)
 		}
 		decisions, err := q.ListAttentionDecisions(ctx)
@@ -157,11 +172,15 @@ func (s *AttentionService) List(ctx context.Context) ([]AttentionItem, error) {
 			return err
 		}
 		for _, d := range decisions {
+			c := db.StoredRow("decisions", d.Ref)
 			items = append(items, AttentionItem{Kind: ItemDecision, State: protocol.DecisionRequired, Ref: d.Ref,
 				Session: d.SessionID, SessionTitle: d.SessionTitle, Agent: d.Agent, Mission: d.MissionSlug,
 				MissionTitle: d.MissionTitle, Title: d.Title, Question: d.Question, Proposal: d.Proposal,
-				BlockedScope: decodeList(d.BlockedScope), AllowedScope: decodeList(d.AllowedScope),
-				OpenedAt: db.MustTime(d.OpenedAt)})
+				BlockedScope: c.List("blocked_scope", d.BlockedScope), AllowedScope: c.List("allowed_scope", d.AllowedScope),
+				OpenedAt: c.Time("opened_at", d.OpenedAt)})
+			if err := c.Err(); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

@@ -196,8 +196,12 @@ func resolutionsFrom(ctx context.Context, q db.Querier, rows []db.ListUndelivere
 			}
 			emails[id] = u.Email
 		}
+		c := db.StoredRow("decisions", r.Ref)
 		out = append(out, Resolution{Ref: r.Ref, Resolution: r.Resolution, Instruction: r.Instruction,
-			ResolvedAt: db.MustNullTime(r.ResolvedAt), ResolvedBy: emails[id]})
+			ResolvedAt: c.NullTime("resolved_at", r.ResolvedAt), ResolvedBy: emails[id]})
+		if err := c.Err(); err != nil {
+			return nil, err
+		}
 	}
 	slices.SortFunc(out, func(a, b Resolution) int {
 		if c := a.ResolvedAt.Compare(b.ResolvedAt); c != 0 {
@@ -233,47 +237,82 @@ type rows struct {
 }
 
 // inputsFrom turns the rows into the engine's facts and the brief's lists.
-func inputsFrom(st db.GetBriefStateRow, r rows) briefInputs {
+// An error names the first row that does not convert.
+func inputsFrom(st db.GetBriefStateRow, r rows) (briefInputs, error) {
 	in := briefInputs{state: st, decisions: make([]Decision, len(r.decisions)), remediations: make([]Remediation, len(r.remediations))}
 	f := &in.facts
 	f.HighRisk = st.HighRisk
-	f.Plan = protocol.Plan{Status: protocol.PlanStatus(st.PlanStatus), Note: st.PlanNote, ProposedAt: db.MustTime(st.PlanProposedAt)}
+	plan := db.StoredRow("plans", "of session "+st.ID) // the latest
+	f.Plan = protocol.Plan{Status: protocol.PlanStatus(st.PlanStatus), Note: st.PlanNote, ProposedAt: plan.Time("proposed_at", st.PlanProposedAt)}
+	if err := plan.Err(); err != nil {
+		return briefInputs{}, err
+	}
 	if st.PausedAt.Valid {
-		f.Pause = &protocol.Pause{Reason: st.PauseReason, At: db.MustTime(st.PausedAt.String)}
+		sess := db.StoredRow("sessions", st.ID)
+		f.Pause = &protocol.Pause{Reason: st.PauseReason, At: sess.NullTime("paused_at", st.PausedAt)}
+		if err := sess.Err(); err != nil {
+			return briefInputs{}, err
+		}
 	}
 	for i, row := range r.decisions {
-		d := decisionFrom(row, "")
+		d, err := decisionFrom(row, "")
+		if err != nil {
+			return briefInputs{}, err
+		}
 		in.decisions[i] = d
 		f.Decisions = append(f.Decisions, protocol.Decision{Ref: d.Ref, Title: d.Title, Question: d.Question,
 			Proposal: d.Proposal, BlockedScope: d.BlockedScope, AllowedScope: d.AllowedScope, OpenedAt: d.OpenedAt})
 	}
 	for i, row := range r.remediations {
-		m := remediationFrom(row)
+		m, err := remediationFrom(row)
+		if err != nil {
+			return briefInputs{}, err
+		}
 		in.remediations[i] = m
 		f.Remediations = append(f.Remediations, protocol.Remediation{ID: fmt.Sprintf("REM-%d", m.ID),
 			Required: m.Severity == SeverityRequired, Instruction: m.Instruction, Files: m.Files, CreatedAt: m.CreatedAt})
 	}
 	for _, v := range r.violations {
+		c := db.StoredRow("violations", v.ID)
 		f.Violations = append(f.Violations, protocol.Violation{ID: fmt.Sprintf("VIO-%d", v.ID), Policy: v.Policy,
 			Severity: protocol.Severity(v.Severity), BlockMerge: v.Action == "block_merge", Match: v.Match, File: v.File,
-			At: db.MustTime(v.DetectedAt)})
+			At: c.Time("detected_at", v.DetectedAt)})
+		if err := c.Err(); err != nil {
+			return briefInputs{}, err
+		}
 	}
 	for _, d := range r.deviations {
+		c := db.StoredRow("deviations", d.ID)
 		f.Deviations = append(f.Deviations, protocol.Deviation{ID: fmt.Sprintf("DEV-%d", d.ID), Departure: d.Departure,
 			Chosen: d.Chosen, Concern: d.Concern, Support: int(d.Support), Total: int(d.Total), Enforced: d.Enforced,
-			Files: decodeList(d.Files), At: db.MustTime(d.DetectedAt)})
+			Files: c.List("files", d.Files), At: c.Time("detected_at", d.DetectedAt)})
+		if err := c.Err(); err != nil {
+			return briefInputs{}, err
+		}
 	}
-	for _, c := range r.breaches {
-		f.Breaches = append(f.Breaches, protocol.Breach{ID: fmt.Sprintf("CLAUSE-%d", c.ClauseIndex+1),
-			Kind: protocol.ClauseKind(c.Kind), Value: c.Value, Found: decodeList(c.Found), Count: int(c.Count),
-			At: db.MustTime(c.DetectedAt)})
+	for _, b := range r.breaches {
+		c := db.StoredRow("breaches", b.ID)
+		f.Breaches = append(f.Breaches, protocol.Breach{ID: fmt.Sprintf("CLAUSE-%d", b.ClauseIndex+1),
+			Kind: protocol.ClauseKind(b.Kind), Value: b.Value, Found: c.List("found", b.Found), Count: int(b.Count),
+			At: c.Time("detected_at", b.DetectedAt)})
+		if err := c.Err(); err != nil {
+			return briefInputs{}, err
+		}
 	}
-	for _, c := range r.collisions {
-		f.Collisions = append(f.Collisions, protocol.Collision{ID: fmt.Sprintf("COL-%d", c.ID), Symbol: c.Symbol,
-			OtherSession: c.OtherSession, OtherAgent: c.OtherAgent, At: db.MustTime(c.DetectedAt)})
+	for _, col := range r.collisions {
+		c := db.StoredRow("collisions", col.ID)
+		f.Collisions = append(f.Collisions, protocol.Collision{ID: fmt.Sprintf("COL-%d", col.ID), Symbol: col.Symbol,
+			OtherSession: col.OtherSession, OtherAgent: col.OtherAgent, At: c.Time("detected_at", col.DetectedAt)})
+		if err := c.Err(); err != nil {
+			return briefInputs{}, err
+		}
 	}
 	if ch := r.change; ch != nil {
-		f.Risk = &protocol.Risk{Score: int(ch.RiskScore), Band: ch.RiskBand, Gate: ch.RiskGate, At: db.MustTime(ch.ReportedAt)}
+		c := db.StoredRow("changes", ch.SessionID)
+		f.Risk = &protocol.Risk{Score: int(ch.RiskScore), Band: ch.RiskBand, Gate: ch.RiskGate, At: c.Time("reported_at", ch.ReportedAt)}
+		if err := c.Err(); err != nil {
+			return briefInputs{}, err
+		}
 	}
-	return in
+	return in, nil
 }

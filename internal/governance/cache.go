@@ -83,7 +83,7 @@ func loadInputs(ctx context.Context, q db.Querier, id string) (briefInputs, erro
 		}
 		r.change = &ch
 	}
-	return inputsFrom(st, r), nil
+	return inputsFrom(st, r)
 }
 
 type stateEntry struct {

@@ -116,14 +116,20 @@ func (s *ChangeService) Report(ctx context.Context, actor auth.Actor, session st
 		}
 		ruleList := make([]rules.Rule, len(rs))
 		for i, r := range rs {
-			ruleList[i] = ruleFrom(r)
+			if ruleList[i], err = ruleFrom(r); err != nil {
+				return err
+			}
 		}
 		devs := rules.Deviations(ruleList, c)
-		m, err := q.GetMissionBySlug(ctx, sess.MissionSlug)
+		mrow, err := q.GetMissionBySlug(ctx, sess.MissionSlug)
 		if err != nil {
 			return err
 		}
-		breaches := change.Breaches(missionFrom(m).Contract, c)
+		m, err := missionFrom(mrow)
+		if err != nil {
+			return err
+		}
+		breaches := change.Breaches(m.Contract, c)
 		gates, err := riskGates(ctx, q)
 		if err != nil {
 			return err
@@ -198,8 +204,22 @@ func (s *ChangeService) ClearViolation(ctx context.Context, actor auth.Actor, id
 	if err != nil {
 		return Violation{}, fmt.Errorf("clear violation %d: %w", id, err)
 	}
-	return Violation{ID: row.ID, Policy: row.Policy, Severity: row.Severity, Action: row.Action, Match: row.Match,
-		File: row.File, Line: row.Line, DetectedAt: db.MustTime(row.DetectedAt)}, nil
+	v, err := violationFrom(row)
+	if err != nil {
+		return Violation{}, fmt.Errorf("clear violation %d: %w", id, err)
+	}
+	return v, nil
+}
+
+// violationFrom converts a violations row; an error names the row.
+func violationFrom(r db.Violation) (Violation, error) {
+	c := db.StoredRow("violations", r.ID)
+	v := Violation{ID: r.ID, Policy: r.Policy, Severity: r.Severity, Action: r.Action, Match: r.Match,
+		File: r.File, Line: r.Line, DetectedAt: c.Time("detected_at", r.DetectedAt)}
+	if err := c.Err(); err != nil {
+		return Violation{}, err
+	}
+	return v, nil
 }
 
 func validChange(c *change.Change) error {
@@ -431,27 +451,38 @@ func changeResult(ctx context.Context, q db.Querier, session string, risk change
 	if err != nil {
 		return res, err
 	}
-	for _, v := range vs {
-		res.Violations = append(res.Violations, Violation{ID: v.ID, Policy: v.Policy, Severity: v.Severity, Action: v.Action,
-			Match: v.Match, File: v.File, Line: v.Line, DetectedAt: db.MustTime(v.DetectedAt)})
+	for _, r := range vs {
+		v, err := violationFrom(r)
+		if err != nil {
+			return res, err
+		}
+		res.Violations = append(res.Violations, v)
 	}
 	ds, err := q.ListOpenDeviations(ctx, session)
 	if err != nil {
 		return res, err
 	}
 	for _, d := range ds {
+		c := db.StoredRow("deviations", d.ID)
 		dev := protocol.Deviation{Support: int(d.Support), Total: int(d.Total)}
 		res.Deviations = append(res.Deviations, Deviation{ID: d.ID, Rule: d.RuleID, Departure: d.Departure, Chosen: d.Chosen,
-			Concern: d.Concern, Confidence: dev.ConfidencePercent(), Enforced: d.Enforced, Files: decodeList(d.Files),
-			DetectedAt: db.MustTime(d.DetectedAt)})
+			Concern: d.Concern, Confidence: dev.ConfidencePercent(), Enforced: d.Enforced, Files: c.List("files", d.Files),
+			DetectedAt: c.Time("detected_at", d.DetectedAt)})
+		if err := c.Err(); err != nil {
+			return res, err
+		}
 	}
 	bs, err := q.ListOpenBreaches(ctx, session)
 	if err != nil {
 		return res, err
 	}
 	for _, b := range bs {
+		c := db.StoredRow("breaches", b.ID)
 		res.Breaches = append(res.Breaches, BreachView{Clause: change.BreachID(int(b.ClauseIndex)), Kind: b.Kind, Value: b.Value,
-			Found: decodeList(b.Found)})
+			Found: c.List("found", b.Found)})
+		if err := c.Err(); err != nil {
+			return res, err
+		}
 	}
 	cs, err := q.ListOpenCollisions(ctx, session)
 	if err != nil {
@@ -515,7 +546,14 @@ func policyFrom(r db.Policy) policy.Policy {
 		Pattern: r.Pattern, Action: policy.Action(r.Action)}
 }
 
-func ruleFrom(r db.Rule) rules.Rule {
-	return rules.Rule{ID: r.ID, Concern: r.Concern, Chosen: r.Chosen, Departures: decodeList(r.Departures),
+// ruleFrom converts a rules row for the rules engine; an error names the
+// row.
+func ruleFrom(r db.Rule) (rules.Rule, error) {
+	c := db.StoredRow("rules", r.ID)
+	out := rules.Rule{ID: r.ID, Concern: r.Concern, Chosen: r.Chosen, Departures: c.List("departures", r.Departures),
 		Support: int(r.Support), Total: int(r.Total), Enforced: r.Enforced}
+	if err := c.Err(); err != nil {
+		return rules.Rule{}, err
+	}
+	return out, nil
 }

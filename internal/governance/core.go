@@ -139,25 +139,18 @@ func (c *core) event(ctx context.Context, q db.Querier, session string, actor au
 	return nil
 }
 
-// encodeList stores a list as a JSON array.
+// encodeList stores a list as a JSON array; db.Stored.List reads it.
 func encodeList(list []string) string {
 	if list == nil {
 		list = []string{}
 	}
 	b, err := json.Marshal(list)
 	if err != nil {
-		panic(err) // a []string always marshals
+		// Not stored data: a []string always marshals, so this is a
+		// broken invariant of encoding/json, not a corrupt row.
+		panic(err)
 	}
 	return string(b)
-}
-
-// decodeList reads a list stored by encodeList.
-func decodeList(s string) []string {
-	list := []string{}
-	if err := json.Unmarshal([]byte(s), &list); err != nil {
-		panic(fmt.Errorf("stored list %q: %w", s, err))
-	}
-	return list
 }
 
 // cleanList trims every entry and refuses empty ones and lists over max.
@@ -192,13 +185,4 @@ func optional(field, v string, max int) (string, error) {
 		return "", errs.E(errs.Invalid, field+"_too_long", "The %s is %d characters; at most %d are allowed.", strings.ReplaceAll(field, "_", " "), n, max)
 	}
 	return v, nil
-}
-
-// timePtr returns nil for NULL, so that JSON leaves the field out.
-func timePtr(s sql.NullString) *time.Time {
-	if !s.Valid {
-		return nil
-	}
-	t := db.MustTime(s.String)
-	return &t
 }

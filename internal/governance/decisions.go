@@ -100,7 +100,11 @@ func (s *DecisionService) Open(ctx context.Context, actor auth.Actor, session st
 	if err != nil {
 		return Decision{}, fmt.Errorf("open decision on %s: %w", session, err)
 	}
-	return decisionFrom(row, ""), nil
+	out, err := decisionFrom(row, "")
+	if err != nil {
+		return Decision{}, fmt.Errorf("open decision on %s: %w", session, err)
+	}
+	return out, nil
 }
 
 // Resolve records a person's resolution and the instruction the
@@ -154,7 +158,11 @@ func (s *DecisionService) ResolveMany(ctx context.Context, actor auth.Actor, ref
 			if err := s.event(ctx, q, row.SessionID, actor, now, "decision.resolved", ref, resolution); err != nil {
 				return err
 			}
-			out = append(out, decisionFrom(row, actor.Email))
+			d, err := decisionFrom(row, actor.Email)
+			if err != nil {
+				return err
+			}
+			out = append(out, d)
 		}
 		return nil
 	})
@@ -164,16 +172,21 @@ func (s *DecisionService) ResolveMany(ctx context.Context, actor auth.Actor, ref
 	return out, nil
 }
 
-func decisionFrom(r db.Decision, resolvedBy string) Decision {
+// decisionFrom converts a decisions row; an error names the row.
+func decisionFrom(r db.Decision, resolvedBy string) (Decision, error) {
+	c := db.StoredRow("decisions", r.Ref)
 	d := Decision{Ref: r.Ref, Session: r.SessionID, Title: r.Title, Question: r.Question, Proposal: r.Proposal,
-		Status: DecisionOpen, BlockedScope: decodeList(r.BlockedScope), AllowedScope: decodeList(r.AllowedScope),
-		OpenedAt: db.MustTime(r.OpenedAt), Resolution: r.Resolution, Instruction: r.Instruction,
-		ResolvedAt: timePtr(r.ResolvedAt), ResolvedBy: resolvedBy, DeliveredAt: timePtr(r.DeliveredAt)}
+		Status: DecisionOpen, BlockedScope: c.List("blocked_scope", r.BlockedScope), AllowedScope: c.List("allowed_scope", r.AllowedScope),
+		OpenedAt: c.Time("opened_at", r.OpenedAt), Resolution: r.Resolution, Instruction: r.Instruction,
+		ResolvedAt: c.TimePtr("resolved_at", r.ResolvedAt), ResolvedBy: resolvedBy, DeliveredAt: c.TimePtr("delivered_at", r.DeliveredAt)}
+	if err := c.Err(); err != nil {
+		return Decision{}, err
+	}
 	switch {
 	case r.DeliveredAt.Valid:
 		d.Status = DecisionDelivered
 	case r.ResolvedAt.Valid:
 		d.Status = DecisionResolved
 	}
-	return d
+	return d, nil
 }

@@ -80,7 +80,11 @@ func (s *EvidenceService) Complete(ctx context.Context, actor auth.Actor, sessio
 		if err != nil {
 			return err
 		}
-		m, err := q.GetMissionBySlug(ctx, sess.MissionSlug)
+		mrow, err := q.GetMissionBySlug(ctx, sess.MissionSlug)
+		if err != nil {
+			return err
+		}
+		m, err := missionFrom(mrow)
 		if err != nil {
 			return err
 		}
@@ -88,7 +92,7 @@ func (s *EvidenceService) Complete(ctx context.Context, actor auth.Actor, sessio
 		if err != nil {
 			return err
 		}
-		gate = evidenceGate(decodeList(m.Evidence), ev)
+		gate = evidenceGate(m.Evidence, ev)
 		return s.event(ctx, q, session, actor, now, "implementation.complete", "", gate.EvidenceGate+missingText(gate))
 	})
 	if err != nil {

@@ -80,7 +80,10 @@ func (s *MissionService) Create(ctx context.Context, actor auth.Actor, in Missio
 	if err != nil {
 		return Mission{}, fmt.Errorf("create mission %s: %w", m.Slug, err)
 	}
-	return missionFrom(row), nil
+	if m, err = missionFrom(row); err != nil {
+		return Mission{}, fmt.Errorf("create mission %s: %w", in.Slug, err)
+	}
+	return m, nil
 }
 
 // List lists every mission by slug. Any person or agent may read them.
@@ -91,7 +94,9 @@ func (s *MissionService) List(ctx context.Context) ([]Mission, error) {
 	}
 	out := make([]Mission, len(rows))
 	for i, r := range rows {
-		out[i] = missionFrom(r)
+		if out[i], err = missionFrom(r); err != nil {
+			return nil, fmt.Errorf("list missions: %w", err)
+		}
 	}
 	return out, nil
 }
@@ -111,7 +116,11 @@ func (s *MissionService) ListSummaries(ctx context.Context) ([]MissionSummary, e
 	}
 	out := make([]MissionSummary, len(rows))
 	for i, r := range rows {
-		out[i] = MissionSummary{Mission: missionFrom(r.Mission), Sessions: int(r.Sessions)}
+		m, err := missionFrom(r.Mission)
+		if err != nil {
+			return nil, fmt.Errorf("list missions: %w", err)
+		}
+		out[i] = MissionSummary{Mission: m, Sessions: int(r.Sessions)}
 	}
 	return out, nil
 }
@@ -125,7 +134,11 @@ func (s *MissionService) Get(ctx context.Context, slug string) (Mission, error) 
 	} else if err != nil {
 		return Mission{}, fmt.Errorf("get mission %s: %w", slug, err)
 	}
-	return missionFrom(row), nil
+	m, err := missionFrom(row)
+	if err != nil {
+		return Mission{}, fmt.Errorf("get mission %s: %w", slug, err)
+	}
+	return m, nil
 }
 
 // Update changes a mission's title, text, high-risk flag, required
@@ -171,7 +184,10 @@ func (s *MissionService) Patch(ctx context.Context, actor auth.Actor, slug strin
 		} else if err != nil {
 			return err
 		}
-		cur := missionFrom(old)
+		cur, err := missionFrom(old)
+		if err != nil {
+			return err
+		}
 		in := MissionInput{Slug: slug, Title: cur.Title, Text: cur.Text, HighRisk: cur.HighRisk, Evidence: cur.Evidence, Contract: cur.Contract}
 		if p.Title != nil {
 			in.Title = *p.Title
@@ -221,7 +237,11 @@ func (s *MissionService) Patch(ctx context.Context, actor auth.Actor, slug strin
 	if err != nil {
 		return Mission{}, fmt.Errorf("update mission %s: %w", slug, err)
 	}
-	return missionFrom(row), nil
+	m, err := missionFrom(row)
+	if err != nil {
+		return Mission{}, fmt.Errorf("update mission %s: %w", slug, err)
+	}
+	return m, nil
 }
 
 // missionChanges says what an edit changes, for the timeline: e.g.
@@ -309,11 +329,14 @@ func inField(field string, err error) error {
 	return err
 }
 
-func missionFrom(r db.Mission) Mission {
-	m := Mission{Slug: r.Slug, Title: r.Title, Text: r.Text, HighRisk: r.HighRisk, Evidence: decodeList(r.Evidence),
-		Contract: []Clause{}, CreatedAt: db.MustTime(r.CreatedAt)}
-	if err := json.Unmarshal([]byte(r.Contract), &m.Contract); err != nil {
-		panic(fmt.Errorf("stored contract of %s: %w", r.Slug, err))
+// missionFrom converts a missions row; an error names the row.
+func missionFrom(r db.Mission) (Mission, error) {
+	c := db.StoredRow("missions", r.Slug)
+	m := Mission{Slug: r.Slug, Title: r.Title, Text: r.Text, HighRisk: r.HighRisk, Evidence: c.List("evidence", r.Evidence),
+		Contract: []Clause{}, CreatedAt: c.Time("created_at", r.CreatedAt)}
+	c.JSON("contract", r.Contract, &m.Contract)
+	if err := c.Err(); err != nil {
+		return Mission{}, err
 	}
-	return m
+	return m, nil
 }

@@ -111,7 +111,11 @@ func (s *PlanService) Propose(ctx context.Context, actor auth.Actor, session str
 	if err != nil {
 		return Plan{}, fmt.Errorf("propose plan on %s: %w", session, err)
 	}
-	return planFrom(row), nil
+	p, err := planFrom(row)
+	if err != nil {
+		return Plan{}, fmt.Errorf("propose plan on %s: %w", session, err)
+	}
+	return p, nil
 }
 
 // Approve approves the session's proposed plan. Errors: forbidden (not
@@ -160,16 +164,23 @@ func (s *PlanService) decidePlan(ctx context.Context, actor auth.Actor, session,
 	if err != nil {
 		return Plan{}, fmt.Errorf("%s plan of %s: %w", verb, session, err)
 	}
-	return planFrom(row), nil
+	p, err := planFrom(row)
+	if err != nil {
+		return Plan{}, fmt.Errorf("%s plan of %s: %w", verb, session, err)
+	}
+	return p, nil
 }
 
-func planFrom(r db.Plan) Plan {
-	p := Plan{ID: r.ID, Summary: r.Summary, Status: r.Status, ProposedAt: db.MustTime(r.ProposedAt),
-		DecidedAt: timePtr(r.DecidedAt), Note: r.Note}
-	if err := json.Unmarshal([]byte(r.Body), &p.Body); err != nil {
-		panic(fmt.Errorf("stored plan %d: %w", r.ID, err))
+// planFrom converts a plans row; an error names the row.
+func planFrom(r db.Plan) (Plan, error) {
+	c := db.StoredRow("plans", r.ID)
+	p := Plan{ID: r.ID, Summary: r.Summary, Status: r.Status, ProposedAt: c.Time("proposed_at", r.ProposedAt),
+		DecidedAt: c.TimePtr("decided_at", r.DecidedAt), Note: r.Note}
+	c.JSON("body", r.Body, &p.Body)
+	if err := c.Err(); err != nil {
+		return Plan{}, err
 	}
-	return p
+	return p, nil
 }
 
 // toolRegistry returns the operators' classification of tools: whether a

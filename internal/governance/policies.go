@@ -87,7 +87,11 @@ func (s *PolicyService) Create(ctx context.Context, actor auth.Actor, in PolicyI
 	if err != nil {
 		return PolicyView{}, fmt.Errorf("create policy %q: %w", p.Name, err)
 	}
-	return policyView(row), nil
+	v, err := policyView(row)
+	if err != nil {
+		return PolicyView{}, fmt.Errorf("create policy %q: %w", p.Name, err)
+	}
+	return v, nil
 }
 
 // List lists every policy.
@@ -98,14 +102,22 @@ func (s *PolicyService) List(ctx context.Context) ([]PolicyView, error) {
 	}
 	out := make([]PolicyView, len(rows))
 	for i, r := range rows {
-		out[i] = policyView(r)
+		if out[i], err = policyView(r); err != nil {
+			return nil, fmt.Errorf("list policies: %w", err)
+		}
 	}
 	return out, nil
 }
 
-func policyView(r db.Policy) PolicyView {
-	return PolicyView{ID: r.ID, Name: r.Name, Severity: r.Severity, Kind: r.Kind, Pattern: r.Pattern, Action: r.Action,
-		Builtin: r.Builtin, CreatedAt: db.MustTime(r.CreatedAt)}
+// policyView converts a policies row; an error names the row.
+func policyView(r db.Policy) (PolicyView, error) {
+	c := db.StoredRow("policies", r.ID)
+	v := PolicyView{ID: r.ID, Name: r.Name, Severity: r.Severity, Kind: r.Kind, Pattern: r.Pattern, Action: r.Action,
+		Builtin: r.Builtin, CreatedAt: c.Time("created_at", r.CreatedAt)}
+	if err := c.Err(); err != nil {
+		return PolicyView{}, err
+	}
+	return v, nil
 }
 
 // RuleView is an architecture rule as the API shows it.
@@ -153,7 +165,11 @@ func (s *PolicyService) CreateRule(ctx context.Context, actor auth.Actor, in Rul
 	if err != nil {
 		return RuleView{}, fmt.Errorf("create rule: %w", err)
 	}
-	return ruleView(row), nil
+	v, err := ruleView(row)
+	if err != nil {
+		return RuleView{}, fmt.Errorf("create rule: %w", err)
+	}
+	return v, nil
 }
 
 // ListRules lists every architecture rule.
@@ -164,15 +180,23 @@ func (s *PolicyService) ListRules(ctx context.Context) ([]RuleView, error) {
 	}
 	out := make([]RuleView, len(rows))
 	for i, r := range rows {
-		out[i] = ruleView(r)
+		if out[i], err = ruleView(r); err != nil {
+			return nil, fmt.Errorf("list rules: %w", err)
+		}
 	}
 	return out, nil
 }
 
-func ruleView(r db.Rule) RuleView {
+// ruleView converts a rules row for the API; an error names the row.
+func ruleView(r db.Rule) (RuleView, error) {
+	c := db.StoredRow("rules", r.ID)
 	d := protocol.Deviation{Support: int(r.Support), Total: int(r.Total)}
-	return RuleView{ID: r.ID, Concern: r.Concern, Chosen: r.Chosen, Departures: decodeList(r.Departures), Support: r.Support,
-		Total: r.Total, Confidence: d.ConfidencePercent(), Enforced: r.Enforced, CreatedAt: db.MustTime(r.CreatedAt)}
+	v := RuleView{ID: r.ID, Concern: r.Concern, Chosen: r.Chosen, Departures: c.List("departures", r.Departures), Support: r.Support,
+		Total: r.Total, Confidence: d.ConfidencePercent(), Enforced: r.Enforced, CreatedAt: c.Time("created_at", r.CreatedAt)}
+	if err := c.Err(); err != nil {
+		return RuleView{}, err
+	}
+	return v, nil
 }
 
 // ImportRules stores inferred rules as advisory, for the operator's

@@ -81,7 +81,11 @@ func (s *RemediationService) Request(ctx context.Context, actor auth.Actor, sess
 	if err != nil {
 		return Remediation{}, fmt.Errorf("request remediation on %s: %w", session, err)
 	}
-	return remediationFrom(row), nil
+	m, err := remediationFrom(row)
+	if err != nil {
+		return Remediation{}, fmt.Errorf("request remediation on %s: %w", session, err)
+	}
+	return m, nil
 }
 
 // Close closes a remediation request with a note: it no longer
@@ -117,11 +121,21 @@ func (s *RemediationService) Close(ctx context.Context, actor auth.Actor, id int
 	if err != nil {
 		return Remediation{}, fmt.Errorf("close remediation %d: %w", id, err)
 	}
-	return remediationFrom(row), nil
+	m, err := remediationFrom(row)
+	if err != nil {
+		return Remediation{}, fmt.Errorf("close remediation %d: %w", id, err)
+	}
+	return m, nil
 }
 
-func remediationFrom(r db.Remediation) Remediation {
-	return Remediation{ID: r.ID, Session: r.SessionID, Severity: r.Severity, Instruction: r.Instruction,
-		Files: decodeList(r.Files), Source: r.Source, CreatedAt: db.MustTime(r.CreatedAt),
-		DeliveredAt: timePtr(r.DeliveredAt), ClosedAt: timePtr(r.ClosedAt), CloseNote: r.CloseNote}
+// remediationFrom converts a remediations row; an error names the row.
+func remediationFrom(r db.Remediation) (Remediation, error) {
+	c := db.StoredRow("remediations", r.ID)
+	m := Remediation{ID: r.ID, Session: r.SessionID, Severity: r.Severity, Instruction: r.Instruction,
+		Files: c.List("files", r.Files), Source: r.Source, CreatedAt: c.Time("created_at", r.CreatedAt),
+		DeliveredAt: c.TimePtr("delivered_at", r.DeliveredAt), ClosedAt: c.TimePtr("closed_at", r.ClosedAt), CloseNote: r.CloseNote}
+	if err := c.Err(); err != nil {
+		return Remediation{}, err
+	}
+	return m, nil
 }

@@ -3,7 +3,6 @@ package governance
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -84,7 +83,11 @@ func (s *SessionService) Create(ctx context.Context, actor auth.Actor, in Sessio
 	if err != nil {
 		return Session{}, fmt.Errorf("create session: %w", err)
 	}
-	return s.sessionFrom(row), nil
+	out, err := s.sessionFrom(row)
+	if err != nil {
+		return Session{}, fmt.Errorf("create session: %w", err)
+	}
+	return out, nil
 }
 
 // SessionDetail is everything about a session: what the console's session
@@ -154,12 +157,17 @@ func (s *SessionService) Get(ctx context.Context, actor auth.Actor, id string) (
 		if err != nil {
 			return err
 		}
-		d.Session = s.sessionFrom(row)
+		if d.Session, err = s.sessionFrom(row); err != nil {
+			return err
+		}
 		if d.Brief, err = s.briefIn(ctx, q, actor, id, now, false); err != nil {
 			return err
 		}
 		if p, err := q.GetLatestPlan(ctx, id); err == nil {
-			plan := planFrom(p)
+			plan, err := planFrom(p)
+			if err != nil {
+				return err
+			}
 			d.Plan = &plan
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return err
@@ -170,7 +178,9 @@ func (s *SessionService) Get(ctx context.Context, actor auth.Actor, id string) (
 		}
 		d.Decisions = make([]Decision, len(decs))
 		for i, r := range decs {
-			d.Decisions[i] = decisionFrom(r.Decision, r.ResolvedByEmail)
+			if d.Decisions[i], err = decisionFrom(r.Decision, r.ResolvedByEmail); err != nil {
+				return err
+			}
 		}
 		rems, err := q.ListSessionRemediations(ctx, id)
 		if err != nil {
@@ -178,7 +188,9 @@ func (s *SessionService) Get(ctx context.Context, actor auth.Actor, id string) (
 		}
 		d.Remediations = make([]Remediation, len(rems))
 		for i, r := range rems {
-			d.Remediations[i] = remediationFrom(r)
+			if d.Remediations[i], err = remediationFrom(r); err != nil {
+				return err
+			}
 		}
 		evs, err := q.ListSessionEvents(ctx, id)
 		if err != nil {
@@ -186,7 +198,11 @@ func (s *SessionService) Get(ctx context.Context, actor auth.Actor, id string) (
 		}
 		d.Timeline = make([]Event, len(evs))
 		for i, e := range evs {
-			d.Timeline[i] = Event{At: db.MustTime(e.At), Actor: e.Actor, Kind: e.Kind, Ref: e.Ref, Detail: e.Detail}
+			c := db.StoredRow("events", e.ID)
+			d.Timeline[i] = Event{At: c.Time("at", e.At), Actor: e.Actor, Kind: e.Kind, Ref: e.Ref, Detail: e.Detail}
+			if err := c.Err(); err != nil {
+				return err
+			}
 		}
 		return changeDetail(ctx, q, &d)
 	})
@@ -224,10 +240,13 @@ func (s *SessionService) List(ctx context.Context) ([]SessionSummary, error) {
 			return nil, fmt.Errorf("list sessions: %s: %w", r.ID, err)
 		}
 		b := assemble(in, nil, now)
-		out[i] = SessionSummary{Session: s.sessionFrom(db.GetSessionRow{ID: r.ID, AgentKeyID: r.AgentKeyID, Agent: r.Agent,
+		sess, err := s.sessionFrom(db.GetSessionRow{ID: r.ID, AgentKeyID: r.AgentKeyID, Agent: r.Agent,
 			Title: r.Title, Lifecycle: r.Lifecycle, PausedAt: in.state.PausedAt, PauseReason: in.state.PauseReason,
-			LastBriefAt: r.LastBriefAt, CreatedAt: r.CreatedAt, MissionSlug: r.MissionSlug, MissionHighRisk: in.state.HighRisk}),
-			NextAction: b.NextAction, Reason: b.Reason}
+			LastBriefAt: r.LastBriefAt, CreatedAt: r.CreatedAt, MissionSlug: r.MissionSlug, MissionHighRisk: in.state.HighRisk})
+		if err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		out[i] = SessionSummary{Session: sess, NextAction: b.NextAction, Reason: b.Reason}
 	}
 	return out, nil
 }
@@ -285,17 +304,27 @@ func (s *SessionService) brake(ctx context.Context, actor auth.Actor, id, kind, 
 	if err != nil {
 		return Session{}, fmt.Errorf("%s %s: %w", kind, id, err)
 	}
-	return s.sessionFrom(row), nil
+	out, err := s.sessionFrom(row)
+	if err != nil {
+		return Session{}, fmt.Errorf("%s %s: %w", kind, id, err)
+	}
+	return out, nil
 }
 
-func (s *SessionService) sessionFrom(r db.GetSessionRow) Session {
+// sessionFrom converts a sessions row, with the brief time not yet
+// written if it is later; an error names the row.
+func (s *SessionService) sessionFrom(r db.GetSessionRow) (Session, error) {
+	c := db.StoredRow("sessions", r.ID)
 	out := Session{ID: r.ID, Mission: r.MissionSlug, Agent: r.Agent, Title: r.Title, Lifecycle: r.Lifecycle,
-		Paused: r.PausedAt.Valid, PauseReason: r.PauseReason, PausedAt: timePtr(r.PausedAt),
-		LastBriefAt: timePtr(r.LastBriefAt), CreatedAt: db.MustTime(r.CreatedAt)}
+		Paused: r.PausedAt.Valid, PauseReason: r.PauseReason, PausedAt: c.TimePtr("paused_at", r.PausedAt),
+		LastBriefAt: c.TimePtr("last_brief_at", r.LastBriefAt), CreatedAt: c.Time("created_at", r.CreatedAt)}
+	if err := c.Err(); err != nil {
+		return Session{}, err
+	}
 	if t, ok := s.touches.last(r.ID); ok && (out.LastBriefAt == nil || t.After(*out.LastBriefAt)) {
 		out.LastBriefAt = &t
 	}
-	return out
+	return out, nil
 }
 
 // changeDetail adds the latest change, its open findings and the evidence
@@ -306,12 +335,14 @@ func changeDetail(ctx context.Context, q db.Querier, d *SessionDetail) error {
 	switch {
 	case err == nil:
 		risk = change.Risk{Score: int(c.RiskScore), Band: c.RiskBand, Gate: c.RiskGate, Factors: []change.Factor{}}
+		row := db.StoredRow("changes", c.SessionID)
 		if c.RiskFactors != "" && c.RiskFactors != "null" {
-			if err := json.Unmarshal([]byte(c.RiskFactors), &risk.Factors); err != nil {
-				return fmt.Errorf("risk factors of %s: %w", d.ID, err)
-			}
+			row.JSON("risk_factors", c.RiskFactors, &risk.Factors)
 		}
-		d.Change = &ChangeView{ReportedAt: db.MustTime(c.ReportedAt), Files: decodeList(c.Files), Lines: c.Lines, Risk: risk}
+		d.Change = &ChangeView{ReportedAt: row.Time("reported_at", c.ReportedAt), Files: row.List("files", c.Files), Lines: c.Lines, Risk: risk}
+		if err := row.Err(); err != nil {
+			return err
+		}
 	case errors.Is(err, sql.ErrNoRows):
 	default:
 		return err
@@ -321,7 +352,11 @@ func changeDetail(ctx context.Context, q db.Querier, d *SessionDetail) error {
 		return err
 	}
 	d.Violations, d.Deviations, d.Breaches, d.Collisions = open.Violations, open.Deviations, open.Breaches, open.Collisions
-	m, err := q.GetMissionBySlug(ctx, d.Mission)
+	mrow, err := q.GetMissionBySlug(ctx, d.Mission)
+	if err != nil {
+		return err
+	}
+	m, err := missionFrom(mrow)
 	if err != nil {
 		return err
 	}
@@ -329,10 +364,14 @@ func changeDetail(ctx context.Context, q db.Querier, d *SessionDetail) error {
 	if err != nil {
 		return err
 	}
-	d.Evidence = EvidenceStatus{Required: decodeList(m.Evidence), Latest: []EvidenceView{}, EvidenceGate: evidenceGate(decodeList(m.Evidence), ev)}
+	d.Evidence = EvidenceStatus{Required: m.Evidence, Latest: []EvidenceView{}, EvidenceGate: evidenceGate(m.Evidence, ev)}
 	latest := map[string]int{}
 	for _, e := range ev { // oldest first: the last word wins
-		v := EvidenceView{Kind: e.Kind, Passed: e.Passed, Detail: e.Detail, ReportedAt: db.MustTime(e.ReportedAt)}
+		c := db.StoredRow("evidence", e.ID)
+		v := EvidenceView{Kind: e.Kind, Passed: e.Passed, Detail: e.Detail, ReportedAt: c.Time("reported_at", e.ReportedAt)}
+		if err := c.Err(); err != nil {
+			return err
+		}
 		if i, ok := latest[e.Kind]; ok {
 			d.Evidence.Latest[i] = v
 			continue

@@ -130,7 +130,11 @@ func (s *Service) StartRun(ctx context.Context, actor auth.Actor, session, name,
 	if err != nil {
 		return Run{}, fmt.Errorf("start run on %s: %w", session, err)
 	}
-	return runFrom(row), nil
+	r, err := runFrom(row)
+	if err != nil {
+		return Run{}, fmt.Errorf("start run on %s: %w", session, err)
+	}
+	return r, nil
 }
 
 // FinishRun sets a run's outcome. Errors: forbidden, run_not_found,
@@ -167,7 +171,11 @@ func (s *Service) FinishRun(ctx context.Context, actor auth.Actor, id, status st
 	if err != nil {
 		return Run{}, fmt.Errorf("finish run %s: %w", id, err)
 	}
-	return runFrom(row), nil
+	r, err := runFrom(row)
+	if err != nil {
+		return Run{}, fmt.Errorf("finish run %s: %w", id, err)
+	}
+	return r, nil
 }
 
 // AskInput is a question and its numbered options.
@@ -218,7 +226,11 @@ func (s *Service) RecordAsk(ctx context.Context, actor auth.Actor, runID string,
 	if err != nil {
 		return Ask{}, fmt.Errorf("ask on run %s: %w", runID, err)
 	}
-	return askFrom(a, Parked), nil
+	out, err := askFrom(a, Parked)
+	if err != nil {
+		return Ask{}, fmt.Errorf("ask on run %s: %w", runID, err)
+	}
+	return out, nil
 }
 
 // AnswerAsk answers a parked run's question with one of its options,
@@ -241,7 +253,12 @@ func (s *Service) AnswerAsk(ctx context.Context, actor auth.Actor, id, option st
 		if cur.AnsweredAt.Valid {
 			return errs.E(errs.Conflict, "already_answered", "Ask %s was already answered at %s.", id, cur.AnsweredAt.String)
 		}
-		opts := decodeOptions(cur.Options)
+		stored := db.StoredRow("asks", cur.ID)
+		opts := map[string]string{}
+		stored.JSON("options", cur.Options, &opts)
+		if err := stored.Err(); err != nil {
+			return err
+		}
 		label, ok := opts[option]
 		if !ok {
 			return errs.E(errs.Invalid, "invalid_option", "Ask %s has no option %q: choose one of %s.", id, option,
@@ -263,7 +280,11 @@ func (s *Service) AnswerAsk(ctx context.Context, actor auth.Actor, id, option st
 	if err != nil {
 		return Ask{}, fmt.Errorf("answer ask %s: %w", id, err)
 	}
-	return askFrom(a, a.ParkedFrom), nil
+	out, err := askFrom(a, a.ParkedFrom)
+	if err != nil {
+		return Ask{}, fmt.Errorf("answer ask %s: %w", id, err)
+	}
+	return out, nil
 }
 
 // ToolCallInput is a tool call an agent reports.
@@ -313,7 +334,12 @@ func (s *Service) RecordToolCall(ctx context.Context, actor auth.Actor, runID st
 			// A call reported late that started before the question was
 			// asked happened before the run parked: it is recorded as
 			// reported, and the audit finds it. Any other is refused.
-			if in.StartedAt == nil || !started.Before(db.MustTime(a.CreatedAt)) {
+			asked := db.StoredRow("asks", a.ID)
+			askedAt := asked.Time("created_at", a.CreatedAt)
+			if err := asked.Err(); err != nil {
+				return err
+			}
+			if in.StartedAt == nil || !started.Before(askedAt) {
 				return errs.E(errs.Conflict, "run_parked", "Run %s is parked on ask %s (%q): a side-effecting call must wait for a person's answer.",
 					runID, a.ID, a.Prompt).With("ask", a.ID)
 			}
@@ -325,7 +351,11 @@ func (s *Service) RecordToolCall(ctx context.Context, actor auth.Actor, runID st
 	if err != nil {
 		return ToolCall{}, fmt.Errorf("tool call on run %s: %w", runID, err)
 	}
-	return toolCallFrom(row), nil
+	call, err := toolCallFrom(row)
+	if err != nil {
+		return ToolCall{}, fmt.Errorf("tool call on run %s: %w", runID, err)
+	}
+	return call, nil
 }
 
 // classify says whether a call writes: as the call says, else as the
@@ -376,14 +406,6 @@ func validOptions(opts map[string]string) (string, error) {
 	return string(b), nil
 }
 
-func decodeOptions(s string) map[string]string {
-	opts := map[string]string{}
-	if err := json.Unmarshal([]byte(s), &opts); err != nil {
-		panic(fmt.Errorf("stored options %q: %w", s, err))
-	}
-	return opts
-}
-
 func event(ctx context.Context, q db.Querier, session string, actor auth.Actor, at time.Time, kind, ref, detail string) error {
 	if err := q.AddEvent(ctx, db.AddEventParams{SessionID: session, At: db.FormatTime(at), Actor: actor.Label(),
 		Kind: kind, Ref: ref, Detail: detail}); err != nil {
@@ -392,29 +414,40 @@ func event(ctx context.Context, q db.Querier, session string, actor auth.Actor, 
 	return nil
 }
 
-func runFrom(r db.Run) Run {
+// runFrom converts a runs row; an error names the row.
+func runFrom(r db.Run) (Run, error) {
+	c := db.StoredRow("runs", r.ID)
 	out := Run{ID: r.ID, Session: r.SessionID, Parent: r.ParentID.String, Name: r.Name, Status: r.Status,
-		StartedAt: db.MustTime(r.StartedAt)}
-	if r.EndedAt.Valid {
-		t := db.MustTime(r.EndedAt.String)
-		out.EndedAt = &t
+		StartedAt: c.Time("started_at", r.StartedAt), EndedAt: c.TimePtr("ended_at", r.EndedAt)}
+	if err := c.Err(); err != nil {
+		return Run{}, err
 	}
-	return out
+	return out, nil
 }
 
-func askFrom(a db.Ask, runStatus string) Ask {
-	out := Ask{ID: a.ID, Run: a.RunID, Prompt: a.Prompt, Options: decodeOptions(a.Options), ParkedFrom: a.ParkedFrom,
-		CreatedAt: db.MustTime(a.CreatedAt), Answer: a.Answer.String, RunStatus: runStatus}
-	if a.AnsweredAt.Valid {
-		t := db.MustTime(a.AnsweredAt.String)
-		out.AnsweredAt = &t
+// askFrom converts an asks row, with the run's status after the call; an
+// error names the row.
+func askFrom(a db.Ask, runStatus string) (Ask, error) {
+	c := db.StoredRow("asks", a.ID)
+	out := Ask{ID: a.ID, Run: a.RunID, Prompt: a.Prompt, Options: map[string]string{}, ParkedFrom: a.ParkedFrom,
+		CreatedAt: c.Time("created_at", a.CreatedAt), Answer: a.Answer.String, AnsweredAt: c.TimePtr("answered_at", a.AnsweredAt),
+		RunStatus: runStatus}
+	c.JSON("options", a.Options, &out.Options)
+	if err := c.Err(); err != nil {
+		return Ask{}, err
 	}
-	return out
+	return out, nil
 }
 
-func toolCallFrom(t db.ToolCall) ToolCall {
-	return ToolCall{ID: t.ID, Run: t.RunID, Server: t.Server, Tool: t.Tool, SideEffecting: t.IsSideEffecting,
-		StartedAt: db.MustTime(t.StartedAt), RecordedAt: db.MustTime(t.RecordedAt)}
+// toolCallFrom converts a tool_calls row; an error names the row.
+func toolCallFrom(t db.ToolCall) (ToolCall, error) {
+	c := db.StoredRow("tool_calls", t.ID)
+	out := ToolCall{ID: t.ID, Run: t.RunID, Server: t.Server, Tool: t.Tool, SideEffecting: t.IsSideEffecting,
+		StartedAt: c.Time("started_at", t.StartedAt), RecordedAt: c.Time("recorded_at", t.RecordedAt)}
+	if err := c.Err(); err != nil {
+		return ToolCall{}, err
+	}
+	return out, nil
 }
 
 // Tool is one entry of the operators' tool registry.
@@ -433,7 +466,11 @@ func (s *Service) ListTools(ctx context.Context) ([]Tool, error) {
 	}
 	out := make([]Tool, len(rows))
 	for i, r := range rows {
-		out[i] = Tool{Server: r.Server, Tool: r.Tool, SideEffecting: r.SideEffecting, UpdatedAt: db.MustTime(r.UpdatedAt)}
+		c := db.StoredRow("tools", r.Server+"."+r.Tool)
+		out[i] = Tool{Server: r.Server, Tool: r.Tool, SideEffecting: r.SideEffecting, UpdatedAt: c.Time("updated_at", r.UpdatedAt)}
+		if err := c.Err(); err != nil {
+			return nil, fmt.Errorf("list tools: %w", err)
+		}
 	}
 	return out, nil
 }
