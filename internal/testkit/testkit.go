@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/audit"
 	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
 )
@@ -145,4 +147,45 @@ func (k *Kit) Session(agent auth.Actor, mission string) string {
 		k.TB.Fatal(err)
 	}
 	return s.ID
+}
+
+// Corrupt runs one raw SQL statement on the writer, bypassing the
+// services, to store what Madebook never writes (a malformed time, a list
+// that is not JSON), and fails unless it changed a row. The services'
+// cache of brief inputs does not hear of it: take no brief of the session
+// before, or move the clock past the cache's minute.
+func (k *Kit) Corrupt(query string, args ...any) {
+	k.TB.Helper()
+	res, err := k.Store.Writer().ExecContext(context.Background(), query, args...)
+	if err != nil {
+		k.TB.Fatalf("corrupt: %s: %v", query, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		k.TB.Fatalf("corrupt: %s changed no row (%v)", query, err)
+	}
+}
+
+// WantCorruptRow fails unless read returns, without panicking, a server
+// fault (errs kind Internal) whose text contains want: the table, the row
+// and what is wrong with it.
+func WantCorruptRow(tb testing.TB, want string, read func() error) {
+	tb.Helper()
+	var err error
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				tb.Fatalf("read of a corrupt row panicked: %v", p)
+			}
+		}()
+		err = read()
+	}()
+	switch {
+	case err == nil:
+		tb.Fatalf("read a corrupt row without an error; want one naming %q", want)
+	case errs.KindOf(err) != errs.Internal:
+		tb.Fatalf("error %q is a %s error, want a server fault", err, errs.CodeOf(err))
+	case !strings.Contains(err.Error(), want):
+		tb.Fatalf("error %q does not name %q", err, want)
+	}
+	tb.Logf("corrupt row: %v", err)
 }

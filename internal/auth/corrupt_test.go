@@ -1,0 +1,67 @@
+package auth_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/testkit"
+)
+
+// TestCorruptAuthRowsAreErrors stores, with raw SQL, a time Madebook never
+// writes in a users, agent_keys or web_sessions row, and checks that the
+// call reading it returns a server fault naming the table, the row and the
+// column — never a panic.
+func TestCorruptAuthRowsAreErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		// corrupt makes a valid row through the service, corrupts it, and
+		// returns what the error must say and the call that reads the row.
+		corrupt func(t *testing.T, kit *testkit.Kit) (want string, read func() error)
+	}{
+		{"a user disabled at a malformed time fails the users list", func(t *testing.T, kit *testkit.Kit) (string, func() error) {
+			u, _ := kit.Person(auth.Viewer)
+			kit.Corrupt(`UPDATE users SET disabled_at = 'Monday' WHERE id = ?`, u.UserID)
+			return fmt.Sprintf(`users row %d: disabled_at: stored time "Monday"`, u.UserID), func() error {
+				_, err := kit.Auth.ListUsers(t.Context())
+				return err
+			}
+		}},
+		{"an agent key created at a malformed time fails the keys list", func(t *testing.T, kit *testkit.Kit) (string, func() error) {
+			a, _ := kit.Agent()
+			kit.Corrupt(`UPDATE agent_keys SET created_at = 'once' WHERE id = ?`, a.KeyID)
+			return fmt.Sprintf(`agent_keys row %d: created_at: stored time "once"`, a.KeyID), func() error {
+				_, err := kit.Auth.ListKeys(t.Context())
+				return err
+			}
+		}},
+		{"an agent key created at a malformed time fails to be revoked", func(t *testing.T, kit *testkit.Kit) (string, func() error) {
+			admin, _ := kit.Person(auth.Admin)
+			a, _ := kit.Agent()
+			kit.Corrupt(`UPDATE agent_keys SET created_at = 'once' WHERE id = ?`, a.KeyID)
+			return fmt.Sprintf(`agent_keys row %d: created_at: stored time "once"`, a.KeyID), func() error {
+				_, err := kit.Auth.RevokeKey(t.Context(), admin, a.KeyID)
+				return err
+			}
+		}},
+		{"a console session last seen at a malformed time fails to resume", func(t *testing.T, kit *testkit.Kit) (string, func() error) {
+			u, _ := kit.Person(auth.Lead)
+			token, _, err := kit.Auth.Login(t.Context(), u.Email, "password-123", "192.0.2.1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			kit.Corrupt(`UPDATE web_sessions SET last_seen_at = 'just now' WHERE user_id = ?`, u.UserID)
+			return fmt.Sprintf(`web_sessions row of user %d: last_seen_at: stored time "just now"`, u.UserID), func() error {
+				_, err := kit.Auth.WebSession(t.Context(), token)
+				return err
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kit := testkit.New(t)
+			want, read := tt.corrupt(t, kit)
+			testkit.WantCorruptRow(t, want, read)
+		})
+	}
+}

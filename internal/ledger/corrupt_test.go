@@ -1,0 +1,93 @@
+package ledger_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/ledger"
+	"github.com/madebook/madebook/internal/testkit"
+)
+
+// TestCorruptLedgerRowsAreErrors stores, with raw SQL, what Madebook never
+// writes in a runs, asks, tools or tool_calls row the services made, and
+// checks that the call reading it returns a server fault naming the table,
+// the row and the column — never a panic.
+func TestCorruptLedgerRowsAreErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		// corrupt makes a valid row through the services, corrupts it, and
+		// returns what the error must say and the call that reads the row.
+		corrupt func(t *testing.T, w *world) (want string, read func() error)
+	}{
+		{"a run started at a malformed time fails to finish", func(t *testing.T, w *world) (string, func() error) {
+			r := w.start(t, "build", "")
+			w.Corrupt(`UPDATE runs SET started_at = 'dawn' WHERE id = ?`, r.ID)
+			return "runs row " + r.ID + `: started_at: stored time "dawn"`, func() error {
+				_, err := w.Ledger.FinishRun(t.Context(), w.agent, r.ID, ledger.Complete)
+				return err
+			}
+		}},
+		{"an ask whose options are not JSON fails to be answered", func(t *testing.T, w *world) (string, func() error) {
+			a := w.park(t, w.start(t, "build", "").ID)
+			w.Corrupt(`UPDATE asks SET options = 'yes or no' WHERE id = ?`, a.ID)
+			return "asks row " + a.ID + ": options is not a JSON object", func() error {
+				_, err := w.Ledger.AnswerAsk(t.Context(), w.lead, a.ID, "1")
+				return err
+			}
+		}},
+		{"an ask whose options are not JSON fails the attention queue", func(t *testing.T, w *world) (string, func() error) {
+			a := w.park(t, w.start(t, "build", "").ID)
+			w.Corrupt(`UPDATE asks SET options = '["Yes","No"]' WHERE id = ?`, a.ID)
+			return "asks row " + a.ID + ": options is not a JSON object", func() error {
+				_, err := w.Gov.Attention.List(t.Context())
+				return err
+			}
+		}},
+		{"an ask asked at a malformed time fails a late report of a write", func(t *testing.T, w *world) (string, func() error) {
+			r := w.start(t, "build", "")
+			a := w.park(t, r.ID)
+			w.Corrupt(`UPDATE asks SET created_at = 'a while ago' WHERE id = ?`, a.ID)
+			started := w.Clock.Now()
+			return "asks row " + a.ID + `: created_at: stored time "a while ago"`, func() error {
+				_, err := w.Ledger.RecordToolCall(t.Context(), w.agent, r.ID, ledger.ToolCallInput{Server: "fs", Tool: "write_file",
+					StartedAt: &started})
+				return err
+			}
+		}},
+		{"a tool classified at a malformed time fails the registry", func(t *testing.T, w *world) (string, func() error) {
+			if _, err := w.Ledger.SetTool(t.Context(), w.admin, "fs", "write_file", true); err != nil {
+				t.Fatal(err)
+			}
+			w.Corrupt(`UPDATE tools SET updated_at = 'last week' WHERE server = 'fs' AND tool = 'write_file'`)
+			return `tools row fs.write_file: updated_at: stored time "last week"`, func() error {
+				_, err := w.Ledger.ListTools(t.Context())
+				return err
+			}
+		}},
+		{"a tool call recorded at a malformed time fails to convert", func(t *testing.T, w *world) (string, func() error) {
+			call, err := w.Ledger.RecordToolCall(t.Context(), w.agent, w.start(t, "build", "").ID, ledger.ToolCallInput{Server: "fs", Tool: "read_file"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Corrupt(`UPDATE tool_calls SET recorded_at = 'never' WHERE id = ?`, call.ID)
+			return fmt.Sprintf(`tool_calls row %d: recorded_at: stored time "never"`, call.ID), func() error {
+				var r db.ToolCall
+				if err := w.raw().QueryRowContext(t.Context(), `SELECT id, run_id, server, tool, is_side_effecting, started_at, recorded_at
+					FROM tool_calls WHERE id = ?`, call.ID).Scan(&r.ID, &r.RunID, &r.Server, &r.Tool, &r.IsSideEffecting,
+					&r.StartedAt, &r.RecordedAt); err != nil {
+					t.Fatal(err)
+				}
+				_, err := ledger.ToolCallFrom(r)
+				return err
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t)
+			want, read := tt.corrupt(t, w)
+			testkit.WantCorruptRow(t, want, read)
+		})
+	}
+}
