@@ -13,13 +13,8 @@ import (
 // call reading it returns a server fault naming the table, the row and the
 // column — never a panic.
 func TestCorruptAuthRowsAreErrors(t *testing.T) {
-	tests := []struct {
-		name string
-		// corrupt makes a valid row through the service, corrupts it, and
-		// returns what the error must say and the call that reads the row.
-		corrupt func(t *testing.T, kit *testkit.Kit) (want string, read func() error)
-	}{
-		{"a user disabled at a malformed time fails the users list", func(t *testing.T, kit *testkit.Kit) (string, func() error) {
+	testkit.CorruptRows(t, func(t *testing.T) *testkit.Kit { return testkit.New(t) }, []testkit.CorruptRow[*testkit.Kit]{
+		{Name: "a user disabled at a malformed time fails the users list", Corrupt: func(t *testing.T, kit *testkit.Kit) (string, func() error) {
 			u, _ := kit.Person(auth.Viewer)
 			kit.Corrupt(`UPDATE users SET disabled_at = 'Monday' WHERE id = ?`, u.UserID)
 			return fmt.Sprintf(`users row %d: disabled_at: stored time "Monday"`, u.UserID), func() error {
@@ -27,7 +22,7 @@ func TestCorruptAuthRowsAreErrors(t *testing.T) {
 				return err
 			}
 		}},
-		{"an agent key created at a malformed time fails the keys list", func(t *testing.T, kit *testkit.Kit) (string, func() error) {
+		{Name: "an agent key created at a malformed time fails the keys list", Corrupt: func(t *testing.T, kit *testkit.Kit) (string, func() error) {
 			a, _ := kit.Agent()
 			kit.Corrupt(`UPDATE agent_keys SET created_at = 'once' WHERE id = ?`, a.KeyID)
 			return fmt.Sprintf(`agent_keys row %d: created_at: stored time "once"`, a.KeyID), func() error {
@@ -35,7 +30,7 @@ func TestCorruptAuthRowsAreErrors(t *testing.T) {
 				return err
 			}
 		}},
-		{"an agent key created at a malformed time fails to be revoked", func(t *testing.T, kit *testkit.Kit) (string, func() error) {
+		{Name: "an agent key created at a malformed time fails to be revoked", Corrupt: func(t *testing.T, kit *testkit.Kit) (string, func() error) {
 			admin, _ := kit.Person(auth.Admin)
 			a, _ := kit.Agent()
 			kit.Corrupt(`UPDATE agent_keys SET created_at = 'once' WHERE id = ?`, a.KeyID)
@@ -44,7 +39,7 @@ func TestCorruptAuthRowsAreErrors(t *testing.T) {
 				return err
 			}
 		}},
-		{"a console session last seen at a malformed time fails to resume", func(t *testing.T, kit *testkit.Kit) (string, func() error) {
+		{Name: "a console session last seen at a malformed time fails to resume", Corrupt: func(t *testing.T, kit *testkit.Kit) (string, func() error) {
 			u, _ := kit.Person(auth.Lead)
 			token, _, err := kit.Auth.Login(t.Context(), u.Email, "password-123", "192.0.2.1")
 			if err != nil {
@@ -56,12 +51,5 @@ func TestCorruptAuthRowsAreErrors(t *testing.T) {
 				return err
 			}
 		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			kit := testkit.New(t)
-			want, read := tt.corrupt(t, kit)
-			testkit.WantCorruptRow(t, want, read)
-		})
-	}
+	})
 }

@@ -14,48 +14,43 @@ import (
 // services made, and checks that the call reading it returns a server
 // fault naming the table, the row and the column — never a panic.
 func TestCorruptRowsAreErrors(t *testing.T) {
-	tests := []struct {
-		name string
-		// corrupt makes a valid row through the services, corrupts it, and
-		// returns what the error must say and the call that reads the row.
-		corrupt func(t *testing.T, w *world) (want string, read func() error)
-	}{
-		{"a mission whose required evidence is not JSON fails to read", func(t *testing.T, w *world) (string, func() error) {
+	testkit.CorruptRows(t, newWorld, []testkit.CorruptRow[*world]{
+		{Name: "a mission whose required evidence is not JSON fails to read", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			w.Corrupt(`UPDATE missions SET evidence = 'tests' WHERE slug = ?`, w.mission)
 			return "missions row " + w.mission + ": evidence is not a JSON list: invalid character", func() error {
 				_, err := w.Gov.Missions.Get(t.Context(), w.mission)
 				return err
 			}
 		}},
-		{"a mission whose contract is not JSON fails the missions list", func(t *testing.T, w *world) (string, func() error) {
+		{Name: "a mission whose contract is not JSON fails the missions list", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			w.Corrupt(`UPDATE missions SET contract = '[{' WHERE slug = ?`, w.mission)
 			return "missions row " + w.mission + ": contract is not a JSON list", func() error {
 				_, err := w.Gov.Missions.ListSummaries(t.Context())
 				return err
 			}
 		}},
-		{"a mission whose contract is not JSON fails a change report on it", func(t *testing.T, w *world) (string, func() error) {
+		{Name: "a mission whose contract is not JSON fails a change report on it", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			w.Corrupt(`UPDATE missions SET contract = 'none' WHERE slug = ?`, w.mission)
 			return "missions row " + w.mission + ": contract is not a JSON list", func() error {
 				_, err := w.Gov.Changes.Report(t.Context(), w.agent, w.session, change.Change{Files: []change.File{{Path: "a.go", Content: "package a"}}})
 				return err
 			}
 		}},
-		{"a session created yesterday fails to show", func(t *testing.T, w *world) (string, func() error) {
+		{Name: "a session created yesterday fails to show", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			w.Corrupt(`UPDATE sessions SET created_at = 'yesterday' WHERE id = ?`, w.session)
 			return "sessions row " + w.session + `: created_at: stored time "yesterday"`, func() error {
 				_, err := w.Gov.Sessions.Get(t.Context(), w.lead, w.session)
 				return err
 			}
 		}},
-		{"a session created yesterday fails the sessions list", func(t *testing.T, w *world) (string, func() error) {
+		{Name: "a session created yesterday fails the sessions list", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			w.Corrupt(`UPDATE sessions SET created_at = 'yesterday' WHERE id = ?`, w.session)
 			return "sessions row " + w.session + `: created_at: stored time "yesterday"`, func() error {
 				_, err := w.Gov.Sessions.List(t.Context())
 				return err
 			}
 		}},
-		{"a session paused at a malformed time fails its brief", func(t *testing.T, w *world) (string, func() error) {
+		{Name: "a session paused at a malformed time fails its brief", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			must(w.Gov.Sessions.Pause(t.Context(), w.lead, w.session, "Incident"))(t)
 			w.Corrupt(`UPDATE sessions SET paused_at = 'now' WHERE id = ?`, w.session)
 			return "sessions row " + w.session + `: paused_at: stored time "now"`, func() error {
@@ -63,7 +58,7 @@ func TestCorruptRowsAreErrors(t *testing.T) {
 				return err
 			}
 		}},
-		{"a decision whose blocked scope is not JSON fails the session", func(t *testing.T, w *world) (string, func() error) {
+		{Name: "a decision whose blocked scope is not JSON fails the session", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			d := must(w.Gov.Decisions.Open(t.Context(), w.agent, w.session, gate("Drop it?")))(t)
 			w.Corrupt(`UPDATE decisions SET blocked_scope = 'x' WHERE ref = ?`, d.Ref)
 			return "decisions row " + d.Ref + ": blocked_scope is not a JSON list: invalid character 'x'", func() error {
@@ -71,7 +66,7 @@ func TestCorruptRowsAreErrors(t *testing.T) {
 				return err
 			}
 		}},
-		{"a decision whose allowed scope is not JSON fails the attention queue", func(t *testing.T, w *world) (string, func() error) {
+		{Name: "a decision whose allowed scope is not JSON fails the attention queue", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			d := must(w.Gov.Decisions.Open(t.Context(), w.agent, w.session, gate("Drop it?")))(t)
 			w.Corrupt(`UPDATE decisions SET allowed_scope = '{}' WHERE ref = ?`, d.Ref)
 			return "decisions row " + d.Ref + ": allowed_scope is not a JSON list", func() error {
@@ -79,7 +74,7 @@ func TestCorruptRowsAreErrors(t *testing.T) {
 				return err
 			}
 		}},
-		{"a decision opened at a malformed time fails the brief", func(t *testing.T, w *world) (string, func() error) {
+		{Name: "a decision opened at a malformed time fails the brief", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			d := must(w.Gov.Decisions.Open(t.Context(), w.agent, w.session, gate("Drop it?")))(t)
 			w.Corrupt(`UPDATE decisions SET opened_at = 'Tuesday' WHERE ref = ?`, d.Ref)
 			return "decisions row " + d.Ref + `: opened_at: stored time "Tuesday"`, func() error {
@@ -87,7 +82,7 @@ func TestCorruptRowsAreErrors(t *testing.T) {
 				return err
 			}
 		}},
-		{"a resolution stamped at a malformed time fails the brief that delivers it", func(t *testing.T, w *world) (string, func() error) {
+		{Name: "a resolution stamped at a malformed time fails the brief that delivers it", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			d := must(w.Gov.Decisions.Open(t.Context(), w.agent, w.session, gate("Drop it?")))(t)
 			must(w.Gov.Decisions.Resolve(t.Context(), w.lead, d.Ref, "Drop it", "Keep a backup."))(t)
 			w.Corrupt(`UPDATE decisions SET resolved_at = 'soon' WHERE ref = ?`, d.Ref)
@@ -96,7 +91,7 @@ func TestCorruptRowsAreErrors(t *testing.T) {
 				return err
 			}
 		}},
-		{"a plan whose body is not JSON fails the session", func(t *testing.T, w *world) (string, func() error) {
+		{Name: "a plan whose body is not JSON fails the session", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			p := must(w.Gov.Plans.Propose(t.Context(), w.agent, w.session, proposal("Read, then refactor.")))(t)
 			w.Corrupt(`UPDATE plans SET body = '{' WHERE id = ?`, p.ID)
 			return fmt.Sprintf("plans row %d: body is not a JSON object", p.ID), func() error {
@@ -104,7 +99,7 @@ func TestCorruptRowsAreErrors(t *testing.T) {
 				return err
 			}
 		}},
-		{"a plan proposed at a malformed time fails the attention queue", func(t *testing.T, w *world) (string, func() error) {
+		{Name: "a plan proposed at a malformed time fails the attention queue", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			s := w.Session(w.agent, w.risky)
 			p := must(w.Gov.Plans.Propose(t.Context(), w.agent, s, proposal("Migrate in two steps.")))(t)
 			w.Corrupt(`UPDATE plans SET proposed_at = 'noon' WHERE id = ?`, p.ID)
@@ -113,7 +108,7 @@ func TestCorruptRowsAreErrors(t *testing.T) {
 				return err
 			}
 		}},
-		{"a remediation whose files are not JSON fails the session", func(t *testing.T, w *world) (string, func() error) {
+		{Name: "a remediation whose files are not JSON fails the session", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			r := must(w.Gov.Remediations.Request(t.Context(), w.lead, w.session, governance.RemediationInput{Severity: "required",
 				Instruction: "Fix the test.", Files: []string{"a_test.go"}}))(t)
 			w.Corrupt(`UPDATE remediations SET files = 'a_test.go' WHERE id = ?`, r.ID)
@@ -122,7 +117,7 @@ func TestCorruptRowsAreErrors(t *testing.T) {
 				return err
 			}
 		}},
-		{"a remediation created at a malformed time fails the brief", func(t *testing.T, w *world) (string, func() error) {
+		{Name: "a remediation created at a malformed time fails the brief", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			r := must(w.Gov.Remediations.Request(t.Context(), w.lead, w.session, governance.RemediationInput{Severity: "required",
 				Instruction: "Fix the test."}))(t)
 			w.Corrupt(`UPDATE remediations SET created_at = 'later' WHERE id = ?`, r.ID)
@@ -131,7 +126,7 @@ func TestCorruptRowsAreErrors(t *testing.T) {
 				return err
 			}
 		}},
-		{"an event at a malformed time fails the timeline", func(t *testing.T, w *world) (string, func() error) {
+		{Name: "an event at a malformed time fails the timeline", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			id := firstID(t, w.Kit, `SELECT MIN(id) FROM events WHERE session_id = ?`, w.session)
 			w.Corrupt(`UPDATE events SET at = 'then' WHERE id = ?`, id)
 			return fmt.Sprintf(`events row %d: at: stored time "then"`, id), func() error {
@@ -139,7 +134,7 @@ func TestCorruptRowsAreErrors(t *testing.T) {
 				return err
 			}
 		}},
-		{"a change report whose files are not JSON fails the session", func(t *testing.T, w *world) (string, func() error) {
+		{Name: "a change report whose files are not JSON fails the session", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			must(w.Gov.Changes.Report(t.Context(), w.agent, w.session, change.Change{Files: []change.File{{Path: "a.go", Content: "package a"}}}))(t)
 			w.Corrupt(`UPDATE changes SET files = 'a.go' WHERE session_id = ?`, w.session)
 			return "changes row " + w.session + ": files is not a JSON list", func() error {
@@ -147,7 +142,7 @@ func TestCorruptRowsAreErrors(t *testing.T) {
 				return err
 			}
 		}},
-		{"a critical violation detected at a malformed time fails the attention queue", func(t *testing.T, w *world) (string, func() error) {
+		{Name: "a critical violation detected at a malformed time fails the attention queue", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			res := must(w.Gov.Changes.Report(t.Context(), w.agent, w.session, change.Change{Files: []change.File{{Path: ".env", Content: awsSecret}}}))(t)
 			if len(res.Violations) == 0 {
 				t.Fatal("the secret tripped no policy")
@@ -158,7 +153,7 @@ func TestCorruptRowsAreErrors(t *testing.T) {
 				return err
 			}
 		}},
-		{"evidence reported at a malformed time fails the session", func(t *testing.T, w *world) (string, func() error) {
+		{Name: "evidence reported at a malformed time fails the session", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			if err := w.Gov.Evidence.Report(t.Context(), w.agent, w.session, governance.EvidenceInput{Kind: "tests", Passed: true}); err != nil {
 				t.Fatal(err)
 			}
@@ -169,7 +164,7 @@ func TestCorruptRowsAreErrors(t *testing.T) {
 				return err
 			}
 		}},
-		{"a rule whose departures are not JSON fails the rules list", func(t *testing.T, w *world) (string, func() error) {
+		{Name: "a rule whose departures are not JSON fails the rules list", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			r := must(w.Gov.Policies.CreateRule(t.Context(), w.admin, governance.RuleInput{Concern: "http", Chosen: "net/http",
 				Departures: []string{"github.com/gin-gonic/gin"}, Support: 9, Total: 10}))(t)
 			w.Corrupt(`UPDATE rules SET departures = 'gin' WHERE id = ?`, r.ID)
@@ -178,7 +173,7 @@ func TestCorruptRowsAreErrors(t *testing.T) {
 				return err
 			}
 		}},
-		{"a policy created at a malformed time fails the policies list", func(t *testing.T, w *world) (string, func() error) {
+		{Name: "a policy created at a malformed time fails the policies list", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			id := firstID(t, w.Kit, `SELECT MIN(id) FROM policies`)
 			w.Corrupt(`UPDATE policies SET created_at = 'long ago' WHERE id = ?`, id)
 			return fmt.Sprintf(`policies row %d: created_at: stored time "long ago"`, id), func() error {
@@ -186,14 +181,7 @@ func TestCorruptRowsAreErrors(t *testing.T) {
 				return err
 			}
 		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			w := newWorld(t)
-			want, read := tt.corrupt(t, w)
-			testkit.WantCorruptRow(t, want, read)
-		})
-	}
+	})
 }
 
 // firstID returns the integer a one-value query answers.

@@ -14,13 +14,8 @@ import (
 // checks that the call reading it returns a server fault naming the table,
 // the row and the column — never a panic.
 func TestCorruptLedgerRowsAreErrors(t *testing.T) {
-	tests := []struct {
-		name string
-		// corrupt makes a valid row through the services, corrupts it, and
-		// returns what the error must say and the call that reads the row.
-		corrupt func(t *testing.T, w *world) (want string, read func() error)
-	}{
-		{"a run started at a malformed time fails to finish", func(t *testing.T, w *world) (string, func() error) {
+	testkit.CorruptRows(t, newWorld, []testkit.CorruptRow[*world]{
+		{Name: "a run started at a malformed time fails to finish", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			r := w.start(t, "build", "")
 			w.Corrupt(`UPDATE runs SET started_at = 'dawn' WHERE id = ?`, r.ID)
 			return "runs row " + r.ID + `: started_at: stored time "dawn"`, func() error {
@@ -28,7 +23,7 @@ func TestCorruptLedgerRowsAreErrors(t *testing.T) {
 				return err
 			}
 		}},
-		{"an ask whose options are not JSON fails to be answered", func(t *testing.T, w *world) (string, func() error) {
+		{Name: "an ask whose options are not JSON fails to be answered", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			a := w.park(t, w.start(t, "build", "").ID)
 			w.Corrupt(`UPDATE asks SET options = 'yes or no' WHERE id = ?`, a.ID)
 			return "asks row " + a.ID + ": options is not a JSON object", func() error {
@@ -36,7 +31,7 @@ func TestCorruptLedgerRowsAreErrors(t *testing.T) {
 				return err
 			}
 		}},
-		{"an ask whose options are not JSON fails the attention queue", func(t *testing.T, w *world) (string, func() error) {
+		{Name: "an ask whose options are not JSON fails the attention queue", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			a := w.park(t, w.start(t, "build", "").ID)
 			w.Corrupt(`UPDATE asks SET options = '["Yes","No"]' WHERE id = ?`, a.ID)
 			return "asks row " + a.ID + ": options is not a JSON object", func() error {
@@ -44,7 +39,7 @@ func TestCorruptLedgerRowsAreErrors(t *testing.T) {
 				return err
 			}
 		}},
-		{"an ask asked at a malformed time fails a late report of a write", func(t *testing.T, w *world) (string, func() error) {
+		{Name: "an ask asked at a malformed time fails a late report of a write", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			r := w.start(t, "build", "")
 			a := w.park(t, r.ID)
 			w.Corrupt(`UPDATE asks SET created_at = 'a while ago' WHERE id = ?`, a.ID)
@@ -55,7 +50,7 @@ func TestCorruptLedgerRowsAreErrors(t *testing.T) {
 				return err
 			}
 		}},
-		{"a tool classified at a malformed time fails the registry", func(t *testing.T, w *world) (string, func() error) {
+		{Name: "a tool classified at a malformed time fails the registry", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			if _, err := w.Ledger.SetTool(t.Context(), w.admin, "fs", "write_file", true); err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +60,7 @@ func TestCorruptLedgerRowsAreErrors(t *testing.T) {
 				return err
 			}
 		}},
-		{"a tool call recorded at a malformed time fails to convert", func(t *testing.T, w *world) (string, func() error) {
+		{Name: "a tool call recorded at a malformed time fails to convert", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			call, err := w.Ledger.RecordToolCall(t.Context(), w.agent, w.start(t, "build", "").ID, ledger.ToolCallInput{Server: "fs", Tool: "read_file"})
 			if err != nil {
 				t.Fatal(err)
@@ -82,12 +77,5 @@ func TestCorruptLedgerRowsAreErrors(t *testing.T) {
 				return err
 			}
 		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			w := newWorld(t)
-			want, read := tt.corrupt(t, w)
-			testkit.WantCorruptRow(t, want, read)
-		})
-	}
+	})
 }

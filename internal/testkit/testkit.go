@@ -165,10 +165,29 @@ func (k *Kit) Corrupt(query string, args ...any) {
 	}
 }
 
-// WantCorruptRow fails unless read returns, without panicking, a server
-// fault (errs kind Internal) whose text contains want: the table, the row
-// and what is wrong with it.
-func WantCorruptRow(tb testing.TB, want string, read func() error) {
+// CorruptRow is one case of a corrupt-row test on a world W (a kit and
+// what the test made on it): Corrupt makes a valid row through the
+// services, stores what Madebook never writes in it with Kit.Corrupt, and
+// returns what the error must say and the call that reads the row.
+type CorruptRow[W any] struct {
+	Name    string
+	Corrupt func(t *testing.T, w W) (want string, read func() error)
+}
+
+// CorruptRows runs each case on a fresh world. Each read must return,
+// without panicking, a server fault (errs kind Internal) whose text
+// contains what the case wants: the table, the row and what is wrong.
+func CorruptRows[W any](t *testing.T, world func(*testing.T) W, cases []CorruptRow[W]) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			want, read := c.Corrupt(t, world(t))
+			wantCorruptRow(t, want, read)
+		})
+	}
+}
+
+func wantCorruptRow(tb testing.TB, want string, read func() error) {
 	tb.Helper()
 	var err error
 	func() {

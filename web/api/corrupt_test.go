@@ -1,36 +1,13 @@
 package api_test
 
 import (
-	"bytes"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/madebook/madebook/internal/governance"
-	"github.com/madebook/madebook/web"
 	"github.com/madebook/madebook/web/webtest"
 )
-
-// logBuffer is what the server logs, safe to read while it serves.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
 
 // A row Madebook never wrote (edited by hand, damaged) is a server fault:
 // the call reading it answers 500 in the contract's shape, saying no more
@@ -63,13 +40,6 @@ func TestACorruptRowIsA500NamingTheRowInTheLog(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := webtest.NewAPI(t)
-			// The same server, logging where the test can read it.
-			log := &logBuffer{}
-			deps := webtest.Deps(a.Kit)
-			deps.Logger = slog.New(slog.NewTextHandler(log, nil))
-			a.Srv = httptest.NewServer(web.NewServer(deps))
-			t.Cleanup(a.Srv.Close)
-
 			corrupt, healthy := a.Session(false), a.Session(false)
 			want := tt.corrupt(a, corrupt)
 			var body any
@@ -81,7 +51,7 @@ func TestACorruptRowIsA500NamingTheRowInTheLog(t *testing.T) {
 			if got := strings.TrimSpace(string(r.Body)); got != `{"error":{"code":"internal","message":"Internal error."}}` {
 				t.Errorf("body %s, want only the internal error", got)
 			}
-			if logged := log.String(); !strings.Contains(logged, want) {
+			if logged := a.Log.String(); !strings.Contains(logged, want) {
 				t.Errorf("the log does not name the row (%s):\n%s", want, logged)
 			}
 

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/madebook/madebook/internal/auth"
@@ -24,7 +23,7 @@ type admEnv struct {
 	T   *testing.T
 	Kit *testkit.Kit
 	URL string
-	log *admLog
+	log *webtest.Log
 
 	Admin, Lead, Viewer          auth.Actor
 	AdminTok, LeadTok, ViewerTok string
@@ -33,7 +32,7 @@ type admEnv struct {
 func newAdmEnv(t *testing.T) *admEnv {
 	t.Helper()
 	kit := testkit.New(t)
-	log := &admLog{}
+	log := &webtest.Log{}
 	d := webtest.Deps(kit)
 	d.Logger = slog.New(slog.NewTextHandler(log, nil))
 	srv := httptest.NewServer(web.NewServer(d))
@@ -43,24 +42,6 @@ func newAdmEnv(t *testing.T) *admEnv {
 	a.Lead, a.LeadTok = kit.Lead()
 	a.Viewer, a.ViewerTok = kit.Person(auth.Viewer)
 	return a
-}
-
-// admLog is the server's log, kept for the test to read.
-type admLog struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *admLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *admLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
 
 // signInAs signs in through POST /login with the testkit's password.

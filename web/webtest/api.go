@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"net/http/httptest"
@@ -29,20 +30,25 @@ type API struct {
 	Kit *testkit.Kit
 	E   *echo.Echo
 	Srv *httptest.Server
+	// Log is what the server logged.
+	Log *Log
 
 	Viewer, Lead, Admin, Agent, Other                auth.Actor
 	ViewerTok, LeadTok, AdminTok, AgentKey, OtherKey string
 }
 
 // NewAPI starts a real server on a fresh kit, with a viewer, a lead, an
-// admin and two agent keys, closed when the test ends.
+// admin and two agent keys, logging to a.Log, closed when the test ends.
 func NewAPI(t *testing.T) *API {
 	t.Helper()
 	kit := testkit.New(t)
-	e := web.NewServer(Deps(kit))
+	log := &Log{}
+	d := Deps(kit)
+	d.Logger = slog.New(slog.NewTextHandler(log, nil))
+	e := web.NewServer(d)
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
-	a := &API{T: t, Kit: kit, E: e, Srv: srv}
+	a := &API{T: t, Kit: kit, E: e, Srv: srv, Log: log}
 	a.Viewer, a.ViewerTok = kit.Person(auth.Viewer)
 	a.Lead, a.LeadTok = kit.Lead()
 	a.Admin, a.AdminTok = kit.Person(auth.Admin)
