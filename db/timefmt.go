@@ -32,26 +32,3 @@ func ParseTime(s string) (time.Time, error) {
 	}
 	return t.UTC(), nil
 }
-
-// MustTime reads a stored time that this package wrote, and panics on a
-// malformed one.
-//
-// Deprecated: a corrupt row must be an error, not a panic: use ParseTime
-// (or Stored). MustTime stays only while internal/audit still calls it.
-func MustTime(s string) time.Time {
-	t, err := ParseTime(s)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
-
-// MustNullTime reads a nullable stored time; NULL is the zero time.
-//
-// Deprecated: use Stored.NullTime, as for MustTime.
-func MustNullTime(s sql.NullString) time.Time {
-	if !s.Valid {
-		return time.Time{}
-	}
-	return MustTime(s.String)
-}

@@ -690,7 +690,11 @@ func (s *sim) importBackdated() {
 		return
 	}
 	a := pick(s, answered)
-	at := db.MustTime(a.answeredAt).Add(-time.Duration(1+s.rng.IntN(300_000)) * time.Millisecond)
+	answeredAt, err := db.ParseTime(a.answeredAt)
+	if err != nil {
+		s.fatalf("the model's answer time: %v", err)
+	}
+	at := answeredAt.Add(-time.Duration(1+s.rng.IntN(300_000)) * time.Millisecond)
 	yes := true
 	s.Premature++
 	s.recordCall(fmt.Sprintf("IMPORT agent%d back-dates memory_store on %s to %s, before %s's answer at %s",
