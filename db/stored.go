@@ -11,15 +11,38 @@ import (
 // Stored reads the columns of one stored row into domain values. A reader
 // that cannot convert its column returns the zero value and Stored keeps
 // the first such failure; Err then names the table, the row and the
-// column, e.g. `decisions row DEC-004: blocked_scope is not a JSON list:
-// invalid character 'x' …`. Madebook never writes such a value, so the
+// column, e.g. `corrupt stored data: decisions row DEC-004, column
+// blocked_scope: not a JSON list: invalid character 'x' …`. Madebook never writes such a value, so the
 // error means the database was edited by hand or damaged: a server fault
 // (errs kind Internal), never the caller's, and never a panic.
 type Stored struct {
 	table string
 	row   any
-	err   error
+	err   *CorruptRowError
 }
+
+// CorruptRowError is a stored row Madebook cannot read: a value it never
+// writes (a malformed time, a list that is not JSON), put there by hand
+// or by damage. It names the table, the row and the column, so that a
+// person can find and mend it.
+type CorruptRowError struct {
+	// Table is the table the row is in.
+	Table string
+	// Row is the row's key: an id, or a gate's reference.
+	Row string
+	// Column is the column holding the bad value.
+	Column string
+	// Err says what is wrong with the value.
+	Err error
+}
+
+// Error says which row is corrupt and how, on one line.
+func (e *CorruptRowError) Error() string {
+	return fmt.Sprintf("corrupt stored data: %s row %s, column %s: %v", e.Table, e.Row, e.Column, e.Err)
+}
+
+// Unwrap returns what is wrong with the value.
+func (e *CorruptRowError) Unwrap() error { return e.Err }
 
 // StoredRow starts reading the row of table whose key (an id, a
 // reference) is row.
@@ -29,7 +52,7 @@ func StoredRow(table string, row any) *Stored { return &Stored{table: table, row
 func (s *Stored) Time(column, v string) time.Time {
 	t, err := ParseTime(v)
 	if err != nil {
-		s.fail(fmt.Errorf("%s: %w", column, err))
+		s.fail(column, err)
 	}
 	return t
 }
@@ -66,22 +89,23 @@ func (s *Stored) JSON(column, v string, dst any) {
 		if k := reflect.TypeOf(dst).Elem().Kind(); k == reflect.Slice || k == reflect.Array {
 			what = "list"
 		}
-		s.fail(fmt.Errorf("%s is not a JSON %s: %w", column, what, err))
+		s.fail(column, fmt.Errorf("not a JSON %s: %w", what, err))
 	}
 }
 
-// Err returns the first column that did not convert, naming the table and
-// the row, or nil.
+// Err returns the first column that did not convert as a
+// *CorruptRowError, or nil.
 func (s *Stored) Err() error {
 	if s.err == nil {
 		return nil
 	}
-	return fmt.Errorf("%s row %v: %w", s.table, s.row, s.err)
+	return s.err
 }
 
-// fail keeps err unless an earlier column already failed.
-func (s *Stored) fail(err error) {
+// fail keeps what is wrong with column unless an earlier column already
+// failed.
+func (s *Stored) fail(column string, err error) {
 	if s.err == nil {
-		s.err = err
+		s.err = &CorruptRowError{Table: s.table, Row: fmt.Sprint(s.row), Column: column, Err: err}
 	}
 }

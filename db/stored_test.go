@@ -23,20 +23,20 @@ func TestStoredNamesTheTableTheRowAndTheColumn(t *testing.T) {
 			c.JSON("options", `{"1":"Yes"}`, &map[string]string{})
 		}, ""},
 		{"a time that is not a time", func(c *db.Stored) { c.Time("opened_at", "yesterday") },
-			`decisions row DEC-004: opened_at: stored time "yesterday": parsing time`},
+			`decisions row DEC-004, column opened_at: stored time "yesterday": parsing time`},
 		{"a nullable time that is not a time", func(c *db.Stored) { c.NullTime("resolved_at", sql.NullString{String: "soon", Valid: true}) },
-			`decisions row DEC-004: resolved_at: stored time "soon"`},
+			`decisions row DEC-004, column resolved_at: stored time "soon"`},
 		{"a list that is not JSON", func(c *db.Stored) { c.List("blocked_scope", "x") },
-			"decisions row DEC-004: blocked_scope is not a JSON list: invalid character 'x'"},
+			"decisions row DEC-004, column blocked_scope: not a JSON list: invalid character 'x'"},
 		{"an object where a list belongs", func(c *db.Stored) { c.List("blocked_scope", `{"a":1}`) },
-			"decisions row DEC-004: blocked_scope is not a JSON list: json: cannot unmarshal object"},
+			"decisions row DEC-004, column blocked_scope: not a JSON list: json: cannot unmarshal object"},
 		{"a list where an object belongs", func(c *db.Stored) { c.JSON("options", `["Yes"]`, &map[string]string{}) },
-			"decisions row DEC-004: options is not a JSON object"},
+			"decisions row DEC-004, column options: not a JSON object"},
 		{"the first column that fails is the one named", func(c *db.Stored) {
 			c.Time("opened_at", good)
 			c.List("allowed_scope", "[")
 			c.Time("opened_at", "later")
-		}, "decisions row DEC-004: allowed_scope is not a JSON list"},
+		}, "decisions row DEC-004, column allowed_scope: not a JSON list"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,7 +46,7 @@ func TestStoredNamesTheTableTheRowAndTheColumn(t *testing.T) {
 			switch {
 			case tt.want == "" && err != nil:
 				t.Fatalf("Err = %v, want nil", err)
-			case tt.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.want)):
+			case tt.want != "" && (err == nil || !strings.HasPrefix(err.Error(), "corrupt stored data: "+tt.want)):
 				t.Fatalf("Err = %v, want it to start %q", err, tt.want)
 			}
 		})

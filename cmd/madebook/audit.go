@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/audit"
 )
 
@@ -59,7 +60,7 @@ func runAudit(ctx context.Context, c stdio, args []string) error {
 	}
 	return withApp(ctx, *path, func(a *app) error {
 		results, err := a.audit().RunAll(ctx, opts, reports...)
-		if errors.As(err, new(*audit.CorruptRowError)) {
+		if errors.As(err, new(*db.CorruptRowError)) {
 			return exitError{code: 2, err: err}
 		} else if err != nil {
 			return err

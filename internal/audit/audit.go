@@ -270,7 +270,7 @@ func NewService(store db.Transactor, now func() time.Time) *Service {
 
 // Run runs one report. Errors: unknown_report, invalid_older_than (a
 // negative OlderThan), invalid_min_age (a negative MinAge). A stored row
-// the report cannot read is a *CorruptRowError.
+// the report cannot read is a *db.CorruptRowError.
 func (s *Service) Run(ctx context.Context, name string, opts Options) (Result, error) {
 	rep, err := Lookup(name)
 	if err != nil {
@@ -289,7 +289,7 @@ func (s *Service) Run(ctx context.Context, name string, opts Options) (Result, e
 // RunAll runs every report (or the named ones, in the order given) on one
 // snapshot of the database. Errors: unknown_report, invalid_older_than,
 // invalid_min_age; a stored row a report cannot read is a
-// *CorruptRowError.
+// *db.CorruptRowError.
 func (s *Service) RunAll(ctx context.Context, opts Options, names ...string) ([]Result, error) {
 	if len(names) == 0 {
 		names = Names()
@@ -343,37 +343,12 @@ func (s *Service) defaults(opts Options) (Options, error) {
 	return opts, nil
 }
 
-// CorruptRowError is a stored row a report cannot read: a value Madebook
-// never writes (a malformed time, say), put there by hand or by damage.
-// It names the table, the row and the column, so that a person can find
-// and mend it.
-type CorruptRowError struct {
-	// Table is the table the row is in.
-	Table string
-	// Row is the row's key: an id, or a gate's reference.
-	Row string
-	// Column is the column holding the bad value.
-	Column string
-	// Err says what is wrong with the value.
-	Err error
-}
-
-// Error says which row is corrupt and how, on one line.
-func (e *CorruptRowError) Error() string {
-	return fmt.Sprintf("corrupt stored data: %s row %s, column %s: %v", e.Table, e.Row, e.Column, e.Err)
-}
-
-// Unwrap returns what is wrong with the value.
-func (e *CorruptRowError) Unwrap() error { return e.Err }
-
-// storedTime reads a stored time of a row, or returns a *CorruptRowError
-// naming it.
-func storedTime(table, row, column, s string) (time.Time, error) {
-	t, err := db.ParseTime(s)
-	if err != nil {
-		return time.Time{}, &CorruptRowError{Table: table, Row: row, Column: column, Err: err}
-	}
-	return t, nil
+// storedTime reads a stored time of a row, or returns a
+// *db.CorruptRowError naming it.
+func storedTime(table, row, column, v string) (time.Time, error) {
+	st := db.StoredRow(table, row)
+	t := st.Time(column, v)
+	return t, st.Err()
 }
 
 // run runs one report on q and converts its rows.

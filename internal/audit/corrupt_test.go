@@ -7,12 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/audit"
 )
 
 // TestACorruptRowIsAnErrorNamingIt writes, with raw SQL, a time Madebook
 // never writes into a row each report reads, and checks that the report
-// returns a *CorruptRowError naming the table, the row and the column
+// returns a *db.CorruptRowError naming the table, the row and the column
 // instead of panicking.
 func TestACorruptRowIsAnErrorNamingIt(t *testing.T) {
 	// "2020-01-01 00:00:00" sorts before every stored time and
@@ -73,9 +74,9 @@ func TestACorruptRowIsAnErrorNamingIt(t *testing.T) {
 				func() error { _, err := w.kit.Audit.RunAll(context.Background(), audit.Options{}); return err },
 			} {
 				err := run()
-				var bad *audit.CorruptRowError
+				var bad *db.CorruptRowError
 				if !errors.As(err, &bad) {
-					t.Fatalf("error %v, want a *CorruptRowError", err)
+					t.Fatalf("error %v, want a *db.CorruptRowError", err)
 				}
 				if bad.Table != table || bad.Row != row || bad.Column != column {
 					t.Errorf("names %s %s %s, want %s %s %s", bad.Table, bad.Row, bad.Column, table, row, column)

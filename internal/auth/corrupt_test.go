@@ -17,7 +17,7 @@ func TestCorruptAuthRowsAreErrors(t *testing.T) {
 		{Name: "a user disabled at a malformed time fails the users list", Corrupt: func(t *testing.T, kit *testkit.Kit) (string, func() error) {
 			u, _ := kit.Person(auth.Viewer)
 			kit.Corrupt(`UPDATE users SET disabled_at = 'Monday' WHERE id = ?`, u.UserID)
-			return fmt.Sprintf(`users row %d: disabled_at: stored time "Monday"`, u.UserID), func() error {
+			return fmt.Sprintf(`users row %d, column disabled_at: stored time "Monday"`, u.UserID), func() error {
 				_, err := kit.Auth.ListUsers(t.Context())
 				return err
 			}
@@ -25,7 +25,7 @@ func TestCorruptAuthRowsAreErrors(t *testing.T) {
 		{Name: "an agent key created at a malformed time fails the keys list", Corrupt: func(t *testing.T, kit *testkit.Kit) (string, func() error) {
 			a, _ := kit.Agent()
 			kit.Corrupt(`UPDATE agent_keys SET created_at = 'once' WHERE id = ?`, a.KeyID)
-			return fmt.Sprintf(`agent_keys row %d: created_at: stored time "once"`, a.KeyID), func() error {
+			return fmt.Sprintf(`agent_keys row %d, column created_at: stored time "once"`, a.KeyID), func() error {
 				_, err := kit.Auth.ListKeys(t.Context())
 				return err
 			}
@@ -34,7 +34,7 @@ func TestCorruptAuthRowsAreErrors(t *testing.T) {
 			admin, _ := kit.Person(auth.Admin)
 			a, _ := kit.Agent()
 			kit.Corrupt(`UPDATE agent_keys SET created_at = 'once' WHERE id = ?`, a.KeyID)
-			return fmt.Sprintf(`agent_keys row %d: created_at: stored time "once"`, a.KeyID), func() error {
+			return fmt.Sprintf(`agent_keys row %d, column created_at: stored time "once"`, a.KeyID), func() error {
 				_, err := kit.Auth.RevokeKey(t.Context(), admin, a.KeyID)
 				return err
 			}
@@ -46,7 +46,7 @@ func TestCorruptAuthRowsAreErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			kit.Corrupt(`UPDATE web_sessions SET last_seen_at = 'just now' WHERE user_id = ?`, u.UserID)
-			return fmt.Sprintf(`web_sessions row of user %d: last_seen_at: stored time "just now"`, u.UserID), func() error {
+			return fmt.Sprintf(`web_sessions row of user %d, column last_seen_at: stored time "just now"`, u.UserID), func() error {
 				_, err := kit.Auth.WebSession(t.Context(), token)
 				return err
 			}

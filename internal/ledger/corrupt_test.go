@@ -18,7 +18,7 @@ func TestCorruptLedgerRowsAreErrors(t *testing.T) {
 		{Name: "a run started at a malformed time fails to finish", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			r := w.start(t, "build", "")
 			w.Corrupt(`UPDATE runs SET started_at = 'dawn' WHERE id = ?`, r.ID)
-			return "runs row " + r.ID + `: started_at: stored time "dawn"`, func() error {
+			return "runs row " + r.ID + `, column started_at: stored time "dawn"`, func() error {
 				_, err := w.Ledger.FinishRun(t.Context(), w.agent, r.ID, ledger.Complete)
 				return err
 			}
@@ -26,7 +26,7 @@ func TestCorruptLedgerRowsAreErrors(t *testing.T) {
 		{Name: "an ask whose options are not JSON fails to be answered", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			a := w.park(t, w.start(t, "build", "").ID)
 			w.Corrupt(`UPDATE asks SET options = 'yes or no' WHERE id = ?`, a.ID)
-			return "asks row " + a.ID + ": options is not a JSON object", func() error {
+			return "asks row " + a.ID + ", column options: not a JSON object", func() error {
 				_, err := w.Ledger.AnswerAsk(t.Context(), w.lead, a.ID, "1")
 				return err
 			}
@@ -34,7 +34,7 @@ func TestCorruptLedgerRowsAreErrors(t *testing.T) {
 		{Name: "an ask whose options are not JSON fails the attention queue", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			a := w.park(t, w.start(t, "build", "").ID)
 			w.Corrupt(`UPDATE asks SET options = '["Yes","No"]' WHERE id = ?`, a.ID)
-			return "asks row " + a.ID + ": options is not a JSON object", func() error {
+			return "asks row " + a.ID + ", column options: not a JSON object", func() error {
 				_, err := w.Gov.Attention.List(t.Context())
 				return err
 			}
@@ -44,7 +44,7 @@ func TestCorruptLedgerRowsAreErrors(t *testing.T) {
 			a := w.park(t, r.ID)
 			w.Corrupt(`UPDATE asks SET created_at = 'a while ago' WHERE id = ?`, a.ID)
 			started := w.Clock.Now()
-			return "asks row " + a.ID + `: created_at: stored time "a while ago"`, func() error {
+			return "asks row " + a.ID + `, column created_at: stored time "a while ago"`, func() error {
 				_, err := w.Ledger.RecordToolCall(t.Context(), w.agent, r.ID, ledger.ToolCallInput{Server: "fs", Tool: "write_file",
 					StartedAt: &started})
 				return err
@@ -55,7 +55,7 @@ func TestCorruptLedgerRowsAreErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			w.Corrupt(`UPDATE tools SET updated_at = 'last week' WHERE server = 'fs' AND tool = 'write_file'`)
-			return `tools row fs.write_file: updated_at: stored time "last week"`, func() error {
+			return `tools row fs.write_file, column updated_at: stored time "last week"`, func() error {
 				_, err := w.Ledger.ListTools(t.Context())
 				return err
 			}
@@ -66,7 +66,7 @@ func TestCorruptLedgerRowsAreErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			w.Corrupt(`UPDATE tool_calls SET recorded_at = 'never' WHERE id = ?`, call.ID)
-			return fmt.Sprintf(`tool_calls row %d: recorded_at: stored time "never"`, call.ID), func() error {
+			return fmt.Sprintf(`tool_calls row %d, column recorded_at: stored time "never"`, call.ID), func() error {
 				var r db.ToolCall
 				if err := w.raw().QueryRowContext(t.Context(), `SELECT id, run_id, server, tool, is_side_effecting, started_at, recorded_at
 					FROM tool_calls WHERE id = ?`, call.ID).Scan(&r.ID, &r.RunID, &r.Server, &r.Tool, &r.IsSideEffecting,

@@ -25,7 +25,7 @@ func TestACorruptRowIsA500NamingTheRowInTheLog(t *testing.T) {
 	}{
 		{"a session created yesterday: GET /api/v1/sessions/{id}", func(a *webtest.API, s string) string {
 			a.Kit.Corrupt(`UPDATE sessions SET created_at = 'yesterday' WHERE id = ?`, s)
-			return "sessions row " + s + `: created_at: stored time \"yesterday\"`
+			return "sessions row " + s + `, column created_at: stored time \"yesterday\"`
 		}, http.MethodGet, func(s string) string { return "/api/v1/sessions/" + s }, func(a *webtest.API) string { return a.AdminTok }},
 		{"a gate whose blocked scope is not JSON: POST /brief", func(a *webtest.API, s string) string {
 			d, err := a.Kit.Gov.Decisions.Open(a.T.Context(), a.Agent, s, governance.DecisionInput{Title: "Legacy table",
@@ -34,7 +34,7 @@ func TestACorruptRowIsA500NamingTheRowInTheLog(t *testing.T) {
 				a.T.Fatal(err)
 			}
 			a.Kit.Corrupt(`UPDATE decisions SET blocked_scope = 'x' WHERE ref = ?`, d.Ref)
-			return "decisions row " + d.Ref + ": blocked_scope is not a JSON list: invalid character 'x'"
+			return "decisions row " + d.Ref + ", column blocked_scope: not a JSON list: invalid character 'x'"
 		}, http.MethodPost, func(string) string { return "/brief" }, func(a *webtest.API) string { return a.AgentKey }},
 	}
 	for _, tt := range tests {
