@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/labstack/echo/v4"
 )
 
 // tiny is a document with one operation: POST /things/{id} takes
@@ -80,7 +82,7 @@ func TestConformingExchangePasses(t *testing.T) {
 	c.Request(rec, r, []byte(body))
 	c.Response(rec, r, []byte(body), http.StatusCreated, jsonHeader, []byte(`{"id":7,"name":"lamp","at":"2026-11-29T12:00:00Z"}`))
 	c.Response(rec, r, []byte(body), http.StatusUnprocessableEntity, jsonHeader, []byte(`{"error":{"code":"x","message":"y"}}`))
-	c.Routes(rec, []Route{{"POST", "/things/:id"}, {"GET", "/things"}})
+	c.Routes(rec, []Route{{"POST", "/things/:id"}, {"GET", "/things"}, {echo.RouteNotFound, "/things/*"}})
 	if len(rec.errs) > 0 {
 		t.Errorf("a conforming exchange was reported:\n%s", rec.report())
 	}
