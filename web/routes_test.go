@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -12,7 +13,9 @@ import (
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/internal/testkit"
+	"github.com/madebook/madebook/internal/testkit/apicheck"
 	"github.com/madebook/madebook/web"
+	"github.com/madebook/madebook/web/api"
 	"github.com/madebook/madebook/web/webtest"
 )
 
@@ -135,6 +138,9 @@ func routeTable() []routeCase {
 	return []routeCase{
 		{method: http.MethodGet, path: "/healthz", public: true,
 			setup: func(*webtest.API) (string, any, string) { return "/healthz", nil, "" },
+			want:  with(statuses(http.StatusOK, everyone), asAnonymous, http.StatusOK)},
+		{method: http.MethodGet, path: "/api/v1/openapi.json", public: true,
+			setup: func(*webtest.API) (string, any, string) { return "/api/v1/openapi.json", nil, "" },
 			want:  with(statuses(http.StatusOK, everyone), asAnonymous, http.StatusOK)},
 		{method: http.MethodPost, path: "/brief", writes: true, // last_brief_at
 			setup: func(a *webtest.API) (string, any, string) {
@@ -526,4 +532,32 @@ func TestRouteTableCoversEveryRegisteredRoute(t *testing.T) {
 		tested = append(tested, rc.method+" "+rc.path)
 	}
 	webtest.RoutesCovered(t, e.Routes(), nil, "routeTable (routes_test.go)", tested)
+}
+
+// TestTheOpenAPIDocumentDescribesEveryJSONRoute fails when a JSON route is
+// served that the document does not describe, or the document describes
+// one that is not served. (Every HTTP test also checks its answers, and
+// the requests the server accepted, against the document: webtest.API.)
+func TestTheOpenAPIDocumentDescribesEveryJSONRoute(t *testing.T) {
+	t.Parallel()
+	e := web.NewServer(webtest.Deps(testkit.New(t)))
+	var routes []apicheck.Route
+	for _, r := range e.Routes() {
+		if strings.HasPrefix(r.Path, "/api/") || r.Path == "/brief" || r.Path == "/healthz" {
+			routes = append(routes, apicheck.Route{Method: r.Method, Path: r.Path})
+		}
+	}
+	apicheck.New(t, api.OpenAPI).Routes(t, routes)
+}
+
+// TestTheOpenAPIDocumentIsServed checks that GET /api/v1/openapi.json
+// answers the embedded document, to anyone.
+func TestTheOpenAPIDocumentIsServed(t *testing.T) {
+	t.Parallel()
+	a := webtest.NewAPI(t)
+	r := a.Do(http.MethodGet, "/api/v1/openapi.json", "", nil)
+	if r.Status != http.StatusOK || !bytes.Equal(r.Body, api.OpenAPI) {
+		t.Fatalf("GET /api/v1/openapi.json: %d, %d bytes (want the %d embedded)", r.Status, len(r.Body), len(api.OpenAPI))
+	}
+	webtest.CheckJSONContentType(t, r)
 }

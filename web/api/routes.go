@@ -3,8 +3,10 @@ package api
 import "github.com/labstack/echo/v4"
 
 // Routes registers every route of the JSON API, in one list. Every route
-// takes a bearer credential: an agent key or a personal token.
+// but the document that describes them takes a bearer credential: an
+// agent key or a personal token.
 func Routes(e *echo.Echo, d Deps) {
+	e.GET("/api/v1/openapi.json", handleOpenAPI())
 	bearer := requireBearer(d.Auth)
 	e.POST("/brief", handleBrief(d.Gov.Briefs), bearer)
 

@@ -39,6 +39,9 @@ func Decode(c echo.Context, v any, optional bool) error {
 	if err := json.Unmarshal(body, new(json.RawMessage)); err != nil {
 		return errs.E(errs.Malformed, "malformed_json", "The body is not valid JSON: %v.", err)
 	}
+	if bytes.Equal(bytes.TrimSpace(body), []byte("null")) {
+		return errs.E(errs.Invalid, "invalid_body", "The body must be a JSON object, not null.")
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	err = dec.Decode(v)

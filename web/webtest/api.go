@@ -20,7 +20,9 @@ import (
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/testkit"
+	"github.com/madebook/madebook/internal/testkit/apicheck"
 	"github.com/madebook/madebook/web"
+	"github.com/madebook/madebook/web/api"
 )
 
 // API is a real Madebook server (real SQLite, real services) served over
@@ -109,8 +111,21 @@ func (a *API) Do(method, path, token string, body any) Response {
 }
 
 // Send sends a request as an API client does: redirects are answers.
+// Every answer to a route the OpenAPI document describes is checked
+// against it, and so is every request such a route accepted (a 2xx): a
+// server and a document that disagree fail the test that saw it.
 func (a *API) Send(req *http.Request) Response {
 	a.T.Helper()
+	var sent []byte
+	if req.GetBody != nil {
+		body, err := req.GetBody()
+		if err != nil {
+			a.T.Fatal(err)
+		}
+		if sent, err = io.ReadAll(body); err != nil {
+			a.T.Fatal(err)
+		}
+	}
 	// A redirect is an answer: an API client must see it, not its target.
 	client := &http.Client{Timeout: 30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -122,6 +137,12 @@ func (a *API) Send(req *http.Request) Response {
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
 		a.T.Fatalf("%s %s: read body: %v", req.Method, req.URL.Path, err)
+	}
+	if contract := apicheck.New(a.T, api.OpenAPI); contract.Documents(req.Method, req.URL.Path) {
+		contract.Response(a.T, req, sent, res.StatusCode, res.Header, b)
+		if res.StatusCode < 300 {
+			contract.Request(a.T, req, sent)
+		}
 	}
 	return Response{Status: res.StatusCode, Header: res.Header, Body: b}
 }

@@ -167,6 +167,42 @@ func (c *Checker) Routes(tb testing.TB, routes []Route) {
 	}
 }
 
+// Documents reports whether the document describes the operation that
+// answers method and path (a concrete path, e.g. /api/v1/sessions/ses_1).
+func (c *Checker) Documents(method, path string) bool {
+	if c.model.Paths == nil {
+		return false
+	}
+	for template, item := range c.model.Paths.PathItems.FromOldest() {
+		if !pathMatches(template, path) {
+			continue
+		}
+		for m := range item.GetOperations().FromOldest() {
+			if strings.EqualFold(m, method) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pathMatches reports whether a concrete path fits a template such as
+// /api/v1/sessions/{id}: the same segments, a {parameter} standing for
+// any one non-empty segment.
+func pathMatches(template, path string) bool {
+	ts, ps := strings.Split(template, "/"), strings.Split(path, "/")
+	if len(ts) != len(ps) {
+		return false
+	}
+	for i, t := range ts {
+		isParam := strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}")
+		if (isParam && ps[i] == "") || (!isParam && t != ps[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // openAPIPath turns echo's `/sessions/:id` into `/sessions/{id}`.
 func openAPIPath(echoPath string) string {
 	segs := strings.Split(echoPath, "/")
@@ -183,7 +219,8 @@ func openAPIPath(echoPath string) string {
 func withBody(r *http.Request, body []byte) *http.Request {
 	req := r.Clone(r.Context())
 	req.Body, req.ContentLength = http.NoBody, 0
-	if body != nil {
+	// A body of nothing but white space is no body: JSON has no value there.
+	if len(bytes.TrimSpace(body)) > 0 {
 		req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 	}
 	return req
