@@ -21,6 +21,7 @@ import (
 
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/input"
 )
 
 // Role is a person's role.
@@ -207,12 +208,16 @@ func (s *Service) dummyHash() []byte {
 	return s.dummy
 }
 
+// MaxKeyName is the most characters of an agent key's name.
+const MaxKeyName = 100
+
 // CreateKey creates an agent key and returns its secret, which is shown
-// once and stored only as a hash. Errors: invalid_name, name_taken.
+// once and stored only as a hash. Errors: name_required, name_too_long,
+// name_taken.
 func (s *Service) CreateKey(ctx context.Context, name string) (string, error) {
-	name = strings.TrimSpace(name)
-	if name == "" || len(name) > 100 {
-		return "", errs.E(errs.Invalid, "invalid_name", "An agent key needs a name of 1 to 100 characters.")
+	name, err := input.Required("name", name, MaxKeyName)
+	if err != nil {
+		return "", err
 	}
 	secret, hash, err := newSecret(agentKeyPrefix)
 	if err != nil {

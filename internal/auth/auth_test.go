@@ -277,8 +277,8 @@ func TestCreateKey(t *testing.T) {
 	}{
 		{"a name already taken is a conflict", "builder", errs.Conflict, "name_taken", false},
 		{"a name already taken is a conflict with spaces around it", "  reviewer\t", errs.Conflict, "name_taken", false},
-		{"a key needs a name", "   ", errs.Invalid, "invalid_name", false},
-		{"a name is at most 100 characters", strings.Repeat("n", 101), errs.Invalid, "invalid_name", false},
+		{"a key needs a name", "   ", errs.Invalid, "name_required", false},
+		{"a name is at most 100 characters, not bytes", strings.Repeat("é", 101), errs.Invalid, "name_too_long", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			refused(t, k, tt.kind, tt.code, func() error {
@@ -290,6 +290,11 @@ func TestCreateKey(t *testing.T) {
 			})
 		})
 	}
+	t.Run("a name of 100 characters is enough, however many bytes they take", func(t *testing.T) {
+		if _, err := k.Auth.CreateKey(ctx, strings.Repeat("é", 100)); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func TestCreateToken(t *testing.T) {

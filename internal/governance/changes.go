@@ -166,8 +166,8 @@ func (s *ChangeService) Report(ctx context.Context, actor auth.Actor, session st
 
 // ClearViolation closes a violation a person looked at: fixed, or a false
 // positive, with a note; it is recorded in the session's timeline. Errors:
-// forbidden (not a lead), violation_not_found, invalid_clear,
-// already_closed.
+// forbidden (not a lead), invalid_clear, note_too_long,
+// violation_not_found, already_closed.
 func (s *ChangeService) ClearViolation(ctx context.Context, actor auth.Actor, id int64, kind, note string) (Violation, error) {
 	if err := actor.RequireLead("clear a violation"); err != nil {
 		return Violation{}, err
@@ -178,7 +178,7 @@ func (s *ChangeService) ClearViolation(ctx context.Context, actor auth.Actor, id
 	if kind != "fixed" && kind != "false_positive" {
 		return Violation{}, errs.E(errs.Invalid, "invalid_clear", "Clear a violation as fixed or false_positive, not %q.", kind)
 	}
-	note, err := optional("note", note, 4000)
+	note, err := validNote(note)
 	if err != nil {
 		return Violation{}, err
 	}

@@ -22,17 +22,24 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/input"
 )
 
-// MaxScopeEntries is the most entries a gate's blocked or allowed scope may
-// hold. More is refused, never silently cut.
-const MaxScopeEntries = 20
+// MaxNote is the most characters of the note a person leaves on what they
+// decide: approving or rejecting a plan, closing a remediation, clearing a
+// violation.
+const MaxNote = input.Text
+
+// validNote trims a person's note and refuses it over MaxNote characters.
+// Errors: note_too_long.
+func validNote(note string) (string, error) {
+	return input.Optional("note", note, MaxNote)
+}
 
 // Services is every governance use case, built once over one store.
 type Services struct {
@@ -151,38 +158,4 @@ func encodeList(list []string) string {
 		panic(err)
 	}
 	return string(b)
-}
-
-// cleanList trims every entry and refuses empty ones and lists over max.
-func cleanList(field string, list []string, max int) ([]string, error) {
-	if len(list) > max {
-		return nil, errs.E(errs.Invalid, "too_many_entries", "%s has %d entries; at most %d are allowed.", field, len(list), max)
-	}
-	out := make([]string, 0, len(list))
-	for i, e := range list {
-		e = strings.TrimSpace(e)
-		if e == "" {
-			return nil, errs.E(errs.Invalid, "empty_entry", "%s entry %d is empty.", field, i+1)
-		}
-		out = append(out, e)
-	}
-	return out, nil
-}
-
-// required trims a field and refuses it empty or over max characters.
-func required(field, v string, max int) (string, error) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return "", errs.E(errs.Invalid, field+"_required", "The %s is required.", strings.ReplaceAll(field, "_", " "))
-	}
-	return optional(field, v, max)
-}
-
-// optional trims a field and refuses it over max characters.
-func optional(field, v string, max int) (string, error) {
-	v = strings.TrimSpace(v)
-	if n := len([]rune(v)); n > max {
-		return "", errs.E(errs.Invalid, field+"_too_long", "The %s is %d characters; at most %d are allowed.", strings.ReplaceAll(field, "_", " "), n, max)
-	}
-	return v, nil
 }

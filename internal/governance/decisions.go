@@ -11,6 +11,7 @@ import (
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/input"
 )
 
 // The three states of a decision gate.
@@ -42,6 +43,19 @@ type Decision struct {
 // DecisionService opens decision gates and resolves them.
 type DecisionService struct{ *core }
 
+// The limits of a decision gate's fields, in characters (runes) or entries.
+const (
+	MaxDecisionTitle    = input.Name // the gate's title
+	MaxDecisionQuestion = input.Text // the question a person must answer
+	MaxDecisionProposal = input.Text // what the agent proposes
+	// MaxScopeEntries is the most entries a gate's blocked or allowed
+	// scope may hold. More is refused, never silently cut.
+	MaxScopeEntries = 20
+	// MaxScopeEntry is the longest path or glob of a scope: as long as a
+	// contract clause's value.
+	MaxScopeEntry = MaxClauseValue
+)
+
 // DecisionInput is what an agent gives to open a gate.
 type DecisionInput struct {
 	Title        string   `json:"title"`
@@ -51,32 +65,44 @@ type DecisionInput struct {
 	AllowedScope []string `json:"allowed_scope"`
 }
 
-// Open opens a gate on the agent's own session and gives it the
-// next workspace-wide reference, DEC-001, DEC-002, … Only the session's
-// agent opens gates: a gate a person opened would just be a conversation.
-// Errors: forbidden, session_not_found, title_required, question_required,
-// too_many_entries (a scope over 20 entries), empty_entry.
-func (s *DecisionService) Open(ctx context.Context, actor auth.Actor, session string, in DecisionInput) (Decision, error) {
-	if err := actor.RequireAgent("open a decision gate"); err != nil {
-		return Decision{}, err
-	}
+// Validate returns the input trimmed, or the first field over its limit or
+// missing. Errors: title_required, title_too_long, question_required,
+// question_too_long, proposal_too_long, too_many_entries, empty_entry,
+// blocked_scope_too_long, allowed_scope_too_long.
+func (in DecisionInput) Validate() (DecisionInput, error) {
 	var (
 		d   DecisionInput
 		err error
 	)
-	if d.Title, err = required("title", in.Title, 200); err != nil {
+	if d.Title, err = input.Required("title", in.Title, MaxDecisionTitle); err != nil {
+		return d, err
+	}
+	if d.Question, err = input.Required("question", in.Question, MaxDecisionQuestion); err != nil {
+		return d, err
+	}
+	if d.Proposal, err = input.Optional("proposal", in.Proposal, MaxDecisionProposal); err != nil {
+		return d, err
+	}
+	if d.BlockedScope, err = input.List("blocked_scope", in.BlockedScope, MaxScopeEntries, MaxScopeEntry); err != nil {
+		return d, err
+	}
+	if d.AllowedScope, err = input.List("allowed_scope", in.AllowedScope, MaxScopeEntries, MaxScopeEntry); err != nil {
+		return d, err
+	}
+	return d, nil
+}
+
+// Open opens a gate on the agent's own session and gives it the
+// next workspace-wide reference, DEC-001, DEC-002, … Only the session's
+// agent opens gates: a gate a person opened would just be a conversation.
+// Errors: forbidden, session_not_found, and those of
+// DecisionInput.Validate.
+func (s *DecisionService) Open(ctx context.Context, actor auth.Actor, session string, in DecisionInput) (Decision, error) {
+	if err := actor.RequireAgent("open a decision gate"); err != nil {
 		return Decision{}, err
 	}
-	if d.Question, err = required("question", in.Question, 4000); err != nil {
-		return Decision{}, err
-	}
-	if d.Proposal, err = optional("proposal", in.Proposal, 4000); err != nil {
-		return Decision{}, err
-	}
-	if d.BlockedScope, err = cleanList("blocked_scope", in.BlockedScope, MaxScopeEntries); err != nil {
-		return Decision{}, err
-	}
-	if d.AllowedScope, err = cleanList("allowed_scope", in.AllowedScope, MaxScopeEntries); err != nil {
+	d, err := in.Validate()
+	if err != nil {
 		return Decision{}, err
 	}
 	now := s.now()
@@ -107,9 +133,38 @@ func (s *DecisionService) Open(ctx context.Context, actor auth.Actor, session st
 	return out, nil
 }
 
+// The limits of a resolution, in characters (runes).
+const (
+	MaxResolution  = input.Text // what the person decided
+	MaxInstruction = input.Text // what the agent is told to do next
+)
+
+// ResolutionInput is what a person decides on a gate: the resolution, and
+// the instruction the agent gets with it on its next brief.
+type ResolutionInput struct {
+	Resolution  string `json:"resolution"`
+	Instruction string `json:"instruction"`
+}
+
+// Validate returns the resolution trimmed. Errors: resolution_required,
+// resolution_too_long, instruction_required, instruction_too_long.
+func (r ResolutionInput) Validate() (ResolutionInput, error) {
+	var (
+		out ResolutionInput
+		err error
+	)
+	if out.Resolution, err = input.Required("resolution", r.Resolution, MaxResolution); err != nil {
+		return out, err
+	}
+	if out.Instruction, err = input.Required("instruction", r.Instruction, MaxInstruction); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
 // Resolve records a person's resolution and the instruction the
 // agent gets with it on its next brief. A gate resolves once. Errors:
-// forbidden (not a lead), resolution_required, instruction_required,
+// forbidden (not a lead), those of ResolutionInput.Validate,
 // decision_not_found, already_resolved.
 func (s *DecisionService) Resolve(ctx context.Context, actor auth.Actor, ref, resolution, instruction string) (Decision, error) {
 	ds, err := s.ResolveMany(ctx, actor, []string{ref}, resolution, instruction)
@@ -129,11 +184,7 @@ func (s *DecisionService) ResolveMany(ctx context.Context, actor auth.Actor, ref
 	if len(refs) == 0 {
 		return nil, errs.E(errs.Invalid, "decisions_required", "Select at least one decision to resolve.")
 	}
-	resolution, err := required("resolution", resolution, 4000)
-	if err != nil {
-		return nil, err
-	}
-	instruction, err = required("instruction", instruction, 4000)
+	r, err := ResolutionInput{Resolution: resolution, Instruction: instruction}.Validate()
 	if err != nil {
 		return nil, err
 	}
@@ -150,12 +201,12 @@ func (s *DecisionService) ResolveMany(ctx context.Context, actor auth.Actor, ref
 			if cur.ResolvedAt.Valid {
 				return errs.E(errs.Conflict, "already_resolved", "%s was already resolved at %s.", ref, cur.ResolvedAt.String)
 			}
-			row, err := q.ResolveDecision(ctx, db.ResolveDecisionParams{Ref: ref, Resolution: resolution, Instruction: instruction,
+			row, err := q.ResolveDecision(ctx, db.ResolveDecisionParams{Ref: ref, Resolution: r.Resolution, Instruction: r.Instruction,
 				ResolvedAt: db.NullTime(now), ResolvedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}})
 			if err != nil {
 				return err
 			}
-			if err := s.event(ctx, q, row.SessionID, actor, now, "decision.resolved", ref, resolution); err != nil {
+			if err := s.event(ctx, q, row.SessionID, actor, now, "decision.resolved", ref, r.Resolution); err != nil {
 				return err
 			}
 			d, err := decisionFrom(row, actor.Email)

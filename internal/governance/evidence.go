@@ -8,17 +8,38 @@ import (
 
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/input"
 )
 
 // EvidenceService takes the evidence an agent reports and its report that
 // the implementation is complete.
 type EvidenceService struct{ *core }
 
+// The limits of a piece of evidence, in characters (runes).
+const (
+	MaxEvidenceKind   = 100        // the kind: "tests", "review", …
+	MaxEvidenceDetail = input.Text // what the agent says about it
+)
+
 // EvidenceInput is one piece of evidence an agent reports.
 type EvidenceInput struct {
 	Kind   string `json:"kind"`
 	Passed bool   `json:"passed"`
 	Detail string `json:"detail"`
+}
+
+// Validate returns the input trimmed. Errors: kind_required,
+// kind_too_long, detail_too_long.
+func (in EvidenceInput) Validate() (EvidenceInput, error) {
+	out := EvidenceInput{Passed: in.Passed}
+	var err error
+	if out.Kind, err = input.Required("kind", in.Kind, MaxEvidenceKind); err != nil {
+		return out, err
+	}
+	if out.Detail, err = input.Optional("detail", in.Detail, MaxEvidenceDetail); err != nil {
+		return out, err
+	}
+	return out, nil
 }
 
 // The evidence gate's verdicts.
@@ -35,19 +56,16 @@ type EvidenceGate struct {
 }
 
 // Report records evidence the agent produced (tests, a review, …).
-// Errors: forbidden, session_not_found, kind_required.
+// Errors: forbidden, those of EvidenceInput.Validate, session_not_found.
 func (s *EvidenceService) Report(ctx context.Context, actor auth.Actor, session string, in EvidenceInput) error {
 	if err := actor.RequireAgent("report evidence"); err != nil {
 		return err
 	}
-	kind, err := required("kind", in.Kind, 100)
+	in, err := in.Validate()
 	if err != nil {
 		return err
 	}
-	detail, err := optional("detail", in.Detail, 4000)
-	if err != nil {
-		return err
-	}
+	kind, detail := in.Kind, in.Detail
 	now := s.now()
 	return s.write(ctx, func(q db.Querier) error {
 		if _, err := ownSession(ctx, q, actor, session, "report evidence"); err != nil {

@@ -11,12 +11,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/change"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/glob"
+	"github.com/madebook/madebook/internal/input"
 	"github.com/madebook/madebook/internal/protocol"
 )
 
@@ -34,6 +36,18 @@ type Mission struct {
 // Clause is one term of a mission's contract.
 type Clause = change.Clause
 
+// The limits of a mission's fields, in characters (runes) or entries.
+const (
+	MaxMissionTitle = input.Name // the mission's title
+	MaxMissionText  = 20000      // what the mission is about
+	// MaxMissionEvidence is the most kinds of evidence a mission may
+	// require; each is at most MaxEvidenceKind characters, as the evidence
+	// an agent reports.
+	MaxMissionEvidence = 20
+	MaxContractClauses = 50  // the most clauses of a contract
+	MaxClauseValue     = 500 // the longest value of a clause: a path glob, a dependency, a number
+)
+
 // MissionInput is what a lead gives to create or edit a mission.
 type MissionInput struct {
 	Slug     string   `json:"slug"`
@@ -49,15 +63,13 @@ type MissionService struct{ *core }
 
 var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
-// Create creates a mission. Errors: forbidden (not a lead),
-// invalid_slug, title_required, title_too_long, text_too_long,
-// too_many_entries, empty_entry, invalid_clause, slug_taken. Validation
-// errors name the input field they are about in the "field" detail.
+// Create creates a mission. Errors: forbidden (not a lead), those of
+// MissionInput.Validate, slug_taken (about the field slug).
 func (s *MissionService) Create(ctx context.Context, actor auth.Actor, in MissionInput) (Mission, error) {
 	if err := actor.RequireLead("create a mission"); err != nil {
 		return Mission{}, err
 	}
-	m, err := validMission(in)
+	m, err := in.Validate()
 	if err != nil {
 		return Mission{}, err
 	}
@@ -68,7 +80,7 @@ func (s *MissionService) Create(ctx context.Context, actor auth.Actor, in Missio
 	var row db.Mission
 	err = s.write(ctx, func(q db.Querier) error {
 		if _, err := q.GetMissionBySlug(ctx, m.Slug); err == nil {
-			return inField("slug", errs.E(errs.Conflict, "slug_taken", "A mission with the slug %q already exists.", m.Slug))
+			return errs.E(errs.Conflict, "slug_taken", "A mission with the slug %q already exists.", m.Slug).In("slug")
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
@@ -148,9 +160,8 @@ func (s *MissionService) Get(ctx context.Context, slug string) (Mission, error) 
 // transaction: that is the session's record of why its brief changed
 // (e.g. BLOCKED until an approved plan, once the mission is high-risk),
 // and it forgets every one of those sessions' cached brief state. Errors:
-// forbidden (not a lead), mission_not_found, and those of Create's
-// validation: title_required, title_too_long, text_too_long,
-// too_many_entries, empty_entry, invalid_clause.
+// forbidden (not a lead), mission_not_found, and those of
+// MissionInput.Validate but invalid_slug.
 func (s *MissionService) Update(ctx context.Context, actor auth.Actor, slug string, in MissionInput) (Mission, error) {
 	return s.Patch(ctx, actor, slug, MissionPatch{Title: &in.Title, Text: &in.Text, HighRisk: &in.HighRisk,
 		Evidence: &in.Evidence, Contract: &in.Contract})
@@ -164,6 +175,42 @@ type MissionPatch struct {
 	HighRisk *bool     `json:"high_risk"`
 	Evidence *[]string `json:"evidence"`
 	Contract *[]Clause `json:"contract"`
+}
+
+// Validate returns the patch with the fields it names trimmed, or the
+// first of them over its limit or invalid. Errors as MissionInput.Validate
+// but invalid_slug.
+func (p MissionPatch) Validate() (MissionPatch, error) {
+	out := MissionPatch{HighRisk: p.HighRisk}
+	if p.Title != nil {
+		v, err := validTitle(*p.Title)
+		if err != nil {
+			return out, err
+		}
+		out.Title = &v
+	}
+	if p.Text != nil {
+		v, err := input.Optional("text", *p.Text, MaxMissionText)
+		if err != nil {
+			return out, err
+		}
+		out.Text = &v
+	}
+	if p.Evidence != nil {
+		v, err := validEvidence(*p.Evidence)
+		if err != nil {
+			return out, err
+		}
+		out.Evidence = &v
+	}
+	if p.Contract != nil {
+		v, err := validContract(*p.Contract)
+		if err != nil {
+			return out, err
+		}
+		out.Contract = &v
+	}
+	return out, nil
 }
 
 // Patch changes the fields the patch names, reading and writing the
@@ -180,33 +227,32 @@ func (s *MissionService) Patch(ctx context.Context, actor auth.Actor, slug strin
 	err := s.write(ctx, func(q db.Querier) error {
 		old, err := q.GetMissionBySlug(ctx, slug)
 		if errors.Is(err, sql.ErrNoRows) {
-			return missionNotFound(slug)
+			return missionNotFound(slug) // before the input is checked
 		} else if err != nil {
+			return err
+		}
+		if p, err = p.Validate(); err != nil {
 			return err
 		}
 		cur, err := missionFrom(old)
 		if err != nil {
 			return err
 		}
-		in := MissionInput{Slug: slug, Title: cur.Title, Text: cur.Text, HighRisk: cur.HighRisk, Evidence: cur.Evidence, Contract: cur.Contract}
+		m := cur
 		if p.Title != nil {
-			in.Title = *p.Title
+			m.Title = *p.Title
 		}
 		if p.Text != nil {
-			in.Text = *p.Text
+			m.Text = *p.Text
 		}
 		if p.HighRisk != nil {
-			in.HighRisk = *p.HighRisk
+			m.HighRisk = *p.HighRisk
 		}
 		if p.Evidence != nil {
-			in.Evidence = *p.Evidence
+			m.Evidence = *p.Evidence
 		}
 		if p.Contract != nil {
-			in.Contract = *p.Contract
-		}
-		m, err := validMission(in)
-		if err != nil {
-			return err
+			m.Contract = *p.Contract
 		}
 		contract, err := json.Marshal(m.Contract)
 		if err != nil {
@@ -277,56 +323,75 @@ func missionNotFound(slug string) error {
 	return errs.E(errs.NotFound, "mission_not_found", "No mission has the slug %q.", slug)
 }
 
-func validMission(in MissionInput) (Mission, error) {
-	var m Mission
+// Validate returns the mission the input describes, trimmed, or the first
+// field that is missing, over its limit or invalid; every error names its
+// field. Errors: invalid_slug, title_required, title_too_long,
+// text_too_long, too_many_entries, empty_entry, evidence_too_long,
+// invalid_clause, contract_too_long.
+func (in MissionInput) Validate() (Mission, error) {
+	m := Mission{Slug: in.Slug, HighRisk: in.HighRisk}
 	if !slugPattern.MatchString(in.Slug) {
-		return m, inField("slug", errs.E(errs.Invalid, "invalid_slug", "The slug %q must be 1 to 63 lower-case letters, digits and dashes, starting with a letter or digit.", in.Slug))
+		return m, errs.E(errs.Invalid, "invalid_slug", "The slug %q must be 1 to 63 lower-case letters, digits and dashes, starting with a letter or digit.", in.Slug).In("slug")
 	}
 	var err error
-	m.Slug, m.HighRisk = in.Slug, in.HighRisk
-	if m.Title, err = required("title", in.Title, 200); err != nil {
-		return m, inField("title", err)
+	if m.Title, err = validTitle(in.Title); err != nil {
+		return m, err
 	}
-	if m.Text, err = optional("text", in.Text, 20000); err != nil {
-		return m, inField("text", err)
+	if m.Text, err = input.Optional("text", in.Text, MaxMissionText); err != nil {
+		return m, err
 	}
-	if m.Evidence, err = cleanList("evidence", in.Evidence, 20); err != nil {
-		return m, inField("evidence", err)
+	if m.Evidence, err = validEvidence(in.Evidence); err != nil {
+		return m, err
 	}
-	if len(in.Contract) > 50 {
-		return m, inField("contract", errs.E(errs.Invalid, "too_many_entries", "contract has %d clauses; at most 50 are allowed.", len(in.Contract)))
-	}
-	m.Contract = make([]Clause, 0, len(in.Contract))
-	for i, c := range in.Contract {
-		c.Value, err = required("clause_value", c.Value, 500)
-		if err != nil {
-			return m, inField("contract", errs.E(errs.Invalid, "invalid_clause", "Contract clause %d has no value.", i+1))
-		}
-		switch c.Kind {
-		case protocol.ForbidPath, protocol.RequirePath:
-			if err := glob.Valid(c.Value); err != nil {
-				return m, errs.E(errs.Invalid, "invalid_clause", "Contract clause %d: %v.", i+1, err).With("field", "contract")
-			}
-		case protocol.ForbidDependency:
-		case protocol.MaxFilesChanged:
-			if n, err := strconv.Atoi(c.Value); err != nil || n < 1 {
-				return m, inField("contract", errs.E(errs.Invalid, "invalid_clause", "Contract clause %d: max_files_changed needs a positive whole number, not %q.", i+1, c.Value))
-			}
-		default:
-			return m, inField("contract", errs.E(errs.Invalid, "invalid_clause", "Contract clause %d has kind %q: use forbid_path, require_path, forbid_dependency or max_files_changed.", i+1, c.Kind))
-		}
-		m.Contract = append(m.Contract, c)
+	if m.Contract, err = validContract(in.Contract); err != nil {
+		return m, err
 	}
 	return m, nil
 }
 
-// inField names the input field a validation error is about (the "field"
-// detail), so that a form can show the message under it.
-func inField(field string, err error) error {
-	if e, ok := errs.As(err); ok {
-		return e.With("field", field)
+func validTitle(title string) (string, error) {
+	return input.Required("title", title, MaxMissionTitle)
+}
+
+func validEvidence(kinds []string) ([]string, error) {
+	return input.List("evidence", kinds, MaxMissionEvidence, MaxEvidenceKind)
+}
+
+// validContract checks every clause: a known kind, and a value that kind
+// can use. Errors: too_many_entries, invalid_clause, contract_too_long (a
+// value over MaxClauseValue), all about the field contract.
+func validContract(clauses []Clause) ([]Clause, error) {
+	if len(clauses) > MaxContractClauses {
+		return nil, errs.E(errs.Invalid, "too_many_entries", "contract has %d clauses; at most %d are allowed.", len(clauses), MaxContractClauses).In("contract")
 	}
-	return err
+	invalid := func(format string, args ...any) error {
+		return errs.E(errs.Invalid, "invalid_clause", format, args...).In("contract")
+	}
+	out := make([]Clause, 0, len(clauses))
+	for i, c := range clauses {
+		c.Value = strings.TrimSpace(c.Value)
+		if c.Value == "" {
+			return nil, invalid("Contract clause %d has no value.", i+1)
+		}
+		if n := utf8.RuneCountInString(c.Value); n > MaxClauseValue {
+			return nil, errs.E(errs.Invalid, "contract_too_long", "Contract clause %d is %d characters; at most %d are allowed.", i+1, n, MaxClauseValue).In("contract")
+		}
+		switch c.Kind {
+		case protocol.ForbidPath, protocol.RequirePath:
+			if err := glob.Valid(c.Value); err != nil {
+				return nil, invalid("Contract clause %d: %v.", i+1, err)
+			}
+		case protocol.ForbidDependency:
+		case protocol.MaxFilesChanged:
+			if n, err := strconv.Atoi(c.Value); err != nil || n < 1 {
+				return nil, invalid("Contract clause %d: max_files_changed needs a positive whole number, not %q.", i+1, c.Value)
+			}
+		default:
+			return nil, invalid("Contract clause %d has kind %q: use forbid_path, require_path, forbid_dependency or max_files_changed.", i+1, c.Kind)
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // missionFrom converts a missions row; an error names the row.

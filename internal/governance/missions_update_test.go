@@ -165,8 +165,8 @@ func TestUpdateMissionRefusals(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			refused(t, w.Kit, tt.kind, tt.code, func() error {
 				_, err := w.Gov.Missions.Update(t.Context(), tt.actor, tt.slug, tt.in)
-				if e, ok := errs.As(err); ok && tt.field != "" && e.Details["field"] != tt.field {
-					t.Errorf("the error names field %v, want %q", e.Details["field"], tt.field)
+				if e, ok := errs.As(err); ok && tt.field != "" && e.Field != tt.field {
+					t.Errorf("the error names field %q, want %q", e.Field, tt.field)
 				}
 				return err
 			})

@@ -11,6 +11,7 @@ import (
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/input"
 	"github.com/madebook/madebook/internal/plan"
 )
 
@@ -36,10 +37,35 @@ type Plan struct {
 // PlanService takes an agent's plans and a lead's verdict on them.
 type PlanService struct{ *core }
 
+// MaxPlanSummary is the most characters of a plan's summary.
+const MaxPlanSummary = input.Text
+
 // PlanInput is what an agent proposes.
 type PlanInput struct {
 	Summary string `json:"summary"`
 	plan.Plan
+}
+
+// Validate returns the input with its summary trimmed and its steps and
+// stopping points never nil, or what is wrong with it. Whether a side
+// effect starts before its gate is checked against the tool registry, by
+// Propose. Errors: summary_required, summary_too_long, invalid_plan.
+func (in PlanInput) Validate() (PlanInput, error) {
+	summary, err := input.Required("summary", in.Summary, MaxPlanSummary)
+	if err != nil {
+		return in, err
+	}
+	if err := in.Plan.Validate(); err != nil {
+		return in, errs.E(errs.Invalid, "invalid_plan", "The plan is not valid: %v.", err)
+	}
+	in.Summary = summary
+	if in.InitialSteps == nil {
+		in.InitialSteps = []plan.Step{}
+	}
+	if in.StoppingPoints == nil {
+		in.StoppingPoints = []plan.StoppingPoint{}
+	}
+	return in, nil
 }
 
 // Propose records the agent's execution plan. On a high-risk mission it
@@ -50,18 +76,15 @@ type PlanInput struct {
 // operators' tool registry deciding for steps that do not say, and a tool
 // nobody classified counting as side-effecting) is refused with
 // side_effect_before_gate, naming the step and the stopping point. Errors:
-// forbidden, session_not_found, summary_required, invalid_plan,
+// forbidden, session_not_found, those of PlanInput.Validate,
 // side_effect_before_gate.
 func (s *PlanService) Propose(ctx context.Context, actor auth.Actor, session string, in PlanInput) (Plan, error) {
 	if err := actor.RequireAgent("propose a plan"); err != nil {
 		return Plan{}, err
 	}
-	summary, err := required("summary", in.Summary, 4000)
+	in, err := in.Validate()
 	if err != nil {
 		return Plan{}, err
-	}
-	if err := in.Plan.Validate(); err != nil {
-		return Plan{}, errs.E(errs.Invalid, "invalid_plan", "The plan is not valid: %v.", err)
 	}
 	writes, err := s.toolRegistry(ctx)
 	if err != nil {
@@ -78,12 +101,6 @@ func (s *PlanService) Propose(ctx context.Context, actor auth.Actor, session str
 		}
 		return Plan{}, e
 	}
-	if in.InitialSteps == nil {
-		in.InitialSteps = []plan.Step{}
-	}
-	if in.StoppingPoints == nil {
-		in.StoppingPoints = []plan.StoppingPoint{}
-	}
 	body, err := json.Marshal(in.Plan)
 	if err != nil {
 		return Plan{}, fmt.Errorf("encode plan: %w", err)
@@ -98,7 +115,7 @@ func (s *PlanService) Propose(ctx context.Context, actor auth.Actor, session str
 		if err := q.SupersedePlans(ctx, session); err != nil {
 			return err
 		}
-		p := db.CreatePlanParams{SessionID: session, Summary: summary, Body: string(body), Status: PlanProposed,
+		p := db.CreatePlanParams{SessionID: session, Summary: in.Summary, Body: string(body), Status: PlanProposed,
 			ProposedAt: db.FormatTime(now)}
 		if !sess.MissionHighRisk {
 			p.Status, p.DecidedAt = PlanApproved, db.NullTime(now)
@@ -106,7 +123,7 @@ func (s *PlanService) Propose(ctx context.Context, actor auth.Actor, session str
 		if row, err = q.CreatePlan(ctx, p); err != nil {
 			return err
 		}
-		return s.event(ctx, q, session, actor, now, "plan."+p.Status, "", summary)
+		return s.event(ctx, q, session, actor, now, "plan."+p.Status, "", in.Summary)
 	})
 	if err != nil {
 		return Plan{}, fmt.Errorf("propose plan on %s: %w", session, err)
@@ -118,8 +135,9 @@ func (s *PlanService) Propose(ctx context.Context, actor auth.Actor, session str
 	return p, nil
 }
 
-// Approve approves the session's proposed plan. Errors: forbidden (not
-// a lead), session_not_found, no_plan_proposed.
+// Approve approves the session's proposed plan, with an optional note of
+// at most MaxNote characters. Errors: forbidden (not a lead),
+// note_too_long, session_not_found, no_plan_proposed.
 func (s *PlanService) Approve(ctx context.Context, actor auth.Actor, session, note string) (Plan, error) {
 	return s.decidePlan(ctx, actor, session, PlanApproved, note)
 }
@@ -135,7 +153,7 @@ func (s *PlanService) decidePlan(ctx context.Context, actor auth.Actor, session,
 	if err := actor.RequireLead(verb + " a plan"); err != nil {
 		return Plan{}, err
 	}
-	note, err := optional("note", note, 4000)
+	note, err := validNote(note)
 	if err != nil {
 		return Plan{}, err
 	}

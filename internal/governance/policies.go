@@ -10,6 +10,7 @@ import (
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/input"
 	"github.com/madebook/madebook/internal/policy"
 	"github.com/madebook/madebook/internal/protocol"
 	"github.com/madebook/madebook/internal/rules"
@@ -27,6 +28,12 @@ type PolicyView struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
+// The limits of a policy, in characters (runes).
+const (
+	MaxPolicyName    = input.Name // what people call it
+	MaxPolicyPattern = input.Text // the regular expression, glob or dependency
+)
+
 // PolicyInput is what an admin gives to define a policy.
 type PolicyInput struct {
 	Name     string `json:"name"`
@@ -34,6 +41,27 @@ type PolicyInput struct {
 	Kind     string `json:"kind"`
 	Pattern  string `json:"pattern"`
 	Action   string `json:"action"`
+}
+
+// Validate returns the policy the input defines, its name trimmed and its
+// pattern as given (a space may be part of a regular expression), and
+// violation when it names no action. Every error names its field. Errors:
+// name_too_long, pattern_too_long, invalid_policy (what policy.Validate
+// finds wrong, an empty name among it).
+func (in PolicyInput) Validate() (policy.Policy, error) {
+	name, err := input.Optional("name", in.Name, MaxPolicyName)
+	if err != nil {
+		return policy.Policy{}, err
+	}
+	if _, err := input.Optional("pattern", in.Pattern, MaxPolicyPattern); err != nil {
+		return policy.Policy{}, err
+	}
+	p := policy.Policy{Name: name, Severity: protocol.Severity(in.Severity), Kind: policy.Kind(in.Kind),
+		Pattern: in.Pattern, Action: policy.Action(in.Action)}
+	if p.Action == "" {
+		p.Action = policy.ActionViolation
+	}
+	return p, policy.Validate(p)
 }
 
 // PolicyService keeps what the workspace holds changes to: the policies,
@@ -63,21 +91,17 @@ func (s *PolicyService) InstallDefaults(ctx context.Context) error {
 }
 
 // Create defines a policy (admin). An invalid pattern is refused with
-// its compile error. Errors: forbidden, invalid_policy.
+// its compile error. Errors: forbidden, those of PolicyInput.Validate.
 func (s *PolicyService) Create(ctx context.Context, actor auth.Actor, in PolicyInput) (PolicyView, error) {
 	if err := actor.RequireAdmin("define a policy"); err != nil {
 		return PolicyView{}, err
 	}
-	p := policy.Policy{Name: in.Name, Severity: protocol.Severity(in.Severity), Kind: policy.Kind(in.Kind),
-		Pattern: in.Pattern, Action: policy.Action(in.Action)}
-	if p.Action == "" {
-		p.Action = policy.ActionViolation
-	}
-	if err := policy.Validate(p); err != nil {
-		return PolicyView{}, errs.E(errs.Invalid, "invalid_policy", "%v", err)
+	p, err := in.Validate()
+	if err != nil {
+		return PolicyView{}, err
 	}
 	var row db.Policy
-	err := s.write(ctx, func(q db.Querier) error {
+	err = s.write(ctx, func(q db.Querier) error {
 		var err error
 		row, err = q.CreatePolicy(ctx, db.CreatePolicyParams{Name: p.Name, Severity: string(p.Severity), Kind: string(p.Kind),
 			Pattern: p.Pattern, Action: string(p.Action), CreatedAt: db.FormatTime(s.now()),
@@ -133,6 +157,14 @@ type RuleView struct {
 	CreatedAt  time.Time `json:"created_at"`
 }
 
+// The limits of an architecture rule, in characters (runes) or entries.
+const (
+	MaxRuleConcern    = input.Name // what the rule decides: "server state"
+	MaxRuleChosen     = input.Name // the approach chosen: "React Query"
+	MaxRuleDepartures = 50         // the most departures one rule lists
+	MaxRuleDeparture  = input.Name // one of them: "redux-toolkit"
+)
+
 // RuleInput is what an admin gives to define a rule.
 type RuleInput struct {
 	Concern    string   `json:"concern"`
@@ -143,19 +175,41 @@ type RuleInput struct {
 	Enforced   bool     `json:"enforced"`
 }
 
+// Validate returns the rule the input defines, or what is wrong with it:
+// first what rules.Rule.Validate finds (an empty concern, chosen approach
+// or departure among it), then a field over its limit. Every error names
+// its field. Errors: invalid_rule, concern_too_long, chosen_too_long,
+// too_many_entries, departures_too_long.
+func (in RuleInput) Validate() (rules.Rule, error) {
+	r := rules.Rule{Concern: in.Concern, Chosen: in.Chosen, Departures: in.Departures, Support: in.Support, Total: in.Total,
+		Enforced: in.Enforced}
+	if err := r.Validate(); err != nil {
+		return r, err
+	}
+	if _, err := input.Optional("concern", r.Concern, MaxRuleConcern); err != nil {
+		return r, err
+	}
+	if _, err := input.Optional("chosen", r.Chosen, MaxRuleChosen); err != nil {
+		return r, err
+	}
+	if _, err := input.List("departures", r.Departures, MaxRuleDepartures, MaxRuleDeparture); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
 // CreateRule defines an architecture rule (admin); its confidence is
-// support/total. Errors: forbidden, invalid_rule.
+// support/total. Errors: forbidden, those of RuleInput.Validate.
 func (s *PolicyService) CreateRule(ctx context.Context, actor auth.Actor, in RuleInput) (RuleView, error) {
 	if err := actor.RequireAdmin("define an architecture rule"); err != nil {
 		return RuleView{}, err
 	}
-	r := rules.Rule{Concern: in.Concern, Chosen: in.Chosen, Departures: in.Departures, Support: in.Support, Total: in.Total,
-		Enforced: in.Enforced}
-	if err := r.Validate(); err != nil {
-		return RuleView{}, errs.E(errs.Invalid, "invalid_rule", "%v", err)
+	r, err := in.Validate()
+	if err != nil {
+		return RuleView{}, err
 	}
 	var row db.Rule
-	err := s.write(ctx, func(q db.Querier) error {
+	err = s.write(ctx, func(q db.Querier) error {
 		var err error
 		row, err = q.CreateRule(ctx, db.CreateRuleParams{Concern: r.Concern, Chosen: r.Chosen, Departures: encodeList(r.Departures),
 			Support: int64(r.Support), Total: int64(r.Total), Enforced: r.Enforced, CreatedAt: db.FormatTime(s.now()),

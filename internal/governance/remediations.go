@@ -10,6 +10,7 @@ import (
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/input"
 )
 
 // The remediation severities.
@@ -18,8 +19,12 @@ const (
 	SeverityAdvisory = "advisory"
 )
 
-// MaxRemediationFiles bounds the files one remediation names.
-const MaxRemediationFiles = 100
+// The limits of a remediation request, in characters (runes) or entries.
+const (
+	MaxRemediationInstruction = input.Text // what to fix, and how
+	MaxRemediationFiles       = 100        // the most files one remediation names
+	MaxRemediationFile        = 500        // the longest path of one of them
+)
 
 // Remediation is a request to fix something the agent is authorised to fix.
 type Remediation struct {
@@ -45,25 +50,36 @@ type RemediationInput struct {
 	Files       []string `json:"files"`
 }
 
+// Validate returns the input trimmed. Errors: invalid_severity,
+// instruction_required, instruction_too_long, too_many_entries,
+// empty_entry, files_too_long.
+func (in RemediationInput) Validate() (RemediationInput, error) {
+	out := RemediationInput{Severity: in.Severity}
+	if in.Severity != SeverityRequired && in.Severity != SeverityAdvisory {
+		return out, errs.E(errs.Invalid, "invalid_severity", "The severity %q must be required or advisory.", in.Severity).In("severity")
+	}
+	var err error
+	if out.Instruction, err = input.Required("instruction", in.Instruction, MaxRemediationInstruction); err != nil {
+		return out, err
+	}
+	if out.Files, err = input.List("files", in.Files, MaxRemediationFiles, MaxRemediationFile); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
 // Request asks the session's agent to fix something; the request
 // is delivered on its next brief. Errors: forbidden (not a lead),
-// session_not_found, invalid_severity, instruction_required,
-// too_many_entries.
+// those of RemediationInput.Validate, session_not_found.
 func (s *RemediationService) Request(ctx context.Context, actor auth.Actor, session string, in RemediationInput) (Remediation, error) {
 	if err := actor.RequireLead("request a remediation"); err != nil {
 		return Remediation{}, err
 	}
-	if in.Severity != SeverityRequired && in.Severity != SeverityAdvisory {
-		return Remediation{}, errs.E(errs.Invalid, "invalid_severity", "The severity %q must be required or advisory.", in.Severity)
-	}
-	instruction, err := required("instruction", in.Instruction, 4000)
+	in, err := in.Validate()
 	if err != nil {
 		return Remediation{}, err
 	}
-	files, err := cleanList("files", in.Files, MaxRemediationFiles)
-	if err != nil {
-		return Remediation{}, err
-	}
+	instruction, files := in.Instruction, in.Files
 	now := s.now()
 	var row db.Remediation
 	err = s.write(ctx, func(q db.Querier) error {
@@ -89,13 +105,13 @@ func (s *RemediationService) Request(ctx context.Context, actor auth.Actor, sess
 }
 
 // Close closes a remediation request with a note: it no longer
-// holds the agent. Errors: forbidden (not a lead), remediation_not_found,
-// already_closed.
+// holds the agent. Errors: forbidden (not a lead), note_too_long,
+// remediation_not_found, already_closed.
 func (s *RemediationService) Close(ctx context.Context, actor auth.Actor, id int64, note string) (Remediation, error) {
 	if err := actor.RequireLead("close a remediation"); err != nil {
 		return Remediation{}, err
 	}
-	note, err := optional("note", note, 4000)
+	note, err := validNote(note)
 	if err != nil {
 		return Remediation{}, err
 	}

@@ -5,12 +5,15 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/change"
 	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/input"
 )
 
 // riskBands are the bands whose gates a workspace may set, in order.
@@ -38,29 +41,47 @@ func riskGates(ctx context.Context, q db.Querier) (map[string]string, error) {
 	return gates, nil
 }
 
-// SetRiskGates sets the gates of the bands named (admin); an empty text
-// means the band needs nothing. Later change reports use them. Errors:
-// forbidden, invalid_band, gate_too_long.
-func (s *PolicyService) SetRiskGates(ctx context.Context, actor auth.Actor, gates map[string]string) (map[string]string, error) {
+// MaxRiskGate is the most characters of what a change needs before merge
+// at one risk band.
+const MaxRiskGate = input.Name
+
+// RiskGates are the gates an admin sets, by risk band; an empty text means
+// the band needs nothing.
+type RiskGates map[string]string
+
+// Validate returns the gates trimmed, or the first band that is unknown or
+// whose gate is too long; the error names that band as its field. Errors:
+// invalid_band, gate_too_long.
+func (g RiskGates) Validate() (RiskGates, error) {
+	out := make(RiskGates, len(g))
+	for band, gate := range g {
+		if !slices.Contains(riskBands, band) {
+			return nil, errs.E(errs.Invalid, "invalid_band", "%q is not a risk band: use %s.", band, strings.Join(riskBands, ", ")).In(band)
+		}
+		v, err := input.Optional("gate", gate, MaxRiskGate)
+		if err != nil {
+			return nil, errs.E(errs.Invalid, "gate_too_long", "The %s gate is %d characters; at most %d are allowed.", band,
+				utf8.RuneCountInString(strings.TrimSpace(gate)), MaxRiskGate).In(band)
+		}
+		out[band] = v
+	}
+	return out, nil
+}
+
+// SetRiskGates sets the gates of the bands named (admin). Later change
+// reports use them. Errors: forbidden, those of RiskGates.Validate.
+func (s *PolicyService) SetRiskGates(ctx context.Context, actor auth.Actor, gates RiskGates) (map[string]string, error) {
 	if err := actor.RequireAdmin("set the risk gates"); err != nil {
 		return nil, err
 	}
-	for band, gate := range gates {
-		known := false
-		for _, b := range riskBands {
-			known = known || b == band
-		}
-		if !known {
-			return nil, errs.E(errs.Invalid, "invalid_band", "%q is not a risk band: use %s.", band, strings.Join(riskBands, ", "))
-		}
-		if len([]rune(gate)) > 200 {
-			return nil, errs.E(errs.Invalid, "gate_too_long", "The %s gate is over 200 characters.", band)
-		}
+	gates, err := gates.Validate()
+	if err != nil {
+		return nil, err
 	}
 	var out map[string]string
-	err := s.write(ctx, func(q db.Querier) error {
+	err = s.write(ctx, func(q db.Querier) error {
 		for band, gate := range gates {
-			if err := q.SetSetting(ctx, db.SetSettingParams{Key: riskGateKey(band), Value: strings.TrimSpace(gate)}); err != nil {
+			if err := q.SetSetting(ctx, db.SetSettingParams{Key: riskGateKey(band), Value: gate}); err != nil {
 				return err
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/madebook/madebook/internal/change"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/ids"
+	"github.com/madebook/madebook/internal/input"
 	"github.com/madebook/madebook/internal/protocol"
 )
 
@@ -32,6 +33,16 @@ type Session struct {
 // SessionService opens sessions, shows them, and pauses and resumes them.
 type SessionService struct{ *core }
 
+// The limits of a session's fields, in characters (runes).
+const (
+	MaxSessionMission = 63         // a mission's slug
+	MaxSessionAgent   = 100        // the agent's name
+	MaxSessionTitle   = input.Name // what the session is about
+	// MaxPauseReason is the longest reason a person gives for pulling the
+	// brake; it is quoted to the agent.
+	MaxPauseReason = 2000
+)
+
 // SessionInput is what an agent gives to open a session.
 type SessionInput struct {
 	Mission string `json:"mission"`
@@ -39,26 +50,39 @@ type SessionInput struct {
 	Title   string `json:"title"`
 }
 
-// Create opens a session on a mission for the calling agent key.
-// Errors: forbidden (not an agent), mission_required, unknown_mission.
+// Validate returns the input trimmed. Errors: mission_required,
+// mission_too_long, agent_too_long, title_too_long.
+func (in SessionInput) Validate() (SessionInput, error) {
+	var (
+		out SessionInput
+		err error
+	)
+	if out.Mission, err = input.Required("mission", in.Mission, MaxSessionMission); err != nil {
+		return out, err
+	}
+	if out.Agent, err = input.Optional("agent", in.Agent, MaxSessionAgent); err != nil {
+		return out, err
+	}
+	if out.Title, err = input.Optional("title", in.Title, MaxSessionTitle); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// Create opens a session on a mission for the calling agent key; with no
+// agent name, the key's name is the agent's. Errors: forbidden (not an
+// agent), those of SessionInput.Validate, unknown_mission.
 func (s *SessionService) Create(ctx context.Context, actor auth.Actor, in SessionInput) (Session, error) {
 	if err := actor.RequireAgent("open a session"); err != nil {
 		return Session{}, err
 	}
-	slug, err := required("mission", in.Mission, 63)
+	in, err := in.Validate()
 	if err != nil {
 		return Session{}, err
 	}
-	agent, err := optional("agent", in.Agent, 100)
-	if err != nil {
-		return Session{}, err
-	}
+	slug, agent, title := in.Mission, in.Agent, in.Title
 	if agent == "" {
 		agent = actor.KeyName
-	}
-	title, err := optional("title", in.Title, 200)
-	if err != nil {
-		return Session{}, err
 	}
 	now := s.now()
 	var row db.GetSessionRow
@@ -253,12 +277,12 @@ func (s *SessionService) List(ctx context.Context) ([]SessionSummary, error) {
 
 // Pause pulls the brake on a session: its agent is BLOCKED from all work
 // until a person releases it. Errors: forbidden (not a lead),
-// session_not_found, already_paused.
+// reason_too_long, session_not_found, already_paused.
 func (s *SessionService) Pause(ctx context.Context, actor auth.Actor, id, reason string) (Session, error) {
 	if err := actor.RequireLead("pause a session"); err != nil {
 		return Session{}, err
 	}
-	reason, err := optional("reason", reason, 2000)
+	reason, err := input.Optional("reason", reason, MaxPauseReason)
 	if err != nil {
 		return Session{}, err
 	}

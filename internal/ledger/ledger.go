@@ -20,6 +20,7 @@ import (
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/ids"
+	"github.com/madebook/madebook/internal/input"
 )
 
 // The run outcomes. Parked means the steps are done and the work is not: a
@@ -37,8 +38,16 @@ const (
 // Terminal reports whether a run with this status has ended.
 func Terminal(status string) bool { return status != Running && status != Parked }
 
-// MaxOptions is the most options an ask may offer.
-const MaxOptions = 9
+// The limits of what agents and operators send the ledger, in characters
+// (runes) or entries.
+const (
+	MaxRunName     = input.Name // a run's name
+	MaxPrompt      = 2000       // the question an ask puts to a person
+	MaxOptions     = 9          // the most options an ask may offer
+	MaxOptionLabel = input.Name // the label of one of them
+	MaxServer      = input.Name // the server a tool is on
+	MaxTool        = input.Name // the tool's name
+)
 
 // Service runs the ledger's use cases.
 type Service struct {
@@ -88,19 +97,19 @@ type ToolCall struct {
 }
 
 // StartRun opens a run on the agent's own session, under an optional
-// parent run of the same session. Errors: forbidden, session_not_found,
-// name_required, parent_not_found.
+// parent run of the same session. Errors: forbidden, name_required,
+// name_too_long, session_not_found, parent_not_found.
 func (s *Service) StartRun(ctx context.Context, actor auth.Actor, session, name, parent string) (Run, error) {
 	if err := actor.RequireAgent("start a run"); err != nil {
 		return Run{}, err
 	}
-	name = strings.TrimSpace(name)
-	if name == "" || len(name) > 200 {
-		return Run{}, errs.E(errs.Invalid, "name_required", "A run needs a name of 1 to 200 characters.")
+	name, err := input.Required("name", name, MaxRunName)
+	if err != nil {
+		return Run{}, err
 	}
 	now := s.now()
 	var row db.Run
-	err := s.store.Write(ctx, func(q db.Querier) error {
+	err = s.store.Write(ctx, func(q db.Querier) error {
 		sess, err := q.GetSession(ctx, session)
 		if errors.Is(err, sql.ErrNoRows) {
 			return errs.E(errs.NotFound, "session_not_found", "No session has the id %q.", session)
@@ -184,21 +193,52 @@ type AskInput struct {
 	Options map[string]string `json:"options"`
 }
 
+// Validate returns the input with its prompt trimmed. The options are 1 to
+// MaxOptions, keyed "1" to "9", each with a label of at most
+// MaxOptionLabel characters. Errors: prompt_required, prompt_too_long,
+// invalid_options, options_too_long.
+func (in AskInput) Validate() (AskInput, error) {
+	prompt, err := input.Required("prompt", in.Prompt, MaxPrompt)
+	if err != nil {
+		return in, err
+	}
+	invalid := func(format string, args ...any) error {
+		return errs.E(errs.Invalid, "invalid_options", format, args...).In("options")
+	}
+	if len(in.Options) == 0 || len(in.Options) > MaxOptions {
+		return in, invalid("An ask needs 1 to %d options, e.g. {\"1\":\"Yes\",\"2\":\"No\"}.", MaxOptions)
+	}
+	keys := slices.Sorted(maps.Keys(in.Options))
+	labels := make([]string, len(keys))
+	for i, k := range keys {
+		v := in.Options[k]
+		if len(k) != 1 || k[0] < '1' || k[0] > '9' || strings.TrimSpace(v) == "" {
+			return in, invalid("Option %q must be numbered 1 to 9 and have a label.", k)
+		}
+		labels[i] = v
+	}
+	if _, err := input.List("options", labels, MaxOptions, MaxOptionLabel); err != nil {
+		return in, err
+	}
+	return AskInput{Prompt: prompt, Options: in.Options}, nil
+}
+
 // RecordAsk records a question on the agent's run and parks the run, in
 // one transaction; the outcome it parked from is kept on the ask. Errors:
-// forbidden, run_not_found, prompt_required, invalid_options, run_parked
-// (it already waits on a question).
+// forbidden, those of AskInput.Validate, run_not_found, run_parked (it
+// already waits on a question).
 func (s *Service) RecordAsk(ctx context.Context, actor auth.Actor, runID string, in AskInput) (Ask, error) {
 	if err := actor.RequireAgent("ask a question"); err != nil {
 		return Ask{}, err
 	}
-	prompt := strings.TrimSpace(in.Prompt)
-	if prompt == "" || len(prompt) > 2000 {
-		return Ask{}, errs.E(errs.Invalid, "prompt_required", "An ask needs a prompt of 1 to 2000 characters.")
-	}
-	options, err := validOptions(in.Options)
+	in, err := in.Validate()
 	if err != nil {
 		return Ask{}, err
+	}
+	prompt := in.Prompt
+	options, err := json.Marshal(in.Options)
+	if err != nil {
+		return Ask{}, fmt.Errorf("encode options: %w", err)
 	}
 	now := s.now()
 	var a db.Ask
@@ -214,7 +254,7 @@ func (s *Service) RecordAsk(ctx context.Context, actor auth.Actor, runID string,
 			}
 			return errs.E(errs.Conflict, "run_parked", "Run %s already waits on ask %s; one question at a time.", runID, open.ID).With("ask", open.ID)
 		}
-		if a, err = q.CreateAsk(ctx, db.CreateAskParams{ID: ids.New("ask_"), RunID: runID, Prompt: prompt, Options: options,
+		if a, err = q.CreateAsk(ctx, db.CreateAskParams{ID: ids.New("ask_"), RunID: runID, Prompt: prompt, Options: string(options),
 			ParkedFrom: r.Status, CreatedAt: db.FormatTime(now)}); err != nil {
 			return err
 		}
@@ -287,6 +327,18 @@ func (s *Service) AnswerAsk(ctx context.Context, actor auth.Actor, id, option st
 	return out, nil
 }
 
+// toolName trims a tool's server and name and refuses either empty or
+// over its limit. Errors: server_required, server_too_long, tool_required,
+// tool_too_long.
+func toolName(server, tool string) (string, string, error) {
+	server, err := input.Required("server", server, MaxServer)
+	if err != nil {
+		return "", "", err
+	}
+	tool, err = input.Required("tool", tool, MaxTool)
+	return server, tool, err
+}
+
 // ToolCallInput is a tool call an agent reports.
 type ToolCallInput struct {
 	Server string `json:"server"`
@@ -299,25 +351,34 @@ type ToolCallInput struct {
 	StartedAt *time.Time `json:"started_at"`
 }
 
+// Validate returns the input with its server and tool trimmed. Errors:
+// server_required, server_too_long, tool_required, tool_too_long.
+func (in ToolCallInput) Validate() (ToolCallInput, error) {
+	var err error
+	in.Server, in.Tool, err = toolName(in.Server, in.Tool)
+	return in, err
+}
+
 // RecordToolCall records a tool call on the agent's run. A side-effecting
 // call on a parked run is refused: it would run before the answer that
-// governs it. Errors: forbidden, run_not_found, tool_required,
-// run_parked.
+// governs it. Errors: forbidden, those of ToolCallInput.Validate,
+// run_not_found, run_parked.
 func (s *Service) RecordToolCall(ctx context.Context, actor auth.Actor, runID string, in ToolCallInput) (ToolCall, error) {
 	if err := actor.RequireAgent("record a tool call"); err != nil {
 		return ToolCall{}, err
 	}
-	server, tool := strings.TrimSpace(in.Server), strings.TrimSpace(in.Tool)
-	if server == "" || tool == "" || len(server) > 200 || len(tool) > 200 {
-		return ToolCall{}, errs.E(errs.Invalid, "tool_required", "A tool call needs a server and a tool, each 1 to 200 characters.")
+	in, err := in.Validate()
+	if err != nil {
+		return ToolCall{}, err
 	}
+	server, tool := in.Server, in.Tool
 	now := s.now()
 	started := now
 	if in.StartedAt != nil {
 		started = in.StartedAt.UTC()
 	}
 	var row db.ToolCall
-	err := s.store.Write(ctx, func(q db.Querier) error {
+	err = s.store.Write(ctx, func(q db.Querier) error {
 		r, err := ownRun(ctx, q, actor, runID)
 		if err != nil {
 			return err
@@ -386,24 +447,6 @@ func ownRun(ctx context.Context, q db.Querier, actor auth.Actor, id string) (db.
 		return r, errs.E(errs.Forbidden, "forbidden", "This run belongs to another agent key.")
 	}
 	return r, nil
-}
-
-// validOptions checks an ask's options: 1 to 9, keyed "1" to "9", each
-// with a label, and encodes them.
-func validOptions(opts map[string]string) (string, error) {
-	if len(opts) == 0 || len(opts) > MaxOptions {
-		return "", errs.E(errs.Invalid, "invalid_options", "An ask needs 1 to %d options, e.g. {\"1\":\"Yes\",\"2\":\"No\"}.", MaxOptions)
-	}
-	for k, v := range opts {
-		if len(k) != 1 || k[0] < '1' || k[0] > '9' || strings.TrimSpace(v) == "" {
-			return "", errs.E(errs.Invalid, "invalid_options", "Option %q must be numbered 1 to 9 and have a label.", k)
-		}
-	}
-	b, err := json.Marshal(opts)
-	if err != nil {
-		return "", fmt.Errorf("encode options: %w", err)
-	}
-	return string(b), nil
 }
 
 func event(ctx context.Context, q db.Querier, session string, actor auth.Actor, at time.Time, kind, ref, detail string) error {
@@ -475,17 +518,18 @@ func (s *Service) ListTools(ctx context.Context) ([]Tool, error) {
 	return out, nil
 }
 
-// SetTool classifies a tool (admin). Errors: forbidden, tool_required.
+// SetTool classifies a tool (admin). Errors: forbidden, server_required,
+// server_too_long, tool_required, tool_too_long.
 func (s *Service) SetTool(ctx context.Context, actor auth.Actor, server, tool string, sideEffecting bool) (Tool, error) {
 	if err := actor.RequireAdmin("classify a tool"); err != nil {
 		return Tool{}, err
 	}
-	server, tool = strings.TrimSpace(server), strings.TrimSpace(tool)
-	if server == "" || tool == "" || len(server) > 200 || len(tool) > 200 {
-		return Tool{}, errs.E(errs.Invalid, "tool_required", "A tool needs a server and a name, each 1 to 200 characters.")
+	server, tool, err := toolName(server, tool)
+	if err != nil {
+		return Tool{}, err
 	}
 	now := s.now()
-	err := s.store.Write(ctx, func(q db.Querier) error {
+	err = s.store.Write(ctx, func(q db.Querier) error {
 		return q.UpsertTool(ctx, db.UpsertToolParams{Server: server, Tool: tool, SideEffecting: sideEffecting,
 			UpdatedAt: db.FormatTime(now), UpdatedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}})
 	})

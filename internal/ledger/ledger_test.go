@@ -386,7 +386,7 @@ func TestAskOptions(t *testing.T) {
 		{"an option with an empty label is refused", "save?", map[string]string{"1": "Yes", "2": ""}, "invalid_options"},
 		{"an option with a blank label is refused", "save?", map[string]string{"1": " \t "}, "invalid_options"},
 		{"an ask needs a prompt", "   ", yesNo, "prompt_required"},
-		{"a prompt over 2000 characters is refused", strings.Repeat("p", 2001), yesNo, "prompt_required"},
+		{"a prompt over 2000 characters is refused", strings.Repeat("p", 2001), yesNo, "prompt_too_long"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -750,7 +750,7 @@ func TestRecordToolCall(t *testing.T) {
 		{"another agent's key cannot record on this run", w.other, "", ledger.ToolCallInput{Server: "fs", Tool: "read_file", SideEffecting: &no}, errs.Forbidden, "forbidden"},
 		{"a lead does not record tool calls", w.lead, "", ledger.ToolCallInput{Server: "fs", Tool: "read_file", SideEffecting: &no}, errs.Forbidden, "forbidden"},
 		{"a call needs a tool", w.agent, "", ledger.ToolCallInput{Server: "fs", Tool: " "}, errs.Invalid, "tool_required"},
-		{"a call needs a server", w.agent, "", ledger.ToolCallInput{Tool: "read_file"}, errs.Invalid, "tool_required"},
+		{"a call needs a server", w.agent, "", ledger.ToolCallInput{Tool: "read_file"}, errs.Invalid, "server_required"},
 		{"an unknown run is not found", w.agent, "run_nope", ledger.ToolCallInput{Server: "fs", Tool: "read_file"}, errs.NotFound, "run_not_found"},
 	}
 	for _, tc := range refusals {
@@ -808,6 +808,8 @@ func TestToolRegistry(t *testing.T) {
 	})
 	t.Run("a tool needs a server and a name", func(t *testing.T) {
 		_, err := w.Ledger.SetTool(ctx, w.admin, " ", "x", true)
+		wantErr(t, err, errs.Invalid, "server_required")
+		_, err = w.Ledger.SetTool(ctx, w.admin, "fs", " ", true)
 		wantErr(t, err, errs.Invalid, "tool_required")
 	})
 	t.Run("the registry is listed, reclassified in place, and a removed tool is side-effecting again", func(t *testing.T) {

@@ -103,7 +103,7 @@ func Validate(p Policy) error {
 }
 
 func invalid(field, format string, args ...any) error {
-	return errs.E(errs.Invalid, "invalid_policy", format, args...).With("field", field)
+	return errs.E(errs.Invalid, "invalid_policy", format, args...).In(field)
 }
 
 func oneOf(field, value, allowed string) error {

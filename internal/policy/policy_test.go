@@ -398,7 +398,7 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("Validate = nil, want an error about %s", tc.field)
 			}
 			e, ok := errs.As(err)
-			if !ok || e.Kind != errs.Invalid || e.Details["field"] != tc.field {
+			if !ok || e.Kind != errs.Invalid || e.Field != tc.field {
 				t.Errorf("error %#v: want errs.Invalid on field %q", err, tc.field)
 			}
 			if !strings.Contains(err.Error(), tc.want) {

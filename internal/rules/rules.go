@@ -54,7 +54,7 @@ type Rule struct {
 // error with code invalid_rule and the field it is about.
 func (r Rule) Validate() error {
 	bad := func(field, format string, args ...any) error {
-		return errs.E(errs.Invalid, "invalid_rule", format, args...).With("field", field)
+		return errs.E(errs.Invalid, "invalid_rule", format, args...).In(field)
 	}
 	concern, chosen := strings.TrimSpace(r.Concern), strings.TrimSpace(r.Chosen)
 	if concern == "" {

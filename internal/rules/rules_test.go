@@ -349,8 +349,8 @@ func TestValidate(t *testing.T) {
 			if !ok {
 				t.Fatalf("Validate = %v, want an *errs.Error", err)
 			}
-			if e.Kind != errs.Invalid || e.Code != "invalid_rule" || e.Details["field"] != tc.field {
-				t.Errorf("got kind %v, code %q, field %v; want Invalid, invalid_rule, %s", e.Kind, e.Code, e.Details["field"], tc.field)
+			if e.Kind != errs.Invalid || e.Code != "invalid_rule" || e.Field != tc.field {
+				t.Errorf("got kind %v, code %q, field %q; want Invalid, invalid_rule, %s", e.Kind, e.Code, e.Field, tc.field)
 			}
 			if !strings.Contains(e.Message, tc.says) || !strings.HasSuffix(e.Message, ".") {
 				t.Errorf("message %q should say %q, as a sentence", e.Message, tc.says)

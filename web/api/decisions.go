@@ -27,12 +27,8 @@ func handleDecisionOpen(decisions *governance.DecisionService) echo.HandlerFunc 
 
 // handleDecisionResolve serves POST /api/v1/decisions/:ref/resolve (lead).
 func handleDecisionResolve(decisions *governance.DecisionService) echo.HandlerFunc {
-	type request struct {
-		Resolution  string `json:"resolution"`
-		Instruction string `json:"instruction"`
-	}
 	return func(c echo.Context) error {
-		in, err := httpx.Bind[request](c)
+		in, err := httpx.Bind[governance.ResolutionInput](c)
 		if err != nil {
 			return err
 		}

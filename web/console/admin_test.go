@@ -388,7 +388,7 @@ func TestAdminBadInputIs422AndWritesNothing(t *testing.T) {
 			`Unknown role "owner"`, "form-error"},
 		{"an unknown user", "/admin/users/9999/disable", nil, "There is no user 9999", "form-error"},
 		{"a user id that is not a number", "/admin/users/bob/role", url.Values{"role": {"viewer"}}, "There is no user", "form-error"},
-		{"an empty key name", "/admin/keys", url.Values{"name": {"   "}}, "needs a name", "create-key-error"},
+		{"an empty key name", "/admin/keys", url.Values{"name": {"   "}}, "name is required", "create-key-error"},
 		{"a key name already taken", "/admin/keys", url.Values{"name": {"taken"}}, `named "taken" already exists`, "create-key-error"},
 		{"an unknown key", "/admin/keys/9999/revoke", nil, "There is no agent key 9999", "form-error"},
 		{"a key already revoked", fmt.Sprintf("/admin/keys/%d/revoke", revoked), nil, "already revoked", "form-error"},

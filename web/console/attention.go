@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -216,20 +217,19 @@ func (k *console) itemDone(c echo.Context, kind, ref string, err error, fields .
 }
 
 // formErrors turns a domain error a person can fix into form state: the
-// message under the field it names, or over the whole form.
+// message under the field the error names (errs.FieldOf) when the form
+// shows that field (one of fields), or else over the whole form.
 func formErrors(err error, values map[string]string, fields ...string) (views.ItemForm, bool) {
 	e, ok := errs.As(err)
 	if !ok || (e.Kind != errs.Invalid && e.Kind != errs.Conflict && e.Kind != errs.NotFound) {
 		return views.ItemForm{}, false
 	}
 	f := views.ItemForm{Values: values, Errors: views.FieldErrors{}}
-	for _, name := range fields {
-		if e.Code == name+"_required" || e.Code == name+"_too_long" {
-			f.Errors[name] = e.Message
-			return f, true
-		}
+	if field := errs.FieldOf(err); field != "" && slices.Contains(fields, field) {
+		f.Errors[field] = e.Message
+	} else {
+		f.Error = e.Message
 	}
-	f.Error = e.Message
 	return f, true
 }
 

@@ -7,11 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/governance"
-	"github.com/madebook/madebook/internal/policy"
-	"github.com/madebook/madebook/internal/protocol"
-	"github.com/madebook/madebook/internal/rules"
 	"github.com/madebook/madebook/views"
 	"github.com/madebook/madebook/web/httpx"
 )
@@ -77,14 +73,7 @@ func (k *console) handlePolicyCreate() echo.HandlerFunc {
 		_, err := k.gov.Policies.Create(c.Request().Context(), httpx.Actor(c), in)
 		if err != nil {
 			values := map[string]string{"name": in.Name, "severity": in.Severity, "kind": in.Kind, "pattern": in.Pattern, "action": in.Action}
-			f, ok := fieldForm(err, values, func() error {
-				p := policy.Policy{Name: in.Name, Severity: protocol.Severity(in.Severity), Kind: policy.Kind(in.Kind),
-					Pattern: in.Pattern, Action: policy.Action(in.Action)}
-				if p.Action == "" {
-					p.Action = policy.ActionViolation
-				}
-				return policy.Validate(p)
-			})
+			f, ok := formErrors(err, values, "name", "severity", "kind", "pattern", "action")
 			if !ok {
 				return err
 			}
@@ -136,10 +125,7 @@ func (k *console) handleRuleCreate() echo.HandlerFunc {
 		in := governance.RuleInput{Concern: values["concern"], Chosen: values["chosen"], Departures: lines(values["departures"]),
 			Support: support, Total: total, Enforced: values["enforced"] == "true"}
 		if _, err := k.gov.Policies.CreateRule(c.Request().Context(), httpx.Actor(c), in); err != nil {
-			f, ok := fieldForm(err, values, func() error {
-				return rules.Rule{Concern: in.Concern, Chosen: in.Chosen, Departures: in.Departures, Support: in.Support,
-					Total: in.Total, Enforced: in.Enforced}.Validate()
-			})
+			f, ok := formErrors(err, values, "concern", "chosen", "departures", "support", "total")
 			if !ok {
 				return err
 			}
@@ -147,23 +133,4 @@ func (k *console) handleRuleCreate() echo.HandlerFunc {
 		}
 		return c.Redirect(http.StatusSeeOther, "/admin/rules?done=created")
 	}
-}
-
-// fieldForm turns an invalid-input error into form state, with the message
-// under the field it is about: validate repeats the check that names the
-// field (the service's error carries only the message).
-func fieldForm(err error, values map[string]string, validate func() error) (views.ItemForm, bool) {
-	e, ok := errs.As(err)
-	if !ok || e.Kind != errs.Invalid {
-		return views.ItemForm{}, false
-	}
-	f := views.ItemForm{Values: values, Errors: views.FieldErrors{}}
-	if v, ok := errs.As(validate()); ok {
-		if field, _ := v.Details["field"].(string); field != "" {
-			f.Errors[field] = e.Message
-			return f, true
-		}
-	}
-	f.Error = e.Message
-	return f, true
 }

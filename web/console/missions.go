@@ -113,7 +113,7 @@ func (k *console) missionFormError(c echo.Context, f views.MissionForm, err erro
 	if !ok || (e.Kind != errs.Invalid && e.Kind != errs.Conflict) {
 		return err
 	}
-	field, _ := e.Details["field"].(string)
+	field := errs.FieldOf(err)
 	switch field {
 	case "title", "text", "high_risk", "evidence", "contract":
 	case "slug":

@@ -55,7 +55,7 @@ func (k *console) handleRemediationRequest() echo.HandlerFunc {
 		_, err := k.gov.Remediations.Request(c.Request().Context(), httpx.Actor(c), id, in)
 		if err != nil {
 			f, ok := formErrors(err, map[string]string{"severity": in.Severity, "instruction": in.Instruction,
-				"files": c.FormValue("files")}, "instruction")
+				"files": c.FormValue("files")}, "instruction", "files")
 			if !ok {
 				return err
 			}

@@ -37,7 +37,8 @@ func (k *console) handleToolSave() echo.HandlerFunc {
 		server, tool, writes := c.FormValue("server"), c.FormValue("tool"), c.FormValue("side_effecting")
 		_, err := k.ledger.SetTool(c.Request().Context(), httpx.Actor(c), server, tool, writes != "false")
 		if err != nil {
-			f, ok := formErrors(err, map[string]string{"server": server, "tool": tool, "side_effecting": writes})
+			f, ok := formErrors(err, map[string]string{"server": server, "tool": tool, "side_effecting": writes},
+				"server", "tool")
 			if !ok {
 				return err
 			}

@@ -50,8 +50,9 @@ func TestConsoleToolRegistry(t *testing.T) {
 	if call() {
 		t.Fatal("a tool the registry calls read-only was recorded as side-effecting")
 	}
-	if res, body := b.PostForm("/admin/tools", url.Values{"server": {""}, "tool": {"x"}}); res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "needs a server and a name") {
-		t.Fatalf("empty server: %d", res.StatusCode)
+	if res, body := b.PostForm("/admin/tools", url.Values{"server": {""}, "tool": {"x"}}); res.StatusCode != http.StatusUnprocessableEntity ||
+		!strings.Contains(body, `<p class="error" data-testid="error-server">The server is required.</p>`) {
+		t.Fatalf("empty server: %d, not said beside the server field", res.StatusCode)
 	}
 
 	for _, who := range []string{lead.Email} {
