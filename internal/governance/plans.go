@@ -23,12 +23,14 @@ const (
 	PlanSuperseded = "superseded"
 )
 
-// Plan is a session's execution plan.
+// Plan is a session's execution plan, answered in the shape it is
+// proposed in: its summary, initial_steps and stopping_points, beside its
+// id, status and when it was proposed and decided.
 type Plan struct {
-	ID         int64      `json:"id"`
-	Summary    string     `json:"summary"`
-	Status     string     `json:"status"`
-	Body       plan.Plan  `json:"body"`
+	ID      int64  `json:"id"`
+	Summary string `json:"summary"`
+	Status  string `json:"status"`
+	plan.Plan
 	ProposedAt time.Time  `json:"proposed_at"`
 	DecidedAt  *time.Time `json:"decided_at,omitempty"`
 	Note       string     `json:"note,omitempty"`
@@ -194,7 +196,7 @@ func planFrom(r db.Plan) (Plan, error) {
 	c := db.StoredRow("plans", r.ID)
 	p := Plan{ID: r.ID, Summary: r.Summary, Status: r.Status, ProposedAt: c.Time("proposed_at", r.ProposedAt),
 		DecidedAt: c.TimePtr("decided_at", r.DecidedAt), Note: r.Note}
-	c.JSON("body", r.Body, &p.Body)
+	c.JSON("body", r.Body, &p.Plan)
 	if err := c.Err(); err != nil {
 		return Plan{}, err
 	}

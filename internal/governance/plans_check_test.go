@@ -70,8 +70,8 @@ func TestProposePlanRefusesASideEffectBeforeItsGate(t *testing.T) {
 			t.Fatalf("plan is %+v, want proposed", p)
 		}
 		d := must(kit.Gov.Sessions.Get(ctx, lead, session))(t)
-		if d.Plan == nil || d.Plan.ID != p.ID || len(d.Plan.Body.StoppingPoints) != 1 ||
-			len(d.Plan.Body.StoppingPoints[0].Options["1"].Steps) != 1 {
+		if d.Plan == nil || d.Plan.ID != p.ID || len(d.Plan.StoppingPoints) != 1 ||
+			len(d.Plan.StoppingPoints[0].Options["1"].Steps) != 1 {
 			t.Fatalf("Sessions.Get shows plan %+v", d.Plan)
 		}
 	})

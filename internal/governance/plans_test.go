@@ -53,7 +53,7 @@ func TestPlans(t *testing.T) {
 	t.Run("a plan on an ordinary mission is approved at once and nothing waits", func(t *testing.T) {
 		p := must(w.Gov.Plans.Propose(t.Context(), w.agent, w.session, proposal("Read, then refactor.")))(t)
 		if p.Status != governance.PlanApproved || p.DecidedAt == nil || p.Summary != "Read, then refactor." ||
-			len(p.Body.InitialSteps) != 1 || p.Body.InitialSteps[0].ID != "read" {
+			len(p.InitialSteps) != 1 || p.InitialSteps[0].ID != "read" {
 			t.Fatalf("plan is %+v", p)
 		}
 		briefIs(t, w, w.agent, w.session, protocol.Continue, "|")
