@@ -89,70 +89,14 @@ func must[T any](v T, err error) func(*testing.T) T {
 	}
 }
 
-// dump returns every row of every table, as text: what "nothing changed"
-// compares. It covers the timeline (events), the decisions, and the rest.
-func dump(t *testing.T, k *testkit.Kit) map[string][]string {
-	t.Helper()
-	conn := k.Store.Writer()
-	rows, err := conn.QueryContext(t.Context(), `SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tables []string
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			t.Fatal(err)
-		}
-		tables = append(tables, name)
-	}
-	if err := rows.Close(); err != nil {
-		t.Fatal(err)
-	}
-	out := make(map[string][]string, len(tables))
-	for _, table := range tables {
-		rows, err := conn.QueryContext(t.Context(), fmt.Sprintf(`SELECT * FROM %q ORDER BY rowid`, table))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cols, err := rows.Columns()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[table] = []string{}
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			cells := make([]string, len(vals))
-			for i, v := range vals {
-				if b, ok := v.([]byte); ok {
-					v = string(b)
-				}
-				cells[i] = fmt.Sprintf("%s=%v", cols[i], v)
-			}
-			out[table] = append(out[table], strings.Join(cells, " | "))
-		}
-		if err := rows.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
-}
-
 // refused runs call, checks that it fails with the kind and code, and that
 // it left the database exactly as it found it: no half-written row, no
 // timeline line, no decision touched.
 func refused(t *testing.T, k *testkit.Kit, kind errs.Kind, code string, call func() error) {
 	t.Helper()
-	before := dump(t, k)
+	before := k.Dump()
 	wantErr(t, call(), kind, code)
-	after := dump(t, k)
+	after := k.Dump()
 	for table, rows := range before {
 		if !slices.Equal(rows, after[table]) {
 			t.Fatalf("a refused call changed table %s:\nbefore %q\nafter  %q", table, rows, after[table])

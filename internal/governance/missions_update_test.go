@@ -92,11 +92,11 @@ func TestUpdateMissionChangesWhatEverySessionIsToldAtOnce(t *testing.T) {
 	})
 	t.Run("an edit that changes nothing writes nothing", func(t *testing.T) {
 		m := must(w.Gov.Missions.Get(ctx, w.mission))(t)
-		before := dump(t, w.Kit)
+		before := w.Kit.Dump()
 		if _, err := w.Gov.Missions.Update(ctx, w.lead, w.mission, inputOf(m)); err != nil {
 			t.Fatal(err)
 		}
-		after := dump(t, w.Kit)
+		after := w.Kit.Dump()
 		if strings.Join(before["events"], "\n") != strings.Join(after["events"], "\n") ||
 			strings.Join(before["missions"], "\n") != strings.Join(after["missions"], "\n") {
 			t.Fatal("an edit that changed nothing wrote to missions or events")
