@@ -36,7 +36,8 @@ func Decode(c echo.Context, v any, optional bool) error {
 	// One JSON value and nothing after it (Unmarshal refuses trailing
 	// data), and no field the type does not have: a misspelt field silently
 	// ignored is a request half-obeyed.
-	if err := json.Unmarshal(body, new(json.RawMessage)); err != nil {
+	if !json.Valid(body) {
+		err := json.Unmarshal(body, new(json.RawMessage)) // only to say why
 		return errs.E(errs.Malformed, "malformed_json", "The body is not valid JSON: %v.", err)
 	}
 	if bytes.Equal(bytes.TrimSpace(body), []byte("null")) {
