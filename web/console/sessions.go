@@ -43,7 +43,8 @@ func (k *console) sessionPage(c echo.Context, status int, f views.ItemForm) erro
 		return err
 	}
 	p.Notice = map[string]string{"remediation": "Remediation requested: it reaches the agent on its next brief."}[c.QueryParam("done")]
-	return render(c, status, views.SessionPage(p, views.SessionView{D: d, Now: k.gov.Now(), CanLead: httpx.Actor(c).CanLead(), Form: f}))
+	return render(c, status, views.SessionPage(p, views.SessionView{D: d, Now: k.gov.Now(), CanLead: httpx.Actor(c).CanLead(), Form: f,
+		Lifecycle: lifecycleDiagram(d)}))
 }
 
 // handleRemediationRequest serves POST /sessions/:id/remediations (lead).

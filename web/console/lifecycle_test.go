@@ -1,0 +1,42 @@
+package console_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/madebook/madebook/web/webtest"
+)
+
+// The session page draws the agent lifecycle: the twelve states, IDLE lit
+// for a session whose agent has reported no lifecycle event, and says that
+// the lifecycle then gates nothing.
+func TestTheSessionPageDrawsTheLifecycle(t *testing.T) {
+	kit, base := consoleServer(t, false)
+	lead, _ := kit.Lead()
+	agent, _ := kit.Agent()
+	session := kit.Session(agent, kit.Mission(lead, false))
+	page := webtest.ConsoleAs(t, base, lead.Email).Open("/sessions/" + session)
+	if page.Status != http.StatusOK {
+		t.Fatalf("session page: %d", page.Status)
+	}
+	if webtest.CountTestID(page.Body, "lifecycle-section") != 1 || webtest.CountTestID(page.Body, "lifecycle-diagram") != 1 {
+		t.Fatalf("no lifecycle drawing on the session page: %s", webtest.Short([]byte(page.Body)))
+	}
+	for _, s := range []string{"IDLE", "CLASSIFYING", "ANSWERING", "DELEGATING", "SCHEDULING", "ARCHITECTURE_DESIGNING",
+		"CONFIRMING", "EXECUTING", "INTERRUPTING", "ARCHITECTURE_REVISING", "SUMMARIZING", "DIRECT_MODE"} {
+		if n := webtest.CountTestID(page.Body, "lifecycle-state-"+s); n != 1 {
+			t.Errorf("state %s drawn %d times", s, n)
+		}
+	}
+	if webtest.CountTestID(page.Body, "lifecycle-current") != 1 ||
+		!strings.Contains(page.Body, `data-testid="lifecycle-state-IDLE" data-state="IDLE" aria-current="step"`) {
+		t.Error("IDLE is not the lit state")
+	}
+	if !strings.Contains(page.Text(), "Untracked: this agent has reported no lifecycle event, so the lifecycle gates nothing.") {
+		t.Error("the page does not say the session is untracked")
+	}
+	if webtest.CountTestID(page.Body, "lifecycle-edge") != 21 || strings.Contains(page.Body, `class="lc-edge taken"`) {
+		t.Errorf("%d arrows drawn, want 21, none taken", webtest.CountTestID(page.Body, "lifecycle-edge"))
+	}
+}
