@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/a-h/templ"
 )
 
 // LifecycleDiagram is what the session page's drawing of the agent
@@ -111,6 +113,22 @@ type lifecycleNode struct {
 	Title      string
 }
 
+// groupAttrs marks the current state's group for assistive technology.
+func (n lifecycleNode) groupAttrs() templ.Attributes {
+	if n.Current {
+		return templ.Attributes{"aria-current": "step"}
+	}
+	return nil
+}
+
+// rectAttrs marks the current state's box for tests.
+func (n lifecycleNode) rectAttrs() templ.Attributes {
+	if n.Current {
+		return templ.Attributes{"data-testid": "lifecycle-current"}
+	}
+	return nil
+}
+
 // lifecycleArrow is an arrow as drawn: every edge between two states.
 type lifecycleArrow struct {
 	From, To string
@@ -120,6 +138,8 @@ type lifecycleArrow struct {
 	Lines    []string
 	LX, LY   int
 	Anchor   string
+	// Marker is the arrowhead, url(#lc-head) or url(#lc-head-taken).
+	Marker string
 }
 
 // lifecycleDrawing is the diagram laid out.
@@ -174,9 +194,10 @@ func (d LifecycleDiagram) layout() lifecycleDrawing {
 		events[k] = append(events[k], e.Event)
 	}
 	for _, k := range pairs {
-		a := lifecycleArrow{From: k[0], To: k[1], Class: "lc-edge", Title: k[0] + " → " + k[1] + ": " + strings.Join(events[k], ", or ")}
+		a := lifecycleArrow{From: k[0], To: k[1], Class: "lc-edge", Marker: "url(#lc-head)",
+			Title: k[0] + " → " + k[1] + ": " + strings.Join(events[k], ", or ")}
 		if taken[k] {
-			a.Class += " taken"
+			a.Class, a.Marker = "lc-edge taken", "url(#lc-head-taken)"
 		}
 		r, ok := lifecycleRoutes[k]
 		if !ok {
