@@ -15,7 +15,9 @@ const (
 	CodeCriticalViolation   Code = "critical_violation"   // HARD_STOP
 	CodePaused              Code = "paused"               // BLOCKED
 	CodePlanNotApproved     Code = "plan_not_approved"    // BLOCKED
+	CodePlanRevising        Code = "plan_revising"        // BLOCKED
 	CodeDecisionOpen        Code = "decision_open"        // DECISION_REQUIRED
+	CodePermissionRequested Code = "permission_requested" // DECISION_REQUIRED
 	CodeRemediationRequired Code = "remediation_required" // REMEDIATE
 	CodeHighViolation       Code = "high_violation"       // REMEDIATE
 	CodeRuleDeviation       Code = "rule_deviation"       // REMEDIATE
@@ -35,7 +37,15 @@ const (
 	ScopeAnyCodeChange  = "any code change"
 	ScopeReadRepository = "reading the repository"
 	ScopeRevisePlan     = "revising the plan"
+	// ScopeToolPrefix starts the scope entry that names a tool: a pending
+	// permission prompt about Bash blocks "tool:Bash". See ToolScope.
+	ScopeToolPrefix = "tool:"
 )
+
+// ToolScope is the scope entry that names a tool, e.g. "tool:Bash", as a
+// pending permission prompt about that tool blocks it. The prefix keeps a
+// tool apart from a path of the same name.
+func ToolScope(tool string) string { return ScopeToolPrefix + tool }
 
 // The scope lists of the protocol's own reasons. They are only read: scopes
 // copies their entries into the brief's own lists.
@@ -221,6 +231,16 @@ func (t *texts) write(parts ...string) {
 	}
 }
 
+// list writes the entries separated by commas.
+func (t *texts) list(entries []string) {
+	for i, e := range entries {
+		if i > 0 {
+			t.b.WriteString(", ")
+		}
+		t.b.WriteString(e)
+	}
+}
+
 // since returns what was written from start on as one text.
 func (t *texts) since(start int) string { return t.b.String()[start:] }
 
@@ -233,10 +253,10 @@ func (t *texts) cat(parts ...string) string {
 
 // reasons lists one reason for every fact that fires, in no particular order.
 func reasons(f Facts) []Reason {
-	// One allocation: at most one reason per fact, plus the pause, the plan
-	// and the risk.
-	n := len(f.Violations) + len(f.Decisions) + len(f.Remediations) +
-		len(f.Deviations) + len(f.Breaches) + len(f.Collisions) + 3
+	// One allocation: at most one reason per fact, plus the pause, the plan,
+	// the lifecycle and the risk.
+	n := len(f.Violations) + len(f.Decisions) + len(f.PermissionPrompts) + len(f.Remediations) +
+		len(f.Deviations) + len(f.Breaches) + len(f.Collisions) + 4
 	rs := make([]Reason, 0, n)
 	var t texts
 	t.b.Grow(160 * n) // the usual text is shorter; a longer one grows it
@@ -256,10 +276,33 @@ func reasons(f Facts) []Reason {
 		rs = append(rs, Reason{State: Blocked, Code: CodePlanNotApproved, Ref: "plan", Text: planText(&t, f.Plan), at: f.Plan.ProposedAt,
 			blocked: scopePlanBlocked, allowed: scopePlanAllowed})
 	}
+	if l := f.Lifecycle; l.Revising() {
+		rs = append(rs, Reason{State: Blocked, Code: CodePlanRevising, Ref: "plan", Text: revisingText(l.State), at: l.Since,
+			blocked: scopePlanBlocked, allowed: scopePlanAllowed})
+	}
 	for _, d := range f.Decisions {
 		rs = append(rs, Reason{State: DecisionRequired, Code: CodeDecisionOpen, Ref: d.Ref,
 			Text: t.cat(d.Ref, " is waiting on a person: ", d.Question), at: d.OpenedAt,
 			blocked: d.BlockedScope, allowed: d.AllowedScope})
+	}
+	if len(f.PermissionPrompts) > 0 {
+		// The prompts' blocked lists share one backing array, each capped
+		// at its own length.
+		k := 0
+		for _, p := range f.PermissionPrompts {
+			k += 1 + len(p.Paths)
+		}
+		pool := make([]string, 0, k)
+		for _, p := range f.PermissionPrompts {
+			start := len(pool)
+			if p.Tool != "" {
+				pool = append(pool, t.cat(ScopeToolPrefix, p.Tool))
+			}
+			pool = append(pool, p.Paths...)
+			rs = append(rs, Reason{State: DecisionRequired, Code: CodePermissionRequested, Ref: p.ID,
+				Text: permissionText(&t, p), Files: p.Paths, at: p.OpenedAt,
+				blocked: pool[start:len(pool):len(pool)]})
+		}
 	}
 	for _, m := range f.Remediations {
 		r := Reason{State: ContinueWithWarning, Code: CodeRemediationAdvisory, Ref: m.ID, Files: m.Files, at: m.CreatedAt}
@@ -348,6 +391,60 @@ func deviationReason(t *texts, d Deviation) Reason {
 	r.Text = t.cat(d.Departure, " departs from this workspace's approach (", d.Chosen, ", inferred with ",
 		strconv.Itoa(d.ConfidencePercent()), "% confidence — advisory).")
 	return r
+}
+
+// The texts of plan_revising, one per revising lifecycle state.
+const (
+	architectureRevisingText = "The plan is being revised (" + LifecycleArchitectureRevising + "): make no code change until the revised plan is confirmed. You may read the repository and revise the plan."
+	interruptingText         = "A requirement changed and the plan is being revised (" + LifecycleInterrupting + "): make no code change until the revised plan is confirmed. You may read the repository and revise the plan."
+)
+
+func revisingText(state string) string {
+	if state == LifecycleInterrupting {
+		return interruptingText
+	}
+	return architectureRevisingText
+}
+
+// permissionText says what a pending permission prompt asks, quoting its
+// prompt, and that a person must answer it:
+// "Permission prompt <id> asks to use <tool> on <paths>: "<prompt>". A
+// person must answer it; until then, do not use <tool> on those paths."
+func permissionText(t *texts, p PermissionPrompt) string {
+	start := t.b.Len()
+	t.write("Permission prompt ", p.ID)
+	switch {
+	case p.Tool != "" && len(p.Paths) > 0:
+		t.write(" asks to use ", p.Tool, " on ")
+		t.list(p.Paths)
+	case p.Tool != "":
+		t.write(" asks to use ", p.Tool)
+	case len(p.Paths) > 0:
+		t.write(" asks to touch ")
+		t.list(p.Paths)
+	default:
+		t.write(" is waiting")
+	}
+	if q := strings.TrimSpace(p.Prompt); q != "" {
+		q1, q2, q3 := quoted(q)
+		t.write(": ", q1, q2, q3)
+	}
+	t.write(". A person must answer it; until then, do not ")
+	those := " those paths."
+	if len(p.Paths) == 1 {
+		those = " that path."
+	}
+	switch {
+	case p.Tool != "" && len(p.Paths) > 0:
+		t.write("use ", p.Tool, " on", those)
+	case p.Tool != "":
+		t.write("use ", p.Tool, ".")
+	case len(p.Paths) > 0:
+		t.write("touch", those)
+	default:
+		t.write("do what it asks.")
+	}
+	return t.since(start)
 }
 
 func planText(t *texts, p Plan) string {
