@@ -65,7 +65,10 @@ type Reason struct {
 	// Files are the files the reason is about, when it names any.
 	Files []string `json:"files,omitempty"`
 
-	at      time.Time
+	at time.Time
+	// tool is the scope entry of the tool a permission prompt blocks, e.g.
+	// "tool:Bash", blocked before the entries of blocked.
+	tool    string
 	blocked []string
 	allowed []string
 }
@@ -192,6 +195,9 @@ func scopes(rs []Reason) (blocked, allowed []string) {
 	blocked, allowed = []string{}, []string{}
 	all := false
 	for _, r := range rs {
+		if r.tool != "" {
+			blocked = appendNew(blocked, r.tool)
+		}
 		for _, s := range r.blocked {
 			if s == ScopeAllWork || s == ScopeAllSessionWork {
 				all = true
@@ -285,24 +291,14 @@ func reasons(f Facts) []Reason {
 			Text: t.cat(d.Ref, " is waiting on a person: ", d.Question), at: d.OpenedAt,
 			blocked: d.BlockedScope, allowed: d.AllowedScope})
 	}
-	if len(f.PermissionPrompts) > 0 {
-		// The prompts' blocked lists share one backing array, each capped
-		// at its own length.
-		k := 0
-		for _, p := range f.PermissionPrompts {
-			k += 1 + len(p.Paths)
+	for _, p := range f.PermissionPrompts {
+		r := Reason{State: DecisionRequired, Code: CodePermissionRequested, Ref: p.ID,
+			Files: p.Paths, at: p.OpenedAt, blocked: p.Paths}
+		if p.Tool != "" {
+			r.tool = t.cat(ScopeToolPrefix, p.Tool)
 		}
-		pool := make([]string, 0, k)
-		for _, p := range f.PermissionPrompts {
-			start := len(pool)
-			if p.Tool != "" {
-				pool = append(pool, t.cat(ScopeToolPrefix, p.Tool))
-			}
-			pool = append(pool, p.Paths...)
-			rs = append(rs, Reason{State: DecisionRequired, Code: CodePermissionRequested, Ref: p.ID,
-				Text: permissionText(&t, p), Files: p.Paths, at: p.OpenedAt,
-				blocked: pool[start:len(pool):len(pool)]})
-		}
+		r.Text = permissionText(&t, p)
+		rs = append(rs, r)
 	}
 	for _, m := range f.Remediations {
 		r := Reason{State: ContinueWithWarning, Code: CodeRemediationAdvisory, Ref: m.ID, Files: m.Files, at: m.CreatedAt}
