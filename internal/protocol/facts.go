@@ -78,7 +78,8 @@ const (
 // the protocol cares. The caller passes the session's current state as it
 // is stored, whatever it is, and the protocol decides whether it fires: it
 // fires (plan_revising, BLOCKED) only in LifecycleArchitectureRevising and
-// LifecycleInterrupting.
+// LifecycleInterrupting. CONFIRMING fires nothing here: its wait is the
+// plan approval, which HighRisk and Plan already carry (plan_not_approved).
 type Lifecycle struct {
 	// State is the session's lifecycle state, e.g. "ARCHITECTURE_REVISING";
 	// empty or "IDLE" for an untracked session. It is matched exactly.
