@@ -49,6 +49,13 @@ func benchFacts() protocol.Facts {
 		Collisions: []protocol.Collision{
 			{ID: "COL-1", Symbol: "billing.Charge", OtherSession: "S-77", OtherAgent: "claude-code", At: at(26)},
 		},
+		Lifecycle: protocol.Lifecycle{State: protocol.LifecycleArchitectureRevising, Since: at(30)},
+		PermissionPrompts: []protocol.PermissionPrompt{
+			{ID: "PRM-2", Prompt: "Run the migration?", Options: map[string]string{"1": "Allow", "2": "Deny"}, Tool: "Bash",
+				Paths: []string{"migrations/0042_drop_billing.sql", "db/seed.sql"}, OpenedAt: at(8)},
+			{ID: "PRM-1", Prompt: "Edit the router?", Options: map[string]string{"1": "Allow", "2": "Deny"}, Tool: "Edit",
+				Paths: []string{"web/routes.go"}, OpenedAt: at(4)},
+		},
 	}
 }
 
@@ -60,7 +67,7 @@ func BenchmarkDecide(b *testing.B) {
 	for b.Loop() {
 		br = protocol.Decide(f, now)
 	}
-	if br.NextAction != protocol.HardStop || len(br.Reasons)+len(br.Also) != 14 {
+	if br.NextAction != protocol.HardStop || len(br.Reasons)+len(br.Also) != 17 {
 		b.Fatalf("unexpected brief: %v with %d+%d reasons", br.NextAction, len(br.Reasons), len(br.Also))
 	}
 }

@@ -15,7 +15,9 @@ const (
 	CodeCriticalViolation   Code = "critical_violation"   // HARD_STOP
 	CodePaused              Code = "paused"               // BLOCKED
 	CodePlanNotApproved     Code = "plan_not_approved"    // BLOCKED
+	CodePlanRevising        Code = "plan_revising"        // BLOCKED
 	CodeDecisionOpen        Code = "decision_open"        // DECISION_REQUIRED
+	CodePermissionRequested Code = "permission_requested" // DECISION_REQUIRED
 	CodeRemediationRequired Code = "remediation_required" // REMEDIATE
 	CodeHighViolation       Code = "high_violation"       // REMEDIATE
 	CodeRuleDeviation       Code = "rule_deviation"       // REMEDIATE
@@ -35,7 +37,15 @@ const (
 	ScopeAnyCodeChange  = "any code change"
 	ScopeReadRepository = "reading the repository"
 	ScopeRevisePlan     = "revising the plan"
+	// ScopeToolPrefix starts the scope entry that names a tool: a pending
+	// permission prompt about Bash blocks "tool:Bash". See ToolScope.
+	ScopeToolPrefix = "tool:"
 )
+
+// ToolScope is the scope entry that names a tool, e.g. "tool:Bash", as a
+// pending permission prompt about that tool blocks it. The prefix keeps a
+// tool apart from a path of the same name.
+func ToolScope(tool string) string { return ScopeToolPrefix + tool }
 
 // The scope lists of the protocol's own reasons. They are only read: scopes
 // copies their entries into the brief's own lists.
@@ -55,7 +65,10 @@ type Reason struct {
 	// Files are the files the reason is about, when it names any.
 	Files []string `json:"files,omitempty"`
 
-	at      time.Time
+	at time.Time
+	// tool is the scope entry of the tool a permission prompt blocks, e.g.
+	// "tool:Bash", blocked before the entries of blocked.
+	tool    string
 	blocked []string
 	allowed []string
 }
@@ -182,6 +195,9 @@ func scopes(rs []Reason) (blocked, allowed []string) {
 	blocked, allowed = []string{}, []string{}
 	all := false
 	for _, r := range rs {
+		if r.tool != "" {
+			blocked = appendNew(blocked, r.tool)
+		}
 		for _, s := range r.blocked {
 			if s == ScopeAllWork || s == ScopeAllSessionWork {
 				all = true
@@ -221,6 +237,16 @@ func (t *texts) write(parts ...string) {
 	}
 }
 
+// list writes the entries separated by commas.
+func (t *texts) list(entries []string) {
+	for i, e := range entries {
+		if i > 0 {
+			t.b.WriteString(", ")
+		}
+		t.b.WriteString(e)
+	}
+}
+
 // since returns what was written from start on as one text.
 func (t *texts) since(start int) string { return t.b.String()[start:] }
 
@@ -233,10 +259,10 @@ func (t *texts) cat(parts ...string) string {
 
 // reasons lists one reason for every fact that fires, in no particular order.
 func reasons(f Facts) []Reason {
-	// One allocation: at most one reason per fact, plus the pause, the plan
-	// and the risk.
-	n := len(f.Violations) + len(f.Decisions) + len(f.Remediations) +
-		len(f.Deviations) + len(f.Breaches) + len(f.Collisions) + 3
+	// One allocation: at most one reason per fact, plus the pause, the plan,
+	// the lifecycle and the risk.
+	n := len(f.Violations) + len(f.Decisions) + len(f.PermissionPrompts) + len(f.Remediations) +
+		len(f.Deviations) + len(f.Breaches) + len(f.Collisions) + 4
 	rs := make([]Reason, 0, n)
 	var t texts
 	t.b.Grow(160 * n) // the usual text is shorter; a longer one grows it
@@ -256,10 +282,23 @@ func reasons(f Facts) []Reason {
 		rs = append(rs, Reason{State: Blocked, Code: CodePlanNotApproved, Ref: "plan", Text: planText(&t, f.Plan), at: f.Plan.ProposedAt,
 			blocked: scopePlanBlocked, allowed: scopePlanAllowed})
 	}
+	if l := f.Lifecycle; l.Revising() {
+		rs = append(rs, Reason{State: Blocked, Code: CodePlanRevising, Ref: "plan", Text: revisingText(l.State), at: l.Since,
+			blocked: scopePlanBlocked, allowed: scopePlanAllowed})
+	}
 	for _, d := range f.Decisions {
 		rs = append(rs, Reason{State: DecisionRequired, Code: CodeDecisionOpen, Ref: d.Ref,
 			Text: t.cat(d.Ref, " is waiting on a person: ", d.Question), at: d.OpenedAt,
 			blocked: d.BlockedScope, allowed: d.AllowedScope})
+	}
+	for _, p := range f.PermissionPrompts {
+		r := Reason{State: DecisionRequired, Code: CodePermissionRequested, Ref: p.ID,
+			Files: p.Paths, at: p.OpenedAt, blocked: p.Paths}
+		if p.Tool != "" {
+			r.tool = t.cat(ScopeToolPrefix, p.Tool)
+		}
+		r.Text = permissionText(&t, p)
+		rs = append(rs, r)
 	}
 	for _, m := range f.Remediations {
 		r := Reason{State: ContinueWithWarning, Code: CodeRemediationAdvisory, Ref: m.ID, Files: m.Files, at: m.CreatedAt}
@@ -348,6 +387,60 @@ func deviationReason(t *texts, d Deviation) Reason {
 	r.Text = t.cat(d.Departure, " departs from this workspace's approach (", d.Chosen, ", inferred with ",
 		strconv.Itoa(d.ConfidencePercent()), "% confidence — advisory).")
 	return r
+}
+
+// The texts of plan_revising, one per revising lifecycle state.
+const (
+	architectureRevisingText = "The plan is being revised (" + LifecycleArchitectureRevising + "): make no code change until the revised plan is confirmed. You may read the repository and revise the plan."
+	interruptingText         = "A requirement changed and the plan is being revised (" + LifecycleInterrupting + "): make no code change until the revised plan is confirmed. You may read the repository and revise the plan."
+)
+
+func revisingText(state string) string {
+	if state == LifecycleInterrupting {
+		return interruptingText
+	}
+	return architectureRevisingText
+}
+
+// permissionText says what a pending permission prompt asks, quoting its
+// prompt, and that a person must answer it:
+// "Permission prompt <id> asks to use <tool> on <paths>: "<prompt>". A
+// person must answer it; until then, do not use <tool> on those paths."
+func permissionText(t *texts, p PermissionPrompt) string {
+	start := t.b.Len()
+	t.write("Permission prompt ", p.ID)
+	switch {
+	case p.Tool != "" && len(p.Paths) > 0:
+		t.write(" asks to use ", p.Tool, " on ")
+		t.list(p.Paths)
+	case p.Tool != "":
+		t.write(" asks to use ", p.Tool)
+	case len(p.Paths) > 0:
+		t.write(" asks to touch ")
+		t.list(p.Paths)
+	default:
+		t.write(" is waiting")
+	}
+	if q := strings.TrimSpace(p.Prompt); q != "" {
+		q1, q2, q3 := quoted(q)
+		t.write(": ", q1, q2, q3)
+	}
+	t.write(". A person must answer it; until then, do not ")
+	those := " those paths."
+	if len(p.Paths) == 1 {
+		those = " that path."
+	}
+	switch {
+	case p.Tool != "" && len(p.Paths) > 0:
+		t.write("use ", p.Tool, " on", those)
+	case p.Tool != "":
+		t.write("use ", p.Tool, ".")
+	case len(p.Paths) > 0:
+		t.write("touch", those)
+	default:
+		t.write("do what it asks.")
+	}
+	return t.since(start)
 }
 
 func planText(t *texts, p Plan) string {

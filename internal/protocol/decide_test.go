@@ -175,6 +175,36 @@ func rules() []rule {
 			text:  protocol.ContinueText,
 		},
 
+		// BLOCKED (3): the lifecycle, while the plan is being revised
+		{
+			name:    "a session whose lead asked for a modification is BLOCKED for any code change while the plan is revised",
+			facts:   protocol.Facts{Lifecycle: revising()},
+			want:    protocol.Blocked,
+			codes:   one(protocol.CodePlanRevising),
+			ref:     "plan",
+			text:    "The plan is being revised (ARCHITECTURE_REVISING): make no code change until the revised plan is confirmed. You may read the repository and revise the plan.",
+			blocked: planBlocked, allowed: planAllowed,
+		},
+		{
+			name:    "a session interrupted by a changed requirement is BLOCKED for any code change until the revised plan is confirmed",
+			facts:   protocol.Facts{Lifecycle: protocol.Lifecycle{State: protocol.LifecycleInterrupting, Since: at(13)}},
+			want:    protocol.Blocked,
+			codes:   one(protocol.CodePlanRevising),
+			ref:     "plan",
+			text:    "A requirement changed and the plan is being revised (INTERRUPTING): make no code change until the revised plan is confirmed. You may read the repository and revise the plan.",
+			blocked: planBlocked, allowed: planAllowed,
+		},
+		{
+			name: "a revising session on a high-risk mission whose plan is not approved is BLOCKED by both, oldest first, with the scopes once",
+			facts: protocol.Facts{Lifecycle: revising(), HighRisk: true,
+				Plan: plan(protocol.PlanProposed, "")},
+			want:    protocol.Blocked,
+			codes:   []protocol.Code{protocol.CodePlanNotApproved, protocol.CodePlanRevising},
+			ref:     "plan",
+			prefix:  "This mission is high-risk",
+			blocked: planBlocked, allowed: planAllowed,
+		},
+
 		// DECISION_REQUIRED
 		{
 			name:    "an open decision gate is DECISION_REQUIRED, asks its question and carries the gate's scopes",
@@ -194,6 +224,76 @@ func rules() []rule {
 			codes: one(protocol.CodeDecisionOpen),
 			ref:   "DEC-007",
 			text:  "DEC-007 is waiting on a person: Call it Ledger or Journal?",
+		},
+
+		{
+			name:    "a pending permission prompt is DECISION_REQUIRED, names the tool and the paths, and blocks both",
+			facts:   protocol.Facts{PermissionPrompts: []protocol.PermissionPrompt{migrationPrompt()}},
+			want:    protocol.DecisionRequired,
+			codes:   one(protocol.CodePermissionRequested),
+			ref:     "PRM-001",
+			text:    `Permission prompt PRM-001 asks to use Bash on migrations/0042_drop_billing.sql, db/seed.sql: "Run the migration?". A person must answer it; until then, do not use Bash on those paths.`,
+			blocked: []string{"tool:Bash", "migrations/0042_drop_billing.sql", "db/seed.sql"},
+			files:   []string{"migrations/0042_drop_billing.sql", "db/seed.sql"},
+		},
+		{
+			name:    "a permission prompt naming one path blocks the tool and that path",
+			facts:   prompt("PRM-002", 16, "Edit", "Overwrite the file?", "web/app.go"),
+			want:    protocol.DecisionRequired,
+			codes:   one(protocol.CodePermissionRequested),
+			ref:     "PRM-002",
+			text:    `Permission prompt PRM-002 asks to use Edit on web/app.go: "Overwrite the file?". A person must answer it; until then, do not use Edit on that path.`,
+			blocked: []string{"tool:Edit", "web/app.go"},
+			files:   []string{"web/app.go"},
+		},
+		{
+			name:    "a permission prompt naming only a tool blocks only the tool",
+			facts:   prompt("PRM-003", 16, "WebFetch", "Fetch example.com?"),
+			want:    protocol.DecisionRequired,
+			codes:   one(protocol.CodePermissionRequested),
+			ref:     "PRM-003",
+			text:    `Permission prompt PRM-003 asks to use WebFetch: "Fetch example.com?". A person must answer it; until then, do not use WebFetch.`,
+			blocked: []string{"tool:WebFetch"},
+		},
+		{
+			name:    "a permission prompt naming only paths blocks only the paths",
+			facts:   prompt("PRM-004", 16, "", "Touch these?", "a.go", "b.go"),
+			want:    protocol.DecisionRequired,
+			codes:   one(protocol.CodePermissionRequested),
+			ref:     "PRM-004",
+			text:    `Permission prompt PRM-004 asks to touch a.go, b.go: "Touch these?". A person must answer it; until then, do not touch those paths.`,
+			blocked: []string{"a.go", "b.go"},
+			files:   []string{"a.go", "b.go"},
+		},
+		{
+			name:  "a permission prompt naming neither a tool nor a path is still DECISION_REQUIRED and blocks nothing",
+			facts: prompt("PRM-005", 16, "", "Proceed?"),
+			want:  protocol.DecisionRequired,
+			codes: one(protocol.CodePermissionRequested),
+			ref:   "PRM-005",
+			text:  `Permission prompt PRM-005 is waiting: "Proceed?". A person must answer it; until then, do not do what it asks.`,
+		},
+		{
+			name:        "a permission prompt without prompt text still names the tool and the path and quotes nothing",
+			facts:       prompt("PRM-006", 16, "Bash", "  ", "Makefile"),
+			want:        protocol.DecisionRequired,
+			codes:       one(protocol.CodePermissionRequested),
+			ref:         "PRM-006",
+			text:        "Permission prompt PRM-006 asks to use Bash on Makefile. A person must answer it; until then, do not use Bash on that path.",
+			notContains: []string{`"`},
+			blocked:     []string{"tool:Bash", "Makefile"},
+			files:       []string{"Makefile"},
+		},
+		{
+			name: "two permission prompts are a reason each, oldest first even when its ref sorts later, and merge their blocked scopes in order",
+			facts: merge(prompt("PRM-007", 16, "Bash", "Build?", "Makefile"),
+				prompt("PRM-008", 15, "Bash", "Deploy?", "deploy.sh", "Makefile")),
+			want:    protocol.DecisionRequired,
+			codes:   []protocol.Code{protocol.CodePermissionRequested, protocol.CodePermissionRequested},
+			ref:     "PRM-008",
+			prefix:  "Permission prompt PRM-008 asks to use Bash on deploy.sh, Makefile",
+			blocked: []string{"tool:Bash", "deploy.sh", "Makefile"},
+			files:   []string{"deploy.sh", "Makefile"},
 		},
 
 		// REMEDIATE
@@ -371,7 +471,31 @@ func rules() []rule {
 			text:  protocol.ContinueText,
 		},
 	}
+	// Only the revising states hold a session: every other lifecycle state,
+	// an untracked session, and a state spelled otherwise fire nothing.
+	// CONFIRMING's wait is the plan approval, which the Plan fact carries.
+	for _, st := range []string{"", "IDLE", "CLASSIFYING", "ANSWERING", "DELEGATING", "SCHEDULING",
+		"ARCHITECTURE_DESIGNING", "CONFIRMING", "EXECUTING", "SUMMARIZING", "DIRECT_MODE",
+		"architecture_revising", " INTERRUPTING"} {
+		name := fmt.Sprintf("a session in lifecycle %q is not held by its lifecycle and may CONTINUE", st)
+		if st == "" {
+			name = "an untracked session (no lifecycle state) is not held by its lifecycle and may CONTINUE"
+		}
+		rs = append(rs, rule{
+			name:  name,
+			facts: protocol.Facts{Lifecycle: protocol.Lifecycle{State: st, Since: at(13)}},
+			want:  protocol.Continue,
+			codes: []protocol.Code{},
+			text:  protocol.ContinueText,
+		})
+	}
 	return rs
+}
+
+// prompt is a session with one pending permission prompt, opened at(age).
+func prompt(id string, age int, tool, question string, paths ...string) protocol.Facts {
+	return protocol.Facts{PermissionPrompts: []protocol.PermissionPrompt{{ID: id, Prompt: question,
+		Options: map[string]string{"1": "Allow", "2": "Deny"}, Tool: tool, Paths: paths, OpenedAt: at(age)}}}
 }
 
 func TestDecideFollowsTheTable(t *testing.T) {
@@ -452,8 +576,8 @@ func TestEveryStateAndCodeHasARule(t *testing.T) {
 		}
 	}
 	declared := declaredCodes(t)
-	if len(declared) < 14 {
-		t.Fatalf("found %d Code constants in the package, want at least the 14 DESIGN.md names", len(declared))
+	if len(declared) < 16 {
+		t.Fatalf("found %d Code constants in the package, want at least the 16 DESIGN.md names", len(declared))
 	}
 	for name, c := range declared {
 		if !produced[c] {
@@ -516,7 +640,9 @@ func TestReasonCodesAreSpelledAsOnTheWire(t *testing.T) {
 		{protocol.CodeCriticalViolation, "critical_violation"},
 		{protocol.CodePaused, "paused"},
 		{protocol.CodePlanNotApproved, "plan_not_approved"},
+		{protocol.CodePlanRevising, "plan_revising"},
 		{protocol.CodeDecisionOpen, "decision_open"},
+		{protocol.CodePermissionRequested, "permission_requested"},
 		{protocol.CodeRemediationRequired, "remediation_required"},
 		{protocol.CodeHighViolation, "high_violation"},
 		{protocol.CodeRuleDeviation, "rule_deviation"},
@@ -677,7 +803,7 @@ func TestPrecedenceBetweenEveryPairOfStates(t *testing.T) {
 	}
 }
 
-// TestPrecedenceBetweenEveryPairOfCauses checks every pair of the fourteen
+// TestPrecedenceBetweenEveryPairOfCauses checks every pair of the sixteen
 // causes, not just one per state: the more severe wins and the other is in
 // also; two causes at one state are both reasons.
 func TestPrecedenceBetweenEveryPairOfCauses(t *testing.T) {
@@ -756,7 +882,7 @@ func TestAlsoCarriesEveryLowerReason(t *testing.T) {
 			}
 		})
 	}
-	t.Run("with one of everything, the brief is a HARD_STOP carrying all fourteen facts", func(t *testing.T) {
+	t.Run(fmt.Sprintf("with one of everything, the brief is a HARD_STOP carrying all %d facts", len(cs)), func(t *testing.T) {
 		b := protocol.Decide(everything(), now)
 		if b.NextAction != protocol.HardStop || len(b.Reasons) != 1 || len(b.Reasons)+len(b.Also) != len(cs) {
 			t.Errorf("next_action %v with %d reasons and %d in also, want HARD_STOP with 1 and %d",
@@ -801,12 +927,20 @@ func busy() protocol.Facts {
 	f.Collisions = append(f.Collisions,
 		protocol.Collision{ID: "COL-000", Symbol: "auth.User", OtherSession: "S-12", At: at(11)},
 	)
+	f.PermissionPrompts = append(f.PermissionPrompts,
+		protocol.PermissionPrompt{ID: "PRM-000", Prompt: "Read the secrets file?", Tool: "Read", Paths: []string{".env"}, OpenedAt: at(3)},
+		protocol.PermissionPrompt{ID: "PRM-002", Prompt: "Run the tests?", Tool: "Bash", OpenedAt: at(1)},
+		protocol.PermissionPrompt{ID: "PRM-003", Prompt: "Edit the router?", Tool: "Edit", Paths: []string{"web", "internal/auth/session.go"}, OpenedAt: at(16)},
+	)
 	return f
 }
 
 // firing counts the facts that fire, by DESIGN.md's table.
 func firing(f protocol.Facts) int {
-	n := len(f.Violations) + len(f.Decisions) + len(f.Remediations) + len(f.Deviations) + len(f.Breaches) + len(f.Collisions)
+	n := len(f.Violations) + len(f.Decisions) + len(f.PermissionPrompts) + len(f.Remediations) + len(f.Deviations) + len(f.Breaches) + len(f.Collisions)
+	if f.Lifecycle.State == protocol.LifecycleArchitectureRevising || f.Lifecycle.State == protocol.LifecycleInterrupting {
+		n++
+	}
 	if f.Pause != nil {
 		n++
 	}
@@ -849,6 +983,43 @@ func TestReasonsAreOrderedByStateThenAgeThenRef(t *testing.T) {
 			t.Errorf("also refs = %v, want %v", got, want)
 		}
 	})
+	t.Run("gates and permission prompts at one state are ordered together, oldest first, then by ref", func(t *testing.T) {
+		f := protocol.Facts{
+			Decisions: []protocol.Decision{
+				{Ref: "DEC-001", Question: "Newest gate?", OpenedAt: at(20)},
+				{Ref: "DEC-002", Question: "Gate as old as a prompt?", OpenedAt: at(10)},
+			},
+			PermissionPrompts: []protocol.PermissionPrompt{
+				{ID: "PRM-009", Tool: "Bash", OpenedAt: at(5)},
+				{ID: "PRM-001", Tool: "Edit", OpenedAt: at(10)},
+			},
+		}
+		b := protocol.Decide(f, now)
+		if got, want := refsOf(b.Reasons), []string{"PRM-009", "DEC-002", "PRM-001", "DEC-001"}; !slices.Equal(got, want) {
+			t.Errorf("refs = %v, want %v", got, want)
+		}
+		if got, want := b.BlockedScope, []string{"tool:Bash", "tool:Edit"}; !slices.Equal(got, want) {
+			t.Errorf("blocked_scope = %q, want %q", got, want)
+		}
+	})
+	t.Run("a plan being revised is ordered among BLOCKED reasons by when the session entered the revising state", func(t *testing.T) {
+		for _, tt := range []struct {
+			since int
+			want  []protocol.Code
+		}{
+			{0, []protocol.Code{protocol.CodePlanRevising, protocol.CodePaused, protocol.CodePlanNotApproved}},
+			{1, []protocol.Code{protocol.CodePaused, protocol.CodePlanRevising, protocol.CodePlanNotApproved}}, // as old as the pause: the pause's empty ref sorts first
+			{2, []protocol.Code{protocol.CodePaused, protocol.CodePlanNotApproved, protocol.CodePlanRevising}}, // same age and ref as the plan: code decides
+			{30, []protocol.Code{protocol.CodePaused, protocol.CodePlanNotApproved, protocol.CodePlanRevising}},
+		} {
+			f := protocol.Facts{Pause: &protocol.Pause{At: at(1)}, HighRisk: true, Plan: protocol.Plan{Status: protocol.PlanProposed, ProposedAt: at(2)},
+				Lifecycle: protocol.Lifecycle{State: protocol.LifecycleArchitectureRevising, Since: at(tt.since)}}
+			b := protocol.Decide(f, now)
+			if got := codesOf(b.Reasons); !slices.Equal(got, tt.want) {
+				t.Errorf("revising since at(%d): codes = %v, want %v", tt.since, got, tt.want)
+			}
+		}
+	})
 	t.Run("warnings of different kinds are ordered oldest first", func(t *testing.T) {
 		f := protocol.Facts{
 			Risk:       &protocol.Risk{Score: 80, Band: "high", At: at(9)},
@@ -877,6 +1048,9 @@ func TestDecideIsDeterministic(t *testing.T) {
 		rng.Shuffle(len(f.Deviations), func(i, j int) { f.Deviations[i], f.Deviations[j] = f.Deviations[j], f.Deviations[i] })
 		rng.Shuffle(len(f.Breaches), func(i, j int) { f.Breaches[i], f.Breaches[j] = f.Breaches[j], f.Breaches[i] })
 		rng.Shuffle(len(f.Collisions), func(i, j int) { f.Collisions[i], f.Collisions[j] = f.Collisions[j], f.Collisions[i] })
+		rng.Shuffle(len(f.PermissionPrompts), func(i, j int) {
+			f.PermissionPrompts[i], f.PermissionPrompts[j] = f.PermissionPrompts[j], f.PermissionPrompts[i]
+		})
 		got := protocol.Decide(f, now)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("shuffle %d: the brief changed\n got reasons %v also %v\nwant reasons %v also %v",
@@ -934,6 +1108,45 @@ func TestScopes(t *testing.T) {
 			facts:   protocol.Facts{HighRisk: true},
 			want:    protocol.Blocked,
 			blocked: []string{"any code change"}, allowed: []string{"reading the repository", "revising the plan"},
+		},
+		{
+			name:    "a plan being revised blocks any code change and allows reading the repository and revising the plan",
+			facts:   protocol.Facts{Lifecycle: revising()},
+			want:    protocol.Blocked,
+			blocked: []string{"any code change"}, allowed: []string{"reading the repository", "revising the plan"},
+		},
+		{
+			name:    "a pause leaves allowed empty even while the plan is being revised",
+			facts:   protocol.Facts{Pause: pauseWithReason(), Lifecycle: revising()},
+			want:    protocol.Blocked,
+			blocked: []string{"all work in this session", "any code change"}, allowed: []string{},
+		},
+		{
+			name:    "a BLOCKED plan while the plan is revised ignores what a gate or prompt in also would block or allow",
+			facts:   merge(protocol.Facts{Lifecycle: revising()}, protocol.Facts{Decisions: []protocol.Decision{billingGate()}}, prompt("PRM-001", 16, "Bash", "", "web")),
+			want:    protocol.Blocked,
+			blocked: []string{"any code change"}, allowed: []string{"reading the repository", "revising the plan"},
+		},
+		{
+			name:    "a permission prompt blocks its tool as tool:NAME and its paths, and allows nothing",
+			facts:   prompt("PRM-001", 1, "Bash", "Deploy?", "deploy.sh"),
+			want:    protocol.DecisionRequired,
+			blocked: []string{"tool:Bash", "deploy.sh"}, allowed: []string{},
+		},
+		{
+			name: "a permission prompt and a gate merge their scopes as two gates do: what the prompt blocks the gate does not allow",
+			facts: merge(prompt("PRM-001", 1, "Edit", "Edit the app?", "web/app.go", "migrations"),
+				protocol.Facts{Decisions: []protocol.Decision{gate("DEC-001", 2, []string{"migrations", "internal/billing"}, []string{"web/app.go", "tests", "tool:Edit"})}}),
+			want:    protocol.DecisionRequired,
+			blocked: []string{"tool:Edit", "web/app.go", "migrations", "internal/billing"},
+			allowed: []string{"tests"},
+		},
+		{
+			name: "a permission prompt naming all work leaves nothing allowed, as a gate would",
+			facts: merge(prompt("PRM-001", 1, "", "?", "all work"),
+				protocol.Facts{Decisions: []protocol.Decision{gate("DEC-001", 2, []string{"migrations"}, []string{"web"})}}),
+			want:    protocol.DecisionRequired,
+			blocked: []string{"all work", "migrations"}, allowed: []string{},
 		},
 		{
 			name:    "a gate's own scopes are the brief's scopes",
@@ -1109,6 +1322,28 @@ func TestBriefJSON(t *testing.T) {
 			t.Errorf("a reason with no files marshals files: %v", m.Also[1])
 		}
 	})
+	t.Run("a permission reason marshals with its prompt's id as ref and its paths as files", func(t *testing.T) {
+		raw, err := json.Marshal(protocol.Decide(protocol.Facts{PermissionPrompts: []protocol.PermissionPrompt{migrationPrompt()}}, now))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			Reasons      []map[string]any `json:"reasons"`
+			BlockedScope []string         `json:"blocked_scope"`
+		}
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]any{"state": "DECISION_REQUIRED", "code": "permission_requested", "ref": "PRM-001",
+			"text":  `Permission prompt PRM-001 asks to use Bash on migrations/0042_drop_billing.sql, db/seed.sql: "Run the migration?". A person must answer it; until then, do not use Bash on those paths.`,
+			"files": []any{"migrations/0042_drop_billing.sql", "db/seed.sql"}}
+		if len(m.Reasons) != 1 || !reflect.DeepEqual(m.Reasons[0], want) {
+			t.Errorf("reasons =\n  %v\nwant\n  [%v]", m.Reasons, want)
+		}
+		if want := []string{"tool:Bash", "migrations/0042_drop_billing.sql", "db/seed.sql"}; !slices.Equal(m.BlockedScope, want) {
+			t.Errorf("blocked_scope = %q, want %q", m.BlockedScope, want)
+		}
+	})
 	t.Run("a brief reads back from its JSON", func(t *testing.T) {
 		var back protocol.Brief
 		if err := json.Unmarshal(raw, &back); err != nil {
@@ -1185,6 +1420,27 @@ func TestDecideDoesNotMutateItsFacts(t *testing.T) {
 			t.Errorf("the brief's scopes share memory with the gate's")
 		}
 	})
+	t.Run("a permission prompt's paths are not appended to, even with spare capacity", func(t *testing.T) {
+		paths := make([]string, 1, 4)
+		paths[0] = "a.go"
+		spare := paths[:cap(paths)]
+		spare[1], spare[2], spare[3] = "s1", "s2", "s3"
+		f := protocol.Facts{PermissionPrompts: []protocol.PermissionPrompt{
+			{ID: "PRM-001", Tool: "Edit", Paths: paths, OpenedAt: at(1)},
+			{ID: "PRM-002", Tool: "Bash", Paths: []string{"b.go"}, OpenedAt: at(2)},
+		}}
+		b := protocol.Decide(f, now)
+		if !slices.Equal(spare, []string{"a.go", "s1", "s2", "s3"}) {
+			t.Errorf("Decide wrote into the prompt's paths: %q", spare)
+		}
+		if want := []string{"tool:Edit", "a.go", "tool:Bash", "b.go"}; !slices.Equal(b.BlockedScope, want) {
+			t.Errorf("blocked_scope = %q, want %q", b.BlockedScope, want)
+		}
+		b.BlockedScope[1] = "changed"
+		if paths[0] != "a.go" {
+			t.Errorf("the brief's scopes share memory with the prompt's paths")
+		}
+	})
 }
 
 // A reason says the same thing whatever else fired alongside it.
@@ -1227,6 +1483,13 @@ func TestQuotedReasonsAreQuotedExactly(t *testing.T) {
 				t.Errorf("reason %q does not start %q", b.Reason, want)
 			}
 		})
+		t.Run(fmt.Sprintf("a permission prompt asking %q quotes it as %s", s, strconv.Quote(s)), func(t *testing.T) {
+			b := protocol.Decide(protocol.Facts{PermissionPrompts: []protocol.PermissionPrompt{{ID: "PRM-001", Prompt: s, Tool: "Bash", OpenedAt: at(1)}}}, now)
+			want := "Permission prompt PRM-001 asks to use Bash: " + strconv.Quote(s) + ". "
+			if !strings.HasPrefix(b.Reason, want) {
+				t.Errorf("reason %q does not start %q", b.Reason, want)
+			}
+		})
 		t.Run(fmt.Sprintf("a plan rejected because %q quotes it as %s", s, strconv.Quote(s)), func(t *testing.T) {
 			b := protocol.Decide(protocol.Facts{HighRisk: true, Plan: protocol.Plan{Status: protocol.PlanRejected, Note: s}}, now)
 			want := "its execution plan: " + strconv.Quote(s) + ". "
@@ -1246,6 +1509,8 @@ func TestDecideIsDeterministicWithManyFacts(t *testing.T) {
 				File:     fmt.Sprintf("f%d.go", i%5), At: at(i % 4)})
 			f.Decisions = append(f.Decisions, protocol.Decision{Ref: fmt.Sprintf("DEC-%03d", 100+i), Question: "?",
 				BlockedScope: []string{fmt.Sprintf("b%d", i%6)}, AllowedScope: []string{fmt.Sprintf("b%d", i%7)}, OpenedAt: at(i % 3)})
+			f.PermissionPrompts = append(f.PermissionPrompts, protocol.PermissionPrompt{ID: fmt.Sprintf("PRM-%03d", 100+i),
+				Prompt: "?", Tool: []string{"Bash", "Edit", ""}[i%3], Paths: []string{fmt.Sprintf("b%d", i%5)}, OpenedAt: at(i % 3)})
 		}
 		return f
 	}
@@ -1259,6 +1524,9 @@ func TestDecideIsDeterministicWithManyFacts(t *testing.T) {
 		f := build()
 		rng.Shuffle(len(f.Violations), func(i, j int) { f.Violations[i], f.Violations[j] = f.Violations[j], f.Violations[i] })
 		rng.Shuffle(len(f.Decisions), func(i, j int) { f.Decisions[i], f.Decisions[j] = f.Decisions[j], f.Decisions[i] })
+		rng.Shuffle(len(f.PermissionPrompts), func(i, j int) {
+			f.PermissionPrompts[i], f.PermissionPrompts[j] = f.PermissionPrompts[j], f.PermissionPrompts[i]
+		})
 		if got := protocol.Decide(f, now); !reflect.DeepEqual(got, want) {
 			t.Fatalf("shuffle %d: the brief changed", i)
 		}
@@ -1271,6 +1539,9 @@ func TestDecideIsDeterministicWithManyFacts(t *testing.T) {
 	}
 	for _, d := range f.Decisions {
 		age[d.Ref] = d.OpenedAt
+	}
+	for _, p := range f.PermissionPrompts {
+		age[p.ID] = p.OpenedAt
 	}
 	for _, m := range f.Remediations {
 		age[m.ID] = m.CreatedAt
@@ -1323,6 +1594,35 @@ func TestReasonsAlikeInEveryKeyKeepTheirOrder(t *testing.T) {
 			}
 			if !slices.Equal(b.AllowedScope, order) {
 				t.Errorf("allowed_scope = %q, want %q", b.AllowedScope, order)
+			}
+		})
+	}
+}
+
+func TestToolScope(t *testing.T) {
+	t.Run("a tool's scope entry is tool: then its name, as a prompt about it blocks it", func(t *testing.T) {
+		if got := protocol.ToolScope("Bash"); got != "tool:Bash" {
+			t.Errorf("ToolScope(Bash) = %q", got)
+		}
+		b := protocol.Decide(prompt("PRM-001", 1, "mcp__github__create_pr", "Open the PR?"), now)
+		if want := []string{protocol.ToolScope("mcp__github__create_pr")}; !slices.Equal(b.BlockedScope, want) {
+			t.Errorf("blocked_scope = %q, want %q", b.BlockedScope, want)
+		}
+	})
+}
+
+func TestLifecycleRevising(t *testing.T) {
+	for _, tt := range []struct {
+		state string
+		want  bool
+	}{
+		{protocol.LifecycleArchitectureRevising, true}, {protocol.LifecycleInterrupting, true},
+		{"", false}, {"IDLE", false}, {"CONFIRMING", false}, {"EXECUTING", false}, {"Architecture_Revising", false},
+	} {
+		st, want := tt.state, tt.want
+		t.Run(fmt.Sprintf("a session in lifecycle %q is revising: %v", st, want), func(t *testing.T) {
+			if got := (protocol.Lifecycle{State: st}).Revising(); got != want {
+				t.Errorf("Revising() = %v", got)
 			}
 		})
 	}

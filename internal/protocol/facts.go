@@ -55,6 +55,61 @@ type Facts struct {
 	Risk *Risk
 	// Collisions are other sessions building against symbols this one changed.
 	Collisions []Collision
+	// Lifecycle is the session's seed-002 lifecycle state and since when it
+	// has held it. Only the revising states fire (plan_revising, BLOCKED);
+	// the zero value, an untracked session, fires nothing.
+	Lifecycle Lifecycle
+	// PermissionPrompts are the session's pending permission prompts: each
+	// fires permission_requested (DECISION_REQUIRED).
+	PermissionPrompts []PermissionPrompt
+}
+
+// The lifecycle states the protocol recognises, spelled as the lifecycle
+// spells them. In both the plan is being revised, so no code change is
+// accepted: ARCHITECTURE_REVISING after a lead asked for a modification
+// or a requirement changed at design or interface level, INTERRUPTING on
+// the way there. Every other state, and the empty string, fires nothing.
+const (
+	LifecycleArchitectureRevising = "ARCHITECTURE_REVISING"
+	LifecycleInterrupting         = "INTERRUPTING"
+)
+
+// Lifecycle is where a session stands in its seed-002 lifecycle, as far as
+// the protocol cares. The caller passes the session's current state as it
+// is stored, whatever it is, and the protocol decides whether it fires: it
+// fires (plan_revising, BLOCKED) only in LifecycleArchitectureRevising and
+// LifecycleInterrupting. CONFIRMING fires nothing here: its wait is the
+// plan approval, which HighRisk and Plan already carry (plan_not_approved).
+type Lifecycle struct {
+	// State is the session's lifecycle state, e.g. "ARCHITECTURE_REVISING";
+	// empty or "IDLE" for an untracked session. It is matched exactly.
+	State string
+	// Since is when the session entered State (the time of the transition
+	// into it): the reason's age, for ordering.
+	Since time.Time
+}
+
+// Revising reports whether the session's plan is being revised, so that
+// no code change is accepted until the revised plan is confirmed.
+func (l Lifecycle) Revising() bool {
+	return l.State == LifecycleArchitectureRevising || l.State == LifecycleInterrupting
+}
+
+// PermissionPrompt is a pending permission prompt: the session's agent
+// reported permission.prompt.requested and no person has answered it yet.
+// Pass only unanswered prompts; each fires permission_requested
+// (DECISION_REQUIRED) with ref ID, blocking ToolScope(Tool), when Tool is
+// set, and every path in Paths, and allowing nothing.
+type PermissionPrompt struct {
+	ID     string
+	Prompt string // the question as the agent's client put it
+	// Options are the answers a person may choose, by key, e.g.
+	// {"1": "Allow", "2": "Deny"}. The protocol carries them and does not
+	// read them.
+	Options  map[string]string
+	Tool     string   // the tool the prompt is about, e.g. "Bash"; may be empty
+	Paths    []string // the paths it names; may be empty
+	OpenedAt time.Time
 }
 
 // Pause is a person's brake on a session.

@@ -85,6 +85,19 @@ func collision() protocol.Collision {
 	return protocol.Collision{ID: "COL-001", Symbol: "billing.Charge", OtherSession: "S-77", OtherAgent: "claude-code", At: at(11)}
 }
 
+// revising is a session whose lead asked for a modification: its plan is
+// being revised.
+func revising() protocol.Lifecycle {
+	return protocol.Lifecycle{State: protocol.LifecycleArchitectureRevising, Since: at(13)}
+}
+
+// migrationPrompt is a pending permission prompt naming a tool and two paths.
+func migrationPrompt() protocol.PermissionPrompt {
+	return protocol.PermissionPrompt{ID: "PRM-001", Prompt: "Run the migration?",
+		Options: map[string]string{"1": "Allow", "2": "Deny"}, Tool: "Bash",
+		Paths: []string{"migrations/0042_drop_billing.sql", "db/seed.sql"}, OpenedAt: at(16)}
+}
+
 // cause is one fact that fires, described in the seed's words.
 type cause struct {
 	what  string
@@ -104,8 +117,14 @@ func causes() []cause {
 			func() protocol.Facts {
 				return protocol.Facts{HighRisk: true, Plan: protocol.Plan{Status: protocol.PlanProposed, ProposedAt: at(2)}}
 			}},
+		{"a plan being revised", protocol.Blocked, protocol.CodePlanRevising,
+			func() protocol.Facts { return protocol.Facts{Lifecycle: revising()} }},
 		{"an open decision gate", protocol.DecisionRequired, protocol.CodeDecisionOpen,
 			func() protocol.Facts { return protocol.Facts{Decisions: []protocol.Decision{billingGate()}} }},
+		{"a pending permission prompt", protocol.DecisionRequired, protocol.CodePermissionRequested,
+			func() protocol.Facts {
+				return protocol.Facts{PermissionPrompts: []protocol.PermissionPrompt{migrationPrompt()}}
+			}},
 		{"a required remediation request", protocol.Remediate, protocol.CodeRemediationRequired,
 			func() protocol.Facts {
 				return protocol.Facts{Remediations: []protocol.Remediation{requiredRemediation()}}
@@ -155,6 +174,10 @@ func merge(fs ...protocol.Facts) protocol.Facts {
 		if f.Risk != nil {
 			m.Risk = f.Risk
 		}
+		if f.Lifecycle != (protocol.Lifecycle{}) {
+			m.Lifecycle = f.Lifecycle
+		}
+		m.PermissionPrompts = append(m.PermissionPrompts, f.PermissionPrompts...)
 		m.Decisions = append(m.Decisions, f.Decisions...)
 		m.Remediations = append(m.Remediations, f.Remediations...)
 		m.Violations = append(m.Violations, f.Violations...)

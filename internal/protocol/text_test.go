@@ -43,6 +43,8 @@ func TestProtocolText(t *testing.T) {
 			"blocked_scope is all work in this session",
 			"blocked_scope is any code change; allowed_scope is reading the repository and revising the plan",
 			"block_merge",
+			"while the plan is being revised because a lead asked for a modification or a requirement changed (the same scopes)",
+			"a permission prompt waiting on a person (blocked_scope is the tool it names, as tool:NAME, and the paths it names)",
 			`"also"`,
 		} {
 			if !strings.Contains(protocol.Text, s) {
