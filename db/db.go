@@ -75,6 +75,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.countLoginFailuresStmt, err = db.PrepareContext(ctx, countLoginFailures); err != nil {
 		return nil, fmt.Errorf("error preparing query CountLoginFailures: %w", err)
 	}
+	if q.countTasksStmt, err = db.PrepareContext(ctx, countTasks); err != nil {
+		return nil, fmt.Errorf("error preparing query CountTasks: %w", err)
+	}
 	if q.countUsersStmt, err = db.PrepareContext(ctx, countUsers); err != nil {
 		return nil, fmt.Errorf("error preparing query CountUsers: %w", err)
 	}
@@ -321,6 +324,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.setRunStatusStmt, err = db.PrepareContext(ctx, setRunStatus); err != nil {
 		return nil, fmt.Errorf("error preparing query SetRunStatus: %w", err)
 	}
+	if q.setSessionLifecycleStmt, err = db.PrepareContext(ctx, setSessionLifecycle); err != nil {
+		return nil, fmt.Errorf("error preparing query SetSessionLifecycle: %w", err)
+	}
 	if q.setSettingStmt, err = db.PrepareContext(ctx, setSetting); err != nil {
 		return nil, fmt.Errorf("error preparing query SetSetting: %w", err)
 	}
@@ -344,6 +350,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.upsertChangeStmt, err = db.PrepareContext(ctx, upsertChange); err != nil {
 		return nil, fmt.Errorf("error preparing query UpsertChange: %w", err)
+	}
+	if q.upsertTaskStmt, err = db.PrepareContext(ctx, upsertTask); err != nil {
+		return nil, fmt.Errorf("error preparing query UpsertTask: %w", err)
 	}
 	if q.upsertToolStmt, err = db.PrepareContext(ctx, upsertTool); err != nil {
 		return nil, fmt.Errorf("error preparing query UpsertTool: %w", err)
@@ -436,6 +445,11 @@ func (q *Queries) Close() error {
 	if q.countLoginFailuresStmt != nil {
 		if cerr := q.countLoginFailuresStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing countLoginFailuresStmt: %w", cerr)
+		}
+	}
+	if q.countTasksStmt != nil {
+		if cerr := q.countTasksStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing countTasksStmt: %w", cerr)
 		}
 	}
 	if q.countUsersStmt != nil {
@@ -848,6 +862,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing setRunStatusStmt: %w", cerr)
 		}
 	}
+	if q.setSessionLifecycleStmt != nil {
+		if cerr := q.setSessionLifecycleStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setSessionLifecycleStmt: %w", cerr)
+		}
+	}
 	if q.setSettingStmt != nil {
 		if cerr := q.setSettingStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing setSettingStmt: %w", cerr)
@@ -886,6 +905,11 @@ func (q *Queries) Close() error {
 	if q.upsertChangeStmt != nil {
 		if cerr := q.upsertChangeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing upsertChangeStmt: %w", cerr)
+		}
+	}
+	if q.upsertTaskStmt != nil {
+		if cerr := q.upsertTaskStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing upsertTaskStmt: %w", cerr)
 		}
 	}
 	if q.upsertToolStmt != nil {
@@ -949,6 +973,7 @@ type Queries struct {
 	closeViolationStmt                *sql.Stmt
 	countAttentionStmt                *sql.Stmt
 	countLoginFailuresStmt            *sql.Stmt
+	countTasksStmt                    *sql.Stmt
 	countUsersStmt                    *sql.Stmt
 	createAPITokenStmt                *sql.Stmt
 	createAgentKeyStmt                *sql.Stmt
@@ -1031,6 +1056,7 @@ type Queries struct {
 	revokeAgentKeyStmt                *sql.Stmt
 	sessionsWithSymbolStmt            *sql.Stmt
 	setRunStatusStmt                  *sql.Stmt
+	setSessionLifecycleStmt           *sql.Stmt
 	setSettingStmt                    *sql.Stmt
 	setUserDisabledAtStmt             *sql.Stmt
 	setUserRoleStmt                   *sql.Stmt
@@ -1039,6 +1065,7 @@ type Queries struct {
 	touchWebSessionStmt               *sql.Stmt
 	updateMissionStmt                 *sql.Stmt
 	upsertChangeStmt                  *sql.Stmt
+	upsertTaskStmt                    *sql.Stmt
 	upsertToolStmt                    *sql.Stmt
 }
 
@@ -1063,6 +1090,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		closeViolationStmt:                q.closeViolationStmt,
 		countAttentionStmt:                q.countAttentionStmt,
 		countLoginFailuresStmt:            q.countLoginFailuresStmt,
+		countTasksStmt:                    q.countTasksStmt,
 		countUsersStmt:                    q.countUsersStmt,
 		createAPITokenStmt:                q.createAPITokenStmt,
 		createAgentKeyStmt:                q.createAgentKeyStmt,
@@ -1145,6 +1173,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		revokeAgentKeyStmt:                q.revokeAgentKeyStmt,
 		sessionsWithSymbolStmt:            q.sessionsWithSymbolStmt,
 		setRunStatusStmt:                  q.setRunStatusStmt,
+		setSessionLifecycleStmt:           q.setSessionLifecycleStmt,
 		setSettingStmt:                    q.setSettingStmt,
 		setUserDisabledAtStmt:             q.setUserDisabledAtStmt,
 		setUserRoleStmt:                   q.setUserRoleStmt,
@@ -1153,6 +1182,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		touchWebSessionStmt:               q.touchWebSessionStmt,
 		updateMissionStmt:                 q.updateMissionStmt,
 		upsertChangeStmt:                  q.upsertChangeStmt,
+		upsertTaskStmt:                    q.upsertTaskStmt,
 		upsertToolStmt:                    q.upsertToolStmt,
 	}
 }

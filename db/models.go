@@ -216,11 +216,20 @@ type Session struct {
 	PauseReason string
 	LastBriefAt sql.NullString
 	CreatedAt   string
+	LifecycleAt sql.NullString
 }
 
 type Setting struct {
 	Key   string
 	Value string
+}
+
+type Task struct {
+	SessionID string
+	Task      string
+	Status    string
+	CreatedAt string
+	UpdatedAt string
 }
 
 type Tool struct {
@@ -239,6 +248,7 @@ type ToolCall struct {
 	IsSideEffecting bool
 	StartedAt       string
 	RecordedAt      string
+	SourceKind      string
 }
 
 type User struct {

@@ -53,6 +53,9 @@ type Querier interface {
 	// How many items the Attention view lists, for the count in every page.
 	CountAttention(ctx context.Context) (int64, error)
 	CountLoginFailures(ctx context.Context, arg CountLoginFailuresParams) (CountLoginFailuresRow, error)
+	// A session's tasks: how many were created, how many completed or failed
+	// (done), and how many are still open, of which blocked.
+	CountTasks(ctx context.Context, sessionID string) (CountTasksRow, error)
 	CountUsers(ctx context.Context) (int64, error)
 	CreateAPIToken(ctx context.Context, arg CreateAPITokenParams) (int64, error)
 	CreateAgentKey(ctx context.Context, arg CreateAgentKeyParams) (AgentKey, error)
@@ -162,6 +165,8 @@ type Querier interface {
 	// The other sessions whose latest change has the symbol as kind.
 	SessionsWithSymbol(ctx context.Context, arg SessionsWithSymbolParams) ([]SessionsWithSymbolRow, error)
 	SetRunStatus(ctx context.Context, arg SetRunStatusParams) (Run, error)
+	// Moves a session to a lifecycle state; from then on it is tracked.
+	SetSessionLifecycle(ctx context.Context, arg SetSessionLifecycleParams) error
 	SetSetting(ctx context.Context, arg SetSettingParams) error
 	SetUserDisabledAt(ctx context.Context, arg SetUserDisabledAtParams) error
 	SetUserRole(ctx context.Context, arg SetUserRoleParams) error
@@ -172,6 +177,7 @@ type Querier interface {
 	// Everything but the slug (a mission's name for agents) may change.
 	UpdateMission(ctx context.Context, arg UpdateMissionParams) (Mission, error)
 	UpsertChange(ctx context.Context, arg UpsertChangeParams) error
+	UpsertTask(ctx context.Context, arg UpsertTaskParams) error
 	UpsertTool(ctx context.Context, arg UpsertToolParams) error
 }
 

@@ -122,9 +122,10 @@ func (q *Queries) CreateRun(ctx context.Context, arg CreateRunParams) (Run, erro
 }
 
 const createToolCall = `-- name: CreateToolCall :one
-INSERT INTO tool_calls (run_id, server, tool, is_side_effecting, started_at, recorded_at)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-RETURNING id, run_id, server, tool, is_side_effecting, started_at, recorded_at
+INSERT INTO tool_calls (run_id, server, tool, is_side_effecting, started_at, recorded_at, source_kind)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6,
+        ?7)
+RETURNING id, run_id, server, tool, is_side_effecting, started_at, recorded_at, source_kind
 `
 
 type CreateToolCallParams struct {
@@ -134,6 +135,7 @@ type CreateToolCallParams struct {
 	IsSideEffecting bool
 	StartedAt       string
 	RecordedAt      string
+	SourceKind      string
 }
 
 func (q *Queries) CreateToolCall(ctx context.Context, arg CreateToolCallParams) (ToolCall, error) {
@@ -144,6 +146,7 @@ func (q *Queries) CreateToolCall(ctx context.Context, arg CreateToolCallParams) 
 		arg.IsSideEffecting,
 		arg.StartedAt,
 		arg.RecordedAt,
+		arg.SourceKind,
 	)
 	var i ToolCall
 	err := row.Scan(
@@ -154,6 +157,7 @@ func (q *Queries) CreateToolCall(ctx context.Context, arg CreateToolCallParams) 
 		&i.IsSideEffecting,
 		&i.StartedAt,
 		&i.RecordedAt,
+		&i.SourceKind,
 	)
 	return i, err
 }
@@ -239,21 +243,23 @@ func (q *Queries) GetOpenAsk(ctx context.Context, runID string) (Ask, error) {
 }
 
 const getRun = `-- name: GetRun :one
-SELECT r.id, r.session_id, r.parent_id, r.name, r.status, r.started_at, r.ended_at, s.agent_key_id
+SELECT r.id, r.session_id, r.parent_id, r.name, r.status, r.started_at, r.ended_at, s.agent_key_id, s.lifecycle, s.lifecycle_at
 FROM runs r
 JOIN sessions s ON s.id = r.session_id
 WHERE r.id = ?1
 `
 
 type GetRunRow struct {
-	ID         string
-	SessionID  string
-	ParentID   sql.NullString
-	Name       string
-	Status     string
-	StartedAt  string
-	EndedAt    sql.NullString
-	AgentKeyID int64
+	ID          string
+	SessionID   string
+	ParentID    sql.NullString
+	Name        string
+	Status      string
+	StartedAt   string
+	EndedAt     sql.NullString
+	AgentKeyID  int64
+	Lifecycle   string
+	LifecycleAt sql.NullString
 }
 
 func (q *Queries) GetRun(ctx context.Context, id string) (GetRunRow, error) {
@@ -268,6 +274,8 @@ func (q *Queries) GetRun(ctx context.Context, id string) (GetRunRow, error) {
 		&i.StartedAt,
 		&i.EndedAt,
 		&i.AgentKeyID,
+		&i.Lifecycle,
+		&i.LifecycleAt,
 	)
 	return i, err
 }

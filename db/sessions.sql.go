@@ -14,7 +14,7 @@ const createSession = `-- name: CreateSession :one
 INSERT INTO sessions (id, mission_id, agent_key_id, agent, title, lifecycle, created_at)
 VALUES (?1, ?2, ?3, ?4, ?5,
         ?6, ?7)
-RETURNING id, mission_id, agent_key_id, agent, title, lifecycle, paused_at, paused_by, pause_reason, last_brief_at, created_at
+RETURNING id, mission_id, agent_key_id, agent, title, lifecycle, paused_at, paused_by, pause_reason, last_brief_at, created_at, lifecycle_at
 `
 
 type CreateSessionParams struct {
@@ -50,6 +50,7 @@ func (q *Queries) CreateSession(ctx context.Context, arg CreateSessionParams) (S
 		&i.PauseReason,
 		&i.LastBriefAt,
 		&i.CreatedAt,
+		&i.LifecycleAt,
 	)
 	return i, err
 }
@@ -127,7 +128,7 @@ func (q *Queries) GetBriefState(ctx context.Context, id string) (GetBriefStateRo
 }
 
 const getSession = `-- name: GetSession :one
-SELECT s.id, s.mission_id, s.agent_key_id, s.agent, s.title, s.lifecycle, s.paused_at, s.paused_by, s.pause_reason, s.last_brief_at, s.created_at, m.slug AS mission_slug, m.high_risk AS mission_high_risk
+SELECT s.id, s.mission_id, s.agent_key_id, s.agent, s.title, s.lifecycle, s.paused_at, s.paused_by, s.pause_reason, s.last_brief_at, s.created_at, s.lifecycle_at, m.slug AS mission_slug, m.high_risk AS mission_high_risk
 FROM sessions s
 JOIN missions m ON m.id = s.mission_id
 WHERE s.id = ?1
@@ -145,6 +146,7 @@ type GetSessionRow struct {
 	PauseReason     string
 	LastBriefAt     sql.NullString
 	CreatedAt       string
+	LifecycleAt     sql.NullString
 	MissionSlug     string
 	MissionHighRisk bool
 }
@@ -164,6 +166,7 @@ func (q *Queries) GetSession(ctx context.Context, id string) (GetSessionRow, err
 		&i.PauseReason,
 		&i.LastBriefAt,
 		&i.CreatedAt,
+		&i.LifecycleAt,
 		&i.MissionSlug,
 		&i.MissionHighRisk,
 	)

@@ -4,7 +4,7 @@ VALUES (sqlc.arg(id), sqlc.arg(session_id), sqlc.narg(parent_id), sqlc.arg(name)
 RETURNING *;
 
 -- name: GetRun :one
-SELECT r.*, s.agent_key_id
+SELECT r.*, s.agent_key_id, s.lifecycle, s.lifecycle_at
 FROM runs r
 JOIN sessions s ON s.id = r.session_id
 WHERE r.id = sqlc.arg(id);
@@ -53,8 +53,9 @@ WHERE a.answered_at IS NULL
 ORDER BY a.created_at, a.id;
 
 -- name: CreateToolCall :one
-INSERT INTO tool_calls (run_id, server, tool, is_side_effecting, started_at, recorded_at)
-VALUES (sqlc.arg(run_id), sqlc.arg(server), sqlc.arg(tool), sqlc.arg(is_side_effecting), sqlc.arg(started_at), sqlc.arg(recorded_at))
+INSERT INTO tool_calls (run_id, server, tool, is_side_effecting, started_at, recorded_at, source_kind)
+VALUES (sqlc.arg(run_id), sqlc.arg(server), sqlc.arg(tool), sqlc.arg(is_side_effecting), sqlc.arg(started_at), sqlc.arg(recorded_at),
+        sqlc.arg(source_kind))
 RETURNING *;
 
 -- name: GetTool :one

@@ -53,6 +53,7 @@ type Services struct {
 	Policies     *PolicyService      // policies, architecture rules, risk gates
 	Attention    *AttentionService   // List, Count
 	Briefs       *BriefService       // Brief, FlushTimes, RunTimes
+	Lifecycle    *LifecycleService   // Report
 
 	now func() time.Time
 }
@@ -62,8 +63,9 @@ type Services struct {
 func New(store db.Transactor, now func() time.Time) *Services {
 	c := &core{store: store, now: func() time.Time { return now().UTC() }, touches: touches{pending: map[string]time.Time{}},
 		cache: newStateCache()}
+	plans := &PlanService{c}
 	return &Services{Missions: &MissionService{c}, Sessions: &SessionService{c}, Decisions: &DecisionService{c},
-		Plans: &PlanService{c}, Remediations: &RemediationService{c}, Changes: &ChangeService{core: c},
+		Plans: plans, Lifecycle: &LifecycleService{core: c, plans: plans}, Remediations: &RemediationService{c}, Changes: &ChangeService{core: c},
 		Evidence: &EvidenceService{c}, Policies: &PolicyService{c}, Attention: &AttentionService{c},
 		Briefs: &BriefService{c}, now: c.now}
 }

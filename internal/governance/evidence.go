@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
@@ -98,25 +99,33 @@ func (s *EvidenceService) Complete(ctx context.Context, actor auth.Actor, sessio
 		if err != nil {
 			return err
 		}
-		mrow, err := q.GetMissionBySlug(ctx, sess.MissionSlug)
-		if err != nil {
-			return err
-		}
-		m, err := missionFrom(mrow)
-		if err != nil {
-			return err
-		}
-		ev, err := q.ListEvidence(ctx, session)
-		if err != nil {
-			return err
-		}
-		gate = evidenceGate(m.Evidence, ev)
-		return s.event(ctx, q, session, actor, now, "implementation.complete", "", gate.EvidenceGate+missingText(gate))
+		gate, err = s.evaluateGate(ctx, q, actor, sess, now, "implementation.complete")
+		return err
 	})
 	if err != nil {
 		return EvidenceGate{}, fmt.Errorf("complete %s: %w", session, err)
 	}
 	return gate, nil
+}
+
+// evaluateGate evaluates the mission's evidence gate on the session's
+// evidence, inside q's transaction, and records the verdict in the
+// timeline as an event of the kind given.
+func (c *core) evaluateGate(ctx context.Context, q db.Querier, actor auth.Actor, sess db.GetSessionRow, now time.Time, kind string) (EvidenceGate, error) {
+	mrow, err := q.GetMissionBySlug(ctx, sess.MissionSlug)
+	if err != nil {
+		return EvidenceGate{}, err
+	}
+	m, err := missionFrom(mrow)
+	if err != nil {
+		return EvidenceGate{}, err
+	}
+	ev, err := q.ListEvidence(ctx, sess.ID)
+	if err != nil {
+		return EvidenceGate{}, err
+	}
+	gate := evidenceGate(m.Evidence, ev)
+	return gate, c.event(ctx, q, sess.ID, actor, now, kind, "", gate.EvidenceGate+missingText(gate))
 }
 
 // evidenceGate decides from the latest evidence of each required kind.

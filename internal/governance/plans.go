@@ -12,6 +12,7 @@ import (
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/input"
+	"github.com/madebook/madebook/internal/lifecycle"
 	"github.com/madebook/madebook/internal/plan"
 )
 
@@ -84,28 +85,9 @@ func (s *PlanService) Propose(ctx context.Context, actor auth.Actor, session str
 	if err := actor.RequireAgent("propose a plan"); err != nil {
 		return Plan{}, err
 	}
-	in, err := in.Validate()
+	checked, err := s.check(ctx, in)
 	if err != nil {
 		return Plan{}, err
-	}
-	writes, err := s.toolRegistry(ctx)
-	if err != nil {
-		return Plan{}, err
-	}
-	if err := in.Plan.Check(writes); err != nil {
-		var ge *plan.GateError
-		if !errors.As(err, &ge) {
-			return Plan{}, fmt.Errorf("check plan: %w", err)
-		}
-		e := errs.E(errs.Invalid, "side_effect_before_gate", "%s", ge.Error()).With("step", ge.Step)
-		if ge.StoppingPoint != 0 {
-			e = e.With("stopping_point", ge.StoppingPoint)
-		}
-		return Plan{}, e
-	}
-	body, err := json.Marshal(in.Plan)
-	if err != nil {
-		return Plan{}, fmt.Errorf("encode plan: %w", err)
 	}
 	now := s.now()
 	var row db.Plan
@@ -114,18 +96,8 @@ func (s *PlanService) Propose(ctx context.Context, actor auth.Actor, session str
 		if err != nil {
 			return err
 		}
-		if err := q.SupersedePlans(ctx, session); err != nil {
-			return err
-		}
-		p := db.CreatePlanParams{SessionID: session, Summary: in.Summary, Body: string(body), Status: PlanProposed,
-			ProposedAt: db.FormatTime(now)}
-		if !sess.MissionHighRisk {
-			p.Status, p.DecidedAt = PlanApproved, db.NullTime(now)
-		}
-		if row, err = q.CreatePlan(ctx, p); err != nil {
-			return err
-		}
-		return s.event(ctx, q, session, actor, now, "plan."+p.Status, "", in.Summary)
+		row, err = s.record(ctx, q, actor, sess, checked, now)
+		return err
 	})
 	if err != nil {
 		return Plan{}, fmt.Errorf("propose plan on %s: %w", session, err)
@@ -135,6 +107,62 @@ func (s *PlanService) Propose(ctx context.Context, actor auth.Actor, session str
 		return Plan{}, fmt.Errorf("propose plan on %s: %w", session, err)
 	}
 	return p, nil
+}
+
+// checkedPlan is a plan that passed PlanInput.Validate and plan.Check,
+// with its body encoded for storage.
+type checkedPlan struct {
+	in   PlanInput
+	body string
+}
+
+// check validates a proposed plan and checks it against the tool
+// registry, before any write. Errors: those of PlanInput.Validate,
+// side_effect_before_gate.
+func (s *PlanService) check(ctx context.Context, in PlanInput) (checkedPlan, error) {
+	in, err := in.Validate()
+	if err != nil {
+		return checkedPlan{}, err
+	}
+	writes, err := s.toolRegistry(ctx)
+	if err != nil {
+		return checkedPlan{}, err
+	}
+	if err := in.Plan.Check(writes); err != nil {
+		var ge *plan.GateError
+		if !errors.As(err, &ge) {
+			return checkedPlan{}, fmt.Errorf("check plan: %w", err)
+		}
+		e := errs.E(errs.Invalid, "side_effect_before_gate", "%s", ge.Error()).With("step", ge.Step)
+		if ge.StoppingPoint != 0 {
+			e = e.With("stopping_point", ge.StoppingPoint)
+		}
+		return checkedPlan{}, e
+	}
+	body, err := json.Marshal(in.Plan)
+	if err != nil {
+		return checkedPlan{}, fmt.Errorf("encode plan: %w", err)
+	}
+	return checkedPlan{in: in, body: string(body)}, nil
+}
+
+// record records a checked plan on the session inside q's transaction,
+// superseding its earlier plans: proposed on a high-risk mission, approved
+// at once on any other; the timeline says which.
+func (s *PlanService) record(ctx context.Context, q db.Querier, actor auth.Actor, sess db.GetSessionRow, p checkedPlan, now time.Time) (db.Plan, error) {
+	if err := q.SupersedePlans(ctx, sess.ID); err != nil {
+		return db.Plan{}, err
+	}
+	arg := db.CreatePlanParams{SessionID: sess.ID, Summary: p.in.Summary, Body: p.body, Status: PlanProposed,
+		ProposedAt: db.FormatTime(now)}
+	if !sess.MissionHighRisk {
+		arg.Status, arg.DecidedAt = PlanApproved, db.NullTime(now)
+	}
+	row, err := q.CreatePlan(ctx, arg)
+	if err != nil {
+		return db.Plan{}, err
+	}
+	return row, s.event(ctx, q, sess.ID, actor, now, "plan."+arg.Status, "", p.in.Summary)
 }
 
 // Approve approves the session's proposed plan, with an optional note of
@@ -162,7 +190,8 @@ func (s *PlanService) decidePlan(ctx context.Context, actor auth.Actor, session,
 	now := s.now()
 	var row db.Plan
 	err = s.write(ctx, func(q db.Querier) error {
-		if _, err := sessionFor(ctx, q, actor, session); err != nil {
+		sess, err := sessionFor(ctx, q, actor, session)
+		if err != nil {
 			return err
 		}
 		noPlan := errs.E(errs.Conflict, "no_plan_proposed", "The session has no plan waiting for approval.")
@@ -179,7 +208,10 @@ func (s *PlanService) decidePlan(ctx context.Context, actor auth.Actor, session,
 		} else if err != nil {
 			return err
 		}
-		return s.event(ctx, q, session, actor, now, "plan."+status, "", note)
+		if err := s.event(ctx, q, session, actor, now, "plan."+status, "", note); err != nil {
+			return err
+		}
+		return s.answerConfirming(ctx, q, actor, sess, status, now)
 	})
 	if err != nil {
 		return Plan{}, fmt.Errorf("%s plan of %s: %w", verb, session, err)
@@ -189,6 +221,24 @@ func (s *PlanService) decidePlan(ctx context.Context, actor auth.Actor, session,
 		return Plan{}, fmt.Errorf("%s plan of %s: %w", verb, session, err)
 	}
 	return p, nil
+}
+
+// answerConfirming moves a tracked session waiting in CONFIRMING on the
+// lead's verdict: approved to EXECUTING, rejected to IDLE (recorded). A
+// session in any other state, or untracked, stays where it is.
+func (s *PlanService) answerConfirming(ctx context.Context, q db.Querier, actor auth.Actor, sess db.GetSessionRow, status string, now time.Time) error {
+	if !sess.LifecycleAt.Valid || lifecycle.State(sess.Lifecycle) != lifecycle.Confirming {
+		return nil
+	}
+	answer := lifecycle.Confirm
+	if status == PlanRejected {
+		answer = lifecycle.Reject
+	}
+	tr, err := answer(lifecycle.Confirming)
+	if err != nil {
+		return err
+	}
+	return s.move(ctx, q, actor, sess.ID, now, "", []lifecycle.Transition{tr})
 }
 
 // planFrom converts a plans row; an error names the row.

@@ -118,6 +118,13 @@ func (s *SessionService) Create(ctx context.Context, actor auth.Actor, in Sessio
 // page and `GET /api/v1/sessions/{id}` show.
 type SessionDetail struct {
 	Session
+	// Tracked says the agent has reported a lifecycle event: from then on
+	// the lifecycle governs (an untracked session reads IDLE and is not
+	// gated). LifecycleAt is when the state last moved.
+	Tracked     bool       `json:"tracked"`
+	LifecycleAt *time.Time `json:"lifecycle_at,omitempty"`
+	// Tasks counts the tasks the agent reported.
+	Tasks TaskCounts `json:"tasks"`
 	// Brief is the brief the agent would get next, previewed without
 	// delivering anything.
 	Brief        Brief         `json:"brief"`
@@ -134,6 +141,16 @@ type SessionDetail struct {
 	Collisions []Collision  `json:"collisions"`
 	// Evidence is the mission's evidence gate as the session stands.
 	Evidence EvidenceStatus `json:"evidence"`
+}
+
+// TaskCounts are a session's tasks: how many its agent created, how many
+// completed or failed (done), how many are still open, and how many of
+// those are blocked.
+type TaskCounts struct {
+	Created int64 `json:"created"`
+	Done    int64 `json:"done"`
+	Open    int64 `json:"open"`
+	Blocked int64 `json:"blocked"`
 }
 
 // ChangeView is a session's latest change report and its risk.
@@ -184,6 +201,16 @@ func (s *SessionService) Get(ctx context.Context, actor auth.Actor, id string) (
 		if d.Session, err = s.sessionFrom(row); err != nil {
 			return err
 		}
+		c := db.StoredRow("sessions", row.ID)
+		d.Tracked, d.LifecycleAt = row.LifecycleAt.Valid, c.TimePtr("lifecycle_at", row.LifecycleAt)
+		if err := c.Err(); err != nil {
+			return err
+		}
+		tasks, err := q.CountTasks(ctx, id)
+		if err != nil {
+			return err
+		}
+		d.Tasks = TaskCounts{Created: tasks.Created, Done: tasks.Done, Open: tasks.Open, Blocked: tasks.Blocked}
 		if d.Brief, err = s.briefIn(ctx, q, actor, id, now, false); err != nil {
 			return err
 		}

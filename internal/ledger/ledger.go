@@ -21,6 +21,7 @@ import (
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/ids"
 	"github.com/madebook/madebook/internal/input"
+	"github.com/madebook/madebook/internal/lifecycle"
 )
 
 // The run outcomes. Parked means the steps are done and the work is not: a
@@ -87,14 +88,23 @@ type Ask struct {
 
 // ToolCall is one call a run made.
 type ToolCall struct {
-	ID            int64     `json:"id"`
-	Run           string    `json:"run"`
-	Server        string    `json:"server"`
-	Tool          string    `json:"tool"`
-	SideEffecting bool      `json:"side_effecting"`
-	StartedAt     time.Time `json:"started_at"`
-	RecordedAt    time.Time `json:"recorded_at"`
+	ID            int64  `json:"id"`
+	Run           string `json:"run"`
+	Server        string `json:"server"`
+	Tool          string `json:"tool"`
+	SideEffecting bool   `json:"side_effecting"`
+	// SourceKind is who ran it: "main" (the main agent, in DIRECT_MODE)
+	// or "executor" (every other call).
+	SourceKind string    `json:"source_kind"`
+	StartedAt  time.Time `json:"started_at"`
+	RecordedAt time.Time `json:"recorded_at"`
 }
+
+// The sources of a tool call.
+const (
+	SourceMain     = "main"
+	SourceExecutor = "executor"
+)
 
 // StartRun opens a run on the agent's own session, under an optional
 // parent run of the same session. Errors: forbidden, name_required,
@@ -361,8 +371,12 @@ func (in ToolCallInput) Validate() (ToolCallInput, error) {
 
 // RecordToolCall records a tool call on the agent's run. A side-effecting
 // call on a parked run is refused: it would run before the answer that
-// governs it. Errors: forbidden, those of ToolCallInput.Validate,
-// run_not_found, run_parked.
+// governs it. Once the session's agent has reported a lifecycle event
+// (tracked), a side-effecting call in a state that executes nothing is
+// refused too (not_executing, naming the state); an untracked session is
+// not gated. A call recorded in DIRECT_MODE has source_kind main, any
+// other executor. Errors: forbidden, those of ToolCallInput.Validate,
+// run_not_found, not_executing, run_parked.
 func (s *Service) RecordToolCall(ctx context.Context, actor auth.Actor, runID string, in ToolCallInput) (ToolCall, error) {
 	if err := actor.RequireAgent("record a tool call"); err != nil {
 		return ToolCall{}, err
@@ -387,6 +401,16 @@ func (s *Service) RecordToolCall(ctx context.Context, actor auth.Actor, runID st
 		if err != nil {
 			return err
 		}
+		state, tracked := lifecycle.State(r.Lifecycle), r.LifecycleAt.Valid
+		if writes && tracked && !lifecycle.Executes(state) {
+			return errs.E(errs.Conflict, "not_executing",
+				"Session %s is in %s, which executes nothing: a side-effecting call runs only in EXECUTING or DIRECT_MODE.",
+				r.SessionID, state).With("lifecycle", string(state))
+		}
+		source := SourceExecutor
+		if tracked && state == lifecycle.DirectMode {
+			source = SourceMain
+		}
 		if writes && r.Status == Parked {
 			a, err := q.GetOpenAsk(ctx, runID)
 			if err != nil {
@@ -406,7 +430,7 @@ func (s *Service) RecordToolCall(ctx context.Context, actor auth.Actor, runID st
 			}
 		}
 		row, err = q.CreateToolCall(ctx, db.CreateToolCallParams{RunID: runID, Server: server, Tool: tool,
-			IsSideEffecting: writes, StartedAt: db.FormatTime(started), RecordedAt: db.FormatTime(now)})
+			IsSideEffecting: writes, StartedAt: db.FormatTime(started), RecordedAt: db.FormatTime(now), SourceKind: source})
 		return err
 	})
 	if err != nil {
@@ -486,7 +510,7 @@ func askFrom(a db.Ask, runStatus string) (Ask, error) {
 func toolCallFrom(t db.ToolCall) (ToolCall, error) {
 	c := db.StoredRow("tool_calls", t.ID)
 	out := ToolCall{ID: t.ID, Run: t.RunID, Server: t.Server, Tool: t.Tool, SideEffecting: t.IsSideEffecting,
-		StartedAt: c.Time("started_at", t.StartedAt), RecordedAt: c.Time("recorded_at", t.RecordedAt)}
+		SourceKind: t.SourceKind, StartedAt: c.Time("started_at", t.StartedAt), RecordedAt: c.Time("recorded_at", t.RecordedAt)}
 	if err := c.Err(); err != nil {
 		return ToolCall{}, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/internal/testkit"
 )
@@ -932,6 +933,80 @@ func TestTwoWritesThatHaveToAgreeDoNotDrift(t *testing.T) {
 		}
 		if s := w.stateOf(t, r.ID); s.Status != ledger.Parked || s.OpenAsks != 1 {
 			t.Errorf("run after the race: %+v", s)
+		}
+	})
+}
+
+// moveTo reports lifecycle events as the world's agent.
+func (w *world) moveTo(t *testing.T, events ...governance.EventInput) {
+	t.Helper()
+	for _, e := range events {
+		if _, err := w.Gov.Lifecycle.Report(t.Context(), w.agent, w.session, e); err != nil {
+			t.Fatalf("event %s: %v", e.Name, err)
+		}
+	}
+}
+
+func lcEvent(name, payload string) governance.EventInput {
+	in := governance.EventInput{Name: name}
+	if payload != "" {
+		in.Payload = []byte(payload)
+	}
+	return in
+}
+
+func TestTheLifecycleGatesSideEffects(t *testing.T) {
+	yes, no := true, false
+	call := func(w *world, run string, writes *bool) (ledger.ToolCall, error) {
+		return w.Ledger.RecordToolCall(t.Context(), w.agent, run, ledger.ToolCallInput{Server: "fs", Tool: "write", SideEffecting: writes})
+	}
+	t.Run("an untracked session is not gated, and its calls are the executor's", func(t *testing.T) {
+		w := newWorld(t)
+		r := w.start(t, "work", "")
+		c, err := call(w, r.ID, &yes)
+		if err != nil || c.SourceKind != ledger.SourceExecutor {
+			t.Fatalf("%+v %v", c, err)
+		}
+	})
+	t.Run("a tracked session in a state that executes nothing refuses a side effect, naming the state", func(t *testing.T) {
+		w := newWorld(t)
+		r := w.start(t, "work", "")
+		w.moveTo(t, lcEvent("user.message.created", ""))
+		before := w.Dump()
+		_, err := call(w, r.ID, &yes)
+		e, ok := errs.As(err)
+		if !ok || e.Kind != errs.Conflict || e.Code != "not_executing" || e.Details["lifecycle"] != "CLASSIFYING" ||
+			!strings.Contains(e.Message, "CLASSIFYING") {
+			t.Fatalf("err = %v", err)
+		}
+		if after := w.Dump(); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Fatal("a refused call wrote")
+		}
+		if _, err := call(w, r.ID, &no); err != nil {
+			t.Fatalf("a read-only call is refused: %v", err)
+		}
+	})
+	t.Run("EXECUTING runs the executor's calls", func(t *testing.T) {
+		w := newWorld(t)
+		r := w.start(t, "work", "")
+		w.moveTo(t, lcEvent("user.message.created", ""), lcEvent("IntentClassified", `{"intent":"task"}`),
+			lcEvent("architecture.impact.completed", `{"level":"implementation"}`), lcEvent("task.created", `{"task":"a"}`))
+		c, err := call(w, r.ID, &yes)
+		if err != nil || c.SourceKind != ledger.SourceExecutor {
+			t.Fatalf("%+v %v", c, err)
+		}
+	})
+	t.Run("DIRECT_MODE runs the main agent's calls", func(t *testing.T) {
+		w := newWorld(t)
+		r := w.start(t, "work", "")
+		w.moveTo(t, lcEvent("user.message.created", ""), lcEvent("DirectModeEntered", ""))
+		c, err := call(w, r.ID, &yes)
+		if err != nil || c.SourceKind != ledger.SourceMain {
+			t.Fatalf("%+v %v", c, err)
+		}
+		w.moveTo(t, lcEvent("DirectModeExited", ""))
+		if _, err := call(w, r.ID, &yes); errs.CodeOf(err) != "not_executing" {
+			t.Fatalf("after /done: %v", err)
 		}
 	})
 }

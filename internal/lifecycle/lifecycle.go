@@ -65,6 +65,9 @@ const (
 	LeadConfirm = "lead.confirm"
 	LeadModify  = "lead.modify"
 	LeadReject  = "lead.reject"
+	// AutoConfirm is no one's answer: on a mission that is not high-risk
+	// CONFIRMING proceeds to EXECUTING at once (high permission).
+	AutoConfirm = "plan.auto_confirmed"
 )
 
 // Events returns the events an agent may name, in the table's order
@@ -218,6 +221,7 @@ var edges = []Edge{
 	{Confirming, Executing, LeadConfirm, "a lead confirms"},
 	{Confirming, ArchitectureRevising, LeadModify, "a lead asks for a modification"},
 	{Confirming, Idle, LeadReject, "a lead rejects"},
+	{Confirming, Executing, AutoConfirm, "the mission is not high-risk"},
 	{Executing, Executing, TaskCreated, ""},
 	{Executing, Executing, TaskProgress, ""},
 	{Executing, Executing, TaskFailed, ""},
@@ -324,6 +328,10 @@ func Modify(state State) (Transition, error) { return answer(state, LeadModify, 
 // Reject is a lead rejecting the plan: CONFIRMING to IDLE. In any other
 // state it is a *TransitionError.
 func Reject(state State) (Transition, error) { return answer(state, LeadReject, Idle) }
+
+// Proceed is CONFIRMING proceeding to EXECUTING at once, on a mission
+// that is not high-risk. In any other state it is a *TransitionError.
+func Proceed(state State) (Transition, error) { return answer(state, AutoConfirm, Executing) }
 
 // Executes reports whether work runs in state: only DIRECT_MODE and
 // EXECUTING execute.

@@ -142,7 +142,8 @@ func TestLeadAnswersOnlyInConfirming(t *testing.T) {
 		name string
 		fn   func(State) (Transition, error)
 		to   State
-	}{{LeadConfirm, Confirm, Executing}, {LeadModify, Modify, ArchitectureRevising}, {LeadReject, Reject, Idle}}
+	}{{LeadConfirm, Confirm, Executing}, {LeadModify, Modify, ArchitectureRevising}, {LeadReject, Reject, Idle},
+		{AutoConfirm, Proceed, Executing}}
 	for _, a := range answers {
 		for _, s := range States() {
 			tr, err := a.fn(s)
@@ -228,7 +229,7 @@ func TestTransitionsDrawEveryArrowOfApply(t *testing.T) {
 			}
 		}
 	}
-	for _, a := range []func(State) (Transition, error){Confirm, Modify, Reject} {
+	for _, a := range []func(State) (Transition, error){Confirm, Modify, Reject, Proceed} {
 		tr, _ := a(Confirming)
 		if !drawn[tr] {
 			t.Errorf("lead answer %+v is not drawn", tr)

@@ -1,0 +1,302 @@
+package governance
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/input"
+	"github.com/madebook/madebook/internal/lifecycle"
+)
+
+// LifecycleService moves a session through seed 002's state machine on
+// the events its agent reports.
+type LifecycleService struct {
+	*core
+	plans *PlanService
+}
+
+// The limits of an event's payload, in characters (runes) or entries.
+const (
+	MaxTaskID        = input.Name // a task's id
+	MaxPromptText    = 2000       // a permission prompt's question
+	MaxPromptOptions = 9          // its options
+	MaxPromptPaths   = 20         // the paths it names
+)
+
+// EventInput is one lifecycle event an agent reports: its name and the
+// payload that event takes.
+type EventInput struct {
+	Name    string          `json:"name"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// eventPayload is the payload of every event but architecture.plan.updated
+// (whose payload is a plan).
+type eventPayload struct {
+	Intent  string            `json:"intent"`
+	Level   string            `json:"level"`
+	Task    string            `json:"task"`
+	Prompt  string            `json:"prompt"`
+	Options map[string]string `json:"options"`
+	Tool    string            `json:"tool"`
+	Paths   []string          `json:"paths"`
+}
+
+// decodePayload reads a payload strictly: a field it does not take is a
+// 422 naming it. An absent payload reads as {}.
+func decodePayload(raw json.RawMessage, v any) error {
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	var typ *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &typ) && typ.Field != "":
+		return errs.E(errs.Invalid, "invalid_field", "The payload's field %q must be of another type, not %s.", typ.Field, typ.Value).
+			In("payload." + typ.Field)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
+		return errs.E(errs.Invalid, "unknown_field", "The payload has a field %q that this event does not take.", name).
+			In("payload." + name)
+	default:
+		return errs.E(errs.Invalid, "invalid_payload", "The payload must be a JSON object: %v.", err).In("payload")
+	}
+}
+
+// validEvent is an event whose name and payload passed, whatever the state.
+type validEvent struct {
+	ev      lifecycle.Event
+	plan    PlanInput // architecture.plan.updated
+	payload string    // compact JSON, for the timeline
+}
+
+// Validate reads the event's payload and checks it: a known name, the
+// payload fields the event needs within their values and limits. The plan
+// of architecture.plan.updated is checked by Report (as Plans.Propose
+// checks it). Errors: name_required, unknown_event, unknown_field,
+// invalid_field, invalid_payload, intent_required, invalid_intent,
+// level_required, invalid_level, task_required, task_too_long,
+// prompt_required, prompt_too_long, options_required, too_many_entries,
+// empty_entry, paths_too_long, tool_too_long.
+func (in EventInput) Validate() (validEvent, error) {
+	var out validEvent
+	name, err := input.Required("name", in.Name, input.Name)
+	if err != nil {
+		return out, err
+	}
+	out.ev.Name = name
+	if name == lifecycle.ArchitecturePlanUpdated {
+		if err := decodePayload(in.Payload, &out.plan); err != nil {
+			return out, err
+		}
+	} else {
+		var p eventPayload
+		if err := decodePayload(in.Payload, &p); err != nil {
+			return out, err
+		}
+		if p.Task, err = input.Optional("task", p.Task, MaxTaskID); err != nil {
+			return out, inPayload(err)
+		}
+		if p.Prompt, err = input.Optional("prompt", p.Prompt, MaxPromptText); err != nil {
+			return out, inPayload(err)
+		}
+		if _, err = input.Optional("tool", p.Tool, input.Name); err != nil {
+			return out, inPayload(err)
+		}
+		if _, err = input.List("paths", p.Paths, MaxPromptPaths, input.Name); err != nil {
+			return out, inPayload(err)
+		}
+		if len(p.Options) > MaxPromptOptions {
+			return out, errs.E(errs.Invalid, "too_many_entries", "The options are %d; at most %d are allowed.",
+				len(p.Options), MaxPromptOptions).In("payload.options")
+		}
+		out.ev = lifecycle.Event{Name: name, Intent: p.Intent, Level: p.Level, Task: p.Task, Prompt: p.Prompt, Options: p.Options}
+	}
+	if err := out.ev.Validate(); err != nil {
+		return out, fromLifecycle(err)
+	}
+	var compact bytes.Buffer
+	if len(bytes.TrimSpace(in.Payload)) == 0 || json.Compact(&compact, in.Payload) != nil {
+		compact.Reset()
+		compact.WriteString("{}")
+	}
+	out.payload = compact.String()
+	return out, nil
+}
+
+// inPayload names the payload field an input error is about.
+func inPayload(err error) error {
+	if e, ok := errs.As(err); ok && e.Field != "" {
+		return e.In("payload." + e.Field)
+	}
+	return err
+}
+
+// fromLifecycle turns the state machine's errors into Madebook's: an
+// invalid event is a 422 naming its field, a refused one a 409
+// transition_not_allowed with the allowed events and the current state.
+func fromLifecycle(err error) error {
+	var ie *lifecycle.InputError
+	var te *lifecycle.TransitionError
+	switch {
+	case errors.As(err, &ie):
+		field := ie.Field
+		if field != "name" {
+			field = "payload." + field
+		}
+		return errs.E(errs.Invalid, ie.Code, "%s", ie.Message).In(field)
+	case errors.As(err, &te):
+		return errs.E(errs.Conflict, "transition_not_allowed", "%s", te.Error()).
+			With("allowed", te.Allowed).With("lifecycle", string(te.State))
+	}
+	return err
+}
+
+// LifecycleReport is the session's state after an event, and every
+// transition the event took, in order.
+type LifecycleReport struct {
+	Lifecycle   lifecycle.State        `json:"lifecycle"`
+	Transitions []lifecycle.Transition `json:"transitions"`
+	// Plan is the plan architecture.plan.updated recorded.
+	Plan *Plan `json:"plan,omitempty"`
+	// Evidence is the mission's evidence gate DirectModeExited evaluated.
+	Evidence *EvidenceGate `json:"evidence,omitempty"`
+}
+
+// Report applies an event the session's own agent reports. The state is
+// read, the event applied and the result written in one write
+// transaction, so racing events on one session apply one after the other.
+// Every event and every transition (before, after, event, payload) is in
+// the session's timeline; a refused one writes nothing.
+//
+// architecture.plan.updated carries a plan, checked and stored as
+// Plans.Propose does: on a mission that is not high-risk it is approved at
+// once and CONFIRMING proceeds to EXECUTING; on a high-risk one the
+// session waits in CONFIRMING for a lead. DirectModeExited evaluates the
+// mission's evidence gate as Evidence.Complete does. task.* events update
+// the session's tasks. Errors: forbidden, session_not_found, those of
+// EventInput.Validate and PlanInput.Validate, side_effect_before_gate,
+// transition_not_allowed.
+func (s *LifecycleService) Report(ctx context.Context, actor auth.Actor, session string, in EventInput) (LifecycleReport, error) {
+	const what = "report a lifecycle event"
+	if err := actor.RequireAgent(what); err != nil {
+		return LifecycleReport{}, err
+	}
+	ve, err := in.Validate()
+	if err != nil {
+		return LifecycleReport{}, err
+	}
+	var checked checkedPlan
+	if ve.ev.Name == lifecycle.ArchitecturePlanUpdated {
+		if checked, err = s.plans.check(ctx, ve.plan); err != nil {
+			return LifecycleReport{}, err
+		}
+	}
+	now := s.now()
+	var (
+		out     LifecycleReport
+		planRow *db.Plan
+	)
+	err = s.write(ctx, func(q db.Querier) error {
+		sess, err := ownSession(ctx, q, actor, session, what)
+		if err != nil {
+			return err
+		}
+		var counts lifecycle.TaskCounts
+		if lifecycle.IsTask(ve.ev.Name) {
+			if err := q.UpsertTask(ctx, db.UpsertTaskParams{SessionID: session, Task: ve.ev.Task,
+				Status: strings.TrimPrefix(ve.ev.Name, "task."), At: db.FormatTime(now)}); err != nil {
+				return err
+			}
+			c, err := q.CountTasks(ctx, session)
+			if err != nil {
+				return err
+			}
+			counts = lifecycle.TaskCounts{Created: int(c.Created), Done: int(c.Done)}
+		}
+		trs, err := lifecycle.Apply(lifecycle.State(sess.Lifecycle), ve.ev, counts)
+		if err != nil {
+			return fromLifecycle(err)
+		}
+		if err := s.event(ctx, q, session, actor, now, "lifecycle.event", ve.ev.Name, ve.payload); err != nil {
+			return err
+		}
+		switch ve.ev.Name {
+		case lifecycle.ArchitecturePlanUpdated:
+			row, err := s.plans.record(ctx, q, actor, sess, checked, now)
+			if err != nil {
+				return err
+			}
+			planRow = &row
+			if row.Status == PlanApproved {
+				tr, err := lifecycle.Proceed(trs[len(trs)-1].To)
+				if err != nil {
+					return err
+				}
+				trs = append(trs, tr)
+			}
+		case lifecycle.DirectModeExited:
+			gate, err := s.evaluateGate(ctx, q, actor, sess, now, "evidence.collected")
+			if err != nil {
+				return err
+			}
+			out.Evidence = &gate
+		}
+		out.Transitions = trs
+		out.Lifecycle = trs[len(trs)-1].To
+		return s.move(ctx, q, actor, session, now, ve.payload, trs)
+	})
+	if err != nil {
+		return LifecycleReport{}, fmt.Errorf("lifecycle event %s on %s: %w", ve.ev.Name, session, err)
+	}
+	if planRow != nil {
+		p, err := planFrom(*planRow)
+		if err != nil {
+			return LifecycleReport{}, fmt.Errorf("lifecycle event %s on %s: %w", ve.ev.Name, session, err)
+		}
+		out.Plan = &p
+	}
+	return out, nil
+}
+
+// transitionDetail is how a transition reads in the timeline.
+type transitionDetail struct {
+	Before  lifecycle.State `json:"before"`
+	After   lifecycle.State `json:"after"`
+	Event   string          `json:"event"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// move records each transition in the session's timeline (with the
+// payload of the event that took it, when there is one) and leaves the
+// session, tracked from now on, in the last one's state.
+func (c *core) move(ctx context.Context, q db.Querier, actor auth.Actor, session string, now time.Time, payload string, trs []lifecycle.Transition) error {
+	for _, tr := range trs {
+		d := transitionDetail{Before: tr.From, After: tr.To, Event: tr.Event}
+		if payload != "" {
+			d.Payload = json.RawMessage(payload)
+		}
+		b, err := json.Marshal(d)
+		if err != nil {
+			return fmt.Errorf("encode transition: %w", err)
+		}
+		if err := c.event(ctx, q, session, actor, now, "lifecycle.transition", tr.Event, string(b)); err != nil {
+			return err
+		}
+	}
+	return q.SetSessionLifecycle(ctx, db.SetSessionLifecycleParams{ID: session,
+		Lifecycle: string(trs[len(trs)-1].To), LifecycleAt: db.NullTime(now)})
+}

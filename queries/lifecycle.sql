@@ -1,0 +1,18 @@
+-- name: SetSessionLifecycle :exec
+-- Moves a session to a lifecycle state; from then on it is tracked.
+UPDATE sessions SET lifecycle = sqlc.arg(lifecycle), lifecycle_at = sqlc.arg(lifecycle_at)
+WHERE id = sqlc.arg(id);
+
+-- name: UpsertTask :exec
+INSERT INTO tasks (session_id, task, status, created_at, updated_at)
+VALUES (sqlc.arg(session_id), sqlc.arg(task), sqlc.arg(status), sqlc.arg(at), sqlc.arg(at))
+ON CONFLICT (session_id, task) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at;
+
+-- name: CountTasks :one
+-- A session's tasks: how many were created, how many completed or failed
+-- (done), and how many are still open, of which blocked.
+SELECT CAST(COUNT(*) AS INTEGER) AS created,
+       CAST(COALESCE(SUM(status IN ('completed', 'failed')), 0) AS INTEGER) AS done,
+       CAST(COALESCE(SUM(status NOT IN ('completed', 'failed')), 0) AS INTEGER) AS open,
+       CAST(COALESCE(SUM(status = 'blocked'), 0) AS INTEGER) AS blocked
+FROM tasks WHERE session_id = sqlc.arg(session_id);
