@@ -251,6 +251,12 @@ func routeTable() []routeCase {
 				return "/api/v1/sessions/" + id + "/complete", map[string]any{}, id
 			},
 			want: statuses(http.StatusOK, []caller{asOwnAgent})},
+		{method: http.MethodPost, path: "/api/v1/sessions/:id/events", writes: true,
+			setup: func(a *webtest.API) (string, any, string) {
+				id := plainSession(a)
+				return "/api/v1/sessions/" + id + "/events", map[string]any{"name": "user.message.created"}, id
+			},
+			want: statuses(http.StatusOK, []caller{asOwnAgent})},
 		{method: http.MethodGet, path: "/api/v1/policies",
 			setup: func(*webtest.API) (string, any, string) { return "/api/v1/policies", nil, "" },
 			want:  statuses(http.StatusOK, everyone)},

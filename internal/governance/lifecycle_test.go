@@ -3,6 +3,7 @@ package governance_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -303,21 +304,12 @@ func replayMatches(t *testing.T, w *world, session string) {
 	for _, e := range d.Timeline {
 		switch e.Kind {
 		case "lifecycle.event":
-			var p struct{ Intent, Level, Task string }
-			if err := json.Unmarshal([]byte(e.Detail), &p); err != nil {
-				t.Fatalf("payload %q: %v", e.Detail, err)
+			if !json.Valid([]byte(e.Detail)) {
+				t.Fatalf("payload %q is not JSON", e.Detail)
 			}
-			if lifecycle.IsTask(e.Ref) {
-				tasks[p.Task] = strings.TrimPrefix(e.Ref, "task.")
-			}
-			var c lifecycle.TaskCounts
-			for _, st := range tasks {
-				c.Created++
-				if st == "completed" || st == "failed" {
-					c.Done++
-				}
-			}
-			trs, err := lifecycle.Apply(state, lifecycle.Event{Name: e.Ref, Intent: p.Intent, Level: p.Level, Task: p.Task}, c)
+			var event lifecycle.Event
+			tasks, event = modelEvent(tasks, e.Ref, []byte(e.Detail))
+			trs, err := lifecycle.Apply(state, event, countTasks(tasks))
 			if err != nil {
 				t.Fatalf("recorded event %s refused by the table from %s: %v", e.Ref, state, err)
 			}
@@ -386,20 +378,8 @@ func TestRandomEventsAgreeWithTheTable(t *testing.T) {
 		tasks := map[string]string{}
 		for i := range 60 {
 			in := pool[rng.IntN(len(pool))](rng.IntN(9))
-			var p struct{ Intent, Level, Task string }
-			_ = json.Unmarshal(in.Payload, &p)
-			next := maps(tasks)
-			if lifecycle.IsTask(in.Name) {
-				next[p.Task] = strings.TrimPrefix(in.Name, "task.")
-			}
-			var c lifecycle.TaskCounts
-			for _, st := range next {
-				c.Created++
-				if st == "completed" || st == "failed" {
-					c.Done++
-				}
-			}
-			want, wantErr := lifecycle.Apply(state, lifecycle.Event{Name: in.Name, Intent: p.Intent, Level: p.Level, Task: p.Task}, c)
+			next, event := modelEvent(tasks, in.Name, in.Payload)
+			want, wantErr := lifecycle.Apply(state, event, countTasks(next))
 			got, err := w.Gov.Lifecycle.Report(t.Context(), w.agent, s, in)
 			if (err == nil) != (wantErr == nil) {
 				t.Fatalf("seq %d step %d %s in %s: service %v, table %v", seq, i, in.Name, state, err, wantErr)
@@ -433,12 +413,28 @@ func TestRandomEventsAgreeWithTheTable(t *testing.T) {
 	}
 }
 
-func maps(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
+// modelEvent reads an event as the model sees it, and returns a copy of
+// the tasks (task id → status) with the event applied to them.
+func modelEvent(tasks map[string]string, name string, payload []byte) (map[string]string, lifecycle.Event) {
+	var p struct{ Intent, Level, Task string }
+	_ = json.Unmarshal(payload, &p)
+	next := maps.Clone(tasks)
+	if lifecycle.IsTask(name) {
+		next[p.Task] = strings.TrimPrefix(name, "task.")
 	}
-	return out
+	return next, lifecycle.Event{Name: name, Intent: p.Intent, Level: p.Level, Task: p.Task}
+}
+
+// countTasks counts the model's tasks as the service does.
+func countTasks(tasks map[string]string) lifecycle.TaskCounts {
+	var c lifecycle.TaskCounts
+	for _, st := range tasks {
+		c.Created++
+		if st == "completed" || st == "failed" {
+			c.Done++
+		}
+	}
+	return c
 }
 
 func TestTheDatabaseRefusesAThirteenthState(t *testing.T) {

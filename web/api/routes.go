@@ -30,6 +30,7 @@ func Routes(e *echo.Echo, d Deps) {
 	v1.POST("/sessions/:id/changes", handleChangeReport(d.Gov.Changes))
 	v1.POST("/sessions/:id/evidence", handleEvidenceReport(d.Gov.Evidence))
 	v1.POST("/sessions/:id/complete", handleComplete(d.Gov.Evidence))
+	v1.POST("/sessions/:id/events", handleLifecycleEvent(d.Gov.Lifecycle))
 	v1.GET("/policies", handlePolicyList(d.Gov.Policies))
 	v1.POST("/policies", handlePolicyCreate(d.Gov.Policies))
 	v1.GET("/rules", handleRuleList(d.Gov.Policies))
