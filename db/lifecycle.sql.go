@@ -40,7 +40,10 @@ func (q *Queries) CountTasks(ctx context.Context, sessionID string) (CountTasksR
 }
 
 const setSessionLifecycle = `-- name: SetSessionLifecycle :exec
-UPDATE sessions SET lifecycle = ?1, lifecycle_at = ?2
+UPDATE sessions
+SET lifecycle_at = CASE WHEN lifecycle_at IS NULL OR lifecycle <> ?1
+                        THEN ?2 ELSE lifecycle_at END,
+    lifecycle = ?1
 WHERE id = ?3
 `
 
@@ -51,6 +54,8 @@ type SetSessionLifecycleParams struct {
 }
 
 // Moves a session to a lifecycle state; from then on it is tracked.
+// lifecycle_at is when it entered the state: a transition that stays
+// where it is (task.progress in EXECUTING) keeps it.
 func (q *Queries) SetSessionLifecycle(ctx context.Context, arg SetSessionLifecycleParams) error {
 	_, err := q.exec(ctx, q.setSessionLifecycleStmt, setSessionLifecycle, arg.Lifecycle, arg.LifecycleAt, arg.ID)
 	return err

@@ -166,6 +166,8 @@ type Querier interface {
 	SessionsWithSymbol(ctx context.Context, arg SessionsWithSymbolParams) ([]SessionsWithSymbolRow, error)
 	SetRunStatus(ctx context.Context, arg SetRunStatusParams) (Run, error)
 	// Moves a session to a lifecycle state; from then on it is tracked.
+	// lifecycle_at is when it entered the state: a transition that stays
+	// where it is (task.progress in EXECUTING) keeps it.
 	SetSessionLifecycle(ctx context.Context, arg SetSessionLifecycleParams) error
 	SetSetting(ctx context.Context, arg SetSettingParams) error
 	SetUserDisabledAt(ctx context.Context, arg SetUserDisabledAtParams) error

@@ -56,7 +56,7 @@ func (q *Queries) CreateSession(ctx context.Context, arg CreateSessionParams) (S
 }
 
 const getBriefState = `-- name: GetBriefState :one
-SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason,
+SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason, s.lifecycle, s.lifecycle_at,
        CAST((SELECT m.high_risk FROM missions m WHERE m.id = s.mission_id) AS BOOLEAN) AS high_risk,
        CAST(COALESCE((SELECT p.status FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_status,
        CAST(COALESCE((SELECT p.note FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_note,
@@ -83,6 +83,8 @@ type GetBriefStateRow struct {
 	AgentKeyID              int64
 	PausedAt                sql.NullString
 	PauseReason             string
+	Lifecycle               string
+	LifecycleAt             sql.NullString
 	HighRisk                bool
 	PlanStatus              string
 	PlanNote                string
@@ -110,6 +112,8 @@ func (q *Queries) GetBriefState(ctx context.Context, id string) (GetBriefStateRo
 		&i.AgentKeyID,
 		&i.PausedAt,
 		&i.PauseReason,
+		&i.Lifecycle,
+		&i.LifecycleAt,
 		&i.HighRisk,
 		&i.PlanStatus,
 		&i.PlanNote,

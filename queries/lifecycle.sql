@@ -1,6 +1,11 @@
 -- name: SetSessionLifecycle :exec
 -- Moves a session to a lifecycle state; from then on it is tracked.
-UPDATE sessions SET lifecycle = sqlc.arg(lifecycle), lifecycle_at = sqlc.arg(lifecycle_at)
+-- lifecycle_at is when it entered the state: a transition that stays
+-- where it is (task.progress in EXECUTING) keeps it.
+UPDATE sessions
+SET lifecycle_at = CASE WHEN lifecycle_at IS NULL OR lifecycle <> sqlc.arg(lifecycle)
+                        THEN sqlc.arg(lifecycle_at) ELSE lifecycle_at END,
+    lifecycle = sqlc.arg(lifecycle)
 WHERE id = sqlc.arg(id);
 
 -- name: UpsertTask :exec

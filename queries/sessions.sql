@@ -15,7 +15,7 @@ WHERE s.id = sqlc.arg(id);
 -- mission's risk, its latest plan, and how many gates, resolutions and
 -- remediations wait, so the brief reads the lists only when they are not
 -- empty and writes only when something is to be delivered.
-SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason,
+SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason, s.lifecycle, s.lifecycle_at,
        CAST((SELECT m.high_risk FROM missions m WHERE m.id = s.mission_id) AS BOOLEAN) AS high_risk,
        CAST(COALESCE((SELECT p.status FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_status,
        CAST(COALESCE((SELECT p.note FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_note,

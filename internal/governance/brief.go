@@ -247,6 +247,13 @@ func inputsFrom(st db.GetBriefStateRow, r rows) (briefInputs, error) {
 	if err := plan.Err(); err != nil {
 		return briefInputs{}, err
 	}
+	if st.LifecycleAt.Valid { // tracked: the lifecycle governs
+		sess := db.StoredRow("sessions", st.ID)
+		f.Lifecycle = protocol.Lifecycle{State: st.Lifecycle, Since: sess.Time("lifecycle_at", st.LifecycleAt.String)}
+		if err := sess.Err(); err != nil {
+			return briefInputs{}, err
+		}
+	}
 	if st.PausedAt.Valid {
 		sess := db.StoredRow("sessions", st.ID)
 		f.Pause = &protocol.Pause{Reason: st.PauseReason, At: sess.NullTime("paused_at", st.PausedAt)}

@@ -120,7 +120,7 @@ type SessionDetail struct {
 	Session
 	// Tracked says the agent has reported a lifecycle event: from then on
 	// the lifecycle governs (an untracked session reads IDLE and is not
-	// gated). LifecycleAt is when the state last moved.
+	// gated). LifecycleAt is when it entered its current state.
 	Tracked     bool       `json:"tracked"`
 	LifecycleAt *time.Time `json:"lifecycle_at,omitempty"`
 	// Tasks counts the tasks the agent reported.
