@@ -300,3 +300,29 @@ func (c *core) move(ctx context.Context, q db.Querier, actor auth.Actor, session
 	return q.SetSessionLifecycle(ctx, db.SetSessionLifecycleParams{ID: session,
 		Lifecycle: string(trs[len(trs)-1].To), LifecycleAt: db.NullTime(now)})
 }
+
+// LifecycleStep is one transition a session took: the state before and
+// after, the event that moved it, and when.
+type LifecycleStep struct {
+	From  lifecycle.State
+	To    lifecycle.State
+	Event string
+	At    time.Time
+}
+
+// LifecyclePath is the transitions the session took, oldest first, as its
+// timeline recorded them (lifecycle.transition events).
+func (d SessionDetail) LifecyclePath() ([]LifecycleStep, error) {
+	var path []LifecycleStep
+	for _, e := range d.Timeline {
+		if e.Kind != "lifecycle.transition" {
+			continue
+		}
+		var t transitionDetail
+		if err := json.Unmarshal([]byte(e.Detail), &t); err != nil {
+			return nil, fmt.Errorf("session %s: a lifecycle transition at %s: %w", d.ID, e.At.Format(time.RFC3339), err)
+		}
+		path = append(path, LifecycleStep{From: t.Before, To: t.After, Event: t.Event, At: e.At})
+	}
+	return path, nil
+}

@@ -1,10 +1,13 @@
 package console_test
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/web/webtest"
 )
 
@@ -38,5 +41,37 @@ func TestTheSessionPageDrawsTheLifecycle(t *testing.T) {
 	}
 	if webtest.CountTestID(page.Body, "lifecycle-edge") != 21 || strings.Contains(page.Body, `class="lc-edge taken"`) {
 		t.Errorf("%d arrows drawn, want 21, none taken", webtest.CountTestID(page.Body, "lifecycle-edge"))
+	}
+}
+
+// A session whose agent reports its lifecycle is drawn where it is, with
+// the path its timeline recorded marked, and is no longer "untracked".
+func TestTheSessionPageMarksThePathTaken(t *testing.T) {
+	kit, base := consoleServer(t, false)
+	lead, _ := kit.Lead()
+	agent, _ := kit.Agent()
+	session := kit.Session(agent, kit.Mission(lead, false))
+	for _, ev := range []governance.EventInput{
+		{Name: "user.message.created"},
+		{Name: "IntentClassified", Payload: json.RawMessage(`{"intent":"task"}`)},
+		{Name: "architecture.impact.completed", Payload: json.RawMessage(`{"level":"implementation"}`)},
+		{Name: "task.created", Payload: json.RawMessage(`{"task":"T1"}`)},
+	} {
+		if _, err := kit.Gov.Lifecycle.Report(context.Background(), agent, session, ev); err != nil {
+			t.Fatalf("%s: %v", ev.Name, err)
+		}
+	}
+	page := webtest.ConsoleAs(t, base, lead.Email).Open("/sessions/" + session)
+	if !strings.Contains(page.Body, `data-testid="lifecycle-state-EXECUTING" data-state="EXECUTING" aria-current="step"`) {
+		t.Fatal("EXECUTING is not the lit state")
+	}
+	if strings.Contains(page.Text(), "Untracked:") {
+		t.Error("a session that reported its lifecycle is drawn as untracked")
+	}
+	if !strings.Contains(page.Text(), "Now EXECUTING. Path: IDLE → CLASSIFYING → DELEGATING → SCHEDULING → EXECUTING.") {
+		t.Errorf("the drawing's description does not give the path: %s", webtest.Short([]byte(page.Text())))
+	}
+	if n := strings.Count(page.Body, `class="lc-edge taken"`); n != 4 {
+		t.Errorf("%d arrows marked taken, want the 4 of the path", n)
 	}
 }

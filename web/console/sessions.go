@@ -43,8 +43,12 @@ func (k *console) sessionPage(c echo.Context, status int, f views.ItemForm) erro
 		return err
 	}
 	p.Notice = map[string]string{"remediation": "Remediation requested: it reaches the agent on its next brief."}[c.QueryParam("done")]
+	diagram, err := lifecycleDiagram(d)
+	if err != nil {
+		return err
+	}
 	return render(c, status, views.SessionPage(p, views.SessionView{D: d, Now: k.gov.Now(), CanLead: httpx.Actor(c).CanLead(), Form: f,
-		Lifecycle: lifecycleDiagram(d)}))
+		Lifecycle: diagram}))
 }
 
 // handleRemediationRequest serves POST /sessions/:id/remediations (lead).
