@@ -43,7 +43,15 @@ func (k *Kit) Dump() map[string][]string {
 // dumpTable returns one table's rows as Dump renders them.
 func (k *Kit) dumpTable(ctx context.Context, table string) []string {
 	k.TB.Helper()
-	rows, err := k.Store.Writer().QueryContext(ctx, fmt.Sprintf(`SELECT * FROM %q ORDER BY rowid`, table))
+	return k.Rows(fmt.Sprintf(`SELECT * FROM %q ORDER BY rowid`, table))
+}
+
+// Rows runs a query on the kit's database and returns its rows as Dump
+// renders them: one line of "column=value" cells each. Tests compare
+// them before and after a call that must change nothing in those columns.
+func (k *Kit) Rows(query string, args ...any) []string {
+	k.TB.Helper()
+	rows, err := k.Store.Writer().QueryContext(context.Background(), query, args...)
 	if err != nil {
 		k.TB.Fatal(err)
 	}

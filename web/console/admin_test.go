@@ -79,23 +79,7 @@ func (a *admEnv) state() string {
 		`SELECT id_hash, user_id FROM web_sessions ORDER BY id_hash`,
 		`SELECT id, user_id, COALESCE(revoked_at, '') FROM api_tokens ORDER BY id`,
 	} {
-		rows, err := a.Kit.Store.Writer().Query(q)
-		if err != nil {
-			a.T.Fatal(err)
-		}
-		cols, _ := rows.Columns()
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				a.T.Fatal(err)
-			}
-			fmt.Fprintln(&b, vals...)
-		}
-		rows.Close()
+		fmt.Fprintln(&b, strings.Join(a.Kit.Rows(q), "\n"))
 	}
 	return b.String()
 }

@@ -90,25 +90,7 @@ func (e *msEnv) state() string {
 	var b strings.Builder
 	for _, q := range []string{`SELECT id, slug, title, text, high_risk, evidence, contract, updated_at FROM missions ORDER BY id`,
 		`SELECT id, session_id, kind, ref, detail FROM events ORDER BY id`} {
-		rows, err := e.Kit.Store.Writer().QueryContext(context.Background(), q)
-		if err != nil {
-			e.T.Fatal(err)
-		}
-		cols, _ := rows.Columns()
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				e.T.Fatal(err)
-			}
-			fmt.Fprintf(&b, "%s\n", vals)
-		}
-		if err := rows.Close(); err != nil {
-			e.T.Fatal(err)
-		}
+		fmt.Fprintln(&b, strings.Join(e.Kit.Rows(q), "\n"))
 	}
 	return b.String()
 }
