@@ -271,6 +271,8 @@ const MaxListedSessions = 500
 // inputs as its brief, delivering nothing.
 type SessionSummary struct {
 	Session
+	// Tracked says the agent reports its lifecycle (see SessionDetail).
+	Tracked    bool           `json:"tracked"`
 	NextAction protocol.State `json:"next_action"`
 	Reason     string         `json:"reason"`
 }
@@ -297,7 +299,7 @@ func (s *SessionService) List(ctx context.Context) ([]SessionSummary, error) {
 		if err != nil {
 			return nil, fmt.Errorf("list sessions: %w", err)
 		}
-		out[i] = SessionSummary{Session: sess, NextAction: b.NextAction, Reason: b.Reason}
+		out[i] = SessionSummary{Session: sess, Tracked: in.state.LifecycleAt.Valid, NextAction: b.NextAction, Reason: b.Reason}
 	}
 	return out, nil
 }

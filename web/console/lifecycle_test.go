@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -61,7 +62,16 @@ func TestTheSessionPageMarksThePathTaken(t *testing.T) {
 			t.Fatalf("%s: %v", ev.Name, err)
 		}
 	}
-	page := webtest.ConsoleAs(t, base, lead.Email).Open("/sessions/" + session)
+	untracked := kit.Session(agent, kit.Mission(lead, false))
+	b := webtest.ConsoleAs(t, base, lead.Email)
+	list := b.Open("/sessions")
+	for id, want := range map[string]string{session: "<code>EXECUTING</code>", untracked: ">untracked</span>"} {
+		row := regexp.MustCompile(`(?s)data-session="` + id + `".*?</tr>`).FindString(list.Body)
+		if !strings.Contains(row, want) {
+			t.Errorf("the sessions list shows session %s without %s: %s", id, want, row)
+		}
+	}
+	page := b.Open("/sessions/" + session)
 	if !strings.Contains(page.Body, `data-testid="lifecycle-state-EXECUTING" data-state="EXECUTING" aria-current="step"`) {
 		t.Fatal("EXECUTING is not the lit state")
 	}
