@@ -1,3 +1,11 @@
+// Package console is the lead console: server-rendered pages (templ
+// components from views) and htmx forms where people work the Attention
+// queue, read sessions, edit missions, run the audit reports and, as
+// admins, manage users, agent keys, tools, policies and rules. Every route
+// but sign-in needs a signed-in person (gorilla/sessions over a table, so
+// signing out really ends a session); every state-changing request carries
+// the session's CSRF token and must come from this site. Its routes are
+// in routes.go.
 package console
 
 import (
