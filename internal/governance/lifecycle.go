@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -57,23 +56,11 @@ func decodePayload(raw json.RawMessage, v any) error {
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	var typ *json.UnmarshalTypeError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &typ) && typ.Field != "":
-		return errs.E(errs.Invalid, "invalid_field", "The payload's field %q must be of another type, not %s.", typ.Field, typ.Value).
-			In("payload." + typ.Field)
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
-		return errs.E(errs.Invalid, "unknown_field", "The payload has a field %q that this event does not take.", name).
-			In("payload." + name)
-	default:
+	err := input.DecodeJSON(raw, v, "payload", "payload.")
+	if _, ours := errs.As(err); err != nil && !ours {
 		return errs.E(errs.Invalid, "invalid_payload", "The payload must be a JSON object: %v.", err).In("payload")
 	}
+	return err
 }
 
 // validEvent is an event whose name and payload passed, whatever the state.

@@ -4,15 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/input"
 )
 
 // Decode reads the request's JSON body into v. Not JSON is a 400, JSON of
@@ -33,37 +32,17 @@ func Decode(c echo.Context, v any, optional bool) error {
 		}
 		return errs.E(errs.Malformed, "malformed_json", "The body is empty; send a JSON object.")
 	}
-	// One JSON value and nothing after it (Unmarshal refuses trailing
-	// data), and no field the type does not have: a misspelt field silently
-	// ignored is a request half-obeyed.
+	// One JSON value and nothing after it, checked before the fields so
+	// that broken JSON is a 400 whatever fields it names.
 	if !json.Valid(body) {
 		err := json.Unmarshal(body, new(json.RawMessage)) // only to say why
 		return errs.E(errs.Malformed, "malformed_json", "The body is not valid JSON: %v.", err)
 	}
-	if bytes.Equal(bytes.TrimSpace(body), []byte("null")) {
-		return errs.E(errs.Invalid, "invalid_body", "The body must be a JSON object, not null.")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	err = dec.Decode(v)
-	var typ *json.UnmarshalTypeError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &typ):
-		if typ.Field == "" {
-			return errs.E(errs.Invalid, "invalid_body", "The body must be a JSON object, not %s.", typ.Value)
-		}
-		return errs.E(errs.Invalid, "invalid_field", "The field %q must be %s, not %s.", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value).
-			In(typ.Field)
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		// encoding/json has no type for this error; its text is stable.
-		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
-		return errs.E(errs.Invalid, "unknown_field", "The body has a field %q that this call does not take; check its name against the API (GET /api/v1/openapi.json).", name).
-			In(name)
-	default:
+	err = input.DecodeJSON(body, v, "body", "")
+	if _, ours := errs.As(err); err != nil && !ours {
 		return errs.E(errs.Malformed, "malformed_json", "The body is not valid JSON: %v.", err)
 	}
+	return err
 }
 
 // Bind decodes the body into a fresh T.
@@ -76,22 +55,6 @@ func Bind[T any](c echo.Context) (T, error) {
 func BindOptional[T any](c echo.Context) (T, error) {
 	var v T
 	return v, Decode(c, &v, true)
-}
-
-func jsonKind(goKind string) string {
-	switch goKind {
-	case "string":
-		return "a string"
-	case "bool":
-		return "true or false"
-	case "slice", "array":
-		return "a list"
-	case "map", "struct":
-		return "an object"
-	case "int", "int64", "int32", "float64", "uint", "uint64":
-		return "a number"
-	}
-	return fmt.Sprintf("a %s", goKind)
 }
 
 // PathID reads a numeric :id path parameter; anything else is a 404 with

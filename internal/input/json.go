@@ -1,0 +1,63 @@
+package input
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/madebook/madebook/internal/errs"
+)
+
+// DecodeJSON decodes one JSON value, data, into v, refusing a field v does
+// not have: a misspelt field silently ignored is a request half-obeyed.
+// where names the JSON in messages ("body", "payload"); prefix goes before
+// the field an error names ("" for a body, "payload." for a payload).
+// Errors: 422 unknown_field and invalid_field, naming the field; 422
+// invalid_<where> when data is not a JSON object (null, a list, a
+// string); any other decoding error (data that is not JSON) is returned as
+// encoding/json returned it, for the caller to answer.
+func DecodeJSON(data []byte, v any, where, prefix string) error {
+	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+		return errs.E(errs.Invalid, "invalid_"+where, "The %s must be a JSON object, not null.", where).In(strings.TrimSuffix(prefix, "."))
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	var typ *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &typ) && typ.Field == "":
+		return errs.E(errs.Invalid, "invalid_"+where, "The %s must be a JSON object, not %s.", where, typ.Value).In(strings.TrimSuffix(prefix, "."))
+	case errors.As(err, &typ):
+		return errs.E(errs.Invalid, "invalid_field", "The field %q must be %s, not %s.", prefix+typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value).
+			In(prefix + typ.Field)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		// encoding/json has no type for this error; its text is stable.
+		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
+		return errs.E(errs.Invalid, "unknown_field", "The %s has a field %q that this call does not take; check its name against the API (GET /api/v1/openapi.json).", where, name).
+			In(prefix + name)
+	default:
+		return err
+	}
+}
+
+// jsonKind is how a message names the JSON type a Go kind takes.
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "slice", "array":
+		return "a list"
+	case "map", "struct":
+		return "an object"
+	case "int", "int64", "int32", "float64", "uint", "uint64":
+		return "a number"
+	}
+	return fmt.Sprintf("a %s", goKind)
+}
