@@ -13,6 +13,7 @@ import (
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/ids"
 	"github.com/madebook/madebook/internal/input"
+	"github.com/madebook/madebook/internal/lifecycle"
 	"github.com/madebook/madebook/internal/protocol"
 )
 
@@ -123,6 +124,10 @@ type SessionDetail struct {
 	// gated). LifecycleAt is when it entered its current state.
 	Tracked     bool       `json:"tracked"`
 	LifecycleAt *time.Time `json:"lifecycle_at,omitempty"`
+	// PermissionTemplate is the template the agent's work runs with in its
+	// state (main_direct in DIRECT_MODE, per_task in EXECUTING), "" while
+	// the state executes nothing or the session is untracked.
+	PermissionTemplate string `json:"permission_template,omitempty"`
 	// Tasks counts the tasks the agent reported.
 	Tasks TaskCounts `json:"tasks"`
 	// Brief is the brief the agent would get next, previewed without
@@ -203,6 +208,9 @@ func (s *SessionService) Get(ctx context.Context, actor auth.Actor, id string) (
 		}
 		c := db.StoredRow("sessions", row.ID)
 		d.Tracked, d.LifecycleAt = row.LifecycleAt.Valid, c.TimePtr("lifecycle_at", row.LifecycleAt)
+		if d.Tracked {
+			d.PermissionTemplate = lifecycle.PermissionTemplate(lifecycle.State(row.Lifecycle))
+		}
 		if err := c.Err(); err != nil {
 			return err
 		}

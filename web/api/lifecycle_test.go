@@ -148,4 +148,7 @@ func TestASideEffectOutsideExecutionIs409NotExecuting(t *testing.T) {
 	if got["source_kind"] != "main" {
 		t.Fatalf("direct mode call %v", got)
 	}
+	if d := a.Detail(id); d["lifecycle"] != "DIRECT_MODE" || d["permission_template"] != "main_direct" {
+		t.Fatalf("in direct mode the session shows lifecycle %v, permission_template %v", d["lifecycle"], d["permission_template"])
+	}
 }
