@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/madebook/madebook/internal/auth"
 )
 
 // serveConfig is serve's settings, from its flags and the environment.
@@ -146,7 +148,7 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 // exact command that creates the first admin (naming the database unless
 // it is the default one).
 func firstUserHint(path string) string {
-	hint := "no users yet: create one with: echo 'a-long-password' | madebook user add --email you@example.com --role admin"
+	hint := "no users yet: create one with: " + auth.FirstAdminCommand
 	if path != defaultDB {
 		hint += " --db " + shellQuote(path)
 	}

@@ -60,6 +60,10 @@ func (s *Service) ListUsers(ctx context.Context) ([]Account, error) {
 	return out, nil
 }
 
+// FirstAdminCommand is the command that makes the first admin of a fresh
+// database, as Madebook tells a newcomer (serve's log, the sign-in page).
+const FirstAdminCommand = "echo 'a-long-password' | madebook user add --email you@example.com --role admin"
+
 // CountUsers returns how many users there are, disabled ones included: zero
 // on a fresh database, before anyone can sign in.
 func (s *Service) CountUsers(ctx context.Context) (int64, error) {
