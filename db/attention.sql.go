@@ -17,7 +17,9 @@ SELECT (SELECT COUNT(*) FROM decisions d WHERE d.resolved_at IS NULL)
      + (SELECT COUNT(*) FROM sessions s WHERE s.paused_at IS NOT NULL)
      + (SELECT COUNT(*) FROM asks a WHERE a.answered_at IS NULL)
      + (SELECT COUNT(*) FROM violations v WHERE v.closed_at IS NULL AND v.severity = 'critical')
-     + (SELECT COUNT(*) FROM remediations r WHERE r.closed_at IS NULL AND r.severity = 'required') AS items
+     + (SELECT COUNT(*) FROM remediations r WHERE r.closed_at IS NULL AND r.severity = 'required')
+     + (SELECT COUNT(*) FROM permission_prompts pp WHERE pp.answered_at IS NULL)
+     + (SELECT COUNT(*) FROM tasks t WHERE t.status = 'blocked') AS items
 `
 
 // How many items the Attention view lists, for the count in every page.
@@ -26,6 +28,58 @@ func (q *Queries) CountAttention(ctx context.Context) (int64, error) {
 	var items int64
 	err := row.Scan(&items)
 	return items, err
+}
+
+const listAttentionBlockedTasks = `-- name: ListAttentionBlockedTasks :many
+SELECT t.task, t.updated_at,
+       s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
+FROM tasks t
+JOIN sessions s ON s.id = t.session_id
+JOIN missions m ON m.id = s.mission_id
+WHERE t.status = 'blocked'
+ORDER BY t.updated_at, t.session_id, t.task
+`
+
+type ListAttentionBlockedTasksRow struct {
+	Task         string
+	UpdatedAt    string
+	SessionID    string
+	SessionTitle string
+	Agent        string
+	MissionSlug  string
+	MissionTitle string
+}
+
+// Tasks an agent reported blocked and has not moved since, longest first.
+func (q *Queries) ListAttentionBlockedTasks(ctx context.Context) ([]ListAttentionBlockedTasksRow, error) {
+	rows, err := q.query(ctx, q.listAttentionBlockedTasksStmt, listAttentionBlockedTasks)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListAttentionBlockedTasksRow{}
+	for rows.Next() {
+		var i ListAttentionBlockedTasksRow
+		if err := rows.Scan(
+			&i.Task,
+			&i.UpdatedAt,
+			&i.SessionID,
+			&i.SessionTitle,
+			&i.Agent,
+			&i.MissionSlug,
+			&i.MissionTitle,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const listAttentionDecisions = `-- name: ListAttentionDecisions :many
@@ -128,6 +182,66 @@ func (q *Queries) ListAttentionPauses(ctx context.Context) ([]ListAttentionPause
 			&i.PausedAt,
 			&i.PauseReason,
 			&i.PausedBy,
+			&i.MissionSlug,
+			&i.MissionTitle,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listAttentionPermissions = `-- name: ListAttentionPermissions :many
+SELECT pp.id, pp.prompt, pp.options, pp.tool, pp.paths, pp.requested_at,
+       s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
+FROM permission_prompts pp
+JOIN sessions s ON s.id = pp.session_id
+JOIN missions m ON m.id = s.mission_id
+WHERE pp.answered_at IS NULL
+ORDER BY pp.requested_at, pp.id
+`
+
+type ListAttentionPermissionsRow struct {
+	ID           int64
+	Prompt       string
+	Options      string
+	Tool         string
+	Paths        string
+	RequestedAt  string
+	SessionID    string
+	SessionTitle string
+	Agent        string
+	MissionSlug  string
+	MissionTitle string
+}
+
+// Permission prompts waiting on a person, oldest first.
+func (q *Queries) ListAttentionPermissions(ctx context.Context) ([]ListAttentionPermissionsRow, error) {
+	rows, err := q.query(ctx, q.listAttentionPermissionsStmt, listAttentionPermissions)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListAttentionPermissionsRow{}
+	for rows.Next() {
+		var i ListAttentionPermissionsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Prompt,
+			&i.Options,
+			&i.Tool,
+			&i.Paths,
+			&i.RequestedAt,
+			&i.SessionID,
+			&i.SessionTitle,
+			&i.Agent,
 			&i.MissionSlug,
 			&i.MissionTitle,
 		); err != nil {

@@ -36,6 +36,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.answerAskStmt, err = db.PrepareContext(ctx, answerAsk); err != nil {
 		return nil, fmt.Errorf("error preparing query AnswerAsk: %w", err)
 	}
+	if q.answerPermissionPromptStmt, err = db.PrepareContext(ctx, answerPermissionPrompt); err != nil {
+		return nil, fmt.Errorf("error preparing query AnswerPermissionPrompt: %w", err)
+	}
 	if q.auditPrematureSideEffectsStmt, err = db.PrepareContext(ctx, auditPrematureSideEffects); err != nil {
 		return nil, fmt.Errorf("error preparing query AuditPrematureSideEffects: %w", err)
 	}
@@ -108,6 +111,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.createMissionStmt, err = db.PrepareContext(ctx, createMission); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateMission: %w", err)
 	}
+	if q.createPermissionPromptStmt, err = db.PrepareContext(ctx, createPermissionPrompt); err != nil {
+		return nil, fmt.Errorf("error preparing query CreatePermissionPrompt: %w", err)
+	}
 	if q.createPlanStmt, err = db.PrepareContext(ctx, createPlan); err != nil {
 		return nil, fmt.Errorf("error preparing query CreatePlan: %w", err)
 	}
@@ -159,6 +165,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.deleteWebSessionStmt, err = db.PrepareContext(ctx, deleteWebSession); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteWebSession: %w", err)
 	}
+	if q.deliverPermissionAnswersStmt, err = db.PrepareContext(ctx, deliverPermissionAnswers); err != nil {
+		return nil, fmt.Errorf("error preparing query DeliverPermissionAnswers: %w", err)
+	}
+	if q.deliverPlanAnswersStmt, err = db.PrepareContext(ctx, deliverPlanAnswers); err != nil {
+		return nil, fmt.Errorf("error preparing query DeliverPlanAnswers: %w", err)
+	}
 	if q.deliverRemediationsStmt, err = db.PrepareContext(ctx, deliverRemediations); err != nil {
 		return nil, fmt.Errorf("error preparing query DeliverRemediations: %w", err)
 	}
@@ -195,6 +207,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getOpenAskStmt, err = db.PrepareContext(ctx, getOpenAsk); err != nil {
 		return nil, fmt.Errorf("error preparing query GetOpenAsk: %w", err)
 	}
+	if q.getPermissionPromptStmt, err = db.PrepareContext(ctx, getPermissionPrompt); err != nil {
+		return nil, fmt.Errorf("error preparing query GetPermissionPrompt: %w", err)
+	}
 	if q.getRemediationStmt, err = db.PrepareContext(ctx, getRemediation); err != nil {
 		return nil, fmt.Errorf("error preparing query GetRemediation: %w", err)
 	}
@@ -228,11 +243,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listAgentKeysStmt, err = db.PrepareContext(ctx, listAgentKeys); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAgentKeys: %w", err)
 	}
+	if q.listAttentionBlockedTasksStmt, err = db.PrepareContext(ctx, listAttentionBlockedTasks); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAttentionBlockedTasks: %w", err)
+	}
 	if q.listAttentionDecisionsStmt, err = db.PrepareContext(ctx, listAttentionDecisions); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAttentionDecisions: %w", err)
 	}
 	if q.listAttentionPausesStmt, err = db.PrepareContext(ctx, listAttentionPauses); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAttentionPauses: %w", err)
+	}
+	if q.listAttentionPermissionsStmt, err = db.PrepareContext(ctx, listAttentionPermissions); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAttentionPermissions: %w", err)
 	}
 	if q.listAttentionPlansStmt, err = db.PrepareContext(ctx, listAttentionPlans); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAttentionPlans: %w", err)
@@ -270,6 +291,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listOpenDeviationsStmt, err = db.PrepareContext(ctx, listOpenDeviations); err != nil {
 		return nil, fmt.Errorf("error preparing query ListOpenDeviations: %w", err)
 	}
+	if q.listOpenPermissionPromptsStmt, err = db.PrepareContext(ctx, listOpenPermissionPrompts); err != nil {
+		return nil, fmt.Errorf("error preparing query ListOpenPermissionPrompts: %w", err)
+	}
 	if q.listOpenRemediationsStmt, err = db.PrepareContext(ctx, listOpenRemediations); err != nil {
 		return nil, fmt.Errorf("error preparing query ListOpenRemediations: %w", err)
 	}
@@ -288,6 +312,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listSessionEventsStmt, err = db.PrepareContext(ctx, listSessionEvents); err != nil {
 		return nil, fmt.Errorf("error preparing query ListSessionEvents: %w", err)
 	}
+	if q.listSessionPermissionPromptsStmt, err = db.PrepareContext(ctx, listSessionPermissionPrompts); err != nil {
+		return nil, fmt.Errorf("error preparing query ListSessionPermissionPrompts: %w", err)
+	}
 	if q.listSessionRemediationsStmt, err = db.PrepareContext(ctx, listSessionRemediations); err != nil {
 		return nil, fmt.Errorf("error preparing query ListSessionRemediations: %w", err)
 	}
@@ -296,6 +323,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.listToolsStmt, err = db.PrepareContext(ctx, listTools); err != nil {
 		return nil, fmt.Errorf("error preparing query ListTools: %w", err)
+	}
+	if q.listUndeliveredPermissionAnswersStmt, err = db.PrepareContext(ctx, listUndeliveredPermissionAnswers); err != nil {
+		return nil, fmt.Errorf("error preparing query ListUndeliveredPermissionAnswers: %w", err)
+	}
+	if q.listUndeliveredPlanAnswersStmt, err = db.PrepareContext(ctx, listUndeliveredPlanAnswers); err != nil {
+		return nil, fmt.Errorf("error preparing query ListUndeliveredPlanAnswers: %w", err)
 	}
 	if q.listUndeliveredResolutionsStmt, err = db.PrepareContext(ctx, listUndeliveredResolutions); err != nil {
 		return nil, fmt.Errorf("error preparing query ListUndeliveredResolutions: %w", err)
@@ -380,6 +413,11 @@ func (q *Queries) Close() error {
 	if q.answerAskStmt != nil {
 		if cerr := q.answerAskStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing answerAskStmt: %w", cerr)
+		}
+	}
+	if q.answerPermissionPromptStmt != nil {
+		if cerr := q.answerPermissionPromptStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing answerPermissionPromptStmt: %w", cerr)
 		}
 	}
 	if q.auditPrematureSideEffectsStmt != nil {
@@ -502,6 +540,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing createMissionStmt: %w", cerr)
 		}
 	}
+	if q.createPermissionPromptStmt != nil {
+		if cerr := q.createPermissionPromptStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createPermissionPromptStmt: %w", cerr)
+		}
+	}
 	if q.createPlanStmt != nil {
 		if cerr := q.createPlanStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing createPlanStmt: %w", cerr)
@@ -587,6 +630,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing deleteWebSessionStmt: %w", cerr)
 		}
 	}
+	if q.deliverPermissionAnswersStmt != nil {
+		if cerr := q.deliverPermissionAnswersStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deliverPermissionAnswersStmt: %w", cerr)
+		}
+	}
+	if q.deliverPlanAnswersStmt != nil {
+		if cerr := q.deliverPlanAnswersStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deliverPlanAnswersStmt: %w", cerr)
+		}
+	}
 	if q.deliverRemediationsStmt != nil {
 		if cerr := q.deliverRemediationsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing deliverRemediationsStmt: %w", cerr)
@@ -647,6 +700,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getOpenAskStmt: %w", cerr)
 		}
 	}
+	if q.getPermissionPromptStmt != nil {
+		if cerr := q.getPermissionPromptStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getPermissionPromptStmt: %w", cerr)
+		}
+	}
 	if q.getRemediationStmt != nil {
 		if cerr := q.getRemediationStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getRemediationStmt: %w", cerr)
@@ -702,6 +760,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listAgentKeysStmt: %w", cerr)
 		}
 	}
+	if q.listAttentionBlockedTasksStmt != nil {
+		if cerr := q.listAttentionBlockedTasksStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAttentionBlockedTasksStmt: %w", cerr)
+		}
+	}
 	if q.listAttentionDecisionsStmt != nil {
 		if cerr := q.listAttentionDecisionsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listAttentionDecisionsStmt: %w", cerr)
@@ -710,6 +773,11 @@ func (q *Queries) Close() error {
 	if q.listAttentionPausesStmt != nil {
 		if cerr := q.listAttentionPausesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listAttentionPausesStmt: %w", cerr)
+		}
+	}
+	if q.listAttentionPermissionsStmt != nil {
+		if cerr := q.listAttentionPermissionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAttentionPermissionsStmt: %w", cerr)
 		}
 	}
 	if q.listAttentionPlansStmt != nil {
@@ -772,6 +840,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listOpenDeviationsStmt: %w", cerr)
 		}
 	}
+	if q.listOpenPermissionPromptsStmt != nil {
+		if cerr := q.listOpenPermissionPromptsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listOpenPermissionPromptsStmt: %w", cerr)
+		}
+	}
 	if q.listOpenRemediationsStmt != nil {
 		if cerr := q.listOpenRemediationsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listOpenRemediationsStmt: %w", cerr)
@@ -802,6 +875,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listSessionEventsStmt: %w", cerr)
 		}
 	}
+	if q.listSessionPermissionPromptsStmt != nil {
+		if cerr := q.listSessionPermissionPromptsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listSessionPermissionPromptsStmt: %w", cerr)
+		}
+	}
 	if q.listSessionRemediationsStmt != nil {
 		if cerr := q.listSessionRemediationsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listSessionRemediationsStmt: %w", cerr)
@@ -815,6 +893,16 @@ func (q *Queries) Close() error {
 	if q.listToolsStmt != nil {
 		if cerr := q.listToolsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listToolsStmt: %w", cerr)
+		}
+	}
+	if q.listUndeliveredPermissionAnswersStmt != nil {
+		if cerr := q.listUndeliveredPermissionAnswersStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listUndeliveredPermissionAnswersStmt: %w", cerr)
+		}
+	}
+	if q.listUndeliveredPlanAnswersStmt != nil {
+		if cerr := q.listUndeliveredPlanAnswersStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listUndeliveredPlanAnswersStmt: %w", cerr)
 		}
 	}
 	if q.listUndeliveredResolutionsStmt != nil {
@@ -954,235 +1042,257 @@ func (q *Queries) queryRow(ctx context.Context, stmt *sql.Stmt, query string, ar
 }
 
 type Queries struct {
-	db                                DBTX
-	tx                                *sql.Tx
-	addChangeSymbolStmt               *sql.Stmt
-	addEventStmt                      *sql.Stmt
-	addLoginFailureStmt               *sql.Stmt
-	answerAskStmt                     *sql.Stmt
-	auditPrematureSideEffectsStmt     *sql.Stmt
-	auditStaleGatesStmt               *sql.Stmt
-	auditUnanswerableAsksStmt         *sql.Stmt
-	auditUndeliveredResolutionsStmt   *sql.Stmt
-	clearLoginFailuresStmt            *sql.Stmt
-	clearViolationStmt                *sql.Stmt
-	closeBreachStmt                   *sql.Stmt
-	closeCollisionStmt                *sql.Stmt
-	closeDeviationStmt                *sql.Stmt
-	closeRemediationStmt              *sql.Stmt
-	closeViolationStmt                *sql.Stmt
-	countAttentionStmt                *sql.Stmt
-	countLoginFailuresStmt            *sql.Stmt
-	countTasksStmt                    *sql.Stmt
-	countUsersStmt                    *sql.Stmt
-	createAPITokenStmt                *sql.Stmt
-	createAgentKeyStmt                *sql.Stmt
-	createAskStmt                     *sql.Stmt
-	createBreachStmt                  *sql.Stmt
-	createCollisionStmt               *sql.Stmt
-	createDecisionStmt                *sql.Stmt
-	createDeviationStmt               *sql.Stmt
-	createEvidenceStmt                *sql.Stmt
-	createMissionStmt                 *sql.Stmt
-	createPlanStmt                    *sql.Stmt
-	createPolicyStmt                  *sql.Stmt
-	createRemediationStmt             *sql.Stmt
-	createRuleStmt                    *sql.Stmt
-	createRunStmt                     *sql.Stmt
-	createSessionStmt                 *sql.Stmt
-	createToolCallStmt                *sql.Stmt
-	createUserStmt                    *sql.Stmt
-	createViolationStmt               *sql.Stmt
-	createWebSessionStmt              *sql.Stmt
-	decidePlanStmt                    *sql.Stmt
-	deleteChangeSymbolsStmt           *sql.Stmt
-	deleteExpiredWebSessionsStmt      *sql.Stmt
-	deleteOldLoginFailuresStmt        *sql.Stmt
-	deleteToolStmt                    *sql.Stmt
-	deleteUserWebSessionsStmt         *sql.Stmt
-	deleteWebSessionStmt              *sql.Stmt
-	deliverRemediationsStmt           *sql.Stmt
-	deliverResolutionsStmt            *sql.Stmt
-	getAgentKeyStmt                   *sql.Stmt
-	getAgentKeyByHashStmt             *sql.Stmt
-	getAgentKeyByNameStmt             *sql.Stmt
-	getAskStmt                        *sql.Stmt
-	getBriefStateStmt                 *sql.Stmt
-	getChangeStmt                     *sql.Stmt
-	getDecisionByRefStmt              *sql.Stmt
-	getLatestPlanStmt                 *sql.Stmt
-	getMissionBySlugStmt              *sql.Stmt
-	getOpenAskStmt                    *sql.Stmt
-	getRemediationStmt                *sql.Stmt
-	getRunStmt                        *sql.Stmt
-	getSessionStmt                    *sql.Stmt
-	getSettingStmt                    *sql.Stmt
-	getToolStmt                       *sql.Stmt
-	getUserStmt                       *sql.Stmt
-	getUserByEmailStmt                *sql.Stmt
-	getUserByTokenHashStmt            *sql.Stmt
-	getViolationStmt                  *sql.Stmt
-	getWebSessionStmt                 *sql.Stmt
-	listAgentKeysStmt                 *sql.Stmt
-	listAttentionDecisionsStmt        *sql.Stmt
-	listAttentionPausesStmt           *sql.Stmt
-	listAttentionPlansStmt            *sql.Stmt
-	listAttentionRemediationsStmt     *sql.Stmt
-	listAttentionViolationsStmt       *sql.Stmt
-	listEvidenceStmt                  *sql.Stmt
-	listMissionSessionIDsStmt         *sql.Stmt
-	listMissionsStmt                  *sql.Stmt
-	listMissionsWithSessionCountsStmt *sql.Stmt
-	listOpenAsksStmt                  *sql.Stmt
-	listOpenBreachesStmt              *sql.Stmt
-	listOpenCollisionsStmt            *sql.Stmt
-	listOpenDecisionsStmt             *sql.Stmt
-	listOpenDeviationsStmt            *sql.Stmt
-	listOpenRemediationsStmt          *sql.Stmt
-	listOpenViolationsStmt            *sql.Stmt
-	listPoliciesStmt                  *sql.Stmt
-	listRulesStmt                     *sql.Stmt
-	listSessionDecisionsStmt          *sql.Stmt
-	listSessionEventsStmt             *sql.Stmt
-	listSessionRemediationsStmt       *sql.Stmt
-	listSessionStatesStmt             *sql.Stmt
-	listToolsStmt                     *sql.Stmt
-	listUndeliveredResolutionsStmt    *sql.Stmt
-	listUsersStmt                     *sql.Stmt
-	nextDecisionNumberStmt            *sql.Stmt
-	pauseSessionStmt                  *sql.Stmt
-	resolveDecisionStmt               *sql.Stmt
-	resumeSessionStmt                 *sql.Stmt
-	revokeAgentKeyStmt                *sql.Stmt
-	sessionsWithSymbolStmt            *sql.Stmt
-	setRunStatusStmt                  *sql.Stmt
-	setSessionLifecycleStmt           *sql.Stmt
-	setSettingStmt                    *sql.Stmt
-	setUserDisabledAtStmt             *sql.Stmt
-	setUserRoleStmt                   *sql.Stmt
-	supersedePlansStmt                *sql.Stmt
-	touchSessionBriefStmt             *sql.Stmt
-	touchWebSessionStmt               *sql.Stmt
-	updateMissionStmt                 *sql.Stmt
-	upsertChangeStmt                  *sql.Stmt
-	upsertTaskStmt                    *sql.Stmt
-	upsertToolStmt                    *sql.Stmt
+	db                                   DBTX
+	tx                                   *sql.Tx
+	addChangeSymbolStmt                  *sql.Stmt
+	addEventStmt                         *sql.Stmt
+	addLoginFailureStmt                  *sql.Stmt
+	answerAskStmt                        *sql.Stmt
+	answerPermissionPromptStmt           *sql.Stmt
+	auditPrematureSideEffectsStmt        *sql.Stmt
+	auditStaleGatesStmt                  *sql.Stmt
+	auditUnanswerableAsksStmt            *sql.Stmt
+	auditUndeliveredResolutionsStmt      *sql.Stmt
+	clearLoginFailuresStmt               *sql.Stmt
+	clearViolationStmt                   *sql.Stmt
+	closeBreachStmt                      *sql.Stmt
+	closeCollisionStmt                   *sql.Stmt
+	closeDeviationStmt                   *sql.Stmt
+	closeRemediationStmt                 *sql.Stmt
+	closeViolationStmt                   *sql.Stmt
+	countAttentionStmt                   *sql.Stmt
+	countLoginFailuresStmt               *sql.Stmt
+	countTasksStmt                       *sql.Stmt
+	countUsersStmt                       *sql.Stmt
+	createAPITokenStmt                   *sql.Stmt
+	createAgentKeyStmt                   *sql.Stmt
+	createAskStmt                        *sql.Stmt
+	createBreachStmt                     *sql.Stmt
+	createCollisionStmt                  *sql.Stmt
+	createDecisionStmt                   *sql.Stmt
+	createDeviationStmt                  *sql.Stmt
+	createEvidenceStmt                   *sql.Stmt
+	createMissionStmt                    *sql.Stmt
+	createPermissionPromptStmt           *sql.Stmt
+	createPlanStmt                       *sql.Stmt
+	createPolicyStmt                     *sql.Stmt
+	createRemediationStmt                *sql.Stmt
+	createRuleStmt                       *sql.Stmt
+	createRunStmt                        *sql.Stmt
+	createSessionStmt                    *sql.Stmt
+	createToolCallStmt                   *sql.Stmt
+	createUserStmt                       *sql.Stmt
+	createViolationStmt                  *sql.Stmt
+	createWebSessionStmt                 *sql.Stmt
+	decidePlanStmt                       *sql.Stmt
+	deleteChangeSymbolsStmt              *sql.Stmt
+	deleteExpiredWebSessionsStmt         *sql.Stmt
+	deleteOldLoginFailuresStmt           *sql.Stmt
+	deleteToolStmt                       *sql.Stmt
+	deleteUserWebSessionsStmt            *sql.Stmt
+	deleteWebSessionStmt                 *sql.Stmt
+	deliverPermissionAnswersStmt         *sql.Stmt
+	deliverPlanAnswersStmt               *sql.Stmt
+	deliverRemediationsStmt              *sql.Stmt
+	deliverResolutionsStmt               *sql.Stmt
+	getAgentKeyStmt                      *sql.Stmt
+	getAgentKeyByHashStmt                *sql.Stmt
+	getAgentKeyByNameStmt                *sql.Stmt
+	getAskStmt                           *sql.Stmt
+	getBriefStateStmt                    *sql.Stmt
+	getChangeStmt                        *sql.Stmt
+	getDecisionByRefStmt                 *sql.Stmt
+	getLatestPlanStmt                    *sql.Stmt
+	getMissionBySlugStmt                 *sql.Stmt
+	getOpenAskStmt                       *sql.Stmt
+	getPermissionPromptStmt              *sql.Stmt
+	getRemediationStmt                   *sql.Stmt
+	getRunStmt                           *sql.Stmt
+	getSessionStmt                       *sql.Stmt
+	getSettingStmt                       *sql.Stmt
+	getToolStmt                          *sql.Stmt
+	getUserStmt                          *sql.Stmt
+	getUserByEmailStmt                   *sql.Stmt
+	getUserByTokenHashStmt               *sql.Stmt
+	getViolationStmt                     *sql.Stmt
+	getWebSessionStmt                    *sql.Stmt
+	listAgentKeysStmt                    *sql.Stmt
+	listAttentionBlockedTasksStmt        *sql.Stmt
+	listAttentionDecisionsStmt           *sql.Stmt
+	listAttentionPausesStmt              *sql.Stmt
+	listAttentionPermissionsStmt         *sql.Stmt
+	listAttentionPlansStmt               *sql.Stmt
+	listAttentionRemediationsStmt        *sql.Stmt
+	listAttentionViolationsStmt          *sql.Stmt
+	listEvidenceStmt                     *sql.Stmt
+	listMissionSessionIDsStmt            *sql.Stmt
+	listMissionsStmt                     *sql.Stmt
+	listMissionsWithSessionCountsStmt    *sql.Stmt
+	listOpenAsksStmt                     *sql.Stmt
+	listOpenBreachesStmt                 *sql.Stmt
+	listOpenCollisionsStmt               *sql.Stmt
+	listOpenDecisionsStmt                *sql.Stmt
+	listOpenDeviationsStmt               *sql.Stmt
+	listOpenPermissionPromptsStmt        *sql.Stmt
+	listOpenRemediationsStmt             *sql.Stmt
+	listOpenViolationsStmt               *sql.Stmt
+	listPoliciesStmt                     *sql.Stmt
+	listRulesStmt                        *sql.Stmt
+	listSessionDecisionsStmt             *sql.Stmt
+	listSessionEventsStmt                *sql.Stmt
+	listSessionPermissionPromptsStmt     *sql.Stmt
+	listSessionRemediationsStmt          *sql.Stmt
+	listSessionStatesStmt                *sql.Stmt
+	listToolsStmt                        *sql.Stmt
+	listUndeliveredPermissionAnswersStmt *sql.Stmt
+	listUndeliveredPlanAnswersStmt       *sql.Stmt
+	listUndeliveredResolutionsStmt       *sql.Stmt
+	listUsersStmt                        *sql.Stmt
+	nextDecisionNumberStmt               *sql.Stmt
+	pauseSessionStmt                     *sql.Stmt
+	resolveDecisionStmt                  *sql.Stmt
+	resumeSessionStmt                    *sql.Stmt
+	revokeAgentKeyStmt                   *sql.Stmt
+	sessionsWithSymbolStmt               *sql.Stmt
+	setRunStatusStmt                     *sql.Stmt
+	setSessionLifecycleStmt              *sql.Stmt
+	setSettingStmt                       *sql.Stmt
+	setUserDisabledAtStmt                *sql.Stmt
+	setUserRoleStmt                      *sql.Stmt
+	supersedePlansStmt                   *sql.Stmt
+	touchSessionBriefStmt                *sql.Stmt
+	touchWebSessionStmt                  *sql.Stmt
+	updateMissionStmt                    *sql.Stmt
+	upsertChangeStmt                     *sql.Stmt
+	upsertTaskStmt                       *sql.Stmt
+	upsertToolStmt                       *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 	return &Queries{
-		db:                                tx,
-		tx:                                tx,
-		addChangeSymbolStmt:               q.addChangeSymbolStmt,
-		addEventStmt:                      q.addEventStmt,
-		addLoginFailureStmt:               q.addLoginFailureStmt,
-		answerAskStmt:                     q.answerAskStmt,
-		auditPrematureSideEffectsStmt:     q.auditPrematureSideEffectsStmt,
-		auditStaleGatesStmt:               q.auditStaleGatesStmt,
-		auditUnanswerableAsksStmt:         q.auditUnanswerableAsksStmt,
-		auditUndeliveredResolutionsStmt:   q.auditUndeliveredResolutionsStmt,
-		clearLoginFailuresStmt:            q.clearLoginFailuresStmt,
-		clearViolationStmt:                q.clearViolationStmt,
-		closeBreachStmt:                   q.closeBreachStmt,
-		closeCollisionStmt:                q.closeCollisionStmt,
-		closeDeviationStmt:                q.closeDeviationStmt,
-		closeRemediationStmt:              q.closeRemediationStmt,
-		closeViolationStmt:                q.closeViolationStmt,
-		countAttentionStmt:                q.countAttentionStmt,
-		countLoginFailuresStmt:            q.countLoginFailuresStmt,
-		countTasksStmt:                    q.countTasksStmt,
-		countUsersStmt:                    q.countUsersStmt,
-		createAPITokenStmt:                q.createAPITokenStmt,
-		createAgentKeyStmt:                q.createAgentKeyStmt,
-		createAskStmt:                     q.createAskStmt,
-		createBreachStmt:                  q.createBreachStmt,
-		createCollisionStmt:               q.createCollisionStmt,
-		createDecisionStmt:                q.createDecisionStmt,
-		createDeviationStmt:               q.createDeviationStmt,
-		createEvidenceStmt:                q.createEvidenceStmt,
-		createMissionStmt:                 q.createMissionStmt,
-		createPlanStmt:                    q.createPlanStmt,
-		createPolicyStmt:                  q.createPolicyStmt,
-		createRemediationStmt:             q.createRemediationStmt,
-		createRuleStmt:                    q.createRuleStmt,
-		createRunStmt:                     q.createRunStmt,
-		createSessionStmt:                 q.createSessionStmt,
-		createToolCallStmt:                q.createToolCallStmt,
-		createUserStmt:                    q.createUserStmt,
-		createViolationStmt:               q.createViolationStmt,
-		createWebSessionStmt:              q.createWebSessionStmt,
-		decidePlanStmt:                    q.decidePlanStmt,
-		deleteChangeSymbolsStmt:           q.deleteChangeSymbolsStmt,
-		deleteExpiredWebSessionsStmt:      q.deleteExpiredWebSessionsStmt,
-		deleteOldLoginFailuresStmt:        q.deleteOldLoginFailuresStmt,
-		deleteToolStmt:                    q.deleteToolStmt,
-		deleteUserWebSessionsStmt:         q.deleteUserWebSessionsStmt,
-		deleteWebSessionStmt:              q.deleteWebSessionStmt,
-		deliverRemediationsStmt:           q.deliverRemediationsStmt,
-		deliverResolutionsStmt:            q.deliverResolutionsStmt,
-		getAgentKeyStmt:                   q.getAgentKeyStmt,
-		getAgentKeyByHashStmt:             q.getAgentKeyByHashStmt,
-		getAgentKeyByNameStmt:             q.getAgentKeyByNameStmt,
-		getAskStmt:                        q.getAskStmt,
-		getBriefStateStmt:                 q.getBriefStateStmt,
-		getChangeStmt:                     q.getChangeStmt,
-		getDecisionByRefStmt:              q.getDecisionByRefStmt,
-		getLatestPlanStmt:                 q.getLatestPlanStmt,
-		getMissionBySlugStmt:              q.getMissionBySlugStmt,
-		getOpenAskStmt:                    q.getOpenAskStmt,
-		getRemediationStmt:                q.getRemediationStmt,
-		getRunStmt:                        q.getRunStmt,
-		getSessionStmt:                    q.getSessionStmt,
-		getSettingStmt:                    q.getSettingStmt,
-		getToolStmt:                       q.getToolStmt,
-		getUserStmt:                       q.getUserStmt,
-		getUserByEmailStmt:                q.getUserByEmailStmt,
-		getUserByTokenHashStmt:            q.getUserByTokenHashStmt,
-		getViolationStmt:                  q.getViolationStmt,
-		getWebSessionStmt:                 q.getWebSessionStmt,
-		listAgentKeysStmt:                 q.listAgentKeysStmt,
-		listAttentionDecisionsStmt:        q.listAttentionDecisionsStmt,
-		listAttentionPausesStmt:           q.listAttentionPausesStmt,
-		listAttentionPlansStmt:            q.listAttentionPlansStmt,
-		listAttentionRemediationsStmt:     q.listAttentionRemediationsStmt,
-		listAttentionViolationsStmt:       q.listAttentionViolationsStmt,
-		listEvidenceStmt:                  q.listEvidenceStmt,
-		listMissionSessionIDsStmt:         q.listMissionSessionIDsStmt,
-		listMissionsStmt:                  q.listMissionsStmt,
-		listMissionsWithSessionCountsStmt: q.listMissionsWithSessionCountsStmt,
-		listOpenAsksStmt:                  q.listOpenAsksStmt,
-		listOpenBreachesStmt:              q.listOpenBreachesStmt,
-		listOpenCollisionsStmt:            q.listOpenCollisionsStmt,
-		listOpenDecisionsStmt:             q.listOpenDecisionsStmt,
-		listOpenDeviationsStmt:            q.listOpenDeviationsStmt,
-		listOpenRemediationsStmt:          q.listOpenRemediationsStmt,
-		listOpenViolationsStmt:            q.listOpenViolationsStmt,
-		listPoliciesStmt:                  q.listPoliciesStmt,
-		listRulesStmt:                     q.listRulesStmt,
-		listSessionDecisionsStmt:          q.listSessionDecisionsStmt,
-		listSessionEventsStmt:             q.listSessionEventsStmt,
-		listSessionRemediationsStmt:       q.listSessionRemediationsStmt,
-		listSessionStatesStmt:             q.listSessionStatesStmt,
-		listToolsStmt:                     q.listToolsStmt,
-		listUndeliveredResolutionsStmt:    q.listUndeliveredResolutionsStmt,
-		listUsersStmt:                     q.listUsersStmt,
-		nextDecisionNumberStmt:            q.nextDecisionNumberStmt,
-		pauseSessionStmt:                  q.pauseSessionStmt,
-		resolveDecisionStmt:               q.resolveDecisionStmt,
-		resumeSessionStmt:                 q.resumeSessionStmt,
-		revokeAgentKeyStmt:                q.revokeAgentKeyStmt,
-		sessionsWithSymbolStmt:            q.sessionsWithSymbolStmt,
-		setRunStatusStmt:                  q.setRunStatusStmt,
-		setSessionLifecycleStmt:           q.setSessionLifecycleStmt,
-		setSettingStmt:                    q.setSettingStmt,
-		setUserDisabledAtStmt:             q.setUserDisabledAtStmt,
-		setUserRoleStmt:                   q.setUserRoleStmt,
-		supersedePlansStmt:                q.supersedePlansStmt,
-		touchSessionBriefStmt:             q.touchSessionBriefStmt,
-		touchWebSessionStmt:               q.touchWebSessionStmt,
-		updateMissionStmt:                 q.updateMissionStmt,
-		upsertChangeStmt:                  q.upsertChangeStmt,
-		upsertTaskStmt:                    q.upsertTaskStmt,
-		upsertToolStmt:                    q.upsertToolStmt,
+		db:                                   tx,
+		tx:                                   tx,
+		addChangeSymbolStmt:                  q.addChangeSymbolStmt,
+		addEventStmt:                         q.addEventStmt,
+		addLoginFailureStmt:                  q.addLoginFailureStmt,
+		answerAskStmt:                        q.answerAskStmt,
+		answerPermissionPromptStmt:           q.answerPermissionPromptStmt,
+		auditPrematureSideEffectsStmt:        q.auditPrematureSideEffectsStmt,
+		auditStaleGatesStmt:                  q.auditStaleGatesStmt,
+		auditUnanswerableAsksStmt:            q.auditUnanswerableAsksStmt,
+		auditUndeliveredResolutionsStmt:      q.auditUndeliveredResolutionsStmt,
+		clearLoginFailuresStmt:               q.clearLoginFailuresStmt,
+		clearViolationStmt:                   q.clearViolationStmt,
+		closeBreachStmt:                      q.closeBreachStmt,
+		closeCollisionStmt:                   q.closeCollisionStmt,
+		closeDeviationStmt:                   q.closeDeviationStmt,
+		closeRemediationStmt:                 q.closeRemediationStmt,
+		closeViolationStmt:                   q.closeViolationStmt,
+		countAttentionStmt:                   q.countAttentionStmt,
+		countLoginFailuresStmt:               q.countLoginFailuresStmt,
+		countTasksStmt:                       q.countTasksStmt,
+		countUsersStmt:                       q.countUsersStmt,
+		createAPITokenStmt:                   q.createAPITokenStmt,
+		createAgentKeyStmt:                   q.createAgentKeyStmt,
+		createAskStmt:                        q.createAskStmt,
+		createBreachStmt:                     q.createBreachStmt,
+		createCollisionStmt:                  q.createCollisionStmt,
+		createDecisionStmt:                   q.createDecisionStmt,
+		createDeviationStmt:                  q.createDeviationStmt,
+		createEvidenceStmt:                   q.createEvidenceStmt,
+		createMissionStmt:                    q.createMissionStmt,
+		createPermissionPromptStmt:           q.createPermissionPromptStmt,
+		createPlanStmt:                       q.createPlanStmt,
+		createPolicyStmt:                     q.createPolicyStmt,
+		createRemediationStmt:                q.createRemediationStmt,
+		createRuleStmt:                       q.createRuleStmt,
+		createRunStmt:                        q.createRunStmt,
+		createSessionStmt:                    q.createSessionStmt,
+		createToolCallStmt:                   q.createToolCallStmt,
+		createUserStmt:                       q.createUserStmt,
+		createViolationStmt:                  q.createViolationStmt,
+		createWebSessionStmt:                 q.createWebSessionStmt,
+		decidePlanStmt:                       q.decidePlanStmt,
+		deleteChangeSymbolsStmt:              q.deleteChangeSymbolsStmt,
+		deleteExpiredWebSessionsStmt:         q.deleteExpiredWebSessionsStmt,
+		deleteOldLoginFailuresStmt:           q.deleteOldLoginFailuresStmt,
+		deleteToolStmt:                       q.deleteToolStmt,
+		deleteUserWebSessionsStmt:            q.deleteUserWebSessionsStmt,
+		deleteWebSessionStmt:                 q.deleteWebSessionStmt,
+		deliverPermissionAnswersStmt:         q.deliverPermissionAnswersStmt,
+		deliverPlanAnswersStmt:               q.deliverPlanAnswersStmt,
+		deliverRemediationsStmt:              q.deliverRemediationsStmt,
+		deliverResolutionsStmt:               q.deliverResolutionsStmt,
+		getAgentKeyStmt:                      q.getAgentKeyStmt,
+		getAgentKeyByHashStmt:                q.getAgentKeyByHashStmt,
+		getAgentKeyByNameStmt:                q.getAgentKeyByNameStmt,
+		getAskStmt:                           q.getAskStmt,
+		getBriefStateStmt:                    q.getBriefStateStmt,
+		getChangeStmt:                        q.getChangeStmt,
+		getDecisionByRefStmt:                 q.getDecisionByRefStmt,
+		getLatestPlanStmt:                    q.getLatestPlanStmt,
+		getMissionBySlugStmt:                 q.getMissionBySlugStmt,
+		getOpenAskStmt:                       q.getOpenAskStmt,
+		getPermissionPromptStmt:              q.getPermissionPromptStmt,
+		getRemediationStmt:                   q.getRemediationStmt,
+		getRunStmt:                           q.getRunStmt,
+		getSessionStmt:                       q.getSessionStmt,
+		getSettingStmt:                       q.getSettingStmt,
+		getToolStmt:                          q.getToolStmt,
+		getUserStmt:                          q.getUserStmt,
+		getUserByEmailStmt:                   q.getUserByEmailStmt,
+		getUserByTokenHashStmt:               q.getUserByTokenHashStmt,
+		getViolationStmt:                     q.getViolationStmt,
+		getWebSessionStmt:                    q.getWebSessionStmt,
+		listAgentKeysStmt:                    q.listAgentKeysStmt,
+		listAttentionBlockedTasksStmt:        q.listAttentionBlockedTasksStmt,
+		listAttentionDecisionsStmt:           q.listAttentionDecisionsStmt,
+		listAttentionPausesStmt:              q.listAttentionPausesStmt,
+		listAttentionPermissionsStmt:         q.listAttentionPermissionsStmt,
+		listAttentionPlansStmt:               q.listAttentionPlansStmt,
+		listAttentionRemediationsStmt:        q.listAttentionRemediationsStmt,
+		listAttentionViolationsStmt:          q.listAttentionViolationsStmt,
+		listEvidenceStmt:                     q.listEvidenceStmt,
+		listMissionSessionIDsStmt:            q.listMissionSessionIDsStmt,
+		listMissionsStmt:                     q.listMissionsStmt,
+		listMissionsWithSessionCountsStmt:    q.listMissionsWithSessionCountsStmt,
+		listOpenAsksStmt:                     q.listOpenAsksStmt,
+		listOpenBreachesStmt:                 q.listOpenBreachesStmt,
+		listOpenCollisionsStmt:               q.listOpenCollisionsStmt,
+		listOpenDecisionsStmt:                q.listOpenDecisionsStmt,
+		listOpenDeviationsStmt:               q.listOpenDeviationsStmt,
+		listOpenPermissionPromptsStmt:        q.listOpenPermissionPromptsStmt,
+		listOpenRemediationsStmt:             q.listOpenRemediationsStmt,
+		listOpenViolationsStmt:               q.listOpenViolationsStmt,
+		listPoliciesStmt:                     q.listPoliciesStmt,
+		listRulesStmt:                        q.listRulesStmt,
+		listSessionDecisionsStmt:             q.listSessionDecisionsStmt,
+		listSessionEventsStmt:                q.listSessionEventsStmt,
+		listSessionPermissionPromptsStmt:     q.listSessionPermissionPromptsStmt,
+		listSessionRemediationsStmt:          q.listSessionRemediationsStmt,
+		listSessionStatesStmt:                q.listSessionStatesStmt,
+		listToolsStmt:                        q.listToolsStmt,
+		listUndeliveredPermissionAnswersStmt: q.listUndeliveredPermissionAnswersStmt,
+		listUndeliveredPlanAnswersStmt:       q.listUndeliveredPlanAnswersStmt,
+		listUndeliveredResolutionsStmt:       q.listUndeliveredResolutionsStmt,
+		listUsersStmt:                        q.listUsersStmt,
+		nextDecisionNumberStmt:               q.nextDecisionNumberStmt,
+		pauseSessionStmt:                     q.pauseSessionStmt,
+		resolveDecisionStmt:                  q.resolveDecisionStmt,
+		resumeSessionStmt:                    q.resumeSessionStmt,
+		revokeAgentKeyStmt:                   q.revokeAgentKeyStmt,
+		sessionsWithSymbolStmt:               q.sessionsWithSymbolStmt,
+		setRunStatusStmt:                     q.setRunStatusStmt,
+		setSessionLifecycleStmt:              q.setSessionLifecycleStmt,
+		setSettingStmt:                       q.setSettingStmt,
+		setUserDisabledAtStmt:                q.setUserDisabledAtStmt,
+		setUserRoleStmt:                      q.setUserRoleStmt,
+		supersedePlansStmt:                   q.supersedePlansStmt,
+		touchSessionBriefStmt:                q.touchSessionBriefStmt,
+		touchWebSessionStmt:                  q.touchWebSessionStmt,
+		updateMissionStmt:                    q.updateMissionStmt,
+		upsertChangeStmt:                     q.upsertChangeStmt,
+		upsertTaskStmt:                       q.upsertTaskStmt,
+		upsertToolStmt:                       q.upsertToolStmt,
 	}
 }

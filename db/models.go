@@ -143,16 +143,31 @@ type Mission struct {
 	UpdatedAt string
 }
 
+type PermissionPrompt struct {
+	ID          int64
+	SessionID   string
+	Prompt      string
+	Options     string
+	Tool        string
+	Paths       string
+	RequestedAt string
+	Answer      sql.NullString
+	AnsweredAt  sql.NullString
+	AnsweredBy  sql.NullInt64
+	DeliveredAt sql.NullString
+}
+
 type Plan struct {
-	ID         int64
-	SessionID  string
-	Summary    string
-	Body       string
-	Status     string
-	ProposedAt string
-	DecidedAt  sql.NullString
-	DecidedBy  sql.NullInt64
-	Note       string
+	ID          int64
+	SessionID   string
+	Summary     string
+	Body        string
+	Status      string
+	ProposedAt  string
+	DecidedAt   sql.NullString
+	DecidedBy   sql.NullInt64
+	Note        string
+	DeliveredAt sql.NullString
 }
 
 type Policy struct {

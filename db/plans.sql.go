@@ -14,7 +14,7 @@ const createPlan = `-- name: CreatePlan :one
 INSERT INTO plans (session_id, summary, body, status, proposed_at, decided_at)
 VALUES (?1, ?2, ?3, ?4, ?5,
         ?6)
-RETURNING id, session_id, summary, body, status, proposed_at, decided_at, decided_by, note
+RETURNING id, session_id, summary, body, status, proposed_at, decided_at, decided_by, note, delivered_at
 `
 
 type CreatePlanParams struct {
@@ -46,6 +46,7 @@ func (q *Queries) CreatePlan(ctx context.Context, arg CreatePlanParams) (Plan, e
 		&i.DecidedAt,
 		&i.DecidedBy,
 		&i.Note,
+		&i.DeliveredAt,
 	)
 	return i, err
 }
@@ -54,7 +55,7 @@ const decidePlan = `-- name: DecidePlan :one
 UPDATE plans
 SET status = ?1, decided_at = ?2, decided_by = ?3, note = ?4
 WHERE id = ?5 AND status = 'proposed'
-RETURNING id, session_id, summary, body, status, proposed_at, decided_at, decided_by, note
+RETURNING id, session_id, summary, body, status, proposed_at, decided_at, decided_by, note, delivered_at
 `
 
 type DecidePlanParams struct {
@@ -85,12 +86,60 @@ func (q *Queries) DecidePlan(ctx context.Context, arg DecidePlanParams) (Plan, e
 		&i.DecidedAt,
 		&i.DecidedBy,
 		&i.Note,
+		&i.DeliveredAt,
 	)
 	return i, err
 }
 
+const deliverPlanAnswers = `-- name: DeliverPlanAnswers :many
+UPDATE plans SET delivered_at = ?1
+WHERE session_id = ?2 AND decided_by IS NOT NULL AND delivered_at IS NULL
+RETURNING id, session_id, summary, body, status, proposed_at, decided_at, decided_by, note, delivered_at
+`
+
+type DeliverPlanAnswersParams struct {
+	DeliveredAt sql.NullString
+	SessionID   string
+}
+
+// Stamps the lead's answers to the session's plans that its agent has not
+// been told yet, and returns them: exactly once, as DeliverResolutions.
+func (q *Queries) DeliverPlanAnswers(ctx context.Context, arg DeliverPlanAnswersParams) ([]Plan, error) {
+	rows, err := q.query(ctx, q.deliverPlanAnswersStmt, deliverPlanAnswers, arg.DeliveredAt, arg.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Plan{}
+	for rows.Next() {
+		var i Plan
+		if err := rows.Scan(
+			&i.ID,
+			&i.SessionID,
+			&i.Summary,
+			&i.Body,
+			&i.Status,
+			&i.ProposedAt,
+			&i.DecidedAt,
+			&i.DecidedBy,
+			&i.Note,
+			&i.DeliveredAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const getLatestPlan = `-- name: GetLatestPlan :one
-SELECT id, session_id, summary, body, status, proposed_at, decided_at, decided_by, note FROM plans
+SELECT id, session_id, summary, body, status, proposed_at, decided_at, decided_by, note, delivered_at FROM plans
 WHERE session_id = ?1
 ORDER BY id DESC
 LIMIT 1
@@ -109,8 +158,50 @@ func (q *Queries) GetLatestPlan(ctx context.Context, sessionID string) (Plan, er
 		&i.DecidedAt,
 		&i.DecidedBy,
 		&i.Note,
+		&i.DeliveredAt,
 	)
 	return i, err
+}
+
+const listUndeliveredPlanAnswers = `-- name: ListUndeliveredPlanAnswers :many
+SELECT id, session_id, summary, body, status, proposed_at, decided_at, decided_by, note, delivered_at FROM plans
+WHERE session_id = ?1 AND decided_by IS NOT NULL AND delivered_at IS NULL
+ORDER BY id
+`
+
+// What DeliverPlanAnswers would deliver, for the preview.
+func (q *Queries) ListUndeliveredPlanAnswers(ctx context.Context, sessionID string) ([]Plan, error) {
+	rows, err := q.query(ctx, q.listUndeliveredPlanAnswersStmt, listUndeliveredPlanAnswers, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Plan{}
+	for rows.Next() {
+		var i Plan
+		if err := rows.Scan(
+			&i.ID,
+			&i.SessionID,
+			&i.Summary,
+			&i.Body,
+			&i.Status,
+			&i.ProposedAt,
+			&i.DecidedAt,
+			&i.DecidedBy,
+			&i.Note,
+			&i.DeliveredAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const supersedePlans = `-- name: SupersedePlans :exec

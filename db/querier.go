@@ -15,6 +15,8 @@ type Querier interface {
 	AddLoginFailure(ctx context.Context, arg AddLoginFailureParams) error
 	// Answers an ask once: a second answer matches no row.
 	AnswerAsk(ctx context.Context, arg AnswerAskParams) (Ask, error)
+	// Records a person's answer, only while the prompt waits.
+	AnswerPermissionPrompt(ctx context.Context, arg AnswerPermissionPromptParams) (PermissionPrompt, error)
 	// Report premature-side-effects: side-effecting tool calls that started
 	// before an ask of their run was answered, or while it is unanswered. The
 	// first half goes from the unanswered asks (asks_open), the second from the
@@ -66,6 +68,7 @@ type Querier interface {
 	CreateDeviation(ctx context.Context, arg CreateDeviationParams) (Deviation, error)
 	CreateEvidence(ctx context.Context, arg CreateEvidenceParams) (Evidence, error)
 	CreateMission(ctx context.Context, arg CreateMissionParams) (Mission, error)
+	CreatePermissionPrompt(ctx context.Context, arg CreatePermissionPromptParams) (PermissionPrompt, error)
 	CreatePlan(ctx context.Context, arg CreatePlanParams) (Plan, error)
 	CreatePolicy(ctx context.Context, arg CreatePolicyParams) (Policy, error)
 	CreateRemediation(ctx context.Context, arg CreateRemediationParams) (Remediation, error)
@@ -84,6 +87,12 @@ type Querier interface {
 	DeleteTool(ctx context.Context, arg DeleteToolParams) (int64, error)
 	DeleteUserWebSessions(ctx context.Context, userID int64) (int64, error)
 	DeleteWebSession(ctx context.Context, idHash string) error
+	// Stamps the answers the session's agent has not been told yet and returns
+	// them: exactly once, as DeliverResolutions.
+	DeliverPermissionAnswers(ctx context.Context, arg DeliverPermissionAnswersParams) ([]PermissionPrompt, error)
+	// Stamps the lead's answers to the session's plans that its agent has not
+	// been told yet, and returns them: exactly once, as DeliverResolutions.
+	DeliverPlanAnswers(ctx context.Context, arg DeliverPlanAnswersParams) ([]Plan, error)
 	// Stamps every open remediation the agent has not seen yet, exactly once.
 	DeliverRemediations(ctx context.Context, arg DeliverRemediationsParams) ([]int64, error)
 	// Hands every decided, undelivered resolution of a session over exactly
@@ -96,8 +105,9 @@ type Querier interface {
 	GetAsk(ctx context.Context, id string) (GetAskRow, error)
 	// Everything the brief needs about a session in one read: its brake, its
 	// mission's risk, its latest plan, and how many gates, resolutions and
-	// remediations wait, so the brief reads the lists only when they are not
-	// empty and writes only when something is to be delivered.
+	// remediations, permission prompts and answers wait, so the brief reads the
+	// lists only when they are not empty and writes only when something is to
+	// be delivered.
 	GetBriefState(ctx context.Context, id string) (GetBriefStateRow, error)
 	GetChange(ctx context.Context, sessionID string) (Change, error)
 	GetDecisionByRef(ctx context.Context, ref string) (Decision, error)
@@ -105,6 +115,7 @@ type Querier interface {
 	GetMissionBySlug(ctx context.Context, slug string) (Mission, error)
 	// The question a run waits on, if any.
 	GetOpenAsk(ctx context.Context, runID string) (Ask, error)
+	GetPermissionPrompt(ctx context.Context, id int64) (PermissionPrompt, error)
 	GetRemediation(ctx context.Context, id int64) (Remediation, error)
 	GetRun(ctx context.Context, id string) (GetRunRow, error)
 	GetSession(ctx context.Context, id string) (GetSessionRow, error)
@@ -116,10 +127,14 @@ type Querier interface {
 	GetViolation(ctx context.Context, id int64) (Violation, error)
 	GetWebSession(ctx context.Context, idHash string) (GetWebSessionRow, error)
 	ListAgentKeys(ctx context.Context) ([]ListAgentKeysRow, error)
+	// Tasks an agent reported blocked and has not moved since, longest first.
+	ListAttentionBlockedTasks(ctx context.Context) ([]ListAttentionBlockedTasksRow, error)
 	// Open gates, oldest first.
 	ListAttentionDecisions(ctx context.Context) ([]ListAttentionDecisionsRow, error)
 	// Paused sessions, longest paused first.
 	ListAttentionPauses(ctx context.Context) ([]ListAttentionPausesRow, error)
+	// Permission prompts waiting on a person, oldest first.
+	ListAttentionPermissions(ctx context.Context) ([]ListAttentionPermissionsRow, error)
 	// Plans waiting for a lead on high-risk missions, oldest first. Only a
 	// session's latest plan can be proposed: a new one supersedes the rest.
 	ListAttentionPlans(ctx context.Context) ([]ListAttentionPlansRow, error)
@@ -142,16 +157,24 @@ type Querier interface {
 	ListOpenCollisions(ctx context.Context, sessionID string) ([]ListOpenCollisionsRow, error)
 	ListOpenDecisions(ctx context.Context, sessionID string) ([]Decision, error)
 	ListOpenDeviations(ctx context.Context, sessionID string) ([]ListOpenDeviationsRow, error)
+	// The prompts of a session still waiting on a person, oldest first.
+	ListOpenPermissionPrompts(ctx context.Context, sessionID string) ([]PermissionPrompt, error)
 	ListOpenRemediations(ctx context.Context, sessionID string) ([]Remediation, error)
 	ListOpenViolations(ctx context.Context, sessionID string) ([]Violation, error)
 	ListPolicies(ctx context.Context) ([]Policy, error)
 	ListRules(ctx context.Context) ([]Rule, error)
 	ListSessionDecisions(ctx context.Context, sessionID string) ([]ListSessionDecisionsRow, error)
 	ListSessionEvents(ctx context.Context, sessionID string) ([]Event, error)
+	// Every prompt of a session, newest first, for its page.
+	ListSessionPermissionPrompts(ctx context.Context, sessionID string) ([]ListSessionPermissionPromptsRow, error)
 	ListSessionRemediations(ctx context.Context, sessionID string) ([]Remediation, error)
 	// The newest sessions, for the sessions list.
 	ListSessionStates(ctx context.Context, lim int64) ([]ListSessionStatesRow, error)
 	ListTools(ctx context.Context) ([]Tool, error)
+	// What DeliverPermissionAnswers would deliver, for the preview.
+	ListUndeliveredPermissionAnswers(ctx context.Context, sessionID string) ([]PermissionPrompt, error)
+	// What DeliverPlanAnswers would deliver, for the preview.
+	ListUndeliveredPlanAnswers(ctx context.Context, sessionID string) ([]Plan, error)
 	// What the next brief would deliver, read without stamping (the preview).
 	ListUndeliveredResolutions(ctx context.Context, sessionID string) ([]ListUndeliveredResolutionsRow, error)
 	ListUsers(ctx context.Context) ([]ListUsersRow, error)

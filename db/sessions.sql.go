@@ -73,7 +73,13 @@ SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason, s.lifecycle, s.lifecyc
        (SELECT COUNT(*) FROM deviations d WHERE d.session_id = s.id AND d.closed_at IS NULL) AS open_deviations,
        (SELECT COUNT(*) FROM breaches b WHERE b.session_id = s.id AND b.closed_at IS NULL) AS open_breaches,
        (SELECT COUNT(*) FROM collisions c WHERE c.session_id = s.id AND c.closed_at IS NULL) AS open_collisions,
-       (SELECT COUNT(*) FROM changes ch WHERE ch.session_id = s.id) AS has_change
+       (SELECT COUNT(*) FROM changes ch WHERE ch.session_id = s.id) AS has_change,
+       (SELECT COUNT(*) FROM permission_prompts pp
+         WHERE pp.session_id = s.id AND pp.answered_at IS NULL) AS open_permissions,
+       (SELECT COUNT(*) FROM permission_prompts pp
+         WHERE pp.session_id = s.id AND pp.answered_at IS NOT NULL AND pp.delivered_at IS NULL) AS undelivered_permissions,
+       (SELECT COUNT(*) FROM plans p
+         WHERE p.session_id = s.id AND p.decided_by IS NOT NULL AND p.delivered_at IS NULL) AS undelivered_plan_answers
 FROM sessions s
 WHERE s.id = ?1
 `
@@ -98,12 +104,16 @@ type GetBriefStateRow struct {
 	OpenBreaches            int64
 	OpenCollisions          int64
 	HasChange               int64
+	OpenPermissions         int64
+	UndeliveredPermissions  int64
+	UndeliveredPlanAnswers  int64
 }
 
 // Everything the brief needs about a session in one read: its brake, its
 // mission's risk, its latest plan, and how many gates, resolutions and
-// remediations wait, so the brief reads the lists only when they are not
-// empty and writes only when something is to be delivered.
+// remediations, permission prompts and answers wait, so the brief reads the
+// lists only when they are not empty and writes only when something is to
+// be delivered.
 func (q *Queries) GetBriefState(ctx context.Context, id string) (GetBriefStateRow, error) {
 	row := q.queryRow(ctx, q.getBriefStateStmt, getBriefState, id)
 	var i GetBriefStateRow
@@ -127,6 +137,9 @@ func (q *Queries) GetBriefState(ctx context.Context, id string) (GetBriefStateRo
 		&i.OpenBreaches,
 		&i.OpenCollisions,
 		&i.HasChange,
+		&i.OpenPermissions,
+		&i.UndeliveredPermissions,
+		&i.UndeliveredPlanAnswers,
 	)
 	return i, err
 }

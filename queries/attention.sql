@@ -58,4 +58,26 @@ SELECT (SELECT COUNT(*) FROM decisions d WHERE d.resolved_at IS NULL)
      + (SELECT COUNT(*) FROM sessions s WHERE s.paused_at IS NOT NULL)
      + (SELECT COUNT(*) FROM asks a WHERE a.answered_at IS NULL)
      + (SELECT COUNT(*) FROM violations v WHERE v.closed_at IS NULL AND v.severity = 'critical')
-     + (SELECT COUNT(*) FROM remediations r WHERE r.closed_at IS NULL AND r.severity = 'required') AS items;
+     + (SELECT COUNT(*) FROM remediations r WHERE r.closed_at IS NULL AND r.severity = 'required')
+     + (SELECT COUNT(*) FROM permission_prompts pp WHERE pp.answered_at IS NULL)
+     + (SELECT COUNT(*) FROM tasks t WHERE t.status = 'blocked') AS items;
+
+-- name: ListAttentionPermissions :many
+-- Permission prompts waiting on a person, oldest first.
+SELECT pp.id, pp.prompt, pp.options, pp.tool, pp.paths, pp.requested_at,
+       s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
+FROM permission_prompts pp
+JOIN sessions s ON s.id = pp.session_id
+JOIN missions m ON m.id = s.mission_id
+WHERE pp.answered_at IS NULL
+ORDER BY pp.requested_at, pp.id;
+
+-- name: ListAttentionBlockedTasks :many
+-- Tasks an agent reported blocked and has not moved since, longest first.
+SELECT t.task, t.updated_at,
+       s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
+FROM tasks t
+JOIN sessions s ON s.id = t.session_id
+JOIN missions m ON m.id = s.mission_id
+WHERE t.status = 'blocked'
+ORDER BY t.updated_at, t.session_id, t.task;

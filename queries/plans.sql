@@ -20,3 +20,16 @@ UPDATE plans
 SET status = sqlc.arg(status), decided_at = sqlc.arg(decided_at), decided_by = sqlc.arg(decided_by), note = sqlc.arg(note)
 WHERE id = sqlc.arg(id) AND status = 'proposed'
 RETURNING *;
+
+-- name: DeliverPlanAnswers :many
+-- Stamps the lead's answers to the session's plans that its agent has not
+-- been told yet, and returns them: exactly once, as DeliverResolutions.
+UPDATE plans SET delivered_at = sqlc.arg(delivered_at)
+WHERE session_id = sqlc.arg(session_id) AND decided_by IS NOT NULL AND delivered_at IS NULL
+RETURNING *;
+
+-- name: ListUndeliveredPlanAnswers :many
+-- What DeliverPlanAnswers would deliver, for the preview.
+SELECT * FROM plans
+WHERE session_id = sqlc.arg(session_id) AND decided_by IS NOT NULL AND delivered_at IS NULL
+ORDER BY id;

@@ -13,8 +13,9 @@ WHERE s.id = sqlc.arg(id);
 -- name: GetBriefState :one
 -- Everything the brief needs about a session in one read: its brake, its
 -- mission's risk, its latest plan, and how many gates, resolutions and
--- remediations wait, so the brief reads the lists only when they are not
--- empty and writes only when something is to be delivered.
+-- remediations, permission prompts and answers wait, so the brief reads the
+-- lists only when they are not empty and writes only when something is to
+-- be delivered.
 SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason, s.lifecycle, s.lifecycle_at,
        CAST((SELECT m.high_risk FROM missions m WHERE m.id = s.mission_id) AS BOOLEAN) AS high_risk,
        CAST(COALESCE((SELECT p.status FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_status,
@@ -32,7 +33,13 @@ SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason, s.lifecycle, s.lifecyc
        (SELECT COUNT(*) FROM deviations d WHERE d.session_id = s.id AND d.closed_at IS NULL) AS open_deviations,
        (SELECT COUNT(*) FROM breaches b WHERE b.session_id = s.id AND b.closed_at IS NULL) AS open_breaches,
        (SELECT COUNT(*) FROM collisions c WHERE c.session_id = s.id AND c.closed_at IS NULL) AS open_collisions,
-       (SELECT COUNT(*) FROM changes ch WHERE ch.session_id = s.id) AS has_change
+       (SELECT COUNT(*) FROM changes ch WHERE ch.session_id = s.id) AS has_change,
+       (SELECT COUNT(*) FROM permission_prompts pp
+         WHERE pp.session_id = s.id AND pp.answered_at IS NULL) AS open_permissions,
+       (SELECT COUNT(*) FROM permission_prompts pp
+         WHERE pp.session_id = s.id AND pp.answered_at IS NOT NULL AND pp.delivered_at IS NULL) AS undelivered_permissions,
+       (SELECT COUNT(*) FROM plans p
+         WHERE p.session_id = s.id AND p.decided_by IS NOT NULL AND p.delivered_at IS NULL) AS undelivered_plan_answers
 FROM sessions s
 WHERE s.id = sqlc.arg(id);
 

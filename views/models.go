@@ -4,6 +4,7 @@
 package views
 
 import (
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -78,7 +79,15 @@ func current(nav, section string) string {
 	return "false"
 }
 
-func itemID(it governance.AttentionItem) string { return "item-" + it.Kind + "-" + it.Ref }
+// itemID is an item's element id. A blocked task's ref is the agent's own
+// task id, unique only within its session and free text: it is hex-encoded
+// after the session's id.
+func itemID(it governance.AttentionItem) string {
+	if it.Kind == governance.ItemTask {
+		return "item-task-" + it.Session + "-" + hex.EncodeToString([]byte(it.Ref))
+	}
+	return "item-" + it.Kind + "-" + it.Ref
+}
 
 func sessionLabel(it governance.AttentionItem) string {
 	if it.SessionTitle != "" {
@@ -130,4 +139,15 @@ func badgeText(it governance.AttentionItem) string {
 		return "PARKED"
 	}
 	return it.State.String()
+}
+
+// promptLabel is the label of the option a permission prompt was answered
+// with.
+func promptLabel(p governance.PermissionPrompt) string {
+	for _, o := range p.Options {
+		if o.Key == p.Answer {
+			return o.Label
+		}
+	}
+	return ""
 }

@@ -120,6 +120,17 @@ func routeTable() []routeCase {
 		}
 		return id, q.ID
 	}
+	// prompted has a.Agent's client raise a permission prompt on a fresh
+	// session and returns the session and the prompt's id.
+	prompted := func(a *webtest.API) (string, string) {
+		id := plainSession(a)
+		r, err := a.Kit.Gov.Lifecycle.Report(ctx, a.Agent, id, governance.EventInput{Name: "permission.prompt.requested",
+			Payload: []byte(`{"prompt":"Run make deploy?","options":{"1":"Allow","2":"Deny"},"tool":"Bash"}`)})
+		if err != nil {
+			a.T.Fatal(err)
+		}
+		return id, fmt.Sprint(r.Permission.ID)
+	}
 	// violated reports the seed's AWS secret on a fresh session and returns
 	// the session and its open critical violation.
 	violated := func(a *webtest.API) (string, int64) {
@@ -191,6 +202,18 @@ func routeTable() []routeCase {
 			setup: func(a *webtest.API) (string, any, string) {
 				id := proposed(a)
 				return "/api/v1/sessions/" + id + "/plan/reject", map[string]any{"note": "too broad"}, id
+			},
+			want: statuses(http.StatusOK, leads)},
+		{method: http.MethodPost, path: "/api/v1/sessions/:id/plan/modify", writes: true,
+			setup: func(a *webtest.API) (string, any, string) {
+				id := proposed(a)
+				return "/api/v1/sessions/" + id + "/plan/modify", map[string]any{"instruction": "gate the migration"}, id
+			},
+			want: statuses(http.StatusOK, leads)},
+		{method: http.MethodPost, path: "/api/v1/permissions/:id/answer", writes: true,
+			setup: func(a *webtest.API) (string, any, string) {
+				id, prompt := prompted(a)
+				return "/api/v1/permissions/" + prompt + "/answer", map[string]any{"option": "1"}, id
 			},
 			want: statuses(http.StatusOK, leads)},
 		{method: http.MethodPost, path: "/api/v1/sessions/:id/pause", writes: true,
@@ -388,6 +411,14 @@ func routeTable() []routeCase {
 		consoleOnly(http.MethodPost, "/sessions/:id/plan/reject", func(a *webtest.API) (string, string) {
 			id := proposed(a)
 			return "/sessions/" + id + "/plan/reject", id
+		}),
+		consoleOnly(http.MethodPost, "/sessions/:id/plan/modify", func(a *webtest.API) (string, string) {
+			id := proposed(a)
+			return "/sessions/" + id + "/plan/modify", id
+		}),
+		consoleOnly(http.MethodPost, "/permissions/:id/answer", func(a *webtest.API) (string, string) {
+			id, prompt := prompted(a)
+			return "/permissions/" + prompt + "/answer", id
 		}),
 		consoleOnly(http.MethodPost, "/sessions/:id/pause", func(a *webtest.API) (string, string) {
 			id := plainSession(a)

@@ -3,7 +3,6 @@ package governance
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,6 +25,12 @@ const (
 	// ItemRemediation is an open required remediation: REMEDIATE until it
 	// is closed. Its ref is the remediation's id.
 	ItemRemediation = "remediation"
+	// ItemPermission is a permission prompt waiting on a person: a person
+	// picks an option. Its ref is the prompt's id.
+	ItemPermission = "permission"
+	// ItemTask is a task its agent reported blocked, until the task
+	// progresses, completes or fails. Its ref is the agent's task id.
+	ItemTask = "task"
 )
 
 // AttentionService lists what people must act on.
@@ -41,7 +46,9 @@ type AskOption struct {
 type AttentionItem struct {
 	Kind  string         `json:"kind"`
 	State protocol.State `json:"state"`
-	// Ref is the gate's reference for a decision, the session's id otherwise.
+	// Ref is the gate's reference for a decision; the id of the ask,
+	// violation, remediation or permission prompt; the agent's task id for
+	// a blocked task; the session's id otherwise.
 	Ref          string    `json:"ref"`
 	Session      string    `json:"session"`
 	SessionTitle string    `json:"session_title"`
@@ -60,10 +67,11 @@ type AttentionItem struct {
 	// By is who paused the session, for paused items.
 	By string `json:"by,omitempty"`
 	// Run and Options are the parked run and the answers to its question,
-	// for ask items.
+	// for ask items; Options are a permission prompt's too.
 	Run     string      `json:"run,omitempty"`
 	Options []AskOption `json:"options,omitempty"`
-	// Files are the files a violation was found in or a remediation names.
+	// Files are the files a violation was found in, a remediation or a
+	// permission prompt names.
 	Files []string `json:"files,omitempty"`
 }
 
@@ -124,11 +132,9 @@ func (s *AttentionService) List(ctx context.Context) ([]AttentionItem, error) {
 				Session: a.SessionID, SessionTitle: a.SessionTitle, Agent: a.Agent, Mission: a.MissionSlug,
 				MissionTitle: a.MissionTitle, Title: "Run " + a.RunName + " is parked on a question", Question: a.Prompt,
 				Run: a.RunID, BlockedScope: []string{}, AllowedScope: []string{}, OpenedAt: c.Time("created_at", a.CreatedAt)}
+			item.Options = askOptions(opts)
 			if err := c.Err(); err != nil {
 				return err
-			}
-			for _, key := range slices.Sorted(maps.Keys(opts)) {
-				item.Options = append(item.Options, AskOption{Key: key, Label: opts[key]})
 			}
 			items = append(items, item)
 		}
@@ -166,6 +172,45 @@ func (s *AttentionService) List(ctx context.Context) ([]AttentionItem, error) {
 				return err
 			}
 			items = append(items, item)
+		}
+		prompts, err := q.ListAttentionPermissions(ctx)
+		if err != nil {
+			return err
+		}
+		for _, p := range prompts {
+			c := db.StoredRow("permission_prompts", p.ID)
+			var opts map[string]string
+			c.JSON("options", p.Options, &opts)
+			paths := c.List("paths", p.Paths)
+			blocked := slices.Clone(paths)
+			title := "Permission asked"
+			if p.Tool != "" {
+				blocked = append([]string{protocol.ToolScope(p.Tool)}, blocked...)
+				title = "Permission asked to use " + p.Tool
+			}
+			item := AttentionItem{Kind: ItemPermission, State: protocol.DecisionRequired, Ref: strconv.FormatInt(p.ID, 10),
+				Session: p.SessionID, SessionTitle: p.SessionTitle, Agent: p.Agent, Mission: p.MissionSlug,
+				MissionTitle: p.MissionTitle, Title: title, Question: p.Prompt, Options: askOptions(opts), Files: paths,
+				BlockedScope: blocked, AllowedScope: []string{}, OpenedAt: c.Time("requested_at", p.RequestedAt)}
+			if err := c.Err(); err != nil {
+				return err
+			}
+			items = append(items, item)
+		}
+		tasks, err := q.ListAttentionBlockedTasks(ctx)
+		if err != nil {
+			return err
+		}
+		for _, t := range tasks {
+			c := db.StoredRow("tasks", t.SessionID+"/"+t.Task)
+			items = append(items, AttentionItem{Kind: ItemTask, State: protocol.ContinueWithWarning, Ref: t.Task,
+				Session: t.SessionID, SessionTitle: t.SessionTitle, Agent: t.Agent, Mission: t.MissionSlug,
+				MissionTitle: t.MissionTitle, Title: "Task " + t.Task + " is blocked",
+				Detail:       "The agent reported this task blocked. It stays here until the task progresses, completes or fails; pause the session or ask for a remediation from its page if it needs a person.",
+				BlockedScope: []string{}, AllowedScope: []string{}, OpenedAt: c.Time("updated_at", t.UpdatedAt)})
+			if err := c.Err(); err != nil {
+				return err
+			}
 		}
 		decisions, err := q.ListAttentionDecisions(ctx)
 		if err != nil {

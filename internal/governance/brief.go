@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,12 +34,28 @@ type Brief struct {
 	Resolutions []Resolution `json:"resolutions"`
 	// Remediations are the requests still open.
 	Remediations []Remediation `json:"remediations"`
-	GeneratedAt  time.Time     `json:"generated_at"`
+	// Permissions are the answers to permission prompts this brief
+	// delivers for the first time.
+	Permissions []PermissionAnswer `json:"permissions"`
+	GeneratedAt time.Time          `json:"generated_at"`
 	// Protocol is the whole protocol text (MarshalJSON writes it last).
 	Protocol string `json:"-"`
 }
 
-// Resolution is a person's answer to a gate, as delivered to the agent.
+// PermissionAnswer is a person's answer to a permission prompt, as
+// delivered to the agent: the option chosen and its label.
+type PermissionAnswer struct {
+	ID         int64     `json:"id"`
+	Prompt     string    `json:"prompt"`
+	Option     string    `json:"option"`
+	Label      string    `json:"label"`
+	AnsweredAt time.Time `json:"answered_at"`
+	AnsweredBy string    `json:"answered_by"`
+}
+
+// Resolution is a person's answer to a gate, as delivered to the agent; a
+// lead's answer to a plan is one too (ref PLAN-<id>, resolution the plan's
+// new status: approved, changes_requested or rejected).
 type Resolution struct {
 	Ref         string    `json:"ref"`
 	Resolution  string    `json:"resolution"`
@@ -114,7 +131,8 @@ func (s *BriefService) Brief(ctx context.Context, actor auth.Actor, session stri
 		return Brief{}, err
 	}
 	var b Brief
-	if in.state.UndeliveredResolutions > 0 || in.state.UndeliveredRemediations > 0 {
+	if st := in.state; st.UndeliveredResolutions > 0 || st.UndeliveredRemediations > 0 ||
+		st.UndeliveredPlanAnswers > 0 || st.UndeliveredPermissions > 0 {
 		err = s.write(ctx, func(q db.Querier) error {
 			b, err = s.briefIn(ctx, q, actor, session, now, true)
 			return err
@@ -138,29 +156,18 @@ func (c *core) briefIn(ctx context.Context, q db.Querier, actor auth.Actor, sess
 	if err != nil {
 		return Brief{}, err
 	}
-	var undelivered []db.ListUndeliveredResolutionsRow
-	if st.UndeliveredResolutions > 0 {
-		if deliver {
-			rows, err := q.DeliverResolutions(ctx, db.DeliverResolutionsParams{SessionID: session, DeliveredAt: db.NullTime(now)})
-			if err != nil {
-				return Brief{}, fmt.Errorf("deliver resolutions: %w", err)
-			}
-			for _, r := range rows {
-				undelivered = append(undelivered, db.ListUndeliveredResolutionsRow(r))
-			}
-		} else if undelivered, err = q.ListUndeliveredResolutions(ctx, session); err != nil {
-			return Brief{}, err
-		}
-	}
-	resolutions, err := resolutionsFrom(ctx, q, undelivered)
+	d, err := deliveries(ctx, q, st, now, deliver)
 	if err != nil {
 		return Brief{}, err
 	}
-	var delivered []int64
-	if deliver && st.UndeliveredRemediations > 0 {
-		if delivered, err = q.DeliverRemediations(ctx, db.DeliverRemediationsParams{SessionID: session, DeliveredAt: db.NullTime(now)}); err != nil {
-			return Brief{}, fmt.Errorf("deliver remediations: %w", err)
-		}
+	people := people{q: q, emails: map[int64]string{}}
+	resolutions, err := d.resolutions(ctx, people)
+	if err != nil {
+		return Brief{}, err
+	}
+	permissions, err := d.permissions(ctx, people)
+	if err != nil {
+		return Brief{}, err
 	}
 	in, err := loadInputs(ctx, q, session)
 	if err != nil {
@@ -168,37 +175,142 @@ func (c *core) briefIn(ctx context.Context, q db.Querier, actor auth.Actor, sess
 	}
 	if deliver {
 		for _, r := range resolutions {
-			if err := c.event(ctx, q, session, actor, now, "resolution.delivered", r.Ref, r.Instruction); err != nil {
+			kind := "resolution.delivered"
+			if strings.HasPrefix(r.Ref, planRefPrefix) {
+				kind = "plan.answer.delivered"
+			}
+			if err := c.event(ctx, q, session, actor, now, kind, r.Ref, r.Instruction); err != nil {
 				return Brief{}, err
 			}
 		}
-		slices.Sort(delivered)
-		for _, id := range delivered {
+		slices.Sort(d.remediations)
+		for _, id := range d.remediations {
 			if err := c.event(ctx, q, session, actor, now, "remediation.delivered", fmt.Sprint(id), ""); err != nil {
 				return Brief{}, err
 			}
 		}
+		for _, p := range permissions {
+			if err := c.event(ctx, q, session, actor, now, "permission.answer.delivered", permissionRef(p.ID), p.Option); err != nil {
+				return Brief{}, err
+			}
+		}
 	}
-	return assemble(in, resolutions, now), nil
+	b := assemble(in, resolutions, now)
+	b.Permissions = permissions
+	return b, nil
 }
 
-// resolutionsFrom turns resolution rows into what the agent reads, naming
-// the person who resolved each, oldest first.
-func resolutionsFrom(ctx context.Context, q db.Querier, rows []db.ListUndeliveredResolutionsRow) ([]Resolution, error) {
-	out := make([]Resolution, 0, len(rows))
-	emails := map[int64]string{}
-	for _, r := range rows {
-		id := r.ResolvedBy.Int64
-		if _, ok := emails[id]; !ok && r.ResolvedBy.Valid {
-			u, err := q.GetUser(ctx, id)
-			if err != nil {
-				return nil, fmt.Errorf("resolver of %s: %w", r.Ref, err)
+// delivered is what one brief hands over: the rows it stamped (or, for
+// the preview, would stamp).
+type delivered struct {
+	decisions    []db.ListUndeliveredResolutionsRow
+	plans        []db.Plan
+	prompts      []db.PermissionPrompt
+	remediations []int64
+}
+
+// deliveries stamps (deliver) or lists (the preview) what waits to be
+// delivered to the session, reading only the kinds st counts. Each stamp
+// is `UPDATE … WHERE delivered_at IS NULL RETURNING`, so two racing
+// briefs cannot both deliver one thing.
+func deliveries(ctx context.Context, q db.Querier, st db.GetBriefStateRow, now time.Time, deliver bool) (delivered, error) {
+	var d delivered
+	var err error
+	at := db.NullTime(now)
+	if st.UndeliveredResolutions > 0 {
+		if !deliver {
+			d.decisions, err = q.ListUndeliveredResolutions(ctx, st.ID)
+		} else {
+			var rows []db.DeliverResolutionsRow
+			rows, err = q.DeliverResolutions(ctx, db.DeliverResolutionsParams{SessionID: st.ID, DeliveredAt: at})
+			for _, r := range rows {
+				d.decisions = append(d.decisions, db.ListUndeliveredResolutionsRow(r))
 			}
-			emails[id] = u.Email
+		}
+		if err != nil {
+			return d, fmt.Errorf("deliver resolutions: %w", err)
+		}
+	}
+	if st.UndeliveredPlanAnswers > 0 {
+		if deliver {
+			d.plans, err = q.DeliverPlanAnswers(ctx, db.DeliverPlanAnswersParams{SessionID: st.ID, DeliveredAt: at})
+		} else {
+			d.plans, err = q.ListUndeliveredPlanAnswers(ctx, st.ID)
+		}
+		if err != nil {
+			return d, fmt.Errorf("deliver plan answers: %w", err)
+		}
+	}
+	if st.UndeliveredPermissions > 0 {
+		if deliver {
+			d.prompts, err = q.DeliverPermissionAnswers(ctx, db.DeliverPermissionAnswersParams{SessionID: st.ID, DeliveredAt: at})
+		} else {
+			d.prompts, err = q.ListUndeliveredPermissionAnswers(ctx, st.ID)
+		}
+		if err != nil {
+			return d, fmt.Errorf("deliver permission answers: %w", err)
+		}
+	}
+	if deliver && st.UndeliveredRemediations > 0 {
+		if d.remediations, err = q.DeliverRemediations(ctx, db.DeliverRemediationsParams{SessionID: st.ID, DeliveredAt: at}); err != nil {
+			return d, fmt.Errorf("deliver remediations: %w", err)
+		}
+	}
+	return d, nil
+}
+
+// people names the people who answered, by their email, reading each
+// person once per brief.
+type people struct {
+	q      db.Querier
+	emails map[int64]string
+}
+
+func (p people) email(ctx context.Context, id sql.NullInt64) (string, error) {
+	if !id.Valid {
+		return "", nil
+	}
+	if e, ok := p.emails[id.Int64]; ok {
+		return e, nil
+	}
+	u, err := p.q.GetUser(ctx, id.Int64)
+	if err != nil {
+		return "", fmt.Errorf("user %d: %w", id.Int64, err)
+	}
+	p.emails[id.Int64] = u.Email
+	return u.Email, nil
+}
+
+// planRefPrefix is how a lead's answer to a plan is referred to among the
+// resolutions: PLAN-<id>.
+const planRefPrefix = "PLAN-"
+
+// resolutions are the gates' resolutions and the leads' answers to plans
+// (ref PLAN-<id>, resolution the plan's new status, instruction the note
+// or instruction), oldest first.
+func (d delivered) resolutions(ctx context.Context, people people) ([]Resolution, error) {
+	out := make([]Resolution, 0, len(d.decisions)+len(d.plans))
+	for _, r := range d.decisions {
+		by, err := people.email(ctx, r.ResolvedBy)
+		if err != nil {
+			return nil, fmt.Errorf("resolver of %s: %w", r.Ref, err)
 		}
 		c := db.StoredRow("decisions", r.Ref)
 		out = append(out, Resolution{Ref: r.Ref, Resolution: r.Resolution, Instruction: r.Instruction,
-			ResolvedAt: c.NullTime("resolved_at", r.ResolvedAt), ResolvedBy: emails[id]})
+			ResolvedAt: c.NullTime("resolved_at", r.ResolvedAt), ResolvedBy: by})
+		if err := c.Err(); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range d.plans {
+		ref := planRefPrefix + strconv.FormatInt(p.ID, 10)
+		by, err := people.email(ctx, p.DecidedBy)
+		if err != nil {
+			return nil, fmt.Errorf("lead who answered %s: %w", ref, err)
+		}
+		c := db.StoredRow("plans", p.ID)
+		out = append(out, Resolution{Ref: ref, Resolution: p.Status, Instruction: p.Note,
+			ResolvedAt: c.NullTime("decided_at", p.DecidedAt), ResolvedBy: by})
 		if err := c.Err(); err != nil {
 			return nil, err
 		}
@@ -208,6 +320,32 @@ func resolutionsFrom(ctx context.Context, q db.Querier, rows []db.ListUndelivere
 			return c
 		}
 		return strings.Compare(a.Ref, b.Ref)
+	})
+	return out, nil
+}
+
+// permissions are the answers to permission prompts, oldest first.
+func (d delivered) permissions(ctx context.Context, people people) ([]PermissionAnswer, error) {
+	out := make([]PermissionAnswer, 0, len(d.prompts))
+	for _, p := range d.prompts {
+		by, err := people.email(ctx, p.AnsweredBy)
+		if err != nil {
+			return nil, fmt.Errorf("person who answered %s: %w", permissionRef(p.ID), err)
+		}
+		c := db.StoredRow("permission_prompts", p.ID)
+		var options map[string]string
+		c.JSON("options", p.Options, &options)
+		out = append(out, PermissionAnswer{ID: p.ID, Prompt: p.Prompt, Option: p.Answer.String,
+			Label: options[p.Answer.String], AnsweredAt: c.NullTime("answered_at", p.AnsweredAt), AnsweredBy: by})
+		if err := c.Err(); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(out, func(a, b PermissionAnswer) int {
+		if c := a.AnsweredAt.Compare(b.AnsweredAt); c != 0 {
+			return c
+		}
+		return int(a.ID - b.ID)
 	})
 	return out, nil
 }
@@ -222,7 +360,7 @@ func assemble(in briefInputs, resolutions []Resolution, now time.Time) Brief {
 	p := protocol.Decide(in.facts, now)
 	return Brief{Session: in.state.ID, NextAction: p.NextAction, Reason: p.Reason, Reasons: p.Reasons, Also: p.Also,
 		BlockedScope: p.BlockedScope, AllowedScope: p.AllowedScope, Decisions: in.decisions, Remediations: in.remediations,
-		Resolutions: resolutions, Protocol: protocol.Text, GeneratedAt: p.GeneratedAt}
+		Resolutions: resolutions, Permissions: []PermissionAnswer{}, Protocol: protocol.Text, GeneratedAt: p.GeneratedAt}
 }
 
 // rows is what loadInputs reads of a session besides its state.
@@ -233,6 +371,7 @@ type rows struct {
 	deviations   []db.ListOpenDeviationsRow
 	breaches     []db.Breach
 	collisions   []db.ListOpenCollisionsRow
+	prompts      []db.PermissionPrompt
 	change       *db.Change
 }
 
@@ -313,6 +452,13 @@ func inputsFrom(st db.GetBriefStateRow, r rows) (briefInputs, error) {
 		if err := c.Err(); err != nil {
 			return briefInputs{}, err
 		}
+	}
+	for _, row := range r.prompts {
+		p, err := promptFrom(row, "")
+		if err != nil {
+			return briefInputs{}, err
+		}
+		f.PermissionPrompts = append(f.PermissionPrompts, promptFact(p))
 	}
 	if ch := r.change; ch != nil {
 		c := db.StoredRow("changes", ch.SessionID)

@@ -76,6 +76,11 @@ func loadInputs(ctx context.Context, q db.Querier, id string) (briefInputs, erro
 			return briefInputs{}, err
 		}
 	}
+	if st.OpenPermissions > 0 {
+		if r.prompts, err = q.ListOpenPermissionPrompts(ctx, id); err != nil {
+			return briefInputs{}, err
+		}
+	}
 	if st.HasChange > 0 {
 		ch, err := q.GetChange(ctx, id)
 		if err != nil {

@@ -46,7 +46,7 @@ type Services struct {
 	Missions     *MissionService     // Create, List, ListSummaries, Get, Update, Patch
 	Sessions     *SessionService     // Create, Get, List, Pause, Resume
 	Decisions    *DecisionService    // Open, Resolve, ResolveMany
-	Plans        *PlanService        // Propose, Approve, Reject
+	Plans        *PlanService        // Propose, Approve, Modify, Reject
 	Remediations *RemediationService // Request, Close
 	Changes      *ChangeService      // Report, ClearViolation
 	Evidence     *EvidenceService    // Report, Complete
@@ -54,6 +54,7 @@ type Services struct {
 	Attention    *AttentionService   // List, Count
 	Briefs       *BriefService       // Brief, FlushTimes, RunTimes
 	Lifecycle    *LifecycleService   // Report
+	Permissions  *PermissionService  // Answer
 
 	now func() time.Time
 }
@@ -67,7 +68,7 @@ func New(store db.Transactor, now func() time.Time) *Services {
 	return &Services{Missions: &MissionService{c}, Sessions: &SessionService{c}, Decisions: &DecisionService{c},
 		Plans: plans, Lifecycle: &LifecycleService{core: c, plans: plans}, Remediations: &RemediationService{c}, Changes: &ChangeService{core: c},
 		Evidence: &EvidenceService{c}, Policies: &PolicyService{c}, Attention: &AttentionService{c},
-		Briefs: &BriefService{c}, now: c.now}
+		Briefs: &BriefService{c}, Permissions: &PermissionService{c}, now: c.now}
 }
 
 // Now is the services' clock, for views that say how long ago things were.

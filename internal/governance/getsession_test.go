@@ -174,6 +174,7 @@ func TestTimelineRecordsWhoDidWhat(t *testing.T) {
 		lead + " remediation.requested" + rem,
 		admin + " session.resumed",
 		agent + " resolution.delivered " + d.Ref,
+		agent + " plan.answer.delivered PLAN-1",
 		agent + " remediation.delivered" + rem,
 		lead + " remediation.closed" + rem,
 	}

@@ -67,6 +67,8 @@ func decodePayload(raw json.RawMessage, v any) error {
 type validEvent struct {
 	ev      lifecycle.Event
 	plan    PlanInput // architecture.plan.updated
+	tool    string    // permission.prompt.requested
+	paths   []string  // permission.prompt.requested
 	payload string    // compact JSON, for the timeline
 }
 
@@ -100,10 +102,10 @@ func (in EventInput) Validate() (validEvent, error) {
 		if p.Prompt, err = input.Optional("prompt", p.Prompt, MaxPromptText); err != nil {
 			return out, inPayload(err)
 		}
-		if _, err = input.Optional("tool", p.Tool, input.Name); err != nil {
+		if out.tool, err = input.Optional("tool", p.Tool, input.Name); err != nil {
 			return out, inPayload(err)
 		}
-		if _, err = input.List("paths", p.Paths, MaxPromptPaths, input.Name); err != nil {
+		if out.paths, err = input.List("paths", p.Paths, MaxPromptPaths, input.Name); err != nil {
 			return out, inPayload(err)
 		}
 		if len(p.Options) > MaxPromptOptions {
@@ -161,6 +163,9 @@ type LifecycleReport struct {
 	Plan *Plan `json:"plan,omitempty"`
 	// Evidence is the mission's evidence gate DirectModeExited evaluated.
 	Evidence *EvidenceGate `json:"evidence,omitempty"`
+	// Permission is the prompt permission.prompt.requested opened: its id
+	// is what the answer in a later brief's permissions names.
+	Permission *PermissionPrompt `json:"permission,omitempty"`
 }
 
 // Report applies an event the session's own agent reports. The state is
@@ -241,9 +246,20 @@ func (s *LifecycleService) Report(ctx context.Context, actor auth.Actor, session
 				return err
 			}
 			out.Evidence = &gate
+		case lifecycle.PermissionPromptRequested:
+			p, err := openPrompt(ctx, q, session, ve, now)
+			if err != nil {
+				return err
+			}
+			out.Permission = &p
 		}
 		out.Transitions = trs
 		out.Lifecycle = trs[len(trs)-1].To
+		if ve.ev.Name == lifecycle.PermissionPromptRequested {
+			// The state is unchanged, and a prompt alone does not make an
+			// untracked session tracked: the transition is only recorded.
+			return s.record(ctx, q, actor, session, now, ve.payload, trs)
+		}
 		return s.move(ctx, q, actor, session, now, ve.payload, trs)
 	})
 	if err != nil {
@@ -271,6 +287,16 @@ type transitionDetail struct {
 // payload of the event that took it, when there is one) and leaves the
 // session, tracked from now on, in the last one's state.
 func (c *core) move(ctx context.Context, q db.Querier, actor auth.Actor, session string, now time.Time, payload string, trs []lifecycle.Transition) error {
+	if err := c.record(ctx, q, actor, session, now, payload, trs); err != nil {
+		return err
+	}
+	return q.SetSessionLifecycle(ctx, db.SetSessionLifecycleParams{ID: session,
+		Lifecycle: string(trs[len(trs)-1].To), LifecycleAt: db.NullTime(now)})
+}
+
+// record records each transition in the session's timeline, with the
+// payload of the event that took it when there is one.
+func (c *core) record(ctx context.Context, q db.Querier, actor auth.Actor, session string, now time.Time, payload string, trs []lifecycle.Transition) error {
 	for _, tr := range trs {
 		d := transitionDetail{Before: tr.From, After: tr.To, Event: tr.Event}
 		if payload != "" {
@@ -284,8 +310,7 @@ func (c *core) move(ctx context.Context, q db.Querier, actor auth.Actor, session
 			return err
 		}
 	}
-	return q.SetSessionLifecycle(ctx, db.SetSessionLifecycleParams{ID: session,
-		Lifecycle: string(trs[len(trs)-1].To), LifecycleAt: db.NullTime(now)})
+	return nil
 }
 
 // LifecycleStep is one transition a session took: the state before and

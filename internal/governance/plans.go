@@ -22,6 +22,8 @@ const (
 	PlanApproved   = "approved"
 	PlanRejected   = "rejected"
 	PlanSuperseded = "superseded"
+	// PlanChangesRequested: a lead asked for changes (Modify).
+	PlanChangesRequested = "changes_requested"
 )
 
 // Plan is a session's execution plan, answered in the shape it is
@@ -166,24 +168,55 @@ func (s *PlanService) record(ctx context.Context, q db.Querier, actor auth.Actor
 }
 
 // Approve approves the session's proposed plan, with an optional note of
-// at most MaxNote characters. Errors: forbidden (not a lead),
-// note_too_long, session_not_found, no_plan_proposed.
+// at most MaxNote characters; in CONFIRMING it is the lead's confirmation
+// (→ EXECUTING). The answer, note included, is delivered once on the
+// agent's next brief. Errors: forbidden (not a lead), note_too_long,
+// session_not_found, no_plan_proposed.
 func (s *PlanService) Approve(ctx context.Context, actor auth.Actor, session, note string) (Plan, error) {
-	return s.decidePlan(ctx, actor, session, PlanApproved, note)
+	return s.decidePlan(ctx, actor, session, verdictApprove, note)
 }
 
-// Reject rejects the session's proposed plan; the note reaches the
-// agent in its brief. Errors as Approve.
+// Reject rejects the session's proposed plan, with an optional note; in
+// CONFIRMING it sends the session back to IDLE. The note is delivered once
+// on the agent's next brief (and quoted by every brief while the mission
+// is high-risk). Errors as Approve.
 func (s *PlanService) Reject(ctx context.Context, actor auth.Actor, session, note string) (Plan, error) {
-	return s.decidePlan(ctx, actor, session, PlanRejected, note)
+	return s.decidePlan(ctx, actor, session, verdictReject, note)
 }
 
-func (s *PlanService) decidePlan(ctx context.Context, actor auth.Actor, session, status, note string) (Plan, error) {
-	verb := map[string]string{PlanApproved: "approve", PlanRejected: "reject"}[status]
-	if err := actor.RequireLead(verb + " a plan"); err != nil {
+// Modify asks for changes to the session's proposed plan, with an
+// instruction saying which (required, at most MaxNote characters); in
+// CONFIRMING it moves the session to ARCHITECTURE_REVISING. The
+// instruction is delivered once on the agent's next brief. Errors:
+// forbidden, instruction_required, instruction_too_long,
+// session_not_found, no_plan_proposed.
+func (s *PlanService) Modify(ctx context.Context, actor auth.Actor, session, instruction string) (Plan, error) {
+	return s.decidePlan(ctx, actor, session, verdictModify, instruction)
+}
+
+// verdict is one of a lead's three answers to a proposed plan.
+type verdict struct {
+	status string // the plan's status after it
+	verb   string // for errors: "approve a plan"
+	// check validates the note or instruction.
+	check func(string) (string, error)
+	// answer moves a session waiting in CONFIRMING.
+	answer func(lifecycle.State) (lifecycle.Transition, error)
+}
+
+var (
+	verdictApprove = verdict{PlanApproved, "approve", validNote, lifecycle.Confirm}
+	verdictReject  = verdict{PlanRejected, "reject", validNote, lifecycle.Reject}
+	verdictModify  = verdict{PlanChangesRequested, "ask for changes to", func(instruction string) (string, error) {
+		return input.Required("instruction", instruction, MaxNote)
+	}, lifecycle.Modify}
+)
+
+func (s *PlanService) decidePlan(ctx context.Context, actor auth.Actor, session string, v verdict, note string) (Plan, error) {
+	if err := actor.RequireLead(v.verb + " a plan"); err != nil {
 		return Plan{}, err
 	}
-	note, err := validNote(note)
+	note, err := v.check(note)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -201,44 +234,35 @@ func (s *PlanService) decidePlan(ctx context.Context, actor auth.Actor, session,
 		} else if err != nil {
 			return err
 		}
-		row, err = q.DecidePlan(ctx, db.DecidePlanParams{ID: latest.ID, Status: status, DecidedAt: db.NullTime(now),
+		row, err = q.DecidePlan(ctx, db.DecidePlanParams{ID: latest.ID, Status: v.status, DecidedAt: db.NullTime(now),
 			DecidedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}, Note: note})
 		if errors.Is(err, sql.ErrNoRows) {
 			return noPlan.With("plan_status", latest.Status)
 		} else if err != nil {
 			return err
 		}
-		if err := s.event(ctx, q, session, actor, now, "plan."+status, "", note); err != nil {
+		if err := s.event(ctx, q, session, actor, now, "plan."+v.status, "", note); err != nil {
 			return err
 		}
-		return s.answerConfirming(ctx, q, actor, sess, status, now)
+		// A tracked session waiting in CONFIRMING moves on the answer; in
+		// any other state, or untracked, it stays where it is.
+		if !sess.LifecycleAt.Valid || lifecycle.State(sess.Lifecycle) != lifecycle.Confirming {
+			return nil
+		}
+		tr, err := v.answer(lifecycle.Confirming)
+		if err != nil {
+			return err
+		}
+		return s.move(ctx, q, actor, sess.ID, now, "", []lifecycle.Transition{tr})
 	})
 	if err != nil {
-		return Plan{}, fmt.Errorf("%s plan of %s: %w", verb, session, err)
+		return Plan{}, fmt.Errorf("%s plan of %s: %w", v.verb, session, err)
 	}
 	p, err := planFrom(row)
 	if err != nil {
-		return Plan{}, fmt.Errorf("%s plan of %s: %w", verb, session, err)
+		return Plan{}, fmt.Errorf("%s plan of %s: %w", v.verb, session, err)
 	}
 	return p, nil
-}
-
-// answerConfirming moves a tracked session waiting in CONFIRMING on the
-// lead's verdict: approved to EXECUTING, rejected to IDLE (recorded). A
-// session in any other state, or untracked, stays where it is.
-func (s *PlanService) answerConfirming(ctx context.Context, q db.Querier, actor auth.Actor, sess db.GetSessionRow, status string, now time.Time) error {
-	if !sess.LifecycleAt.Valid || lifecycle.State(sess.Lifecycle) != lifecycle.Confirming {
-		return nil
-	}
-	answer := lifecycle.Confirm
-	if status == PlanRejected {
-		answer = lifecycle.Reject
-	}
-	tr, err := answer(lifecycle.Confirming)
-	if err != nil {
-		return err
-	}
-	return s.move(ctx, q, actor, sess.ID, now, "", []lifecycle.Transition{tr})
 }
 
 // planFrom converts a plans row; an error names the row.

@@ -1,6 +1,7 @@
 package governance_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -84,13 +85,21 @@ func TestPlans(t *testing.T) {
 			!a.DecidedAt.Equal(w.Clock.Now()) {
 			t.Fatalf("approved plan is %+v", a)
 		}
-		briefIs(t, w, w.agent, s, protocol.Continue, "|")
+		b = briefIs(t, w, w.agent, s, protocol.Continue, "|")
+		ref := fmt.Sprintf("PLAN-%d", p.ID)
+		if len(b.Resolutions) != 1 || b.Resolutions[0] != (governance.Resolution{Ref: ref, Resolution: governance.PlanApproved,
+			Instruction: "Looks right.", ResolvedAt: w.Clock.Now(), ResolvedBy: w.lead.Email}) {
+			t.Fatalf("the brief after approval delivers %+v, want the lead's answer %s", b.Resolutions, ref)
+		}
+		if b = briefIs(t, w, w.agent, s, protocol.Continue, "|"); len(b.Resolutions) != 0 {
+			t.Fatalf("the answer was delivered again: %+v", b.Resolutions)
+		}
 		refused(t, w.Kit, errs.Conflict, "no_plan_proposed", func() error {
 			_, err := w.Gov.Plans.Approve(t.Context(), w.lead, s, "again")
 			return err
 		})
 		want := []string{agentLabel(w.agent) + " session.created", agentLabel(w.agent) + " plan.proposed",
-			personLabel(w.lead) + " plan.approved"}
+			personLabel(w.lead) + " plan.approved", agentLabel(w.agent) + " plan.answer.delivered " + ref}
 		if got := timeline(t, w, s); !slices.Equal(got, want) {
 			t.Fatalf("timeline is %q, want %q", got, want)
 		}

@@ -146,6 +146,9 @@ type SessionDetail struct {
 	Collisions []Collision  `json:"collisions"`
 	// Evidence is the mission's evidence gate as the session stands.
 	Evidence EvidenceStatus `json:"evidence"`
+	// Permissions are the permission prompts the agent's client raised,
+	// newest first: waiting, answered, delivered.
+	Permissions []PermissionPrompt `json:"permissions"`
 }
 
 // TaskCounts are a session's tasks: how many its agent created, how many
@@ -238,6 +241,16 @@ func (s *SessionService) Get(ctx context.Context, actor auth.Actor, id string) (
 		d.Decisions = make([]Decision, len(decs))
 		for i, r := range decs {
 			if d.Decisions[i], err = decisionFrom(r.Decision, r.ResolvedByEmail); err != nil {
+				return err
+			}
+		}
+		prompts, err := q.ListSessionPermissionPrompts(ctx, id)
+		if err != nil {
+			return err
+		}
+		d.Permissions = make([]PermissionPrompt, len(prompts))
+		for i, r := range prompts {
+			if d.Permissions[i], err = promptFrom(r.PermissionPrompt, r.AnsweredByEmail); err != nil {
 				return err
 			}
 		}

@@ -453,6 +453,9 @@ func planText(t *texts, p Plan) string {
 			return t.cat("This mission is high-risk and a lead rejected its execution plan: ", q1, q2, q3, ". Revise the plan and propose it again; no code change is accepted until one is approved.")
 		}
 		return "This mission is high-risk and a lead rejected its execution plan. Revise the plan and propose it again; no code change is accepted until one is approved."
+	case PlanChangesRequested:
+		q1, q2, q3 := quoted(strings.TrimSpace(p.Note))
+		return t.cat("This mission is high-risk and a lead asked for changes to its execution plan: ", q1, q2, q3, ". Revise the plan as asked and propose it again; no code change is accepted until one is approved.")
 	default:
 		return "This mission is high-risk and has no approved execution plan. Propose one; no code change is accepted until a lead approves it."
 	}

@@ -140,6 +140,22 @@ func rules() []rule {
 			blocked:     planBlocked, allowed: planAllowed,
 		},
 		{
+			name:     "a high-risk mission whose plan a lead asked changes to is BLOCKED and quotes the instruction",
+			facts:    protocol.Facts{HighRisk: true, Plan: plan(protocol.PlanChangesRequested, "Gate the migration behind a stopping point")},
+			want:     protocol.Blocked,
+			codes:    one(protocol.CodePlanNotApproved),
+			ref:      "plan",
+			contains: []string{"asked for changes", `"Gate the migration behind a stopping point"`, "propose it again"},
+			blocked:  planBlocked, allowed: planAllowed,
+		},
+		{
+			name:  "a mission that is not high-risk may CONTINUE after a lead asked changes to its plan",
+			facts: protocol.Facts{Plan: plan(protocol.PlanChangesRequested, "Smaller steps")},
+			want:  protocol.Continue,
+			codes: []protocol.Code{},
+			text:  protocol.ContinueText,
+		},
+		{
 			name:  "a high-risk mission whose plan is approved may CONTINUE",
 			facts: protocol.Facts{HighRisk: true, Plan: plan(protocol.PlanApproved, "")},
 			want:  protocol.Continue,
@@ -1488,6 +1504,13 @@ func TestQuotedReasonsAreQuotedExactly(t *testing.T) {
 			want := "Permission prompt PRM-001 asks to use Bash: " + strconv.Quote(s) + ". "
 			if !strings.HasPrefix(b.Reason, want) {
 				t.Errorf("reason %q does not start %q", b.Reason, want)
+			}
+		})
+		t.Run(fmt.Sprintf("changes asked to a plan with %q quote it as %s", s, strconv.Quote(s)), func(t *testing.T) {
+			b := protocol.Decide(protocol.Facts{HighRisk: true, Plan: protocol.Plan{Status: protocol.PlanChangesRequested, Note: s}}, now)
+			want := "its execution plan: " + strconv.Quote(s) + ". "
+			if !strings.Contains(b.Reason, want) {
+				t.Errorf("reason %q does not contain %q", b.Reason, want)
 			}
 		})
 		t.Run(fmt.Sprintf("a plan rejected because %q quotes it as %s", s, strconv.Quote(s)), func(t *testing.T) {

@@ -18,6 +18,9 @@ const (
 	PlanProposed PlanStatus = "proposed"
 	PlanApproved PlanStatus = "approved"
 	PlanRejected PlanStatus = "rejected"
+	// PlanChangesRequested: a lead asked for changes to the plan, with an
+	// instruction (seed 002's CONFIRMING → ARCHITECTURE_REVISING).
+	PlanChangesRequested PlanStatus = "changes_requested"
 )
 
 // Severity is a policy's severity, set by the organisation that wrote it.
@@ -122,7 +125,7 @@ type Pause struct {
 // Plan is the session's latest execution plan, as far as the protocol cares.
 type Plan struct {
 	Status     PlanStatus
-	Note       string // the lead's note when the plan was rejected
+	Note       string // the lead's note or instruction when it was rejected or changes were asked for
 	ProposedAt time.Time
 }
 

@@ -52,3 +52,22 @@ func handlePlanDecide(decide func(context.Context, auth.Actor, string, string) (
 		return c.JSON(http.StatusOK, p)
 	}
 }
+
+// handlePlanModify serves POST /api/v1/sessions/:id/plan/modify (lead): a
+// request for changes, with the instruction the agent gets.
+func handlePlanModify(plans *governance.PlanService) echo.HandlerFunc {
+	type request struct {
+		Instruction string `json:"instruction"`
+	}
+	return func(c echo.Context) error {
+		in, err := httpx.Bind[request](c)
+		if err != nil {
+			return err
+		}
+		p, err := plans.Modify(c.Request().Context(), httpx.Actor(c), c.Param("id"), in.Instruction)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, p)
+	}
+}

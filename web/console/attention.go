@@ -122,11 +122,16 @@ func (k *console) handleResolveBulk() echo.HandlerFunc {
 	}
 }
 
-// handlePlanDecide serves POST /sessions/:id/plan/approve and …/reject (lead).
+// handlePlanDecide serves POST /sessions/:id/plan/approve, …/modify and
+// …/reject (lead). The form has one field, note, which a request for
+// changes sends as its instruction.
 func (k *console) handlePlanDecide(decide func(context.Context, auth.Actor, string, string) (governance.Plan, error)) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id := c.Param("id")
 		_, err := decide(c.Request().Context(), httpx.Actor(c), id, c.FormValue("note"))
+		if e, ok := errs.As(err); ok && e.Field == "instruction" {
+			err = e.In("note")
+		}
 		return k.itemDone(c, governance.ItemPlan, id, err, "note")
 	}
 }
@@ -147,6 +152,17 @@ func (k *console) handleAnswer() echo.HandlerFunc {
 		id := c.Param("id")
 		_, err := k.ledger.AnswerAsk(c.Request().Context(), httpx.Actor(c), id, c.FormValue("option"))
 		return k.itemDone(c, governance.ItemAsk, id, err)
+	}
+}
+
+// handlePermissionAnswer serves POST /permissions/:id/answer (lead): a
+// permission prompt answered with one of its options, delivered to the
+// agent on its next brief.
+func (k *console) handlePermissionAnswer() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := c.Param("id")
+		_, err := k.gov.Permissions.Answer(c.Request().Context(), httpx.Actor(c), id, c.FormValue("option"))
+		return k.itemDone(c, governance.ItemPermission, id, err)
 	}
 }
 

@@ -174,12 +174,24 @@ func (e *consoleEnv) parkedAsk() (string, string) {
 	return id, ask.ID
 }
 
-// askWaits reports whether an ask still waits in the Attention queue.
-func (e *consoleEnv) askWaits(id string) bool {
+// prompted has the agent's client raise a permission prompt on a fresh
+// session; it returns the session and the prompt's id.
+func (e *consoleEnv) prompted() (string, string) {
+	id := e.Session(false)
+	r, err := e.Kit.Gov.Lifecycle.Report(context.Background(), e.Agent, id, governance.EventInput{
+		Name:    "permission.prompt.requested",
+		Payload: []byte(`{"prompt":"Run make deploy?","options":{"1":"Allow","2":"Deny"},"tool":"Bash"}`)})
+	e.fatal(err)
+	return id, fmt.Sprint(r.Permission.ID)
+}
+
+// waits reports whether an item of kind with ref still waits in the
+// Attention queue.
+func (e *consoleEnv) waits(kind, ref string) bool {
 	items, err := e.Kit.Gov.Attention.List(context.Background())
 	e.fatal(err)
 	for _, it := range items {
-		if it.Kind == governance.ItemAsk && it.Ref == id {
+		if it.Kind == kind && it.Ref == ref {
 			return true
 		}
 	}
@@ -352,6 +364,21 @@ func consoleRouteTable() []consoleRouteCase {
 				return consoleCall{path: "/sessions/" + id + "/plan/reject", state: e.sessionState(id),
 					form: url.Values{"note": {"Too broad."}}}
 			}},
+		{method: http.MethodPost, path: "/sessions/:id/plan/modify", want: leadAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				id := e.proposed()
+				return consoleCall{path: "/sessions/" + id + "/plan/modify", state: e.sessionState(id),
+					form: url.Values{"note": {"Gate the migration behind a stopping point."}}}
+			}},
+		{method: http.MethodPost, path: "/permissions/:id/answer", want: leadAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				id, prompt := e.prompted()
+				session := e.sessionState(id)
+				return consoleCall{path: "/permissions/" + prompt + "/answer", form: url.Values{"option": {"2"}},
+					state: func() string {
+						return fmt.Sprintf("%s prompt waits: %t", session(), e.waits(governance.ItemPermission, prompt))
+					}}
+			}},
 		{method: http.MethodPost, path: "/sessions/:id/pause", want: leadAction, writes: true,
 			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
 				id := e.Session(false)
@@ -368,7 +395,7 @@ func consoleRouteTable() []consoleRouteCase {
 				id, ask := e.parkedAsk()
 				session := e.sessionState(id)
 				return consoleCall{path: "/asks/" + ask + "/answer", form: url.Values{"option": {"1"}},
-					state: func() string { return fmt.Sprintf("%s ask waits: %t", session(), e.askWaits(ask)) }}
+					state: func() string { return fmt.Sprintf("%s ask waits: %t", session(), e.waits(governance.ItemAsk, ask)) }}
 			}},
 
 		// Sessions.
@@ -799,7 +826,7 @@ func testConsoleQueueHTMX(t *testing.T, e *consoleEnv) {
 		_, ask := e.parkedAsk()
 		res, body := e.htmx(lead.b, "/asks/"+ask+"/answer", url.Values{"option": {"7"}})
 		want422(t, res, body, `data-ref="`+ask+`"`, `data-kind="ask"`, `has no option &#34;7&#34;: choose one of 1, 2.`)
-		if !e.askWaits(ask) {
+		if !e.waits(governance.ItemAsk, ask) {
 			t.Errorf("a refused answer took the ask out of the queue")
 		}
 	})
@@ -807,7 +834,7 @@ func testConsoleQueueHTMX(t *testing.T, e *consoleEnv) {
 		_, ask := e.parkedAsk()
 		res, body := e.htmx(lead.b, "/asks/"+ask+"/answer", url.Values{"option": {"2"}})
 		wantCount(t, res, body)
-		if e.askWaits(ask) {
+		if e.waits(governance.ItemAsk, ask) {
 			t.Errorf("the answered ask still waits")
 		}
 	})
