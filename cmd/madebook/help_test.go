@@ -24,20 +24,29 @@ func helpCases() []struct {
 		{[]string{"help", "serve"}, "madebook serve [--addr ADDR]"},
 		{[]string{"help", "user"}, "madebook user add"},
 		{[]string{"help", "user", "add"}, "--email EMAIL"},
+		{[]string{"help", "agent"}, "MADEBOOK_SESSION"},
+		{[]string{"agent", "help", "run", "start"}, "--parent RUN"},
 	}
-	for _, c := range commands {
-		words := strings.Fields(c.name)
-		for _, h := range []string{"--help", "-h"} {
-			cases = append(cases, struct {
-				args []string
-				want string
-			}{append(words[:len(words):len(words)], h), "madebook " + c.name})
-		}
-		if len(words) == 2 {
-			cases = append(cases, struct {
-				args []string
-				want string
-			}{[]string{words[0], "--help"}, "madebook " + c.name})
+	// The agent's sub-commands are a table of their own under "agent".
+	for _, table := range []struct {
+		prefix []string
+		cmds   []command
+	}{{nil, commands}, {[]string{"agent"}, agentCommands}} {
+		for _, c := range table.cmds {
+			words := append(append([]string{}, table.prefix...), strings.Fields(c.name)...)
+			name := "madebook " + strings.Join(words, " ")
+			for _, h := range []string{"--help", "-h"} {
+				cases = append(cases, struct {
+					args []string
+					want string
+				}{append(words[:len(words):len(words)], h), name})
+			}
+			if len(words) > len(table.prefix)+1 {
+				cases = append(cases, struct {
+					args []string
+					want string
+				}{append(words[:len(words)-1:len(words)-1], "--help"), name})
+			}
 		}
 	}
 	return cases
