@@ -380,7 +380,7 @@ func runAgentDecide(ctx context.Context, c stdio, args []string) error {
 	var blocked, allowed repeated
 	f.StringVar(&in.Title, "title", "", "the decision's `TITLE`, one line")
 	f.StringVar(&in.Question, "question", "", "the `QUESTION` a person answers")
-	f.StringVar(&in.Proposal, "proposal", "", "what the agent `PROPOSES`")
+	f.StringVar(&in.Proposal, "proposal", "", "the agent's proposal, its `TEXT`")
 	f.Var(&blocked, "blocked-scope", "a `PATH` the agent leaves alone until the answer (repeat for more)")
 	f.Var(&allowed, "allowed-scope", "a `PATH` the agent may go on working in meanwhile (repeat for more)")
 	conn, _, err := f.connect(c, args)
@@ -423,7 +423,7 @@ func runAgentEvent(ctx context.Context, c stdio, args []string) error {
 	f := newAgentFlags("event", "madebook agent event NAME [--payload JSON]",
 		"Report a lifecycle event, e.g. task.created, and print the lifecycle it leads to\n"+
 			"(README's \"The agent lifecycle\" has the events and their payloads).", true)
-	payload := f.String("payload", "", "the event's payload, a JSON object")
+	payload := f.String("payload", "", "the event's payload, a `JSON` object")
 	conn, operands, err := f.connect(c, args, "an event NAME")
 	if err != nil {
 		return err
@@ -513,21 +513,21 @@ func runAgentAsk(ctx context.Context, c stdio, args []string) error {
 
 // runAgentCall is `madebook agent call`: POST /api/v1/runs/{id}/tool-calls.
 func runAgentCall(ctx context.Context, c stdio, args []string) error {
-	f := newAgentFlags("call", "madebook agent call RUN --tool T [--server S] [--side-effecting[=false]] [--started-at TIME]",
+	f := newAgentFlags("call", "madebook agent call RUN --server S --tool T [--side-effecting[=false]] [--started-at TIME]",
 		"Record a tool call on a run. Without --side-effecting the tool registry says whether\n"+
 			"the tool writes (a tool nobody classified does). A parked run, a blocked session or a\n"+
 			"side effect before its gate is refused.", false)
 	var in ledger.ToolCallInput
 	f.StringVar(&in.Tool, "tool", "", "the `TOOL` called")
-	f.StringVar(&in.Server, "server", "", "the `SERVER` the tool is on (an MCP server's name)")
+	f.StringVar(&in.Server, "server", "", "the `SERVER` the tool is on: an MCP server's name, or the agent's for its own tools")
 	sideEffecting := f.Bool("side-effecting", false, "the call writes (--side-effecting=false: it only reads)")
 	startedAt := f.String("started-at", "", "when the call started, an RFC 3339 `TIME` (default now)")
 	conn, operands, err := f.connect(c, args, "the RUN id")
 	if err != nil {
 		return err
 	}
-	if in.Tool == "" {
-		return f.fail("call needs --tool")
+	if in.Server == "" || in.Tool == "" {
+		return f.fail("call needs --server and --tool")
 	}
 	if f.isSet("side-effecting") {
 		in.SideEffecting = sideEffecting

@@ -2,12 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -303,6 +301,7 @@ func TestAgentFailures(t *testing.T) {
 		{"a missing operand", nil, []string{"run", "finish", "--status", "complete"}, "needs the RUN id"},
 		{"a stray operand", nil, []string{"brief", "extra"}, "unexpected argument \"extra\""},
 		{"a required flag left out", nil, []string{"decide", "--title", "T"}, "decide needs --title and --question"},
+		{"a call names its server", nil, []string{"call", "run_1", "--tool", "Edit"}, "call needs --server and --tool"},
 		{"evidence says passed or failed", nil, []string{"evidence", "--kind", "tests"}, "--passed or --passed=false"},
 		{"a payload that is not JSON", nil, []string{"event", "x", "--payload", "{"}, "--payload is not JSON"},
 		{"a plan file that is not JSON", nil, []string{"plan", "--file", "-"}, "does not hold one JSON object"},
@@ -386,18 +385,7 @@ func TestAgentExitStatusesFromTheBinary(t *testing.T) {
 		{[]string{"agent", "brief", "--session", "nope"}, a.AgentKey, 1, "", "madebook agent: "},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
-			cmd := exec.Command(bin, c.args...)
-			cmd.Env = append(os.Environ(), "MADEBOOK_URL="+a.Srv.URL, "MADEBOOK_KEY="+c.key, "MADEBOOK_SESSION="+s)
-			var stdout, stderr strings.Builder
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			code := 0
-			var exit *exec.ExitError
-			if errors.As(err, &exit) {
-				code = exit.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
-			}
+			code, stdout, stderr := runBinary(t, bin, []string{"MADEBOOK_URL=" + a.Srv.URL, "MADEBOOK_KEY=" + c.key, "MADEBOOK_SESSION=" + s}, c.args...)
 			if code != c.code || !strings.Contains(stdout.String(), c.stdout) || !strings.Contains(stderr.String(), c.stderr) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want %d, %q, %q", code, webtest.Short([]byte(stdout.String())), stderr.String(), c.code, c.stdout, c.stderr)
 			}
