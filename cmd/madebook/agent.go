@@ -301,8 +301,9 @@ func (a agentConn) answer(method, path string, reply []byte) error {
 }
 
 // readJSONObject reads a JSON object from the file at path, or stdin for
-// "-": the body of a call too rich for flags.
-func readJSONObject(c stdio, path string) (json.RawMessage, error) {
+// "-": the body of a call too rich for flags. A file it cannot read, or
+// that holds anything else, is a usage error.
+func (f *agentFlags) readJSONObject(c stdio, path string) (json.RawMessage, error) {
 	var (
 		b   []byte
 		err error
@@ -313,10 +314,10 @@ func readJSONObject(c stdio, path string) (json.RawMessage, error) {
 		b, err = os.ReadFile(path)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read --file %s: %w", path, err)
+		return nil, f.fail("read --file %s: %v", path, err)
 	}
 	if !json.Valid(b) || !bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
-		return nil, fmt.Errorf("--file %s does not hold one JSON object", path)
+		return nil, f.fail("--file %s does not hold one JSON object", path)
 	}
 	return b, nil
 }
@@ -411,8 +412,8 @@ func runAgentPlan(ctx context.Context, c stdio, args []string) error {
 	}
 	var body any = governance.PlanInput{Summary: *summary}
 	if *file != "" {
-		if body, err = readJSONObject(c, *file); err != nil {
-			return f.fail("%v", err)
+		if body, err = f.readJSONObject(c, *file); err != nil {
+			return err
 		}
 	}
 	return conn.call(ctx, http.MethodPost, conn.sessionPath("plan"), body)
@@ -496,8 +497,8 @@ func runAgentAsk(ctx context.Context, c stdio, args []string) error {
 	case *file != "" && (*prompt != "" || len(options) > 0):
 		return f.fail("ask takes --file or --prompt and --option, not both")
 	case *file != "":
-		if body, err = readJSONObject(c, *file); err != nil {
-			return f.fail("%v", err)
+		if body, err = f.readJSONObject(c, *file); err != nil {
+			return err
 		}
 	case *prompt == "" || len(options) == 0:
 		return f.fail("ask needs --prompt and one --option at least")
@@ -563,8 +564,8 @@ func runAgentChange(ctx context.Context, c stdio, args []string) error {
 	}
 	var body any
 	if *file != "" {
-		if body, err = readJSONObject(c, *file); err != nil {
-			return f.fail("%v", err)
+		if body, err = f.readJSONObject(c, *file); err != nil {
+			return err
 		}
 	} else {
 		in := change.Change{Dependencies: []string{}, SymbolsChanged: []string{}, SymbolsUsed: []string{}}

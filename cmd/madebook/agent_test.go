@@ -173,6 +173,13 @@ func TestAgentSubcommandsRoundTrip(t *testing.T) {
 		if child["id"] == "" || child["id"] == run {
 			t.Errorf("child run %v", child)
 		}
+		askFile := filepath.Join(t.TempDir(), "ask.json")
+		if err := os.WriteFile(askFile, []byte(`{"prompt":"Lint the tests too?","options":{"1":"Yes","2":"No"}}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if parked := mustAgent(t, env, "", "ask", child["id"].(string), "--file", askFile); parked["run_status"] != "parked" {
+			t.Errorf("ask from a file printed %v", parked)
+		}
 		call := mustAgent(t, env, "", "call", run, "--tool", "Read", "--server", "fs", "--side-effecting=false",
 			"--started-at", "2026-11-29T12:00:00Z")
 		if call["tool"] != "Read" || call["side_effecting"] != false {
@@ -183,9 +190,6 @@ func TestAgentSubcommandsRoundTrip(t *testing.T) {
 			t.Fatalf("ask printed %v", ask)
 		}
 		id, _ := ask["id"].(string)
-		if id == "" {
-			id = jsonNumber(ask["id"])
-		}
 		a.Must(http.StatusOK, http.MethodPost, "/api/v1/asks/"+id+"/answer", a.LeadTok, map[string]any{"option": "1"})
 		done := mustAgent(t, env, "", "run", "finish", run, "--status", "complete")
 		if done["status"] != "complete" {
@@ -237,12 +241,6 @@ func TestAgentSubcommandsRoundTrip(t *testing.T) {
 			t.Errorf("brief of %v, want %s", b["session"], other)
 		}
 	})
-}
-
-// jsonNumber is a JSON number as a path segment.
-func jsonNumber(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 func TestAgentFailures(t *testing.T) {
