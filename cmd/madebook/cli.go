@@ -60,31 +60,34 @@ func topUsage(cmds []command) string {
 	tw.Flush()
 	b.WriteString("\nEvery command answers --help with its own flags (`madebook serve --help`).\n" +
 		"The database is --db PATH, or MADEBOOK_DB, or ./madebook.db (created on first start).\n" +
-		"Exit status: 0 done, 1 failed (audit: a report found rows), 2 a usage mistake or corrupt data.\n")
+		"Exit status: 0 done, 1 failed (audit: a report found rows), 2 a usage mistake or corrupt data;\n" +
+		"agent also exits 3 to 6 by the answer's next_action (`madebook agent --help`).\n")
 	return b.String()
 }
 
 // groupUsage is the help of a word that only leads sub-commands, such as
-// "user": its sub-commands, one a line.
-func groupUsage(cmds []command, group string) string {
+// "user" (or "run" under prog "madebook agent"): its sub-commands, one a
+// line.
+func groupUsage(cmds []command, prog, group string) string {
 	var b strings.Builder
 	b.WriteString("Usage:\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 3, ' ', 0)
 	for _, c := range cmds {
 		if strings.HasPrefix(c.name, group+" ") {
-			fmt.Fprintf(tw, "  madebook %s\t%s\n", c.name, c.summary)
+			fmt.Fprintf(tw, "  %s %s\t%s\n", prog, c.name, c.summary)
 		}
 	}
 	tw.Flush()
-	fmt.Fprintf(&b, "\nRun `madebook %s SUBCOMMAND --help` for its flags.\n", group)
+	fmt.Fprintf(&b, "\nRun `%s %s SUBCOMMAND --help` for its flags.\n", prog, group)
 	return b.String()
 }
 
-// find picks the command args name ("serve", or "user" "add") and returns
-// it with the arguments that follow its name. A group word followed by a
-// request for help gives a command that prints the group's usage.
-func find(cmds []command, args []string) (command, []string, error) {
-	top := topUsage(cmds)
+// find picks the command of cmds that args name ("serve", or "user" "add")
+// and returns it with the arguments that follow its name. prog is what
+// the names follow on a command line ("madebook", "madebook agent") and
+// top the usage of the whole table. A group word followed by a request
+// for help gives a command that prints the group's usage.
+func find(cmds []command, prog, top string, args []string) (command, []string, error) {
 	var group bool
 	for _, c := range cmds {
 		if c.name == args[0] {
@@ -95,7 +98,7 @@ func find(cmds []command, args []string) (command, []string, error) {
 	if !group {
 		return command{}, nil, usageError{fmt.Sprintf("unknown command %q", args[0]), top}
 	}
-	usage := groupUsage(cmds, args[0])
+	usage := groupUsage(cmds, prog, args[0])
 	if len(args) < 2 {
 		return command{}, nil, usageError{fmt.Sprintf("%s needs a sub-command", args[0]), usage}
 	}

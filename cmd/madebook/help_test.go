@@ -24,20 +24,29 @@ func helpCases() []struct {
 		{[]string{"help", "serve"}, "madebook serve [--addr ADDR]"},
 		{[]string{"help", "user"}, "madebook user add"},
 		{[]string{"help", "user", "add"}, "--email EMAIL"},
+		{[]string{"help", "agent"}, "MADEBOOK_SESSION"},
+		{[]string{"agent", "help", "run", "start"}, "--parent RUN"},
 	}
-	for _, c := range commands {
-		words := strings.Fields(c.name)
-		for _, h := range []string{"--help", "-h"} {
-			cases = append(cases, struct {
-				args []string
-				want string
-			}{append(words[:len(words):len(words)], h), "madebook " + c.name})
-		}
-		if len(words) == 2 {
-			cases = append(cases, struct {
-				args []string
-				want string
-			}{[]string{words[0], "--help"}, "madebook " + c.name})
+	// The agent's sub-commands are a table of their own under "agent".
+	for _, table := range []struct {
+		prefix []string
+		cmds   []command
+	}{{nil, commands}, {[]string{"agent"}, agentCommands}} {
+		for _, c := range table.cmds {
+			words := append(append([]string{}, table.prefix...), strings.Fields(c.name)...)
+			name := "madebook " + strings.Join(words, " ")
+			for _, h := range []string{"--help", "-h"} {
+				cases = append(cases, struct {
+					args []string
+					want string
+				}{append(words[:len(words):len(words)], h), name})
+			}
+			if len(words) > len(table.prefix)+1 {
+				cases = append(cases, struct {
+					args []string
+					want string
+				}{append(words[:len(words)-1:len(words)-1], "--help"), name})
+			}
 		}
 	}
 	return cases
@@ -163,18 +172,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"audit", "--db", path}, 2, "", "no database at"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
-			cmd := exec.Command(bin, c.args...)
-			cmd.Env = append(os.Environ(), "MADEBOOK_DB=", "MADEBOOK_ADDR=")
-			var stdout, stderr strings.Builder
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			code := 0
-			var exit *exec.ExitError
-			if errors.As(err, &exit) {
-				code = exit.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
-			}
+			code, stdout, stderr := runBinary(t, bin, []string{"MADEBOOK_DB=", "MADEBOOK_ADDR="}, c.args...)
 			if code != c.code {
 				t.Errorf("exit %d, want %d; stderr %q", code, c.code, stderr.String())
 			}
@@ -189,4 +187,23 @@ func TestExitCodes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runBinary runs the built binary with args, in this process's environment
+// plus env, and returns its exit status, stdout and stderr.
+func runBinary(t *testing.T, bin string, env []string, args ...string) (code int, stdout, stderr *strings.Builder) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	stdout, stderr = &strings.Builder{}, &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode(), stdout, stderr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0, stdout, stderr
 }

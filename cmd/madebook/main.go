@@ -1,7 +1,8 @@
 // Command madebook is the governance console for AI coding agents: the
-// server (serve), and the operator's commands (migrate, user add, key
-// create, token create, audit, rules infer). Each command is in its own
-// file; this one holds main, run and the table of commands.
+// server (serve), the operator's commands (migrate, user add, key create,
+// token create, audit, rules infer), and the agent calls from a shell
+// (agent). Each command is in its own file; this one holds main, run and
+// the table of commands.
 package main
 
 import (
@@ -22,19 +23,32 @@ func main() {
 	if err == nil {
 		return
 	}
-	if errors.As(err, new(auditFailed)) {
-		os.Exit(1) // the reports on stdout already say what was found
+	code, msg := outcome(err)
+	if msg != "" {
+		fmt.Fprintln(os.Stderr, msg)
 	}
-	fmt.Fprintln(os.Stderr, "madebook:", err)
-	var u usageError
-	var e exitError
+	os.Exit(code)
+}
+
+// outcome is how the program ends after run returned err (not nil): the
+// exit status, and what to print on stderr ("" for nothing).
+func outcome(err error) (code int, msg string) {
+	var (
+		u  usageError
+		e  exitError
+		ae agentExit
+	)
 	switch {
+	case errors.As(err, new(auditFailed)):
+		return 1, "" // the reports on stdout already say what was found
+	case errors.As(err, &ae):
+		return ae.code, "madebook agent: " + ae.msg
 	case errors.As(err, &u):
-		os.Exit(2)
+		return 2, "madebook: " + err.Error()
 	case errors.As(err, &e):
-		os.Exit(e.code)
+		return e.code, "madebook: " + err.Error()
 	}
-	os.Exit(1)
+	return 1, "madebook: " + err.Error()
 }
 
 // commands is every command, in the order `madebook --help` lists them.
@@ -46,6 +60,7 @@ var commands = []command{
 	{"token create", "print a new personal API token, once", runTokenCreate},
 	{"audit", "run the audit reports; exit 1 if any finds rows", runAudit},
 	{"rules infer", "propose architecture rules from a repository's imports", runRulesInfer},
+	{"agent", "make an agent's calls from a shell; exit status by next_action (agent --help)", runAgent},
 }
 
 // run is the whole program: main only calls it.
@@ -62,7 +77,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		}
 		args = append(args[1:], "--help") // help COMMAND is COMMAND --help
 	}
-	cmd, rest, err := find(commands, args)
+	cmd, rest, err := find(commands, "madebook", topUsage(commands), args)
 	if err != nil {
 		return err
 	}
