@@ -248,9 +248,13 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Errorf("approve: %v", p)
 	}
 
-	t.Log("with the plan approved the agent continues")
-	if b := s.brief(agent, id); b.NextAction != "CONTINUE" || len(b.Resolutions) != 0 {
+	t.Log("with the plan approved the agent continues, told once of the lead's answer")
+	if b := s.brief(agent, id); b.NextAction != "CONTINUE" || len(b.Resolutions) != 1 || b.Resolutions[0].Ref != "PLAN-1" ||
+		b.Resolutions[0].Resolution != "approved" || b.Resolutions[0].Instruction != "Go." {
 		t.Fatalf("brief after approval: %+v", b)
+	}
+	if b := s.brief(agent, id); len(b.Resolutions) != 0 {
+		t.Fatalf("the answer was delivered again: %+v", b)
 	}
 
 	d := s.req(http.StatusCreated, http.MethodPost, "/api/v1/sessions/"+id+"/decisions", agent, map[string]any{
