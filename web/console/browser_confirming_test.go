@@ -1,0 +1,133 @@
+package console_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/protocol"
+	"github.com/madebook/madebook/internal/testkit"
+	"github.com/madebook/madebook/web/webtest"
+)
+
+// toConfirming walks a fresh session on a high-risk mission to CONFIRMING
+// through the agent's events.
+func toConfirming(t *testing.T, kit *testkit.Kit, agent auth.Actor, mission string) string {
+	t.Helper()
+	id := kit.Session(agent, mission)
+	for _, e := range []governance.EventInput{
+		{Name: "user.message.created"},
+		{Name: "IntentClassified", Payload: json.RawMessage(`{"intent":"task"}`)},
+		{Name: "architecture.impact.completed", Payload: json.RawMessage(`{"level":"architecture"}`)},
+		{Name: "architecture.plan.updated", Payload: json.RawMessage(`{"summary":"Split billing in two","initial_steps":[],"stopping_points":[]}`)},
+	} {
+		if _, err := kit.Gov.Lifecycle.Report(context.Background(), agent, id, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return id
+}
+
+// A lead confirms one plan waiting in CONFIRMING and asks for changes to
+// another from the Attention view; each session moves on, and each answer
+// reaches its agent once, on its next brief.
+func TestBrowserLeadConfirmsAndModifiesPlans(t *testing.T) {
+	app := webtest.StartBrowserApp(t)
+	ctx := webtest.NewBrowser(t)
+	lead, _ := app.Kit.Lead()
+	agent, _ := app.Kit.Agent()
+	mission := app.Kit.Mission(lead, true)
+	confirmed := toConfirming(t, app.Kit, agent, mission)
+	modified := toConfirming(t, app.Kit, agent, mission)
+
+	webtest.SignIn(t, ctx, app.URL, lead.Email)
+	item := func(id string) string { return `[data-testid=attention-item][data-kind=plan][data-ref="` + id + `"]` }
+	webtest.Do(t, ctx, "both plans wait", chromedp.WaitVisible(chromedp.CSS(item(confirmed)+` [data-testid=plan-approve]`)),
+		chromedp.WaitVisible(chromedp.CSS(item(modified)+` [data-testid=plan-modify]`)))
+	webtest.Screenshot(t, ctx, "attention-confirming")
+
+	webtest.Do(t, ctx, "confirm the first",
+		chromedp.Click(chromedp.CSS(item(confirmed)+` [data-testid=plan-approve]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(item(confirmed))))
+
+	// Asking for changes without an instruction is refused in place.
+	webtest.Do(t, ctx, "ask for changes without an instruction",
+		chromedp.Click(chromedp.CSS(item(modified)+` [data-testid=plan-modify]`)),
+		chromedp.WaitVisible(chromedp.CSS(item(modified)+` [data-testid=error-note]`)))
+	webtest.Do(t, ctx, "ask for changes with one",
+		chromedp.SendKeys(chromedp.CSS(item(modified)+` textarea[name=note]`), "Put the migration behind a stopping point."),
+		chromedp.Click(chromedp.CSS(item(modified)+` [data-testid=plan-modify]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(item(modified))))
+
+	for _, c := range []struct {
+		id, state, resolution, instruction string
+		next                               protocol.State
+	}{
+		{confirmed, "EXECUTING", governance.PlanApproved, "", protocol.Continue},
+		{modified, "ARCHITECTURE_REVISING", governance.PlanChangesRequested, "Put the migration behind a stopping point.", protocol.Blocked},
+	} {
+		d, err := app.Kit.Gov.Sessions.Get(context.Background(), lead, c.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Lifecycle != c.state {
+			t.Errorf("session %s is %s, want %s", c.id, d.Lifecycle, c.state)
+		}
+		b, err := app.Kit.Gov.Briefs.Brief(context.Background(), agent, c.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("PLAN-%d", d.Plan.ID)
+		if b.NextAction != c.next || len(b.Resolutions) != 1 || b.Resolutions[0].Ref != want ||
+			b.Resolutions[0].Resolution != c.resolution || b.Resolutions[0].Instruction != c.instruction {
+			t.Errorf("brief of %s: %s delivering %+v", c.id, b.NextAction, b.Resolutions)
+		}
+		if b, err = app.Kit.Gov.Briefs.Brief(context.Background(), agent, c.id); err != nil || len(b.Resolutions) != 0 {
+			t.Errorf("the answer to %s was delivered again: %+v %v", c.id, b.Resolutions, err)
+		}
+	}
+}
+
+// A permission prompt shows with one button per option; the lead's answer
+// reaches the agent once.
+func TestBrowserLeadAnswersAPermissionPrompt(t *testing.T) {
+	app := webtest.StartBrowserApp(t)
+	ctx := webtest.NewBrowser(t)
+	lead, _ := app.Kit.Lead()
+	agent, _ := app.Kit.Agent()
+	id := app.Kit.Session(agent, app.Kit.Mission(lead, false))
+	r, err := app.Kit.Gov.Lifecycle.Report(context.Background(), agent, id, governance.EventInput{Name: "permission.prompt.requested",
+		Payload: json.RawMessage(`{"prompt":"Run rm -rf build/?","options":{"1":"Allow","2":"Deny"},"tool":"Bash","paths":["build/"]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := fmt.Sprint(r.Permission.ID)
+
+	webtest.SignIn(t, ctx, app.URL, lead.Email)
+	item := `[data-testid=attention-item][data-kind=permission][data-ref="` + ref + `"]`
+	webtest.Do(t, ctx, "the prompt shows", chromedp.WaitVisible(chromedp.CSS(item+` [data-testid=permission-option]`)))
+	if got := webtest.TextOf(t, ctx, item+` [data-testid=question]`); got != "Run rm -rf build/?" {
+		t.Errorf("question = %q", got)
+	}
+	webtest.Screenshot(t, ctx, "attention-permission")
+	webtest.Do(t, ctx, "answer Deny",
+		chromedp.Click(chromedp.CSS(item+` button[value="2"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(item)))
+
+	b, err := app.Kit.Gov.Briefs.Brief(context.Background(), agent, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.NextAction != protocol.Continue || len(b.Permissions) != 1 || b.Permissions[0].Option != "2" || b.Permissions[0].Label != "Deny" ||
+		b.Permissions[0].AnsweredBy != lead.Email {
+		t.Fatalf("brief %s delivers %+v", b.NextAction, b.Permissions)
+	}
+	if b, err = app.Kit.Gov.Briefs.Brief(context.Background(), agent, id); err != nil || len(b.Permissions) != 0 {
+		t.Fatalf("delivered again: %+v %v", b.Permissions, err)
+	}
+}
