@@ -238,6 +238,42 @@ func (d *demoAPI) seed(ctx context.Context) ([]demoSession, error) {
 				"files":       []string{"web/checkout/address.go"},
 			}, http.StatusCreated, nil)
 		},
+		func() error { // BLOCKED: a plan in CONFIRMING, walked there by the lifecycle's events
+			id, err := open("billing-cleanup", "Move the invoice readers to the ledger", false)
+			if err != nil {
+				return err
+			}
+			return d.events(ctx, id,
+				map[string]any{"name": "user.message.created"},
+				map[string]any{"name": "IntentClassified", "payload": map[string]string{"intent": "task"}},
+				map[string]any{"name": "architecture.impact.completed", "payload": map[string]string{"level": "architecture"}},
+				map[string]any{"name": "architecture.plan.updated", "payload": map[string]any{
+					"summary": "Point the three invoice readers at ledger views, one per pull request.",
+					"initial_steps": []map[string]any{
+						{"id": "list-readers", "tool": "grep", "side_effecting": false},
+						{"id": "write-views", "tool": "edit_file", "depends_on": []string{"list-readers"}},
+					},
+					"stopping_points": []map[string]any{},
+				}})
+		},
+		func() error { // DECISION_REQUIRED: a permission prompt, and a task reported blocked
+			id, err := open("search-latency", "Rebuild the search index", true)
+			if err != nil {
+				return err
+			}
+			return d.events(ctx, id,
+				map[string]any{"name": "user.message.created"},
+				map[string]any{"name": "IntentClassified", "payload": map[string]string{"intent": "task"}},
+				map[string]any{"name": "architecture.impact.completed", "payload": map[string]string{"level": "implementation"}},
+				map[string]any{"name": "task.created", "payload": map[string]string{"task": "reindex"}},
+				map[string]any{"name": "task.created", "payload": map[string]string{"task": "warm-cache"}},
+				map[string]any{"name": "task.blocked", "payload": map[string]string{"task": "warm-cache"}},
+				map[string]any{"name": "permission.prompt.requested", "payload": map[string]any{
+					"prompt":  "Run `make reindex ENV=staging`? It takes the staging search offline for about 4 minutes.",
+					"options": map[string]string{"1": "Allow once", "2": "Deny", "3": "Allow for this session"},
+					"tool":    "Bash", "paths": []string{"Makefile"},
+				}})
+		},
 		func() error { // CONTINUE
 			_, err := open("search-latency", "Cache the facet counts", false)
 			return err
@@ -249,6 +285,16 @@ func (d *demoAPI) seed(ctx context.Context) ([]demoSession, error) {
 		}
 	}
 	return out, nil
+}
+
+// events reports lifecycle events on the session as its agent, in order.
+func (d *demoAPI) events(ctx context.Context, session string, events ...map[string]any) error {
+	for _, e := range events {
+		if err := d.call(ctx, d.agent, http.MethodPost, "/api/v1/sessions/"+session+"/events", e, http.StatusOK, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // gateTopic is a question the simulated agent asks a person.

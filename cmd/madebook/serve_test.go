@@ -153,7 +153,7 @@ func TestServeDemo(t *testing.T) {
 			k, _ := it.(map[string]any)["kind"].(string)
 			kinds[k]++
 		}
-		for _, k := range []string{"decision", "plan", "paused", "violation", "ask", "remediation"} {
+		for _, k := range []string{"decision", "plan", "paused", "violation", "ask", "remediation", "permission", "task"} {
 			if kinds[k] == 0 {
 				t.Errorf("no %s item: %v", k, kinds)
 			}

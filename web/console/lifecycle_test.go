@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/web/webtest"
 )
@@ -83,5 +86,40 @@ func TestTheSessionPageMarksThePathTaken(t *testing.T) {
 	}
 	if n := strings.Count(page.Body, `class="lc-edge taken"`); n != 4 {
 		t.Errorf("%d arrows marked taken, want the 4 of the path", n)
+	}
+}
+
+// A lead answers a permission prompt from the session page: one button per
+// option, back to the page, which then shows the answer; a viewer sees the
+// prompt but no buttons.
+func TestTheSessionPageAnswersAPermissionPrompt(t *testing.T) {
+	kit, base := consoleServer(t, false)
+	lead, _ := kit.Lead()
+	viewer, _ := kit.Person(auth.Viewer)
+	agent, _ := kit.Agent()
+	session := kit.Session(agent, kit.Mission(lead, false))
+	r, err := kit.Gov.Lifecycle.Report(context.Background(), agent, session, governance.EventInput{Name: "permission.prompt.requested",
+		Payload: json.RawMessage(`{"prompt":"Push to main?","options":{"1":"Allow","2":"Deny"},"tool":"Bash"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := "/sessions/" + session
+	if page := webtest.ConsoleAs(t, base, viewer.Email).Open(path); !strings.Contains(page.Text(), "Push to main?") ||
+		webtest.CountTestID(page.Body, "session-permission-form") != 0 {
+		t.Fatalf("a viewer's session page: prompt shown %v, forms %d", strings.Contains(page.Text(), "Push to main?"),
+			webtest.CountTestID(page.Body, "session-permission-form"))
+	}
+	c := webtest.ConsoleAs(t, base, lead.Email)
+	if page := c.Open(path); webtest.CountTestID(page.Body, "session-permission-form") != 1 {
+		t.Fatalf("no answer form on the lead's session page")
+	}
+	answered := c.Submit("/permissions/"+strconv.FormatInt(r.Permission.ID, 10)+"/answer", url.Values{"option": {"1"}, "back": {path}})
+	if answered.Status != http.StatusSeeOther || answered.Location() != path {
+		t.Fatalf("answer: %d to %q, want 303 back to the session", answered.Status, answered.Location())
+	}
+	page := c.Open(path)
+	if webtest.CountTestID(page.Body, "session-permission-form") != 0 || !strings.Contains(page.Text(), "1. Allow — "+lead.Email) ||
+		!strings.Contains(page.Text(), "not yet delivered") {
+		t.Fatalf("the page after the answer: %s", webtest.Short([]byte(page.Body)))
 	}
 }
