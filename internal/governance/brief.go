@@ -30,7 +30,8 @@ type Brief struct {
 	AllowedScope []string          `json:"allowed_scope"`
 	// Decisions are the gates still open.
 	Decisions []Decision `json:"decisions"`
-	// Resolutions are only what this brief delivers for the first time.
+	// Resolutions are only what this brief delivers for the first time:
+	// gates' resolutions and leads' answers to plans (ref PLAN-<id>).
 	Resolutions []Resolution `json:"resolutions"`
 	// Remediations are the requests still open.
 	Remediations []Remediation `json:"remediations"`
@@ -109,7 +110,8 @@ func (b *Brief) UnmarshalJSON(data []byte) error {
 type BriefService struct{ *core }
 
 // Brief tells the agent what to do next and delivers, exactly once, every
-// resolution and remediation request it has not seen. Reading is the
+// gate resolution, lead's answer to a plan, permission answer and
+// remediation request it has not seen. Reading is the
 // common case and writes nothing; only when something waits to be
 // delivered does the brief take the writer, and then the stamp
 // (`UPDATE … WHERE delivered_at IS NULL RETURNING`) and the read that
