@@ -306,6 +306,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listRulesStmt, err = db.PrepareContext(ctx, listRules); err != nil {
 		return nil, fmt.Errorf("error preparing query ListRules: %w", err)
 	}
+	if q.listSessionAsksStmt, err = db.PrepareContext(ctx, listSessionAsks); err != nil {
+		return nil, fmt.Errorf("error preparing query ListSessionAsks: %w", err)
+	}
 	if q.listSessionDecisionsStmt, err = db.PrepareContext(ctx, listSessionDecisions); err != nil {
 		return nil, fmt.Errorf("error preparing query ListSessionDecisions: %w", err)
 	}
@@ -318,8 +321,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listSessionRemediationsStmt, err = db.PrepareContext(ctx, listSessionRemediations); err != nil {
 		return nil, fmt.Errorf("error preparing query ListSessionRemediations: %w", err)
 	}
+	if q.listSessionRunsStmt, err = db.PrepareContext(ctx, listSessionRuns); err != nil {
+		return nil, fmt.Errorf("error preparing query ListSessionRuns: %w", err)
+	}
 	if q.listSessionStatesStmt, err = db.PrepareContext(ctx, listSessionStates); err != nil {
 		return nil, fmt.Errorf("error preparing query ListSessionStates: %w", err)
+	}
+	if q.listSessionToolCallsStmt, err = db.PrepareContext(ctx, listSessionToolCalls); err != nil {
+		return nil, fmt.Errorf("error preparing query ListSessionToolCalls: %w", err)
 	}
 	if q.listToolsStmt, err = db.PrepareContext(ctx, listTools); err != nil {
 		return nil, fmt.Errorf("error preparing query ListTools: %w", err)
@@ -865,6 +874,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listRulesStmt: %w", cerr)
 		}
 	}
+	if q.listSessionAsksStmt != nil {
+		if cerr := q.listSessionAsksStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listSessionAsksStmt: %w", cerr)
+		}
+	}
 	if q.listSessionDecisionsStmt != nil {
 		if cerr := q.listSessionDecisionsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listSessionDecisionsStmt: %w", cerr)
@@ -885,9 +899,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listSessionRemediationsStmt: %w", cerr)
 		}
 	}
+	if q.listSessionRunsStmt != nil {
+		if cerr := q.listSessionRunsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listSessionRunsStmt: %w", cerr)
+		}
+	}
 	if q.listSessionStatesStmt != nil {
 		if cerr := q.listSessionStatesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listSessionStatesStmt: %w", cerr)
+		}
+	}
+	if q.listSessionToolCallsStmt != nil {
+		if cerr := q.listSessionToolCallsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listSessionToolCallsStmt: %w", cerr)
 		}
 	}
 	if q.listToolsStmt != nil {
@@ -1138,11 +1162,14 @@ type Queries struct {
 	listOpenViolationsStmt               *sql.Stmt
 	listPoliciesStmt                     *sql.Stmt
 	listRulesStmt                        *sql.Stmt
+	listSessionAsksStmt                  *sql.Stmt
 	listSessionDecisionsStmt             *sql.Stmt
 	listSessionEventsStmt                *sql.Stmt
 	listSessionPermissionPromptsStmt     *sql.Stmt
 	listSessionRemediationsStmt          *sql.Stmt
+	listSessionRunsStmt                  *sql.Stmt
 	listSessionStatesStmt                *sql.Stmt
+	listSessionToolCallsStmt             *sql.Stmt
 	listToolsStmt                        *sql.Stmt
 	listUndeliveredPermissionAnswersStmt *sql.Stmt
 	listUndeliveredPlanAnswersStmt       *sql.Stmt
@@ -1266,11 +1293,14 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listOpenViolationsStmt:               q.listOpenViolationsStmt,
 		listPoliciesStmt:                     q.listPoliciesStmt,
 		listRulesStmt:                        q.listRulesStmt,
+		listSessionAsksStmt:                  q.listSessionAsksStmt,
 		listSessionDecisionsStmt:             q.listSessionDecisionsStmt,
 		listSessionEventsStmt:                q.listSessionEventsStmt,
 		listSessionPermissionPromptsStmt:     q.listSessionPermissionPromptsStmt,
 		listSessionRemediationsStmt:          q.listSessionRemediationsStmt,
+		listSessionRunsStmt:                  q.listSessionRunsStmt,
 		listSessionStatesStmt:                q.listSessionStatesStmt,
+		listSessionToolCallsStmt:             q.listSessionToolCallsStmt,
 		listToolsStmt:                        q.listToolsStmt,
 		listUndeliveredPermissionAnswersStmt: q.listUndeliveredPermissionAnswersStmt,
 		listUndeliveredPlanAnswersStmt:       q.listUndeliveredPlanAnswersStmt,

@@ -163,13 +163,20 @@ type Querier interface {
 	ListOpenViolations(ctx context.Context, sessionID string) ([]Violation, error)
 	ListPolicies(ctx context.Context) ([]Policy, error)
 	ListRules(ctx context.Context) ([]Rule, error)
+	// The questions a session's runs asked, oldest first.
+	ListSessionAsks(ctx context.Context, sessionID string) ([]ListSessionAsksRow, error)
 	ListSessionDecisions(ctx context.Context, sessionID string) ([]ListSessionDecisionsRow, error)
 	ListSessionEvents(ctx context.Context, sessionID string) ([]Event, error)
 	// Every prompt of a session, newest first, for its page.
 	ListSessionPermissionPrompts(ctx context.Context, sessionID string) ([]ListSessionPermissionPromptsRow, error)
 	ListSessionRemediations(ctx context.Context, sessionID string) ([]Remediation, error)
+	// A session's runs, oldest first, for its page.
+	ListSessionRuns(ctx context.Context, sessionID string) ([]Run, error)
 	// The newest sessions, for the sessions list.
 	ListSessionStates(ctx context.Context, lim int64) ([]ListSessionStatesRow, error)
+	// The latest tool calls a session's runs made, newest first, at most
+	// max_calls of them.
+	ListSessionToolCalls(ctx context.Context, arg ListSessionToolCallsParams) ([]ListSessionToolCallsRow, error)
 	ListTools(ctx context.Context) ([]Tool, error)
 	// What DeliverPermissionAnswers would deliver, for the preview.
 	ListUndeliveredPermissionAnswers(ctx context.Context, sessionID string) ([]PermissionPrompt, error)

@@ -6,9 +6,14 @@ package views
 import (
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/ledger"
+	"github.com/madebook/madebook/internal/plan"
 )
 
 // Page is what every full page needs.
@@ -150,4 +155,105 @@ func promptLabel(p governance.PermissionPrompt) string {
 		}
 	}
 	return ""
+}
+
+// planOption is one option of a stopping point, with its key.
+type planOption struct {
+	Key string
+	plan.Option
+}
+
+// planOptions lists a stopping point's options in key order.
+func planOptions(sp plan.StoppingPoint) []planOption {
+	out := make([]planOption, 0, len(sp.Options))
+	for _, key := range slices.Sorted(maps.Keys(sp.Options)) {
+		out = append(out, planOption{Key: key, Option: sp.Options[key]})
+	}
+	return out
+}
+
+// stepEffect says whether a step writes, as its plan says: "writes",
+// "read-only", or "" when the step does not say (the tool registry
+// decides).
+func stepEffect(s plan.Step) string {
+	switch {
+	case s.SideEffecting == nil:
+		return ""
+	case *s.SideEffecting:
+		return "writes"
+	}
+	return "read-only"
+}
+
+// stepWhat is what a step runs: server and tool, or its prompt.
+func stepWhat(s plan.Step) string {
+	switch {
+	case s.Tool != "" && s.Server != "":
+		return s.Server + "/" + s.Tool
+	case s.Tool != "":
+		return s.Tool
+	case s.Prompt != "":
+		return s.Prompt
+	case s.Kind == "join":
+		return "join"
+	}
+	return ""
+}
+
+// joinQuorum is how many of a join's inputs must succeed, when it says.
+func joinQuorum(s plan.Step) string {
+	if s.MinSuccess > 0 {
+		return " (at least " + strconv.Itoa(s.MinSuccess) + " must succeed)"
+	}
+	return ""
+}
+
+// sessionNeeds counts what waits on a person on a session: open critical
+// violations, a plan waiting, open gates, unanswered asks and permission
+// prompts.
+func sessionNeeds(v SessionView) int {
+	n := 0
+	for _, x := range v.D.Violations {
+		if x.Severity == "critical" {
+			n++
+		}
+	}
+	if v.D.Plan != nil && v.D.Plan.Status == governance.PlanProposed {
+		n++
+	}
+	for _, d := range v.D.Decisions {
+		if d.Status == governance.DecisionOpen {
+			n++
+		}
+	}
+	for _, r := range v.Runs {
+		for _, a := range r.Asks {
+			if a.AnsweredAt == nil {
+				n++
+			}
+		}
+	}
+	for _, p := range v.D.Permissions {
+		if p.AnsweredAt == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// askOptions lists an ask's options in key order.
+func askOptions(a ledger.Ask) []governance.AskOption {
+	out := make([]governance.AskOption, 0, len(a.Options))
+	for _, key := range slices.Sorted(maps.Keys(a.Options)) {
+		out = append(out, governance.AskOption{Key: key, Label: a.Options[key]})
+	}
+	return out
+}
+
+// plural is "1 file" or "3 files".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

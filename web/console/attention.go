@@ -216,7 +216,19 @@ func (k *console) itemDone(c echo.Context, kind, ref string, err error, fields .
 		values[f] = c.FormValue(f)
 	}
 	f, ok := formErrors(err, values, fields...)
-	if !ok || !httpx.IsHTMX(c) {
+	if !ok {
+		return err
+	}
+	if !httpx.IsHTMX(c) {
+		// A form on a session page: the page comes back with the message
+		// over it, the session's forms as they are.
+		if id, onSession := strings.CutPrefix(backTo(c), "/sessions/"); onSession && id != "" && !strings.Contains(id, "/") {
+			msg := f.Error
+			for _, m := range f.Errors {
+				msg = m
+			}
+			return k.sessionPage(c, id, http.StatusUnprocessableEntity, views.ItemForm{Error: msg})
+		}
 		return err
 	}
 	q, qerr := k.queue(c)

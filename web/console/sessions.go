@@ -29,12 +29,14 @@ func (k *console) handleSessions() echo.HandlerFunc {
 // handleSession serves GET /sessions/:id: the session's page.
 func (k *console) handleSession() echo.HandlerFunc {
 	return func(c echo.Context) error {
-		return k.sessionPage(c, http.StatusOK, views.ItemForm{})
+		return k.sessionPage(c, c.Param("id"), http.StatusOK, views.ItemForm{})
 	}
 }
 
-func (k *console) sessionPage(c echo.Context, status int, f views.ItemForm) error {
-	d, err := k.gov.Sessions.Get(c.Request().Context(), httpx.Actor(c), c.Param("id"))
+// sessionPage renders session id's page, with f's values and errors in
+// its forms (a failed submit comes back as status 422).
+func (k *console) sessionPage(c echo.Context, id string, status int, f views.ItemForm) error {
+	d, err := k.gov.Sessions.Get(c.Request().Context(), httpx.Actor(c), id)
 	if err != nil {
 		return err
 	}
@@ -47,8 +49,12 @@ func (k *console) sessionPage(c echo.Context, status int, f views.ItemForm) erro
 	if err != nil {
 		return err
 	}
+	runs, err := k.ledger.History(c.Request().Context(), httpx.Actor(c), d.ID)
+	if err != nil {
+		return err
+	}
 	return render(c, status, views.SessionPage(p, views.SessionView{D: d, Now: k.gov.Now(), CanLead: httpx.Actor(c).CanLead(), Form: f,
-		Lifecycle: diagram}))
+		Lifecycle: diagram, Runs: runs}))
 }
 
 // handleRemediationRequest serves POST /sessions/:id/remediations (lead).
@@ -64,7 +70,7 @@ func (k *console) handleRemediationRequest() echo.HandlerFunc {
 			if !ok {
 				return err
 			}
-			return k.sessionPage(c, http.StatusUnprocessableEntity, f)
+			return k.sessionPage(c, id, http.StatusUnprocessableEntity, f)
 		}
 		return c.Redirect(http.StatusSeeOther, "/sessions/"+id+"?done=remediation")
 	}
