@@ -1,0 +1,97 @@
+package console_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/ledger"
+	"github.com/madebook/madebook/internal/plan"
+	"github.com/madebook/madebook/web/webtest"
+)
+
+// The session page puts what waits on a person first, each with its
+// action, and the plan readable before it is approved: its steps, side
+// effects marked, and each stopping point's options with their steps.
+func TestTheSessionPageShowsWhatWaitsFirst(t *testing.T) {
+	kit, base := consoleServer(t, false)
+	ctx := context.Background()
+	lead, _ := kit.Lead()
+	agent, _ := kit.Agent()
+	id := kit.Session(agent, kit.Mission(lead, true))
+	no, yes := false, true
+	if _, err := kit.Gov.Plans.Propose(ctx, agent, id, governance.PlanInput{Summary: "Read, then ask before dropping",
+		Plan: plan.Plan{
+			InitialSteps: []plan.Step{{ID: "readers", Server: "db", Tool: "list_readers", SideEffecting: &no},
+				{ID: "schema", Tool: "read_file", SideEffecting: &no, DependsOn: []string{"readers"}, ParallelGroup: "reads"}},
+			StoppingPoints: []plan.StoppingPoint{{ID: 1, Type: "menu", Title: "Drop the tables now?", Options: map[string]plan.Option{
+				"1": {Label: "Yes, drop them", Steps: []plan.Step{{ID: "drop", Server: "db", Tool: "run_migration", SideEffecting: &yes}}},
+				"2": {Label: "No, keep them"}}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := kit.Gov.Decisions.Open(ctx, agent, id, governance.DecisionInput{Title: "Schema", Question: "Drop the legacy table?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := kit.Ledger.StartRun(ctx, agent, id, "load-test", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kit.Ledger.RecordToolCall(ctx, agent, run.ID, ledger.ToolCallInput{Server: "fs", Tool: "read_file", SideEffecting: &no}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kit.Ledger.RecordAsk(ctx, agent, run.ID, ledger.AskInput{Prompt: "Run it against staging?",
+		Options: map[string]string{"1": "Yes", "2": "No"}}); err != nil {
+		t.Fatal(err)
+	}
+
+	c := webtest.ConsoleAs(t, base, lead.Email)
+	page := c.Open("/sessions/" + id)
+	body := page.Body
+	needs, brief, runs := strings.Index(body, `data-testid="session-needs"`), strings.Index(body, `data-testid="brief-preview"`),
+		strings.Index(body, `data-testid="run"`)
+	if needs < 0 || brief < 0 || runs < 0 || !(needs < brief && brief < runs) {
+		t.Fatalf("order: needs at %d, brief at %d, runs at %d; want needs, then brief, then runs", needs, brief, runs)
+	}
+	for id, want := range map[string]int{"need-plan": 1, "need-decision": 1, "need-ask": 1, "session-plan-form": 1,
+		"session-resolve-form": 1, "session-ask-form": 1, "plan-view": 1, "plan-step": 3, "plan-stopping-point": 1,
+		"plan-option": 2, "tool-call": 1, "run-ask": 1} {
+		if got := webtest.CountTestID(body, id); got != want {
+			t.Errorf("%s: %d on the page, want %d", id, got, want)
+		}
+	}
+	text := page.Text()
+	for _, s := range []string{"db/list_readers", "after readers", "in parallel: reads", "Stopping point 1: Drop the tables now?",
+		"1. Yes, drop them", "db/run_migration", "2. No, keep them", "runs nothing more", "Run it against staging?"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("the page does not say %q", s)
+		}
+	}
+	if strings.Count(body, `data-effect="writes"`) != 1 || strings.Count(body, `data-effect="read-only"`) != 2 {
+		t.Errorf("side effects are not marked step by step")
+	}
+
+	// A gate resolved from the page without a resolution comes back with the message, nothing written.
+	back := "/sessions/" + id
+	bad := c.Submit("/decisions/"+d.Ref+"/resolve", url.Values{"resolution": {""}, "instruction": {"x"}, "back": {back}})
+	if bad.Status != http.StatusUnprocessableEntity || !strings.Contains(bad.Text(), "resolution") ||
+		webtest.CountTestID(bad.Body, "session-needs") != 1 {
+		t.Fatalf("an empty resolution: %d %s", bad.Status, webtest.Short([]byte(bad.Body)))
+	}
+	ok := c.Submit("/decisions/"+d.Ref+"/resolve", url.Values{"resolution": {"Keep it"}, "instruction": {"Archive instead."}, "back": {back}})
+	if ok.Status != http.StatusSeeOther || ok.Location() != back {
+		t.Fatalf("resolve: %d to %q", ok.Status, ok.Location())
+	}
+	ok = c.Submit("/sessions/"+id+"/plan/approve", url.Values{"note": {""}, "back": {back}})
+	if ok.Status != http.StatusSeeOther {
+		t.Fatalf("approve: %d", ok.Status)
+	}
+	page = c.Open(back)
+	if webtest.CountTestID(page.Body, "need-decision") != 0 || webtest.CountTestID(page.Body, "need-plan") != 0 ||
+		webtest.CountTestID(page.Body, "need-ask") != 1 {
+		t.Fatalf("after resolving and approving, the page still shows them waiting")
+	}
+}
