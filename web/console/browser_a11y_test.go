@@ -1,0 +1,116 @@
+package console_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/madebook/madebook/internal/audit"
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/change"
+	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/ledger"
+	"github.com/madebook/madebook/internal/plan"
+	"github.com/madebook/madebook/internal/testkit"
+	"github.com/madebook/madebook/web"
+	"github.com/madebook/madebook/web/webtest"
+)
+
+// Every page of the console passes axe-core with no serious or critical
+// violation, with something in every state on it. The pages come from the
+// server's own route table: a new page without an entry here fails.
+func TestBrowserEveryPagePassesAxe(t *testing.T) {
+	ctx := webtest.NewBrowser(t)
+	kit := testkit.New(t)
+	e := web.NewServer(webtest.Deps(kit))
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+	bg := context.Background()
+	admin, _ := kit.Person(auth.Admin)
+	agent, _ := kit.Agent()
+
+	// Sessions in the states a lead acts on.
+	risky, plain := kit.Mission(admin, true), kit.Mission(admin, false)
+	planned := kit.Session(agent, risky)
+	yes := true
+	must(t)(kit.Gov.Plans.Propose(bg, agent, planned, governance.PlanInput{Summary: "Read, then ask", Plan: plan.Plan{
+		InitialSteps: []plan.Step{{ID: "read", Tool: "read_file", SideEffecting: new(false)}},
+		StoppingPoints: []plan.StoppingPoint{{ID: 1, Type: "menu", Title: "Drop it?", Options: map[string]plan.Option{
+			"1": {Label: "Drop", Steps: []plan.Step{{ID: "drop", Tool: "run_migration", SideEffecting: &yes}}}}}}}}))
+	gated := kit.Session(agent, plain)
+	must(t)(kit.Gov.Decisions.Open(bg, agent, gated, governance.DecisionInput{Title: "Schema", Question: "Drop the table?",
+		BlockedScope: []string{"db/"}}))
+	run, err := kit.Ledger.StartRun(bg, agent, gated, "load-test", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t)(kit.Ledger.RecordAsk(bg, agent, run.ID, ledger.AskInput{Prompt: "Run it?", Options: map[string]string{"1": "Yes", "2": "No"}}))
+	must(t)(kit.Gov.Lifecycle.Report(bg, agent, gated, governance.EventInput{Name: "permission.prompt.requested",
+		Payload: json.RawMessage(`{"prompt":"Run make?","options":{"1":"Allow","2":"Deny"},"tool":"Bash"}`)}))
+	stopped := kit.Session(agent, plain)
+	must(t)(kit.Gov.Changes.Report(bg, agent, stopped, change.Change{Files: []change.File{{Path: "deploy.sh",
+		Content: "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"}}}))
+	must(t)(kit.Gov.Remediations.Request(bg, admin, stopped, governance.RemediationInput{Severity: governance.SeverityRequired,
+		Instruction: "Rotate the key.", Files: []string{"deploy.sh"}}))
+
+	// The concrete pages of each GET route that renders a page.
+	pages := map[string][]string{
+		"/login":               {"/login"},
+		"/":                    {"/"},
+		"/sessions":            {"/sessions"},
+		"/sessions/:id":        {"/sessions/" + planned, "/sessions/" + gated, "/sessions/" + stopped},
+		"/missions":            {"/missions"},
+		"/missions/new":        {"/missions/new"},
+		"/missions/:slug/edit": {"/missions/" + plain + "/edit"},
+		"/audit":               {"/audit"},
+		"/audit/:report":       nil,
+		"/admin/users":         {"/admin/users"},
+		"/admin/keys":          {"/admin/keys"},
+		"/admin/policies":      {"/admin/policies"},
+		"/admin/rules":         {"/admin/rules"},
+		"/admin/tools":         {"/admin/tools"},
+	}
+	for _, name := range audit.Names() {
+		pages["/audit/:report"] = append(pages["/audit/:report"], "/audit/"+name)
+	}
+	// Not pages: fragments the Attention page loads, assets, JSON.
+	fragments := map[string]bool{"/attention/queue": true, "/attention/count": true, "/static/*": true, "/healthz": true}
+	for _, r := range e.Routes() {
+		if r.Method != http.MethodGet || strings.HasPrefix(r.Path, "/api/") || fragments[r.Path] {
+			continue
+		}
+		if _, ok := pages[r.Path]; !ok {
+			t.Errorf("GET %s renders a page this test does not check: add it to pages", r.Path)
+		}
+	}
+
+	webtest.Do(t, ctx, "open the sign-in page", chromedp.Navigate(srv.URL+"/login"), chromedp.WaitVisible(chromedp.CSS(`input[name=email]`)))
+	webtest.CheckA11y(t, ctx, "/login")
+	webtest.SignIn(t, ctx, srv.URL, admin.Email)
+	for route, paths := range pages {
+		if route == "/login" {
+			continue
+		}
+		for _, path := range paths {
+			webtest.Do(t, ctx, "open "+path, chromedp.Navigate(srv.URL+path), chromedp.WaitReady(chromedp.CSS(`main`)))
+			webtest.CheckA11y(t, ctx, path)
+		}
+	}
+	webtest.Do(t, ctx, "open a page that does not exist", chromedp.Navigate(srv.URL+"/no/such/page"), chromedp.WaitReady(chromedp.CSS(`body`)))
+	webtest.CheckA11y(t, ctx, "the 404 page")
+}
+
+// must fails the test on an error.
+func must(t *testing.T) func(_ any, err error) {
+	return func(_ any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
