@@ -1,5 +1,5 @@
 // Package static holds the console's assets — the pinned htmx, the
-// stylesheet and a small script — embedded in the binary and addressed by
+// stylesheet, a small script and the icon — embedded in the binary and addressed by
 // content hash, so a browser may cache them forever.
 package static
 
@@ -10,7 +10,7 @@ import (
 	"io/fs"
 )
 
-//go:embed htmx.min.js madebook.css madebook.js
+//go:embed htmx.min.js madebook.css madebook.js favicon.svg
 var files embed.FS
 
 // FS is the embedded assets.
@@ -48,4 +48,14 @@ func URL(name string) string {
 func Current(name, v string) bool {
 	h, ok := hashes[name]
 	return ok && h == v
+}
+
+// Icon is the console's icon (an SVG), also served at /favicon.ico, where
+// browsers look for one.
+func Icon() []byte {
+	b, err := fs.ReadFile(files, "favicon.svg")
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

@@ -42,7 +42,7 @@ type Viewer struct {
 
 // Assets are the cache-busted asset addresses.
 type Assets struct {
-	CSS, HTMX, JS string
+	CSS, HTMX, JS, Icon string
 }
 
 // FieldErrors maps a form field to what is wrong with it.

@@ -15,7 +15,7 @@ import (
 // errorHandler answers every error in the contract's shape,
 // {"error":{"code","message"}}. Only server faults are logged, and their
 // details never reach the caller.
-func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
+func errorHandler(log *slog.Logger, page console.ErrorRenderer) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		if c.Response().Committed {
 			return
@@ -31,7 +31,7 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		case httpx.IsAPI(c):
 			werr = c.JSON(status, map[string]any{"error": body})
 		default:
-			werr = console.RenderError(c, status, body["message"].(string))
+			werr = page(c, status, body["message"].(string))
 		}
 		if werr != nil {
 			log.ErrorContext(c.Request().Context(), "write error response", "error", werr)

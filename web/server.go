@@ -40,7 +40,6 @@ type Deps struct {
 func NewServer(d Deps) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	e.HTTPErrorHandler = errorHandler(d.Logger)
 	e.Use(middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
 		LogMethod: true, LogURIPath: true, LogStatus: true, LogLatency: true, LogError: true, LogRemoteIP: true,
 		HandleError: true,
@@ -60,6 +59,6 @@ func NewServer(d Deps) *echo.Echo {
 	}))
 	e.Use(middleware.Recover())
 	e.Use(limitBody(MaxBody))
-	routes(e, d)
+	e.HTTPErrorHandler = errorHandler(d.Logger, routes(e, d))
 	return e
 }

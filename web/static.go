@@ -26,3 +26,13 @@ func handleStatic() echo.HandlerFunc {
 		return nil
 	}
 }
+
+// handleFavicon serves GET /favicon.ico, where browsers look for an icon:
+// the console's SVG icon.
+func handleFavicon() echo.HandlerFunc {
+	icon := static.Icon()
+	return func(c echo.Context) error {
+		c.Response().Header().Set("Cache-Control", "public, max-age=86400")
+		return c.Blob(http.StatusOK, "image/svg+xml", icon)
+	}
+}

@@ -79,7 +79,8 @@ func TestBrowserEveryPagePassesAxe(t *testing.T) {
 		pages["/audit/:report"] = append(pages["/audit/:report"], "/audit/"+name)
 	}
 	// Not pages: fragments the Attention page loads, assets, JSON.
-	fragments := map[string]bool{"/attention/queue": true, "/attention/count": true, "/static/*": true, "/healthz": true}
+	fragments := map[string]bool{"/attention/queue": true, "/attention/count": true, "/static/*": true, "/healthz": true,
+		"/favicon.ico": true}
 	for _, r := range e.Routes() {
 		if r.Method != http.MethodGet || strings.HasPrefix(r.Path, "/api/") || fragments[r.Path] {
 			continue

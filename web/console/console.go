@@ -45,11 +45,17 @@ func (k *console) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		if ws, ok := s.Values[valueSession].(auth.WebSession); ok {
-			c.Set(webSessionKey, ws)
-			httpx.SetActor(c, auth.Actor{UserID: ws.User.ID, Email: ws.User.Email, Role: ws.User.Role})
-		}
+		setWebSession(c, s.Values[valueSession])
 		return next(c)
+	}
+}
+
+// setWebSession puts a signed-in person's session, when v is one, and
+// the person as the actor on the request.
+func setWebSession(c echo.Context, v any) {
+	if ws, ok := v.(auth.WebSession); ok {
+		c.Set(webSessionKey, ws)
+		httpx.SetActor(c, auth.Actor{UserID: ws.User.ID, Email: ws.User.Email, Role: ws.User.Role})
 	}
 }
 
@@ -108,7 +114,8 @@ func render(c echo.Context, status int, comp templ.Component) error {
 	return comp.Render(c.Request().Context(), c.Response())
 }
 
-var assets = views.Assets{CSS: static.URL("madebook.css"), HTMX: static.URL("htmx.min.js"), JS: static.URL("madebook.js")}
+var assets = views.Assets{CSS: static.URL("madebook.css"), HTMX: static.URL("htmx.min.js"), JS: static.URL("madebook.js"),
+	Icon: static.URL("favicon.svg")}
 
 // page builds what every full page needs for the signed-in person.
 func (k *console) page(c echo.Context, title, nav string) (views.Page, error) {
@@ -127,11 +134,27 @@ func (k *console) page(c echo.Context, title, nav string) (views.Page, error) {
 	return p, nil
 }
 
-// RenderError answers a failed console request: the message alone for
-// htmx (it shows it beside the form), a page of its own otherwise.
-func RenderError(c echo.Context, status int, message string) error {
+// ErrorRenderer answers a failed request that is not the API's with a
+// message: the message alone for htmx (it shows it beside the form), a page
+// of its own otherwise.
+type ErrorRenderer func(c echo.Context, status int, message string) error
+
+// renderError is the console's ErrorRenderer. The page keeps the
+// navigation for a signed-in person, also at an address no route serves
+// (where the session was not loaded yet); if building it fails (the
+// database may be what failed), the page goes without it.
+func (k *console) renderError(c echo.Context, status int, message string) error {
 	if httpx.IsHTMX(c) {
 		return c.String(status, message)
 	}
-	return render(c, status, views.ErrorPage(views.Page{Title: http.StatusText(status), Assets: assets}, message))
+	if _, ok := webSession(c); !ok {
+		if s, err := k.store.Get(c.Request(), k.store.name); err == nil {
+			setWebSession(c, s.Values[valueSession])
+		}
+	}
+	p, err := k.page(c, http.StatusText(status), "")
+	if err != nil {
+		p = views.Page{Title: http.StatusText(status), Assets: assets}
+	}
+	return render(c, status, views.ErrorPage(p, message))
 }

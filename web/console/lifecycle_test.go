@@ -123,3 +123,26 @@ func TestTheSessionPageAnswersAPermissionPrompt(t *testing.T) {
 		t.Fatalf("the page after the answer: %s", webtest.Short([]byte(page.Body)))
 	}
 }
+
+// The 404 and 403 pages keep the navigation for a signed-in person (not
+// for anyone else), and the icon is where browsers look for it.
+func TestErrorPagesKeepTheNavigation(t *testing.T) {
+	kit, base := consoleServer(t, false)
+	viewer, _ := kit.Person(auth.Viewer)
+	c := webtest.ConsoleAs(t, base, viewer.Email)
+	for path, status := range map[string]int{"/no/such/page": http.StatusNotFound, "/admin/users": http.StatusForbidden} {
+		page := c.Open(path)
+		if page.Status != status || webtest.CountTestID(page.Body, "viewer") != 1 || webtest.CountTestID(page.Body, "error-page") != 1 {
+			t.Errorf("%s signed in: %d, navigation %d; want %d with the navigation", path, page.Status,
+				webtest.CountTestID(page.Body, "viewer"), status)
+		}
+	}
+	page := webtest.NewClient(t, base).Open("/no/such/page")
+	if page.Status != http.StatusNotFound || webtest.CountTestID(page.Body, "viewer") != 0 || !strings.Contains(page.Body, `rel="icon"`) {
+		t.Errorf("/no/such/page signed out: %d, navigation %d", page.Status, webtest.CountTestID(page.Body, "viewer"))
+	}
+	icon := webtest.NewClient(t, base).Open("/favicon.ico")
+	if icon.Status != http.StatusOK || icon.Header.Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(icon.Body, "<svg") {
+		t.Errorf("/favicon.ico: %d %s", icon.Status, icon.Header.Get("Content-Type"))
+	}
+}

@@ -299,7 +299,7 @@ func (e *consoleEnv) cookieToken(c consoleCaller) string {
 }
 
 // consoleRouteTable lists every console route of routes.go: all but the
-// JSON API, /brief, /healthz and /static/*.
+// JSON API, /brief, /healthz, /favicon.ico and /static/*.
 func consoleRouteTable() []consoleRouteCase {
 	ctx := context.Background()
 	page := func(path string) func(*consoleEnv, consoleCaller) consoleCall {
@@ -536,7 +536,7 @@ func isConsoleRoute(r *echo.Route) bool {
 	case r.Method == echo.RouteNotFound: // a catch-all, not a route anyone calls
 		return false
 	case r.Path == "/api/v1" || strings.HasPrefix(r.Path, "/api/v1/"), r.Path == "/brief", r.Path == "/healthz",
-		strings.HasPrefix(r.Path, "/static/"):
+		r.Path == "/favicon.ico", strings.HasPrefix(r.Path, "/static/"):
 		return false
 	}
 	return true

@@ -26,8 +26,9 @@ type Deps struct {
 
 // Routes registers every page and form of the console, in one list. Every
 // route but the sign-in page needs a signed-in person; the admin pages
-// need an admin.
-func Routes(e *echo.Echo, d Deps) {
+// need an admin. It returns how the console answers errors, for the
+// server's error handler.
+func Routes(e *echo.Echo, d Deps) ErrorRenderer {
 	k := &console{auth: d.Auth, gov: d.Gov, ledger: d.Ledger, audit: d.Audit, store: newSessionStore(d.Auth, d.SecureCookies), cop: http.NewCrossOriginProtection()}
 	// Middleware goes on each route, not on a group: a group would answer
 	// every unknown path under it too.
@@ -78,4 +79,5 @@ func Routes(e *echo.Echo, d Deps) {
 	e.GET("/admin/tools", k.handleTools(), admin...)
 	e.POST("/admin/tools", k.handleToolSave(), admin...)
 	e.POST("/admin/tools/delete", k.handleToolDelete(), admin...)
+	return k.renderError
 }
