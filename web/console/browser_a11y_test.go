@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -100,10 +101,29 @@ func TestBrowserEveryPagePassesAxe(t *testing.T) {
 		for _, path := range paths {
 			webtest.Do(t, ctx, "open "+path, chromedp.Navigate(srv.URL+path), chromedp.WaitReady(chromedp.CSS(`main`)))
 			webtest.CheckA11y(t, ctx, path)
+			fitsWidth(t, ctx, path)
 		}
 	}
 	webtest.Do(t, ctx, "open a page that does not exist", chromedp.Navigate(srv.URL+"/no/such/page"), chromedp.WaitReady(chromedp.CSS(`body`)))
 	webtest.CheckA11y(t, ctx, "the 404 page")
+}
+
+// fitsWidth fails the test when the page is wider than the window, at a
+// desktop width and at a phone's (390 px): nothing scrolls sideways.
+func fitsWidth(t *testing.T, ctx context.Context, page string) {
+	t.Helper()
+	for _, width := range []int64{1280, 390} {
+		webtest.Do(t, ctx, "resize", chromedp.EmulateViewport(width, 900))
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[int64](`document.documentElement.scrollWidth`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got > width {
+			wide, _ := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`[...document.querySelectorAll("body *")].filter(e => e.getBoundingClientRect().right > %d).slice(-3).map(e => e.tagName + "." + e.getAttribute("class") + " " + (e.dataset.testid || "")).join(", ")`, width+1)))
+			t.Errorf("%s is %d px wide in a %d px window (too wide: %s)", page, got, width, wide)
+		}
+	}
+	webtest.Do(t, ctx, "resize", chromedp.EmulateViewport(1280, 900))
 }
 
 // must fails the test on an error.
