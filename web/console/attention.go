@@ -221,13 +221,10 @@ func (k *console) itemDone(c echo.Context, kind, ref string, err error, fields .
 	}
 	if !httpx.IsHTMX(c) {
 		// A form on a session page: the page comes back with the message
-		// over it, the session's forms as they are.
+		// over it (and the error's status), the session's forms as they are.
 		if id, onSession := strings.CutPrefix(backTo(c), "/sessions/"); onSession && id != "" && !strings.Contains(id, "/") {
-			msg := f.Error
-			for _, m := range f.Errors {
-				msg = m
-			}
-			return k.sessionPage(c, id, http.StatusUnprocessableEntity, views.ItemForm{Error: msg})
+			e, _ := errs.As(err)
+			return k.sessionPage(c, id, httpx.Status(e.Kind), views.ItemForm{Error: e.Message})
 		}
 		return err
 	}
