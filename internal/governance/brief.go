@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
-	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/protocol"
 )
 
@@ -123,14 +121,9 @@ func (s *BriefService) Brief(ctx context.Context, actor auth.Actor, session stri
 		return Brief{}, err
 	}
 	now := s.now()
-	in, err := s.briefInputs(ctx, session, now)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Brief{}, errs.E(errs.NotFound, "session_not_found", "No session has the id %q.", session)
-	} else if err != nil {
+	in, err := s.ownInputs(ctx, actor, session, now)
+	if err != nil {
 		return Brief{}, fmt.Errorf("brief %s: %w", session, err)
-	}
-	if err := checkOwner(actor, in.state.AgentKeyID); err != nil {
-		return Brief{}, err
 	}
 	var b Brief
 	if st := in.state; st.UndeliveredResolutions > 0 || st.UndeliveredRemediations > 0 ||
