@@ -79,6 +79,12 @@ type RawBody string
 // form), or a value sent as JSON. token is the bearer secret ("" sends no Authorization).
 func (a *API) Do(method, path, token string, body any) Response {
 	a.T.Helper()
+	return a.DoWith(method, path, token, body, nil)
+}
+
+// DoWith is Do with more headers (e.g. the Accept an MCP client sends).
+func (a *API) DoWith(method, path, token string, body any, header http.Header) Response {
+	a.T.Helper()
 	var r io.Reader = http.NoBody
 	switch b := body.(type) {
 	case nil:
@@ -106,6 +112,9 @@ func (a *API) Do(method, path, token string, body any) Response {
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
 	}
 	return a.Send(req)
 }
