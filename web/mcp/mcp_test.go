@@ -433,7 +433,7 @@ func TestMCPAndRESTBriefsDeliverAResolutionOnce(t *testing.T) {
 			delivered int
 			failures  []string
 		)
-		count := func(resolutions int, err error) {
+		tally := func(resolutions int, err error) {
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -441,13 +441,12 @@ func TestMCPAndRESTBriefsDeliverAResolutionOnce(t *testing.T) {
 			}
 			delivered += resolutions
 		}
-		body, _ := json.Marshal(map[string]string{"session": session})
 		for i := range n {
 			wg.Go(func() {
 				res, err := clients[i].CallTool(context.Background(), &sdk.CallToolParams{Name: "brief",
 					Arguments: map[string]any{"session": session}})
 				if err != nil || res.IsError {
-					count(0, fmt.Errorf("MCP brief: %v %v", err, res))
+					tally(0, fmt.Errorf("MCP brief: %v %v", err, res))
 					return
 				}
 				var b struct {
@@ -455,27 +454,9 @@ func TestMCPAndRESTBriefsDeliverAResolutionOnce(t *testing.T) {
 				}
 				raw, _ := json.Marshal(res.StructuredContent)
 				err = json.Unmarshal(raw, &b)
-				count(len(b.Resolutions), err)
+				tally(len(b.Resolutions), err)
 			})
-			wg.Go(func() {
-				req, _ := http.NewRequest(http.MethodPost, a.Srv.URL+"/brief", strings.NewReader(string(body)))
-				req.Header.Set("Authorization", "Bearer "+a.AgentKey)
-				res, err := http.DefaultClient.Do(req)
-				if err != nil {
-					count(0, err)
-					return
-				}
-				defer res.Body.Close()
-				var b struct {
-					Resolutions []json.RawMessage `json:"resolutions"`
-				}
-				if res.StatusCode != http.StatusOK {
-					count(0, fmt.Errorf("REST brief: %s", res.Status))
-					return
-				}
-				err = json.NewDecoder(res.Body).Decode(&b)
-				count(len(b.Resolutions), err)
-			})
+			wg.Go(func() { tally(a.BriefDelivers(session)) })
 		}
 		wg.Wait()
 		if len(failures) > 0 {

@@ -239,6 +239,37 @@ func CheckErrorShape(t testing.TB, r Response) {
 	}
 }
 
+// BriefDelivers takes one brief of the session over REST with the agent
+// key and returns how many resolutions it delivered. It does not touch
+// a.T, so racing goroutines may call it; a failed brief is its error.
+func (a *API) BriefDelivers(session string) (int, error) {
+	body, err := json.Marshal(map[string]string{"session": session})
+	if err != nil {
+		return 0, err
+	}
+	req, err := http.NewRequest(http.MethodPost, a.Srv.URL+"/brief", bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+a.AgentKey)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("POST /brief: %s", res.Status)
+	}
+	var b struct {
+		Resolutions []json.RawMessage `json:"resolutions"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&b); err != nil {
+		return 0, fmt.Errorf("POST /brief: %w", err)
+	}
+	return len(b.Resolutions), nil
+}
+
 // Detail returns the session as a lead sees it (GET /api/v1/sessions/{id}).
 func (a *API) Detail(id string) map[string]any {
 	a.T.Helper()
