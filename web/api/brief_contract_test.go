@@ -327,14 +327,7 @@ func TestRacingBriefsDeliverAResolutionOnce(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		if len(failures) > 0 {
-			t.Fatalf("round %d: failed briefs: %v", round, failures)
-		}
-		if delivered != 1 {
-			t.Errorf("round %d: %d briefs delivered the resolution, want exactly 1", round, delivered)
-		}
-		if n := webtest.CountOf(a.Timeline(id), "resolution.delivered"); n != 1 {
-			t.Errorf("round %d: %d resolution.delivered events, want 1", round, n)
-		}
+		t.Logf("round %d", round)
+		a.CheckDeliveredOnce(id, delivered, failures)
 	}
 }

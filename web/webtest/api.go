@@ -270,6 +270,22 @@ func (a *API) BriefDelivers(session string) (int, error) {
 	return len(b.Resolutions), nil
 }
 
+// CheckDeliveredOnce fails unless racing briefs of a session with one
+// resolution, none of them failed, delivered it exactly once in total,
+// and the session's timeline records one delivery.
+func (a *API) CheckDeliveredOnce(session string, delivered int, failures []string) {
+	a.T.Helper()
+	if len(failures) > 0 {
+		a.T.Fatalf("failed briefs: %v", failures)
+	}
+	if delivered != 1 {
+		a.T.Errorf("the briefs delivered the resolution %d times, want exactly 1", delivered)
+	}
+	if n := CountOf(a.Timeline(session), "resolution.delivered"); n != 1 {
+		a.T.Errorf("%d resolution.delivered events, want 1", n)
+	}
+}
+
 // Detail returns the session as a lead sees it (GET /api/v1/sessions/{id}).
 func (a *API) Detail(id string) map[string]any {
 	a.T.Helper()
