@@ -48,8 +48,79 @@ type Deps struct {
 // end of a session) are not served: the server is stateless, each POST
 // a whole exchange, so any number of Madebook processes can answer.
 func Routes(e *echo.Echo, d Deps) {
-	e.POST(Path, echo.WrapHandler(Handler(d)), httpx.RequireBearer(d.Auth), requireAgent)
+	e.POST(Path, serve(Handler(d)), httpx.RequireBearer(d.Auth), requireAgent)
 }
+
+// serve runs the SDK's handler, answering its own HTTP refusals, which
+// it writes as plain text (an Accept without both application/json and
+// text/event-stream, a Content-Type other than JSON, a body that is not
+// JSON-RPC), in the API's error shape with the SDK's status and words.
+// JSON-RPC errors (JSON already) pass as they are: MCP clients read them.
+func serve(h http.Handler) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		w := &plainErrors{ResponseWriter: c.Response()}
+		h.ServeHTTP(w, c.Request())
+		if w.status == 0 {
+			return nil
+		}
+		code, ok := refusalCodes[w.status]
+		if !ok {
+			code = "invalid_mcp_request"
+		}
+		msg := strings.TrimSpace(w.text.String())
+		if msg == "" {
+			msg = http.StatusText(w.status)
+		}
+		c.Response().Header().Del(echo.HeaderContentType) // http.Error's text/plain
+		return c.JSON(w.status, map[string]any{"error": map[string]any{"code": code,
+			"message": strings.TrimSuffix(msg, ".") + "."}})
+	}
+}
+
+// refusalCodes are the error codes of the statuses the SDK refuses with.
+var refusalCodes = map[int]string{
+	http.StatusBadRequest:            "invalid_mcp_request",
+	http.StatusForbidden:             "forbidden",
+	http.StatusNotFound:              "not_found",
+	http.StatusMethodNotAllowed:      "method_not_allowed",
+	http.StatusRequestEntityTooLarge: "body_too_large",
+	http.StatusUnsupportedMediaType:  "unsupported_media_type",
+}
+
+// plainErrors holds back an error the SDK writes as plain text, for serve
+// to answer as JSON; everything else goes through.
+type plainErrors struct {
+	http.ResponseWriter
+	status int
+	text   strings.Builder
+}
+
+// WriteHeader holds back a plain-text error status.
+func (w *plainErrors) WriteHeader(status int) {
+	if status >= http.StatusBadRequest && !strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") {
+		w.status = status
+		return
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+// Write keeps a held-back error's text.
+func (w *plainErrors) Write(b []byte) (int, error) {
+	if w.status != 0 {
+		return w.text.Write(b)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush flushes what goes through.
+func (w *plainErrors) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok && w.status == 0 {
+		f.Flush()
+	}
+}
+
+// Unwrap is the writer underneath, for http.ResponseController.
+func (w *plainErrors) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Handler is the MCP server over HTTP. It expects the actor on the
 // request's context (requireAgent puts it there).

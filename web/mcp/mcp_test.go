@@ -566,3 +566,46 @@ func TestArgumentsOutsideTheSchemaAreAToolErrorInTheSameShape(t *testing.T) {
 		})
 	}
 }
+
+// TestTheSDKsOwnRefusalsAnswerInTheAPIsShape: what the SDK refuses at the
+// HTTP level (it writes plain text) is answered as
+// {"error":{"code","message"}} with the SDK's status and words.
+func TestTheSDKsOwnRefusalsAnswerInTheAPIsShape(t *testing.T) {
+	t.Parallel()
+	a := webtest.NewAPI(t)
+	initialize := webtest.RawBody(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",` +
+		`"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	both := "application/json, text/event-stream"
+	cases := []struct {
+		name, accept, contentType string
+		status                    int
+		code, says                string
+	}{
+		{"an Accept without text/event-stream", "application/json", "application/json", http.StatusBadRequest,
+			"invalid_mcp_request", "Accept must contain both"},
+		{"a body that is not JSON", both, "text/plain", http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type"},
+	}
+	for _, c := range cases {
+		t.Run(c.name+" is "+c.code, func(t *testing.T) {
+			a.T = t
+			r := a.DoWith(http.MethodPost, mcp.Path, a.AgentKey, initialize,
+				http.Header{"Accept": {c.accept}, "Content-Type": {c.contentType}})
+			webtest.CheckError(t, r, c.status, c.code)
+			if !strings.Contains(string(r.Body), c.says) {
+				t.Errorf("the message does not say %q: %s", c.says, r.Body)
+			}
+		})
+	}
+	t.Run("GET is 405: the server is stateless, with no event stream to open", func(t *testing.T) {
+		a.T = t
+		webtest.CheckError(t, a.Do(http.MethodGet, mcp.Path, a.AgentKey, nil), http.StatusMethodNotAllowed, "method_not_allowed")
+	})
+	t.Run("a well-formed initialize is answered as JSON", func(t *testing.T) {
+		a.T = t
+		r := a.DoWith(http.MethodPost, mcp.Path, a.AgentKey, initialize, http.Header{"Accept": {both}})
+		if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"serverInfo"`) {
+			t.Fatalf("%d %s", r.Status, r.Body)
+		}
+		webtest.CheckJSONContentType(t, r)
+	})
+}
