@@ -12,6 +12,7 @@ import (
 
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/protocol"
 )
 
@@ -115,10 +116,13 @@ type BriefService struct{ *core }
 // (`UPDATE … WHERE delivered_at IS NULL RETURNING`) and the read that
 // builds the brief are one transaction, so two racing briefs cannot both
 // deliver the same resolution. Errors: forbidden (not the session's agent),
-// session_not_found.
+// session_required, session_not_found.
 func (s *BriefService) Brief(ctx context.Context, actor auth.Actor, session string) (Brief, error) {
 	if err := actor.RequireAgent("take a brief (people see a preview on the session)"); err != nil {
 		return Brief{}, err
+	}
+	if session == "" {
+		return Brief{}, errs.E(errs.Invalid, "session_required", "Name the session: {\"session\":\"ID\"}.").In("session")
 	}
 	now := s.now()
 	in, err := s.ownInputs(ctx, actor, session, now)

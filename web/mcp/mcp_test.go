@@ -381,6 +381,8 @@ func TestAToolErrorCarriesTheRESTCodeAndMessage(t *testing.T) {
 			map[string]any{"session": id}, map[string]any{"title": " ", "question": "Q?"}, http.StatusUnprocessableEntity, "title_required"},
 		{"an unknown mission", "open_session", "/api/v1/sessions", map[string]any{}, map[string]any{"mission": "nowhere"},
 			http.StatusUnprocessableEntity, "unknown_mission"},
+		{"a brief without a session", "brief", "/brief", map[string]any{}, map[string]any{"session": ""},
+			http.StatusUnprocessableEntity, "session_required"},
 		{"an unknown run", "finish_run", "/api/v1/runs/run_nope", map[string]any{"run": "run_nope"},
 			map[string]any{"status": "complete"}, http.StatusNotFound, "run_not_found"},
 	}
