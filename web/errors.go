@@ -41,15 +41,7 @@ func errorHandler(log *slog.Logger, page console.ErrorRenderer) echo.HTTPErrorHa
 
 func errorBody(err error) (int, map[string]any) {
 	if e, ok := errs.As(err); ok && e.Kind != errs.Internal {
-		body := map[string]any{}
-		for k, v := range e.Details {
-			body[k] = v
-		}
-		if e.Field != "" {
-			body["field"] = e.Field
-		}
-		body["code"], body["message"] = e.Code, e.Message
-		return httpx.Status(e.Kind), body
+		return httpx.Status(e.Kind), errs.Body(err)
 	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) && he.Code < http.StatusInternalServerError {
@@ -64,5 +56,5 @@ func errorBody(err error) (int, map[string]any) {
 		}
 		return he.Code, map[string]any{"code": code, "message": msg}
 	}
-	return http.StatusInternalServerError, map[string]any{"code": "internal", "message": "Internal error."}
+	return http.StatusInternalServerError, errs.Body(err)
 }

@@ -58,6 +58,8 @@ type routeCase struct {
 	// page marks a console or asset route: its answers are not JSON, and
 	// a redirect from it must lead to the sign-in page.
 	page bool
+	// header is sent besides the bearer (nil: none).
+	header http.Header
 }
 
 var (
@@ -364,6 +366,15 @@ func routeTable() []routeCase {
 				return "/api/v1/asks/" + ask + "/answer", map[string]any{"option": "1"}, id
 			},
 			want: statuses(http.StatusOK, leads)},
+		// MCP: an agent key initializes; a person's token is refused.
+		{method: http.MethodPost, path: "/mcp",
+			header: http.Header{"Accept": {"application/json, text/event-stream"}},
+			setup: func(*webtest.API) (string, any, string) {
+				return "/mcp", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
+					"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+					"clientInfo": map[string]any{"name": "route-table", "version": "1"}}}, ""
+			},
+			want: statuses(http.StatusOK, bothAgents)},
 		{method: http.MethodGet, path: "/api/v1/tools",
 			setup: func(*webtest.API) (string, any, string) { return "/api/v1/tools", nil, "" },
 			want:  statuses(http.StatusOK, everyone)},
@@ -533,7 +544,7 @@ func TestEveryRouteAnswersEachCallerAsTheContractSays(t *testing.T) {
 				a.T = t
 				path, body, session := rc.setup(a)
 				before := a.Snapshot(session)
-				r := a.Do(rc.method, path, tokenOf(a, c), body)
+				r := a.DoWith(rc.method, path, tokenOf(a, c), body, rc.header)
 				if r.Status != want {
 					t.Fatalf("status %d, want %d; body %s", r.Status, want, webtest.Short(r.Body))
 				}

@@ -78,6 +78,27 @@ func As(err error) (*Error, bool) {
 	return e, ok
 }
 
+// Body is err as every surface answers it, the object inside
+// {"error": …}: a domain error's details, the field it is about, its code
+// and its message. Anything else, an Internal error included, is only
+// {"code":"internal","message":"Internal error."}: its detail is for the
+// log, never the caller.
+func Body(err error) map[string]any {
+	e, ok := As(err)
+	if !ok || e.Kind == Internal {
+		return map[string]any{"code": "internal", "message": "Internal error."}
+	}
+	body := make(map[string]any, len(e.Details)+3)
+	for k, v := range e.Details {
+		body[k] = v
+	}
+	if e.Field != "" {
+		body["field"] = e.Field
+	}
+	body["code"], body["message"] = e.Code, e.Message
+	return body
+}
+
 // KindOf returns the kind of err: Internal unless err wraps an *Error.
 func KindOf(err error) Kind {
 	if e, ok := As(err); ok {

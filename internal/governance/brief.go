@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -117,20 +116,18 @@ type BriefService struct{ *core }
 // (`UPDATE … WHERE delivered_at IS NULL RETURNING`) and the read that
 // builds the brief are one transaction, so two racing briefs cannot both
 // deliver the same resolution. Errors: forbidden (not the session's agent),
-// session_not_found.
+// session_required, session_not_found.
 func (s *BriefService) Brief(ctx context.Context, actor auth.Actor, session string) (Brief, error) {
 	if err := actor.RequireAgent("take a brief (people see a preview on the session)"); err != nil {
 		return Brief{}, err
 	}
-	now := s.now()
-	in, err := s.briefInputs(ctx, session, now)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Brief{}, errs.E(errs.NotFound, "session_not_found", "No session has the id %q.", session)
-	} else if err != nil {
-		return Brief{}, fmt.Errorf("brief %s: %w", session, err)
+	if session == "" {
+		return Brief{}, errs.E(errs.Invalid, "session_required", "Name the session: {\"session\":\"ID\"}.").In("session")
 	}
-	if err := checkOwner(actor, in.state.AgentKeyID); err != nil {
-		return Brief{}, err
+	now := s.now()
+	in, err := s.ownInputs(ctx, actor, session, now)
+	if err != nil {
+		return Brief{}, fmt.Errorf("brief %s: %w", session, err)
 	}
 	var b Brief
 	if st := in.state; st.UndeliveredResolutions > 0 || st.UndeliveredRemediations > 0 ||

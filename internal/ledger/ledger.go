@@ -361,6 +361,17 @@ type ToolCallInput struct {
 	StartedAt *time.Time `json:"started_at"`
 }
 
+// ParseStartedAt reads the time a tool call started, as an agent reports
+// it: RFC 3339. Errors: invalid_started_at.
+func ParseStartedAt(s string) (time.Time, error) {
+	at, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, errs.E(errs.Invalid, "invalid_started_at",
+			"\"started_at\" must be an RFC 3339 time, e.g. 2026-11-29T12:00:00Z.").In("started_at")
+	}
+	return at, nil
+}
+
 // Validate returns the input with its server and tool trimmed. Errors:
 // server_required, server_too_long, tool_required, tool_too_long.
 func (in ToolCallInput) Validate() (ToolCallInput, error) {

@@ -8,8 +8,6 @@
 package api
 
 import (
-	"strings"
-
 	"github.com/labstack/echo/v4"
 
 	"github.com/madebook/madebook/internal/audit"
@@ -28,24 +26,26 @@ type Deps struct {
 	Audit  *audit.Service
 }
 
-// requireBearer authenticates `Authorization: Bearer <secret>` (an agent
-// key or a personal token) and puts the actor on the context.
-func requireBearer(a *auth.Service) echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			h := c.Request().Header.Get(echo.HeaderAuthorization)
-			scheme, secret, ok := strings.Cut(h, " ")
-			if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(secret) == "" {
-				return errs.E(errs.Unauthorized, "unauthorized", "Send an agent key or personal token as `Authorization: Bearer …`.")
-			}
-			actor, err := a.Authenticate(c.Request().Context(), strings.TrimSpace(secret))
-			if err != nil {
-				return err
-			}
-			httpx.SetActor(c, actor)
-			return next(c)
-		}
+// reply answers an agent's call: the answer v with status, and beside
+// its own fields the next action and reason of the session the call was
+// about, decided after the call and delivering nothing (only /brief
+// delivers).
+func reply(c echo.Context, briefs *governance.BriefService, status int, session string, v any) error {
+	next, err := briefs.Next(c.Request().Context(), httpx.Actor(c), session)
+	if err != nil {
+		return err
 	}
+	return c.JSON(status, governance.Reply{Answer: v, Next: next})
+}
+
+// replyOfRun is reply for a call about a run: the next action is its
+// session's.
+func replyOfRun(c echo.Context, briefs *governance.BriefService, status int, run string, v any) error {
+	next, err := briefs.NextOfRun(c.Request().Context(), httpx.Actor(c), run)
+	if err != nil {
+		return err
+	}
+	return c.JSON(status, governance.Reply{Answer: v, Next: next})
 }
 
 // invalid is a 422 for content the handler itself checks.

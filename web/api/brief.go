@@ -20,9 +20,6 @@ func handleBrief(briefs *governance.BriefService) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		if in.Session == "" {
-			return invalid("session_required", "Name the session: {\"session\":\"ID\"}.")
-		}
 		b, err := briefs.Brief(c.Request().Context(), httpx.Actor(c), in.Session)
 		if err != nil {
 			return err

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"encoding/json"
 	"net/http"
 	"reflect"
 	"slices"
@@ -316,38 +315,19 @@ func TestRacingBriefsDeliverAResolutionOnce(t *testing.T) {
 			delivered int
 			failures  []string
 		)
-		body, _ := json.Marshal(map[string]string{"session": id})
 		for range n {
 			wg.Go(func() {
-				req, _ := http.NewRequest(http.MethodPost, a.Srv.URL+"/brief", strings.NewReader(string(body)))
-				req.Header.Set("Authorization", "Bearer "+a.AgentKey)
-				res, err := http.DefaultClient.Do(req)
+				got, err := a.BriefDelivers(id)
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
 					failures = append(failures, err.Error())
-					return
 				}
-				defer res.Body.Close()
-				var b struct {
-					Resolutions []json.RawMessage `json:"resolutions"`
-				}
-				if res.StatusCode != http.StatusOK || json.NewDecoder(res.Body).Decode(&b) != nil {
-					failures = append(failures, res.Status)
-					return
-				}
-				delivered += len(b.Resolutions)
+				delivered += got
 			})
 		}
 		wg.Wait()
-		if len(failures) > 0 {
-			t.Fatalf("round %d: failed briefs: %v", round, failures)
-		}
-		if delivered != 1 {
-			t.Errorf("round %d: %d briefs delivered the resolution, want exactly 1", round, delivered)
-		}
-		if n := webtest.CountOf(a.Timeline(id), "resolution.delivered"); n != 1 {
-			t.Errorf("round %d: %d resolution.delivered events, want 1", round, n)
-		}
+		t.Logf("round %d", round)
+		a.CheckDeliveredOnce(id, delivered, failures)
 	}
 }

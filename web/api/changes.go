@@ -12,7 +12,7 @@ import (
 
 // handleChangeReport serves POST /api/v1/sessions/:id/changes (the
 // session's agent): the whole change so far, evaluated.
-func handleChangeReport(changes *governance.ChangeService) echo.HandlerFunc {
+func handleChangeReport(changes *governance.ChangeService, briefs *governance.BriefService) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		in, err := httpx.Bind[change.Change](c)
 		if err != nil {
@@ -22,13 +22,13 @@ func handleChangeReport(changes *governance.ChangeService) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, res)
+		return reply(c, briefs, http.StatusOK, c.Param("id"), res)
 	}
 }
 
 // handleEvidenceReport serves POST /api/v1/sessions/:id/evidence (the
 // session's agent).
-func handleEvidenceReport(evidence *governance.EvidenceService) echo.HandlerFunc {
+func handleEvidenceReport(evidence *governance.EvidenceService, briefs *governance.BriefService) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		in, err := httpx.Bind[governance.EvidenceInput](c)
 		if err != nil {
@@ -37,13 +37,13 @@ func handleEvidenceReport(evidence *governance.EvidenceService) echo.HandlerFunc
 		if err := evidence.Report(c.Request().Context(), httpx.Actor(c), c.Param("id"), in); err != nil {
 			return err
 		}
-		return c.JSON(http.StatusCreated, map[string]any{"kind": in.Kind, "passed": in.Passed})
+		return reply(c, briefs, http.StatusCreated, c.Param("id"), map[string]any{"kind": in.Kind, "passed": in.Passed})
 	}
 }
 
 // handleComplete serves POST /api/v1/sessions/:id/complete (the session's
 // agent): the evidence gate's verdict.
-func handleComplete(evidence *governance.EvidenceService) echo.HandlerFunc {
+func handleComplete(evidence *governance.EvidenceService, briefs *governance.BriefService) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if _, err := httpx.BindOptional[struct{}](c); err != nil {
 			return err
@@ -52,7 +52,7 @@ func handleComplete(evidence *governance.EvidenceService) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, g)
+		return reply(c, briefs, http.StatusOK, c.Param("id"), g)
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 
 // handleDecisionOpen serves POST /api/v1/sessions/:id/decisions (the
 // session's agent).
-func handleDecisionOpen(decisions *governance.DecisionService) echo.HandlerFunc {
+func handleDecisionOpen(decisions *governance.DecisionService, briefs *governance.BriefService) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		in, err := httpx.Bind[governance.DecisionInput](c)
 		if err != nil {
@@ -21,7 +21,7 @@ func handleDecisionOpen(decisions *governance.DecisionService) echo.HandlerFunc 
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusCreated, d)
+		return reply(c, briefs, http.StatusCreated, c.Param("id"), d)
 	}
 }
 

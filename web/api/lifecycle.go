@@ -11,7 +11,7 @@ import (
 
 // handleLifecycleEvent serves POST /api/v1/sessions/:id/events (the
 // session's agent): the state after the event and every transition taken.
-func handleLifecycleEvent(lc *governance.LifecycleService) echo.HandlerFunc {
+func handleLifecycleEvent(lc *governance.LifecycleService, briefs *governance.BriefService) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		in, err := httpx.Bind[governance.EventInput](c)
 		if err != nil {
@@ -21,6 +21,6 @@ func handleLifecycleEvent(lc *governance.LifecycleService) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, r)
+		return reply(c, briefs, http.StatusOK, c.Param("id"), r)
 	}
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // handlePlanPropose serves POST /api/v1/sessions/:id/plan (the session's agent).
-func handlePlanPropose(plans *governance.PlanService) echo.HandlerFunc {
+func handlePlanPropose(plans *governance.PlanService, briefs *governance.BriefService) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		in, err := httpx.Bind[governance.PlanInput](c)
 		if err != nil {
@@ -22,7 +22,7 @@ func handlePlanPropose(plans *governance.PlanService) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusCreated, p)
+		return reply(c, briefs, http.StatusCreated, c.Param("id"), p)
 	}
 }
 

@@ -24,6 +24,13 @@ func TestAPlanIsAnsweredInTheShapeItIsProposedIn(t *testing.T) {
 	}
 	// webtest checks both answers against the OpenAPI document too.
 	answer := a.Must(http.StatusCreated, http.MethodPost, "/api/v1/sessions/"+id+"/plan", a.AgentKey, proposed)
+	// Every reply to an agent names the next action beside its own fields.
+	if answer["next_action"] != "BLOCKED" || answer["reason"] == "" {
+		t.Errorf("the proposal's answer says next_action %v, reason %v; want BLOCKED (the plan waits for a lead) and why",
+			answer["next_action"], answer["reason"])
+	}
+	delete(answer, "next_action")
+	delete(answer, "reason")
 	plan, _ := a.Must(http.StatusOK, http.MethodGet, "/api/v1/sessions/"+id, a.LeadTok, nil)["plan"].(map[string]any)
 
 	for name, got := range map[string]map[string]any{"the proposal's answer": answer, "the session's plan": plan} {

@@ -1,13 +1,17 @@
 package api
 
-import "github.com/labstack/echo/v4"
+import (
+	"github.com/labstack/echo/v4"
+
+	"github.com/madebook/madebook/web/httpx"
+)
 
 // Routes registers every route of the JSON API, in one list. Every route
 // but the document that describes them takes a bearer credential: an
 // agent key or a personal token.
 func Routes(e *echo.Echo, d Deps) {
 	e.GET("/api/v1/openapi.json", handleOpenAPI())
-	bearer := requireBearer(d.Auth)
+	bearer := httpx.RequireBearer(d.Auth)
 	e.POST("/brief", handleBrief(d.Gov.Briefs), bearer)
 
 	v1 := e.Group("/api/v1", bearer)
@@ -16,10 +20,10 @@ func Routes(e *echo.Echo, d Deps) {
 	v1.POST("/missions", handleMissionCreate(d.Gov.Missions))
 	v1.GET("/missions/:slug", handleMissionGet(d.Gov.Missions))
 	v1.PATCH("/missions/:slug", handleMissionUpdate(d.Gov.Missions))
-	v1.POST("/sessions", handleSessionCreate(d.Gov.Sessions))
+	v1.POST("/sessions", handleSessionCreate(d.Gov.Sessions, d.Gov.Briefs))
 	v1.GET("/sessions/:id", handleSessionGet(d.Gov.Sessions))
-	v1.POST("/sessions/:id/decisions", handleDecisionOpen(d.Gov.Decisions))
-	v1.POST("/sessions/:id/plan", handlePlanPropose(d.Gov.Plans))
+	v1.POST("/sessions/:id/decisions", handleDecisionOpen(d.Gov.Decisions, d.Gov.Briefs))
+	v1.POST("/sessions/:id/plan", handlePlanPropose(d.Gov.Plans, d.Gov.Briefs))
 	v1.POST("/sessions/:id/plan/approve", handlePlanApprove(d.Gov.Plans))
 	v1.POST("/sessions/:id/plan/reject", handlePlanReject(d.Gov.Plans))
 	v1.POST("/sessions/:id/plan/modify", handlePlanModify(d.Gov.Plans))
@@ -28,10 +32,10 @@ func Routes(e *echo.Echo, d Deps) {
 	v1.POST("/sessions/:id/remediations", handleRemediationRequest(d.Gov.Remediations))
 	v1.POST("/remediations/:id/close", handleRemediationClose(d.Gov.Remediations))
 	v1.POST("/decisions/:ref/resolve", handleDecisionResolve(d.Gov.Decisions))
-	v1.POST("/sessions/:id/changes", handleChangeReport(d.Gov.Changes))
-	v1.POST("/sessions/:id/evidence", handleEvidenceReport(d.Gov.Evidence))
-	v1.POST("/sessions/:id/complete", handleComplete(d.Gov.Evidence))
-	v1.POST("/sessions/:id/events", handleLifecycleEvent(d.Gov.Lifecycle))
+	v1.POST("/sessions/:id/changes", handleChangeReport(d.Gov.Changes, d.Gov.Briefs))
+	v1.POST("/sessions/:id/evidence", handleEvidenceReport(d.Gov.Evidence, d.Gov.Briefs))
+	v1.POST("/sessions/:id/complete", handleComplete(d.Gov.Evidence, d.Gov.Briefs))
+	v1.POST("/sessions/:id/events", handleLifecycleEvent(d.Gov.Lifecycle, d.Gov.Briefs))
 	v1.POST("/permissions/:id/answer", handlePermissionAnswer(d.Gov.Permissions))
 	v1.GET("/policies", handlePolicyList(d.Gov.Policies))
 	v1.POST("/policies", handlePolicyCreate(d.Gov.Policies))
@@ -40,10 +44,10 @@ func Routes(e *echo.Echo, d Deps) {
 	v1.POST("/violations/:id/clear", handleViolationClear(d.Gov.Changes))
 	v1.GET("/risk-gates", handleRiskGates(d.Gov.Policies))
 	v1.PUT("/risk-gates", handleRiskGatesSet(d.Gov.Policies))
-	v1.POST("/sessions/:id/runs", handleRunStart(d.Ledger))
-	v1.PATCH("/runs/:id", handleRunFinish(d.Ledger))
-	v1.POST("/runs/:id/asks", handleAskRecord(d.Ledger))
-	v1.POST("/runs/:id/tool-calls", handleToolCallRecord(d.Ledger))
+	v1.POST("/sessions/:id/runs", handleRunStart(d.Ledger, d.Gov.Briefs))
+	v1.PATCH("/runs/:id", handleRunFinish(d.Ledger, d.Gov.Briefs))
+	v1.POST("/runs/:id/asks", handleAskRecord(d.Ledger, d.Gov.Briefs))
+	v1.POST("/runs/:id/tool-calls", handleToolCallRecord(d.Ledger, d.Gov.Briefs))
 	v1.POST("/asks/:id/answer", handleAskAnswer(d.Ledger))
 	v1.GET("/tools", handleToolList(d.Ledger))
 	v1.PUT("/tools", handleToolSet(d.Ledger))

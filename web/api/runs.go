@@ -2,16 +2,16 @@ package api
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/web/httpx"
 )
 
 // handleRunStart serves POST /api/v1/sessions/:id/runs (the session's agent).
-func handleRunStart(l *ledger.Service) echo.HandlerFunc {
+func handleRunStart(l *ledger.Service, briefs *governance.BriefService) echo.HandlerFunc {
 	type request struct {
 		Name   string `json:"name"`
 		Parent string `json:"parent"`
@@ -25,12 +25,12 @@ func handleRunStart(l *ledger.Service) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusCreated, r)
+		return reply(c, briefs, http.StatusCreated, r.Session, r)
 	}
 }
 
 // handleRunFinish serves PATCH /api/v1/runs/:id (the run's agent).
-func handleRunFinish(l *ledger.Service) echo.HandlerFunc {
+func handleRunFinish(l *ledger.Service, briefs *governance.BriefService) echo.HandlerFunc {
 	type request struct {
 		Status string `json:"status"`
 	}
@@ -43,12 +43,12 @@ func handleRunFinish(l *ledger.Service) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, r)
+		return reply(c, briefs, http.StatusOK, r.Session, r)
 	}
 }
 
 // handleAskRecord serves POST /api/v1/runs/:id/asks (the run's agent).
-func handleAskRecord(l *ledger.Service) echo.HandlerFunc {
+func handleAskRecord(l *ledger.Service, briefs *governance.BriefService) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		in, err := httpx.Bind[ledger.AskInput](c)
 		if err != nil {
@@ -58,7 +58,7 @@ func handleAskRecord(l *ledger.Service) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusCreated, a)
+		return replyOfRun(c, briefs, http.StatusCreated, a.Run, a)
 	}
 }
 
@@ -81,7 +81,7 @@ func handleAskAnswer(l *ledger.Service) echo.HandlerFunc {
 }
 
 // handleToolCallRecord serves POST /api/v1/runs/:id/tool-calls (the run's agent).
-func handleToolCallRecord(l *ledger.Service) echo.HandlerFunc {
+func handleToolCallRecord(l *ledger.Service, briefs *governance.BriefService) echo.HandlerFunc {
 	// started_at is read as text and parsed here: decoded straight into a
 	// time.Time, a string that is not a time fails as if the body were not
 	// JSON (a 400), when it is valid JSON with invalid content (a 422).
@@ -98,9 +98,9 @@ func handleToolCallRecord(l *ledger.Service) echo.HandlerFunc {
 		}
 		in := ledger.ToolCallInput{Server: body.Server, Tool: body.Tool, SideEffecting: body.SideEffecting}
 		if body.StartedAt != nil {
-			at, err := time.Parse(time.RFC3339Nano, *body.StartedAt)
+			at, err := ledger.ParseStartedAt(*body.StartedAt)
 			if err != nil {
-				return invalid("invalid_started_at", "\"started_at\" must be an RFC 3339 time, e.g. 2026-11-29T12:00:00Z.")
+				return err
 			}
 			in.StartedAt = &at
 		}
@@ -108,7 +108,7 @@ func handleToolCallRecord(l *ledger.Service) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusCreated, t)
+		return replyOfRun(c, briefs, http.StatusCreated, t.Run, t)
 	}
 }
 

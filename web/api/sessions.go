@@ -10,7 +10,7 @@ import (
 )
 
 // handleSessionCreate serves POST /api/v1/sessions (agent).
-func handleSessionCreate(sessions *governance.SessionService) echo.HandlerFunc {
+func handleSessionCreate(sessions *governance.SessionService, briefs *governance.BriefService) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		in, err := httpx.Bind[governance.SessionInput](c)
 		if err != nil {
@@ -20,18 +20,21 @@ func handleSessionCreate(sessions *governance.SessionService) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusCreated, s)
+		return reply(c, briefs, http.StatusCreated, s.ID, s)
 	}
 }
 
-// handleSessionGet serves GET /api/v1/sessions/:id (its agent, or any person).
+// handleSessionGet serves GET /api/v1/sessions/:id (its agent, or any
+// person), with the preview's next action and reason beside the session's
+// fields, as every reply to an agent carries them.
 func handleSessionGet(sessions *governance.SessionService) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		d, err := sessions.Get(c.Request().Context(), httpx.Actor(c), c.Param("id"))
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, d)
+		return c.JSON(http.StatusOK, governance.Reply{Answer: d,
+			Next: governance.Next{NextAction: d.Brief.NextAction, Reason: d.Brief.Reason}})
 	}
 }
 

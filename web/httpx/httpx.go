@@ -24,6 +24,27 @@ func Actor(c echo.Context) auth.Actor {
 	return a
 }
 
+// RequireBearer authenticates `Authorization: Bearer <secret>` (an agent
+// key or a personal token) and puts the actor on the context. Errors:
+// unauthorized.
+func RequireBearer(a *auth.Service) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			h := c.Request().Header.Get(echo.HeaderAuthorization)
+			scheme, secret, ok := strings.Cut(h, " ")
+			if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(secret) == "" {
+				return errs.E(errs.Unauthorized, "unauthorized", "Send an agent key or personal token as `Authorization: Bearer …`.")
+			}
+			actor, err := a.Authenticate(c.Request().Context(), strings.TrimSpace(secret))
+			if err != nil {
+				return err
+			}
+			SetActor(c, actor)
+			return next(c)
+		}
+	}
+}
+
 // IsHTMX reports whether htmx sent the request (it wants a fragment).
 func IsHTMX(c echo.Context) bool { return c.Request().Header.Get("HX-Request") == "true" }
 
@@ -32,7 +53,7 @@ func IsHTMX(c echo.Context) bool { return c.Request().Header.Get("HX-Request") =
 // not take HTML (an agent, a script, curl).
 func IsAPI(c echo.Context) bool {
 	p := c.Request().URL.Path
-	if strings.HasPrefix(p, "/api/") || p == "/brief" || p == "/healthz" {
+	if strings.HasPrefix(p, "/api/") || p == "/brief" || p == "/healthz" || p == "/mcp" {
 		return true
 	}
 	return !IsHTMX(c) && !strings.Contains(c.Request().Header.Get(echo.HeaderAccept), "text/html")

@@ -79,6 +79,12 @@ type RawBody string
 // form), or a value sent as JSON. token is the bearer secret ("" sends no Authorization).
 func (a *API) Do(method, path, token string, body any) Response {
 	a.T.Helper()
+	return a.DoWith(method, path, token, body, nil)
+}
+
+// DoWith is Do with more headers (e.g. the Accept an MCP client sends).
+func (a *API) DoWith(method, path, token string, body any, header http.Header) Response {
+	a.T.Helper()
 	var r io.Reader = http.NoBody
 	switch b := body.(type) {
 	case nil:
@@ -106,6 +112,9 @@ func (a *API) Do(method, path, token string, body any) Response {
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
 	}
 	return a.Send(req)
 }
@@ -227,6 +236,53 @@ func CheckErrorShape(t testing.TB, r Response) {
 	}
 	if strings.Contains(strings.ToLower(msg), "internal") && r.Status < 500 {
 		t.Errorf("a %d says internal error: %s", r.Status, r.Body)
+	}
+}
+
+// BriefDelivers takes one brief of the session over REST with the agent
+// key and returns how many resolutions it delivered. It does not touch
+// a.T, so racing goroutines may call it; a failed brief is its error.
+func (a *API) BriefDelivers(session string) (int, error) {
+	body, err := json.Marshal(map[string]string{"session": session})
+	if err != nil {
+		return 0, err
+	}
+	req, err := http.NewRequest(http.MethodPost, a.Srv.URL+"/brief", bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+a.AgentKey)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("POST /brief: %s", res.Status)
+	}
+	var b struct {
+		Resolutions []json.RawMessage `json:"resolutions"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&b); err != nil {
+		return 0, fmt.Errorf("POST /brief: %w", err)
+	}
+	return len(b.Resolutions), nil
+}
+
+// CheckDeliveredOnce fails unless racing briefs of a session with one
+// resolution, none of them failed, delivered it exactly once in total,
+// and the session's timeline records one delivery.
+func (a *API) CheckDeliveredOnce(session string, delivered int, failures []string) {
+	a.T.Helper()
+	if len(failures) > 0 {
+		a.T.Fatalf("failed briefs: %v", failures)
+	}
+	if delivered != 1 {
+		a.T.Errorf("the briefs delivered the resolution %d times, want exactly 1", delivered)
+	}
+	if n := CountOf(a.Timeline(session), "resolution.delivered"); n != 1 {
+		a.T.Errorf("%d resolution.delivered events, want 1", n)
 	}
 }
 
