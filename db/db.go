@@ -24,6 +24,18 @@ func New(db DBTX) *Queries {
 func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	q := Queries{db: db}
 	var err error
+	if q.ackPermissionAnswersStmt, err = db.PrepareContext(ctx, ackPermissionAnswers); err != nil {
+		return nil, fmt.Errorf("error preparing query AckPermissionAnswers: %w", err)
+	}
+	if q.ackPlanAnswersStmt, err = db.PrepareContext(ctx, ackPlanAnswers); err != nil {
+		return nil, fmt.Errorf("error preparing query AckPlanAnswers: %w", err)
+	}
+	if q.ackRemediationsStmt, err = db.PrepareContext(ctx, ackRemediations); err != nil {
+		return nil, fmt.Errorf("error preparing query AckRemediations: %w", err)
+	}
+	if q.ackResolutionsStmt, err = db.PrepareContext(ctx, ackResolutions); err != nil {
+		return nil, fmt.Errorf("error preparing query AckResolutions: %w", err)
+	}
 	if q.addChangeSymbolStmt, err = db.PrepareContext(ctx, addChangeSymbol); err != nil {
 		return nil, fmt.Errorf("error preparing query AddChangeSymbol: %w", err)
 	}
@@ -404,6 +416,26 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 
 func (q *Queries) Close() error {
 	var err error
+	if q.ackPermissionAnswersStmt != nil {
+		if cerr := q.ackPermissionAnswersStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing ackPermissionAnswersStmt: %w", cerr)
+		}
+	}
+	if q.ackPlanAnswersStmt != nil {
+		if cerr := q.ackPlanAnswersStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing ackPlanAnswersStmt: %w", cerr)
+		}
+	}
+	if q.ackRemediationsStmt != nil {
+		if cerr := q.ackRemediationsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing ackRemediationsStmt: %w", cerr)
+		}
+	}
+	if q.ackResolutionsStmt != nil {
+		if cerr := q.ackResolutionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing ackResolutionsStmt: %w", cerr)
+		}
+	}
 	if q.addChangeSymbolStmt != nil {
 		if cerr := q.addChangeSymbolStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing addChangeSymbolStmt: %w", cerr)
@@ -1068,6 +1100,10 @@ func (q *Queries) queryRow(ctx context.Context, stmt *sql.Stmt, query string, ar
 type Queries struct {
 	db                                   DBTX
 	tx                                   *sql.Tx
+	ackPermissionAnswersStmt             *sql.Stmt
+	ackPlanAnswersStmt                   *sql.Stmt
+	ackRemediationsStmt                  *sql.Stmt
+	ackResolutionsStmt                   *sql.Stmt
 	addChangeSymbolStmt                  *sql.Stmt
 	addEventStmt                         *sql.Stmt
 	addLoginFailureStmt                  *sql.Stmt
@@ -1199,6 +1235,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 	return &Queries{
 		db:                                   tx,
 		tx:                                   tx,
+		ackPermissionAnswersStmt:             q.ackPermissionAnswersStmt,
+		ackPlanAnswersStmt:                   q.ackPlanAnswersStmt,
+		ackRemediationsStmt:                  q.ackRemediationsStmt,
+		ackResolutionsStmt:                   q.ackResolutionsStmt,
 		addChangeSymbolStmt:                  q.addChangeSymbolStmt,
 		addEventStmt:                         q.addEventStmt,
 		addLoginFailureStmt:                  q.addLoginFailureStmt,

@@ -10,11 +10,31 @@ import (
 	"database/sql"
 )
 
+const ackResolutions = `-- name: AckResolutions :execrows
+UPDATE decisions SET acked_at = ?1
+WHERE session_id = ?2 AND brief_id = ?3 AND acked_at IS NULL AND delivered_at IS NOT NULL
+`
+
+type AckResolutionsParams struct {
+	Now       sql.NullString
+	SessionID string
+	BriefID   sql.NullString
+}
+
+// The agent acknowledged brief_id: what it delivered was received.
+func (q *Queries) AckResolutions(ctx context.Context, arg AckResolutionsParams) (int64, error) {
+	result, err := q.exec(ctx, q.ackResolutionsStmt, ackResolutions, arg.Now, arg.SessionID, arg.BriefID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const createDecision = `-- name: CreateDecision :one
 INSERT INTO decisions (id, ref, session_id, title, question, proposal, blocked_scope, allowed_scope, opened_at)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6,
         ?7, ?8, ?9)
-RETURNING id, ref, session_id, title, question, proposal, blocked_scope, allowed_scope, opened_at, resolution, instruction, resolved_at, resolved_by, delivered_at
+RETURNING id, ref, session_id, title, question, proposal, blocked_scope, allowed_scope, opened_at, resolution, instruction, resolved_at, resolved_by, delivered_at, last_delivered_at, brief_id, acked_at
 `
 
 type CreateDecisionParams struct {
@@ -57,35 +77,51 @@ func (q *Queries) CreateDecision(ctx context.Context, arg CreateDecisionParams) 
 		&i.ResolvedAt,
 		&i.ResolvedBy,
 		&i.DeliveredAt,
+		&i.LastDeliveredAt,
+		&i.BriefID,
+		&i.AckedAt,
 	)
 	return i, err
 }
 
 const deliverResolutions = `-- name: DeliverResolutions :many
 UPDATE decisions
-SET delivered_at = ?1
-WHERE session_id = ?2 AND resolved_at IS NOT NULL AND delivered_at IS NULL
-RETURNING ref, resolution, instruction, resolved_at, resolved_by
+SET delivered_at = COALESCE(delivered_at, ?1), last_delivered_at = ?1, brief_id = ?2
+WHERE session_id = ?3 AND resolved_at IS NOT NULL AND acked_at IS NULL
+  AND (delivered_at IS NULL OR last_delivered_at <= ?4)
+RETURNING ref, resolution, instruction, resolved_at, resolved_by, delivered_at, last_delivered_at
 `
 
 type DeliverResolutionsParams struct {
-	DeliveredAt sql.NullString
-	SessionID   string
+	Now       sql.NullString
+	BriefID   sql.NullString
+	SessionID string
+	Cutoff    sql.NullString
 }
 
 type DeliverResolutionsRow struct {
-	Ref         string
-	Resolution  string
-	Instruction string
-	ResolvedAt  sql.NullString
-	ResolvedBy  sql.NullInt64
+	Ref             string
+	Resolution      string
+	Instruction     string
+	ResolvedAt      sql.NullString
+	ResolvedBy      sql.NullInt64
+	DeliveredAt     sql.NullString
+	LastDeliveredAt sql.NullString
 }
 
-// Hands every decided, undelivered resolution of a session over exactly
-// once: the stamp and the read are one statement, so two racing briefs
-// cannot both see the same row.
+// Hands over every resolution of a session that is due: decided and never
+// delivered, or delivered and not acknowledged since cutoff (its lease
+// ran out). delivered_at keeps the first delivery; last_delivered_at and
+// brief_id say which brief handed it over last. The stamp and the read
+// are one statement, so two racing briefs cannot both hand over one row
+// within a lease.
 func (q *Queries) DeliverResolutions(ctx context.Context, arg DeliverResolutionsParams) ([]DeliverResolutionsRow, error) {
-	rows, err := q.query(ctx, q.deliverResolutionsStmt, deliverResolutions, arg.DeliveredAt, arg.SessionID)
+	rows, err := q.query(ctx, q.deliverResolutionsStmt, deliverResolutions,
+		arg.Now,
+		arg.BriefID,
+		arg.SessionID,
+		arg.Cutoff,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -99,6 +135,8 @@ func (q *Queries) DeliverResolutions(ctx context.Context, arg DeliverResolutions
 			&i.Instruction,
 			&i.ResolvedAt,
 			&i.ResolvedBy,
+			&i.DeliveredAt,
+			&i.LastDeliveredAt,
 		); err != nil {
 			return nil, err
 		}
@@ -114,7 +152,7 @@ func (q *Queries) DeliverResolutions(ctx context.Context, arg DeliverResolutions
 }
 
 const getDecisionByRef = `-- name: GetDecisionByRef :one
-SELECT id, ref, session_id, title, question, proposal, blocked_scope, allowed_scope, opened_at, resolution, instruction, resolved_at, resolved_by, delivered_at FROM decisions WHERE ref = ?1
+SELECT id, ref, session_id, title, question, proposal, blocked_scope, allowed_scope, opened_at, resolution, instruction, resolved_at, resolved_by, delivered_at, last_delivered_at, brief_id, acked_at FROM decisions WHERE ref = ?1
 `
 
 func (q *Queries) GetDecisionByRef(ctx context.Context, ref string) (Decision, error) {
@@ -135,12 +173,15 @@ func (q *Queries) GetDecisionByRef(ctx context.Context, ref string) (Decision, e
 		&i.ResolvedAt,
 		&i.ResolvedBy,
 		&i.DeliveredAt,
+		&i.LastDeliveredAt,
+		&i.BriefID,
+		&i.AckedAt,
 	)
 	return i, err
 }
 
 const listOpenDecisions = `-- name: ListOpenDecisions :many
-SELECT id, ref, session_id, title, question, proposal, blocked_scope, allowed_scope, opened_at, resolution, instruction, resolved_at, resolved_by, delivered_at FROM decisions
+SELECT id, ref, session_id, title, question, proposal, blocked_scope, allowed_scope, opened_at, resolution, instruction, resolved_at, resolved_by, delivered_at, last_delivered_at, brief_id, acked_at FROM decisions
 WHERE session_id = ?1 AND resolved_at IS NULL
 ORDER BY opened_at, ref
 `
@@ -169,6 +210,9 @@ func (q *Queries) ListOpenDecisions(ctx context.Context, sessionID string) ([]De
 			&i.ResolvedAt,
 			&i.ResolvedBy,
 			&i.DeliveredAt,
+			&i.LastDeliveredAt,
+			&i.BriefID,
+			&i.AckedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -184,7 +228,7 @@ func (q *Queries) ListOpenDecisions(ctx context.Context, sessionID string) ([]De
 }
 
 const listSessionDecisions = `-- name: ListSessionDecisions :many
-SELECT d.id, d.ref, d.session_id, d.title, d.question, d.proposal, d.blocked_scope, d.allowed_scope, d.opened_at, d.resolution, d.instruction, d.resolved_at, d.resolved_by, d.delivered_at, COALESCE(u.email, '') AS resolved_by_email
+SELECT d.id, d.ref, d.session_id, d.title, d.question, d.proposal, d.blocked_scope, d.allowed_scope, d.opened_at, d.resolution, d.instruction, d.resolved_at, d.resolved_by, d.delivered_at, d.last_delivered_at, d.brief_id, d.acked_at, COALESCE(u.email, '') AS resolved_by_email
 FROM decisions d
 LEFT JOIN users u ON u.id = d.resolved_by
 WHERE d.session_id = ?1
@@ -220,6 +264,9 @@ func (q *Queries) ListSessionDecisions(ctx context.Context, sessionID string) ([
 			&i.Decision.ResolvedAt,
 			&i.Decision.ResolvedBy,
 			&i.Decision.DeliveredAt,
+			&i.Decision.LastDeliveredAt,
+			&i.Decision.BriefID,
+			&i.Decision.AckedAt,
 			&i.ResolvedByEmail,
 		); err != nil {
 			return nil, err
@@ -236,22 +283,30 @@ func (q *Queries) ListSessionDecisions(ctx context.Context, sessionID string) ([
 }
 
 const listUndeliveredResolutions = `-- name: ListUndeliveredResolutions :many
-SELECT ref, resolution, instruction, resolved_at, resolved_by FROM decisions
-WHERE session_id = ?1 AND resolved_at IS NOT NULL AND delivered_at IS NULL
+SELECT ref, resolution, instruction, resolved_at, resolved_by, delivered_at, last_delivered_at FROM decisions
+WHERE session_id = ?1 AND resolved_at IS NOT NULL AND acked_at IS NULL
+  AND (delivered_at IS NULL OR last_delivered_at <= ?2)
 ORDER BY resolved_at, ref
 `
 
-type ListUndeliveredResolutionsRow struct {
-	Ref         string
-	Resolution  string
-	Instruction string
-	ResolvedAt  sql.NullString
-	ResolvedBy  sql.NullInt64
+type ListUndeliveredResolutionsParams struct {
+	SessionID string
+	Cutoff    sql.NullString
 }
 
-// What the next brief would deliver, read without stamping (the preview).
-func (q *Queries) ListUndeliveredResolutions(ctx context.Context, sessionID string) ([]ListUndeliveredResolutionsRow, error) {
-	rows, err := q.query(ctx, q.listUndeliveredResolutionsStmt, listUndeliveredResolutions, sessionID)
+type ListUndeliveredResolutionsRow struct {
+	Ref             string
+	Resolution      string
+	Instruction     string
+	ResolvedAt      sql.NullString
+	ResolvedBy      sql.NullInt64
+	DeliveredAt     sql.NullString
+	LastDeliveredAt sql.NullString
+}
+
+// What the next brief would hand over, read without stamping (the preview).
+func (q *Queries) ListUndeliveredResolutions(ctx context.Context, arg ListUndeliveredResolutionsParams) ([]ListUndeliveredResolutionsRow, error) {
+	rows, err := q.query(ctx, q.listUndeliveredResolutionsStmt, listUndeliveredResolutions, arg.SessionID, arg.Cutoff)
 	if err != nil {
 		return nil, err
 	}
@@ -265,6 +320,8 @@ func (q *Queries) ListUndeliveredResolutions(ctx context.Context, sessionID stri
 			&i.Instruction,
 			&i.ResolvedAt,
 			&i.ResolvedBy,
+			&i.DeliveredAt,
+			&i.LastDeliveredAt,
 		); err != nil {
 			return nil, err
 		}
@@ -296,7 +353,7 @@ UPDATE decisions
 SET resolution = ?1, instruction = ?2,
     resolved_at = ?3, resolved_by = ?4
 WHERE ref = ?5 AND resolved_at IS NULL
-RETURNING id, ref, session_id, title, question, proposal, blocked_scope, allowed_scope, opened_at, resolution, instruction, resolved_at, resolved_by, delivered_at
+RETURNING id, ref, session_id, title, question, proposal, blocked_scope, allowed_scope, opened_at, resolution, instruction, resolved_at, resolved_by, delivered_at, last_delivered_at, brief_id, acked_at
 `
 
 type ResolveDecisionParams struct {
@@ -332,6 +389,9 @@ func (q *Queries) ResolveDecision(ctx context.Context, arg ResolveDecisionParams
 		&i.ResolvedAt,
 		&i.ResolvedBy,
 		&i.DeliveredAt,
+		&i.LastDeliveredAt,
+		&i.BriefID,
+		&i.AckedAt,
 	)
 	return i, err
 }

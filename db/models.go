@@ -78,20 +78,23 @@ type Collision struct {
 }
 
 type Decision struct {
-	ID           int64
-	Ref          string
-	SessionID    string
-	Title        string
-	Question     string
-	Proposal     string
-	BlockedScope string
-	AllowedScope string
-	OpenedAt     string
-	Resolution   string
-	Instruction  string
-	ResolvedAt   sql.NullString
-	ResolvedBy   sql.NullInt64
-	DeliveredAt  sql.NullString
+	ID              int64
+	Ref             string
+	SessionID       string
+	Title           string
+	Question        string
+	Proposal        string
+	BlockedScope    string
+	AllowedScope    string
+	OpenedAt        string
+	Resolution      string
+	Instruction     string
+	ResolvedAt      sql.NullString
+	ResolvedBy      sql.NullInt64
+	DeliveredAt     sql.NullString
+	LastDeliveredAt sql.NullString
+	BriefID         sql.NullString
+	AckedAt         sql.NullString
 }
 
 type Deviation struct {
@@ -144,30 +147,36 @@ type Mission struct {
 }
 
 type PermissionPrompt struct {
-	ID          int64
-	SessionID   string
-	Prompt      string
-	Options     string
-	Tool        string
-	Paths       string
-	RequestedAt string
-	Answer      sql.NullString
-	AnsweredAt  sql.NullString
-	AnsweredBy  sql.NullInt64
-	DeliveredAt sql.NullString
+	ID              int64
+	SessionID       string
+	Prompt          string
+	Options         string
+	Tool            string
+	Paths           string
+	RequestedAt     string
+	Answer          sql.NullString
+	AnsweredAt      sql.NullString
+	AnsweredBy      sql.NullInt64
+	DeliveredAt     sql.NullString
+	LastDeliveredAt sql.NullString
+	BriefID         sql.NullString
+	AckedAt         sql.NullString
 }
 
 type Plan struct {
-	ID          int64
-	SessionID   string
-	Summary     string
-	Body        string
-	Status      string
-	ProposedAt  string
-	DecidedAt   sql.NullString
-	DecidedBy   sql.NullInt64
-	Note        string
-	DeliveredAt sql.NullString
+	ID              int64
+	SessionID       string
+	Summary         string
+	Body            string
+	Status          string
+	ProposedAt      string
+	DecidedAt       sql.NullString
+	DecidedBy       sql.NullInt64
+	Note            string
+	DeliveredAt     sql.NullString
+	LastDeliveredAt sql.NullString
+	BriefID         sql.NullString
+	AckedAt         sql.NullString
 }
 
 type Policy struct {
@@ -183,18 +192,21 @@ type Policy struct {
 }
 
 type Remediation struct {
-	ID          int64
-	SessionID   string
-	Severity    string
-	Instruction string
-	Files       string
-	Source      string
-	CreatedAt   string
-	CreatedBy   sql.NullInt64
-	DeliveredAt sql.NullString
-	ClosedAt    sql.NullString
-	ClosedBy    sql.NullInt64
-	CloseNote   string
+	ID              int64
+	SessionID       string
+	Severity        string
+	Instruction     string
+	Files           string
+	Source          string
+	CreatedAt       string
+	CreatedBy       sql.NullInt64
+	DeliveredAt     sql.NullString
+	ClosedAt        sql.NullString
+	ClosedBy        sql.NullInt64
+	CloseNote       string
+	LastDeliveredAt sql.NullString
+	BriefID         sql.NullString
+	AckedAt         sql.NullString
 }
 
 type Rule struct {

@@ -10,11 +10,30 @@ import (
 	"database/sql"
 )
 
+const ackPermissionAnswers = `-- name: AckPermissionAnswers :execrows
+UPDATE permission_prompts SET acked_at = ?1
+WHERE session_id = ?2 AND brief_id = ?3 AND acked_at IS NULL AND delivered_at IS NOT NULL
+`
+
+type AckPermissionAnswersParams struct {
+	Now       sql.NullString
+	SessionID string
+	BriefID   sql.NullString
+}
+
+func (q *Queries) AckPermissionAnswers(ctx context.Context, arg AckPermissionAnswersParams) (int64, error) {
+	result, err := q.exec(ctx, q.ackPermissionAnswersStmt, ackPermissionAnswers, arg.Now, arg.SessionID, arg.BriefID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const answerPermissionPrompt = `-- name: AnswerPermissionPrompt :one
 UPDATE permission_prompts
 SET answer = ?1, answered_at = ?2, answered_by = ?3
 WHERE id = ?4 AND answered_at IS NULL
-RETURNING id, session_id, prompt, options, tool, paths, requested_at, answer, answered_at, answered_by, delivered_at
+RETURNING id, session_id, prompt, options, tool, paths, requested_at, answer, answered_at, answered_by, delivered_at, last_delivered_at, brief_id, acked_at
 `
 
 type AnswerPermissionPromptParams struct {
@@ -45,6 +64,9 @@ func (q *Queries) AnswerPermissionPrompt(ctx context.Context, arg AnswerPermissi
 		&i.AnsweredAt,
 		&i.AnsweredBy,
 		&i.DeliveredAt,
+		&i.LastDeliveredAt,
+		&i.BriefID,
+		&i.AckedAt,
 	)
 	return i, err
 }
@@ -52,7 +74,7 @@ func (q *Queries) AnswerPermissionPrompt(ctx context.Context, arg AnswerPermissi
 const createPermissionPrompt = `-- name: CreatePermissionPrompt :one
 INSERT INTO permission_prompts (session_id, prompt, options, tool, paths, requested_at)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-RETURNING id, session_id, prompt, options, tool, paths, requested_at, answer, answered_at, answered_by, delivered_at
+RETURNING id, session_id, prompt, options, tool, paths, requested_at, answer, answered_at, answered_by, delivered_at, last_delivered_at, brief_id, acked_at
 `
 
 type CreatePermissionPromptParams struct {
@@ -86,25 +108,37 @@ func (q *Queries) CreatePermissionPrompt(ctx context.Context, arg CreatePermissi
 		&i.AnsweredAt,
 		&i.AnsweredBy,
 		&i.DeliveredAt,
+		&i.LastDeliveredAt,
+		&i.BriefID,
+		&i.AckedAt,
 	)
 	return i, err
 }
 
 const deliverPermissionAnswers = `-- name: DeliverPermissionAnswers :many
-UPDATE permission_prompts SET delivered_at = ?1
-WHERE session_id = ?2 AND answered_at IS NOT NULL AND delivered_at IS NULL
-RETURNING id, session_id, prompt, options, tool, paths, requested_at, answer, answered_at, answered_by, delivered_at
+UPDATE permission_prompts
+SET delivered_at = COALESCE(delivered_at, ?1), last_delivered_at = ?1, brief_id = ?2
+WHERE session_id = ?3 AND answered_at IS NOT NULL AND acked_at IS NULL
+  AND (delivered_at IS NULL OR last_delivered_at <= ?4)
+RETURNING id, session_id, prompt, options, tool, paths, requested_at, answer, answered_at, answered_by, delivered_at, last_delivered_at, brief_id, acked_at
 `
 
 type DeliverPermissionAnswersParams struct {
-	DeliveredAt sql.NullString
-	SessionID   string
+	Now       sql.NullString
+	BriefID   sql.NullString
+	SessionID string
+	Cutoff    sql.NullString
 }
 
-// Stamps the answers the session's agent has not been told yet and returns
-// them: exactly once, as DeliverResolutions.
+// Hands over the answers to the session's prompts that are due, as
+// DeliverResolutions does.
 func (q *Queries) DeliverPermissionAnswers(ctx context.Context, arg DeliverPermissionAnswersParams) ([]PermissionPrompt, error) {
-	rows, err := q.query(ctx, q.deliverPermissionAnswersStmt, deliverPermissionAnswers, arg.DeliveredAt, arg.SessionID)
+	rows, err := q.query(ctx, q.deliverPermissionAnswersStmt, deliverPermissionAnswers,
+		arg.Now,
+		arg.BriefID,
+		arg.SessionID,
+		arg.Cutoff,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +158,9 @@ func (q *Queries) DeliverPermissionAnswers(ctx context.Context, arg DeliverPermi
 			&i.AnsweredAt,
 			&i.AnsweredBy,
 			&i.DeliveredAt,
+			&i.LastDeliveredAt,
+			&i.BriefID,
+			&i.AckedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -139,7 +176,7 @@ func (q *Queries) DeliverPermissionAnswers(ctx context.Context, arg DeliverPermi
 }
 
 const getPermissionPrompt = `-- name: GetPermissionPrompt :one
-SELECT id, session_id, prompt, options, tool, paths, requested_at, answer, answered_at, answered_by, delivered_at FROM permission_prompts WHERE id = ?1
+SELECT id, session_id, prompt, options, tool, paths, requested_at, answer, answered_at, answered_by, delivered_at, last_delivered_at, brief_id, acked_at FROM permission_prompts WHERE id = ?1
 `
 
 func (q *Queries) GetPermissionPrompt(ctx context.Context, id int64) (PermissionPrompt, error) {
@@ -157,12 +194,15 @@ func (q *Queries) GetPermissionPrompt(ctx context.Context, id int64) (Permission
 		&i.AnsweredAt,
 		&i.AnsweredBy,
 		&i.DeliveredAt,
+		&i.LastDeliveredAt,
+		&i.BriefID,
+		&i.AckedAt,
 	)
 	return i, err
 }
 
 const listOpenPermissionPrompts = `-- name: ListOpenPermissionPrompts :many
-SELECT id, session_id, prompt, options, tool, paths, requested_at, answer, answered_at, answered_by, delivered_at FROM permission_prompts
+SELECT id, session_id, prompt, options, tool, paths, requested_at, answer, answered_at, answered_by, delivered_at, last_delivered_at, brief_id, acked_at FROM permission_prompts
 WHERE session_id = ?1 AND answered_at IS NULL
 ORDER BY id
 `
@@ -189,6 +229,9 @@ func (q *Queries) ListOpenPermissionPrompts(ctx context.Context, sessionID strin
 			&i.AnsweredAt,
 			&i.AnsweredBy,
 			&i.DeliveredAt,
+			&i.LastDeliveredAt,
+			&i.BriefID,
+			&i.AckedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -204,7 +247,7 @@ func (q *Queries) ListOpenPermissionPrompts(ctx context.Context, sessionID strin
 }
 
 const listSessionPermissionPrompts = `-- name: ListSessionPermissionPrompts :many
-SELECT p.id, p.session_id, p.prompt, p.options, p.tool, p.paths, p.requested_at, p.answer, p.answered_at, p.answered_by, p.delivered_at, COALESCE(u.email, '') AS answered_by_email
+SELECT p.id, p.session_id, p.prompt, p.options, p.tool, p.paths, p.requested_at, p.answer, p.answered_at, p.answered_by, p.delivered_at, p.last_delivered_at, p.brief_id, p.acked_at, COALESCE(u.email, '') AS answered_by_email
 FROM permission_prompts p
 LEFT JOIN users u ON u.id = p.answered_by
 WHERE p.session_id = ?1
@@ -238,6 +281,9 @@ func (q *Queries) ListSessionPermissionPrompts(ctx context.Context, sessionID st
 			&i.PermissionPrompt.AnsweredAt,
 			&i.PermissionPrompt.AnsweredBy,
 			&i.PermissionPrompt.DeliveredAt,
+			&i.PermissionPrompt.LastDeliveredAt,
+			&i.PermissionPrompt.BriefID,
+			&i.PermissionPrompt.AckedAt,
 			&i.AnsweredByEmail,
 		); err != nil {
 			return nil, err
@@ -254,14 +300,20 @@ func (q *Queries) ListSessionPermissionPrompts(ctx context.Context, sessionID st
 }
 
 const listUndeliveredPermissionAnswers = `-- name: ListUndeliveredPermissionAnswers :many
-SELECT id, session_id, prompt, options, tool, paths, requested_at, answer, answered_at, answered_by, delivered_at FROM permission_prompts
-WHERE session_id = ?1 AND answered_at IS NOT NULL AND delivered_at IS NULL
+SELECT id, session_id, prompt, options, tool, paths, requested_at, answer, answered_at, answered_by, delivered_at, last_delivered_at, brief_id, acked_at FROM permission_prompts
+WHERE session_id = ?1 AND answered_at IS NOT NULL AND acked_at IS NULL
+  AND (delivered_at IS NULL OR last_delivered_at <= ?2)
 ORDER BY id
 `
 
-// What DeliverPermissionAnswers would deliver, for the preview.
-func (q *Queries) ListUndeliveredPermissionAnswers(ctx context.Context, sessionID string) ([]PermissionPrompt, error) {
-	rows, err := q.query(ctx, q.listUndeliveredPermissionAnswersStmt, listUndeliveredPermissionAnswers, sessionID)
+type ListUndeliveredPermissionAnswersParams struct {
+	SessionID string
+	Cutoff    sql.NullString
+}
+
+// What DeliverPermissionAnswers would hand over, for the preview.
+func (q *Queries) ListUndeliveredPermissionAnswers(ctx context.Context, arg ListUndeliveredPermissionAnswersParams) ([]PermissionPrompt, error) {
+	rows, err := q.query(ctx, q.listUndeliveredPermissionAnswersStmt, listUndeliveredPermissionAnswers, arg.SessionID, arg.Cutoff)
 	if err != nil {
 		return nil, err
 	}
@@ -281,6 +333,9 @@ func (q *Queries) ListUndeliveredPermissionAnswers(ctx context.Context, sessionI
 			&i.AnsweredAt,
 			&i.AnsweredBy,
 			&i.DeliveredAt,
+			&i.LastDeliveredAt,
+			&i.BriefID,
+			&i.AckedAt,
 		); err != nil {
 			return nil, err
 		}

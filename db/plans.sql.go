@@ -10,11 +10,30 @@ import (
 	"database/sql"
 )
 
+const ackPlanAnswers = `-- name: AckPlanAnswers :execrows
+UPDATE plans SET acked_at = ?1
+WHERE session_id = ?2 AND brief_id = ?3 AND acked_at IS NULL AND delivered_at IS NOT NULL
+`
+
+type AckPlanAnswersParams struct {
+	Now       sql.NullString
+	SessionID string
+	BriefID   sql.NullString
+}
+
+func (q *Queries) AckPlanAnswers(ctx context.Context, arg AckPlanAnswersParams) (int64, error) {
+	result, err := q.exec(ctx, q.ackPlanAnswersStmt, ackPlanAnswers, arg.Now, arg.SessionID, arg.BriefID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const createPlan = `-- name: CreatePlan :one
 INSERT INTO plans (session_id, summary, body, status, proposed_at, decided_at)
 VALUES (?1, ?2, ?3, ?4, ?5,
         ?6)
-RETURNING id, session_id, summary, body, status, proposed_at, decided_at, decided_by, note, delivered_at
+RETURNING id, session_id, summary, body, status, proposed_at, decided_at, decided_by, note, delivered_at, last_delivered_at, brief_id, acked_at
 `
 
 type CreatePlanParams struct {
@@ -47,6 +66,9 @@ func (q *Queries) CreatePlan(ctx context.Context, arg CreatePlanParams) (Plan, e
 		&i.DecidedBy,
 		&i.Note,
 		&i.DeliveredAt,
+		&i.LastDeliveredAt,
+		&i.BriefID,
+		&i.AckedAt,
 	)
 	return i, err
 }
@@ -55,7 +77,7 @@ const decidePlan = `-- name: DecidePlan :one
 UPDATE plans
 SET status = ?1, decided_at = ?2, decided_by = ?3, note = ?4
 WHERE id = ?5 AND status = 'proposed'
-RETURNING id, session_id, summary, body, status, proposed_at, decided_at, decided_by, note, delivered_at
+RETURNING id, session_id, summary, body, status, proposed_at, decided_at, decided_by, note, delivered_at, last_delivered_at, brief_id, acked_at
 `
 
 type DecidePlanParams struct {
@@ -87,25 +109,37 @@ func (q *Queries) DecidePlan(ctx context.Context, arg DecidePlanParams) (Plan, e
 		&i.DecidedBy,
 		&i.Note,
 		&i.DeliveredAt,
+		&i.LastDeliveredAt,
+		&i.BriefID,
+		&i.AckedAt,
 	)
 	return i, err
 }
 
 const deliverPlanAnswers = `-- name: DeliverPlanAnswers :many
-UPDATE plans SET delivered_at = ?1
-WHERE session_id = ?2 AND decided_by IS NOT NULL AND delivered_at IS NULL
-RETURNING id, session_id, summary, body, status, proposed_at, decided_at, decided_by, note, delivered_at
+UPDATE plans
+SET delivered_at = COALESCE(delivered_at, ?1), last_delivered_at = ?1, brief_id = ?2
+WHERE session_id = ?3 AND decided_by IS NOT NULL AND acked_at IS NULL
+  AND (delivered_at IS NULL OR last_delivered_at <= ?4)
+RETURNING id, session_id, summary, body, status, proposed_at, decided_at, decided_by, note, delivered_at, last_delivered_at, brief_id, acked_at
 `
 
 type DeliverPlanAnswersParams struct {
-	DeliveredAt sql.NullString
-	SessionID   string
+	Now       sql.NullString
+	BriefID   sql.NullString
+	SessionID string
+	Cutoff    sql.NullString
 }
 
-// Stamps the lead's answers to the session's plans that its agent has not
-// been told yet, and returns them: exactly once, as DeliverResolutions.
+// Hands over the leads' answers to the session's plans that are due, as
+// DeliverResolutions does.
 func (q *Queries) DeliverPlanAnswers(ctx context.Context, arg DeliverPlanAnswersParams) ([]Plan, error) {
-	rows, err := q.query(ctx, q.deliverPlanAnswersStmt, deliverPlanAnswers, arg.DeliveredAt, arg.SessionID)
+	rows, err := q.query(ctx, q.deliverPlanAnswersStmt, deliverPlanAnswers,
+		arg.Now,
+		arg.BriefID,
+		arg.SessionID,
+		arg.Cutoff,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +158,9 @@ func (q *Queries) DeliverPlanAnswers(ctx context.Context, arg DeliverPlanAnswers
 			&i.DecidedBy,
 			&i.Note,
 			&i.DeliveredAt,
+			&i.LastDeliveredAt,
+			&i.BriefID,
+			&i.AckedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -139,7 +176,7 @@ func (q *Queries) DeliverPlanAnswers(ctx context.Context, arg DeliverPlanAnswers
 }
 
 const getLatestPlan = `-- name: GetLatestPlan :one
-SELECT id, session_id, summary, body, status, proposed_at, decided_at, decided_by, note, delivered_at FROM plans
+SELECT id, session_id, summary, body, status, proposed_at, decided_at, decided_by, note, delivered_at, last_delivered_at, brief_id, acked_at FROM plans
 WHERE session_id = ?1
 ORDER BY id DESC
 LIMIT 1
@@ -159,19 +196,28 @@ func (q *Queries) GetLatestPlan(ctx context.Context, sessionID string) (Plan, er
 		&i.DecidedBy,
 		&i.Note,
 		&i.DeliveredAt,
+		&i.LastDeliveredAt,
+		&i.BriefID,
+		&i.AckedAt,
 	)
 	return i, err
 }
 
 const listUndeliveredPlanAnswers = `-- name: ListUndeliveredPlanAnswers :many
-SELECT id, session_id, summary, body, status, proposed_at, decided_at, decided_by, note, delivered_at FROM plans
-WHERE session_id = ?1 AND decided_by IS NOT NULL AND delivered_at IS NULL
+SELECT id, session_id, summary, body, status, proposed_at, decided_at, decided_by, note, delivered_at, last_delivered_at, brief_id, acked_at FROM plans
+WHERE session_id = ?1 AND decided_by IS NOT NULL AND acked_at IS NULL
+  AND (delivered_at IS NULL OR last_delivered_at <= ?2)
 ORDER BY id
 `
 
-// What DeliverPlanAnswers would deliver, for the preview.
-func (q *Queries) ListUndeliveredPlanAnswers(ctx context.Context, sessionID string) ([]Plan, error) {
-	rows, err := q.query(ctx, q.listUndeliveredPlanAnswersStmt, listUndeliveredPlanAnswers, sessionID)
+type ListUndeliveredPlanAnswersParams struct {
+	SessionID string
+	Cutoff    sql.NullString
+}
+
+// What DeliverPlanAnswers would hand over, for the preview.
+func (q *Queries) ListUndeliveredPlanAnswers(ctx context.Context, arg ListUndeliveredPlanAnswersParams) ([]Plan, error) {
+	rows, err := q.query(ctx, q.listUndeliveredPlanAnswersStmt, listUndeliveredPlanAnswers, arg.SessionID, arg.Cutoff)
 	if err != nil {
 		return nil, err
 	}
@@ -190,6 +236,9 @@ func (q *Queries) ListUndeliveredPlanAnswers(ctx context.Context, sessionID stri
 			&i.DecidedBy,
 			&i.Note,
 			&i.DeliveredAt,
+			&i.LastDeliveredAt,
+			&i.BriefID,
+			&i.AckedAt,
 		); err != nil {
 			return nil, err
 		}

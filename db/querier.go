@@ -10,6 +10,11 @@ import (
 )
 
 type Querier interface {
+	AckPermissionAnswers(ctx context.Context, arg AckPermissionAnswersParams) (int64, error)
+	AckPlanAnswers(ctx context.Context, arg AckPlanAnswersParams) (int64, error)
+	AckRemediations(ctx context.Context, arg AckRemediationsParams) (int64, error)
+	// The agent acknowledged brief_id: what it delivered was received.
+	AckResolutions(ctx context.Context, arg AckResolutionsParams) (int64, error)
 	AddChangeSymbol(ctx context.Context, arg AddChangeSymbolParams) error
 	AddEvent(ctx context.Context, arg AddEventParams) error
 	AddLoginFailure(ctx context.Context, arg AddLoginFailureParams) error
@@ -87,27 +92,35 @@ type Querier interface {
 	DeleteTool(ctx context.Context, arg DeleteToolParams) (int64, error)
 	DeleteUserWebSessions(ctx context.Context, userID int64) (int64, error)
 	DeleteWebSession(ctx context.Context, idHash string) error
-	// Stamps the answers the session's agent has not been told yet and returns
-	// them: exactly once, as DeliverResolutions.
+	// Hands over the answers to the session's prompts that are due, as
+	// DeliverResolutions does.
 	DeliverPermissionAnswers(ctx context.Context, arg DeliverPermissionAnswersParams) ([]PermissionPrompt, error)
-	// Stamps the lead's answers to the session's plans that its agent has not
-	// been told yet, and returns them: exactly once, as DeliverResolutions.
+	// Hands over the leads' answers to the session's plans that are due, as
+	// DeliverResolutions does.
 	DeliverPlanAnswers(ctx context.Context, arg DeliverPlanAnswersParams) ([]Plan, error)
-	// Stamps every open remediation the agent has not seen yet, exactly once.
-	DeliverRemediations(ctx context.Context, arg DeliverRemediationsParams) ([]int64, error)
-	// Hands every decided, undelivered resolution of a session over exactly
-	// once: the stamp and the read are one statement, so two racing briefs
-	// cannot both see the same row.
+	// Stamps every open remediation that is due, as DeliverResolutions does,
+	// and returns them with whether this is a redelivery.
+	DeliverRemediations(ctx context.Context, arg DeliverRemediationsParams) ([]DeliverRemediationsRow, error)
+	// Hands over every resolution of a session that is due: decided and never
+	// delivered, or delivered and not acknowledged since cutoff (its lease
+	// ran out). delivered_at keeps the first delivery; last_delivered_at and
+	// brief_id say which brief handed it over last. The stamp and the read
+	// are one statement, so two racing briefs cannot both hand over one row
+	// within a lease.
 	DeliverResolutions(ctx context.Context, arg DeliverResolutionsParams) ([]DeliverResolutionsRow, error)
 	GetAgentKey(ctx context.Context, id int64) (AgentKey, error)
 	GetAgentKeyByHash(ctx context.Context, keyHash string) (AgentKey, error)
 	GetAgentKeyByName(ctx context.Context, name string) (AgentKey, error)
 	GetAsk(ctx context.Context, id string) (GetAskRow, error)
 	// Everything the brief needs about a session in one read: its brake, its
-	// mission's risk, its latest plan, and how many gates, resolutions and
-	// remediations, permission prompts and answers wait, so the brief reads the
-	// lists only when they are not empty and writes only when something is to
-	// be delivered.
+	// mission's risk, its latest plan, how many gates, remediations and
+	// permission prompts are open (the lists are read only when not empty),
+	// and what waits to be handed over or acknowledged: unacked counts what
+	// was decided for the agent and not acknowledged, and oldest_delivery is
+	// the earliest last delivery among those ('' when one was never
+	// delivered, or nothing waits). The brief writes only when
+	// something is due (never delivered, or its lease since oldest_delivery
+	// ran out) or it acknowledges something.
 	GetBriefState(ctx context.Context, id string) (GetBriefStateRow, error)
 	GetChange(ctx context.Context, sessionID string) (Change, error)
 	GetDecisionByRef(ctx context.Context, ref string) (Decision, error)
@@ -178,12 +191,12 @@ type Querier interface {
 	// max_calls of them.
 	ListSessionToolCalls(ctx context.Context, arg ListSessionToolCallsParams) ([]ListSessionToolCallsRow, error)
 	ListTools(ctx context.Context) ([]Tool, error)
-	// What DeliverPermissionAnswers would deliver, for the preview.
-	ListUndeliveredPermissionAnswers(ctx context.Context, sessionID string) ([]PermissionPrompt, error)
-	// What DeliverPlanAnswers would deliver, for the preview.
-	ListUndeliveredPlanAnswers(ctx context.Context, sessionID string) ([]Plan, error)
-	// What the next brief would deliver, read without stamping (the preview).
-	ListUndeliveredResolutions(ctx context.Context, sessionID string) ([]ListUndeliveredResolutionsRow, error)
+	// What DeliverPermissionAnswers would hand over, for the preview.
+	ListUndeliveredPermissionAnswers(ctx context.Context, arg ListUndeliveredPermissionAnswersParams) ([]PermissionPrompt, error)
+	// What DeliverPlanAnswers would hand over, for the preview.
+	ListUndeliveredPlanAnswers(ctx context.Context, arg ListUndeliveredPlanAnswersParams) ([]Plan, error)
+	// What the next brief would hand over, read without stamping (the preview).
+	ListUndeliveredResolutions(ctx context.Context, arg ListUndeliveredResolutionsParams) ([]ListUndeliveredResolutionsRow, error)
 	ListUsers(ctx context.Context) ([]ListUsersRow, error)
 	// Safe inside a write transaction: there is one writer.
 	NextDecisionNumber(ctx context.Context) (int64, error)

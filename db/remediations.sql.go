@@ -10,11 +10,30 @@ import (
 	"database/sql"
 )
 
+const ackRemediations = `-- name: AckRemediations :execrows
+UPDATE remediations SET acked_at = ?1
+WHERE session_id = ?2 AND brief_id = ?3 AND acked_at IS NULL AND delivered_at IS NOT NULL
+`
+
+type AckRemediationsParams struct {
+	Now       sql.NullString
+	SessionID string
+	BriefID   sql.NullString
+}
+
+func (q *Queries) AckRemediations(ctx context.Context, arg AckRemediationsParams) (int64, error) {
+	result, err := q.exec(ctx, q.ackRemediationsStmt, ackRemediations, arg.Now, arg.SessionID, arg.BriefID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const closeRemediation = `-- name: CloseRemediation :one
 UPDATE remediations
 SET closed_at = ?1, closed_by = ?2, close_note = ?3
 WHERE id = ?4 AND closed_at IS NULL
-RETURNING id, session_id, severity, instruction, files, source, created_at, created_by, delivered_at, closed_at, closed_by, close_note
+RETURNING id, session_id, severity, instruction, files, source, created_at, created_by, delivered_at, closed_at, closed_by, close_note, last_delivered_at, brief_id, acked_at
 `
 
 type CloseRemediationParams struct {
@@ -45,6 +64,9 @@ func (q *Queries) CloseRemediation(ctx context.Context, arg CloseRemediationPara
 		&i.ClosedAt,
 		&i.ClosedBy,
 		&i.CloseNote,
+		&i.LastDeliveredAt,
+		&i.BriefID,
+		&i.AckedAt,
 	)
 	return i, err
 }
@@ -53,7 +75,7 @@ const createRemediation = `-- name: CreateRemediation :one
 INSERT INTO remediations (session_id, severity, instruction, files, source, created_at, created_by)
 VALUES (?1, ?2, ?3, ?4, ?5,
         ?6, ?7)
-RETURNING id, session_id, severity, instruction, files, source, created_at, created_by, delivered_at, closed_at, closed_by, close_note
+RETURNING id, session_id, severity, instruction, files, source, created_at, created_by, delivered_at, closed_at, closed_by, close_note, last_delivered_at, brief_id, acked_at
 `
 
 type CreateRemediationParams struct {
@@ -90,36 +112,54 @@ func (q *Queries) CreateRemediation(ctx context.Context, arg CreateRemediationPa
 		&i.ClosedAt,
 		&i.ClosedBy,
 		&i.CloseNote,
+		&i.LastDeliveredAt,
+		&i.BriefID,
+		&i.AckedAt,
 	)
 	return i, err
 }
 
 const deliverRemediations = `-- name: DeliverRemediations :many
 UPDATE remediations
-SET delivered_at = ?1
-WHERE session_id = ?2 AND closed_at IS NULL AND delivered_at IS NULL
-RETURNING id
+SET delivered_at = COALESCE(delivered_at, ?1), last_delivered_at = ?1, brief_id = ?2
+WHERE session_id = ?3 AND closed_at IS NULL AND acked_at IS NULL
+  AND (delivered_at IS NULL OR last_delivered_at <= ?4)
+RETURNING id, delivered_at, last_delivered_at
 `
 
 type DeliverRemediationsParams struct {
-	DeliveredAt sql.NullString
-	SessionID   string
+	Now       sql.NullString
+	BriefID   sql.NullString
+	SessionID string
+	Cutoff    sql.NullString
 }
 
-// Stamps every open remediation the agent has not seen yet, exactly once.
-func (q *Queries) DeliverRemediations(ctx context.Context, arg DeliverRemediationsParams) ([]int64, error) {
-	rows, err := q.query(ctx, q.deliverRemediationsStmt, deliverRemediations, arg.DeliveredAt, arg.SessionID)
+type DeliverRemediationsRow struct {
+	ID              int64
+	DeliveredAt     sql.NullString
+	LastDeliveredAt sql.NullString
+}
+
+// Stamps every open remediation that is due, as DeliverResolutions does,
+// and returns them with whether this is a redelivery.
+func (q *Queries) DeliverRemediations(ctx context.Context, arg DeliverRemediationsParams) ([]DeliverRemediationsRow, error) {
+	rows, err := q.query(ctx, q.deliverRemediationsStmt, deliverRemediations,
+		arg.Now,
+		arg.BriefID,
+		arg.SessionID,
+		arg.Cutoff,
+	)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []int64{}
+	items := []DeliverRemediationsRow{}
 	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
+		var i DeliverRemediationsRow
+		if err := rows.Scan(&i.ID, &i.DeliveredAt, &i.LastDeliveredAt); err != nil {
 			return nil, err
 		}
-		items = append(items, id)
+		items = append(items, i)
 	}
 	if err := rows.Close(); err != nil {
 		return nil, err
@@ -131,7 +171,7 @@ func (q *Queries) DeliverRemediations(ctx context.Context, arg DeliverRemediatio
 }
 
 const getRemediation = `-- name: GetRemediation :one
-SELECT id, session_id, severity, instruction, files, source, created_at, created_by, delivered_at, closed_at, closed_by, close_note FROM remediations WHERE id = ?1
+SELECT id, session_id, severity, instruction, files, source, created_at, created_by, delivered_at, closed_at, closed_by, close_note, last_delivered_at, brief_id, acked_at FROM remediations WHERE id = ?1
 `
 
 func (q *Queries) GetRemediation(ctx context.Context, id int64) (Remediation, error) {
@@ -150,12 +190,15 @@ func (q *Queries) GetRemediation(ctx context.Context, id int64) (Remediation, er
 		&i.ClosedAt,
 		&i.ClosedBy,
 		&i.CloseNote,
+		&i.LastDeliveredAt,
+		&i.BriefID,
+		&i.AckedAt,
 	)
 	return i, err
 }
 
 const listOpenRemediations = `-- name: ListOpenRemediations :many
-SELECT id, session_id, severity, instruction, files, source, created_at, created_by, delivered_at, closed_at, closed_by, close_note FROM remediations
+SELECT id, session_id, severity, instruction, files, source, created_at, created_by, delivered_at, closed_at, closed_by, close_note, last_delivered_at, brief_id, acked_at FROM remediations
 WHERE session_id = ?1 AND closed_at IS NULL
 ORDER BY created_at, id
 `
@@ -182,6 +225,9 @@ func (q *Queries) ListOpenRemediations(ctx context.Context, sessionID string) ([
 			&i.ClosedAt,
 			&i.ClosedBy,
 			&i.CloseNote,
+			&i.LastDeliveredAt,
+			&i.BriefID,
+			&i.AckedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -197,7 +243,7 @@ func (q *Queries) ListOpenRemediations(ctx context.Context, sessionID string) ([
 }
 
 const listSessionRemediations = `-- name: ListSessionRemediations :many
-SELECT id, session_id, severity, instruction, files, source, created_at, created_by, delivered_at, closed_at, closed_by, close_note FROM remediations
+SELECT id, session_id, severity, instruction, files, source, created_at, created_by, delivered_at, closed_at, closed_by, close_note, last_delivered_at, brief_id, acked_at FROM remediations
 WHERE session_id = ?1
 ORDER BY created_at, id
 `
@@ -224,6 +270,9 @@ func (q *Queries) ListSessionRemediations(ctx context.Context, sessionID string)
 			&i.ClosedAt,
 			&i.ClosedBy,
 			&i.CloseNote,
+			&i.LastDeliveredAt,
+			&i.BriefID,
+			&i.AckedAt,
 		); err != nil {
 			return nil, err
 		}

@@ -32,16 +32,26 @@ WHERE d.session_id = sqlc.arg(session_id)
 ORDER BY d.opened_at, d.ref;
 
 -- name: DeliverResolutions :many
--- Hands every decided, undelivered resolution of a session over exactly
--- once: the stamp and the read are one statement, so two racing briefs
--- cannot both see the same row.
+-- Hands over every resolution of a session that is due: decided and never
+-- delivered, or delivered and not acknowledged since cutoff (its lease
+-- ran out). delivered_at keeps the first delivery; last_delivered_at and
+-- brief_id say which brief handed it over last. The stamp and the read
+-- are one statement, so two racing briefs cannot both hand over one row
+-- within a lease.
 UPDATE decisions
-SET delivered_at = sqlc.arg(delivered_at)
-WHERE session_id = sqlc.arg(session_id) AND resolved_at IS NOT NULL AND delivered_at IS NULL
-RETURNING ref, resolution, instruction, resolved_at, resolved_by;
+SET delivered_at = COALESCE(delivered_at, sqlc.arg(now)), last_delivered_at = sqlc.arg(now), brief_id = sqlc.arg(brief_id)
+WHERE session_id = sqlc.arg(session_id) AND resolved_at IS NOT NULL AND acked_at IS NULL
+  AND (delivered_at IS NULL OR last_delivered_at <= sqlc.arg(cutoff))
+RETURNING ref, resolution, instruction, resolved_at, resolved_by, delivered_at, last_delivered_at;
 
 -- name: ListUndeliveredResolutions :many
--- What the next brief would deliver, read without stamping (the preview).
-SELECT ref, resolution, instruction, resolved_at, resolved_by FROM decisions
-WHERE session_id = sqlc.arg(session_id) AND resolved_at IS NOT NULL AND delivered_at IS NULL
+-- What the next brief would hand over, read without stamping (the preview).
+SELECT ref, resolution, instruction, resolved_at, resolved_by, delivered_at, last_delivered_at FROM decisions
+WHERE session_id = sqlc.arg(session_id) AND resolved_at IS NOT NULL AND acked_at IS NULL
+  AND (delivered_at IS NULL OR last_delivered_at <= sqlc.arg(cutoff))
 ORDER BY resolved_at, ref;
+
+-- name: AckResolutions :execrows
+-- The agent acknowledged brief_id: what it delivered was received.
+UPDATE decisions SET acked_at = sqlc.arg(now)
+WHERE session_id = sqlc.arg(session_id) AND brief_id = sqlc.arg(brief_id) AND acked_at IS NULL AND delivered_at IS NOT NULL;

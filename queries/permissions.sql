@@ -20,17 +20,24 @@ WHERE session_id = sqlc.arg(session_id) AND answered_at IS NULL
 ORDER BY id;
 
 -- name: DeliverPermissionAnswers :many
--- Stamps the answers the session's agent has not been told yet and returns
--- them: exactly once, as DeliverResolutions.
-UPDATE permission_prompts SET delivered_at = sqlc.arg(delivered_at)
-WHERE session_id = sqlc.arg(session_id) AND answered_at IS NOT NULL AND delivered_at IS NULL
+-- Hands over the answers to the session's prompts that are due, as
+-- DeliverResolutions does.
+UPDATE permission_prompts
+SET delivered_at = COALESCE(delivered_at, sqlc.arg(now)), last_delivered_at = sqlc.arg(now), brief_id = sqlc.arg(brief_id)
+WHERE session_id = sqlc.arg(session_id) AND answered_at IS NOT NULL AND acked_at IS NULL
+  AND (delivered_at IS NULL OR last_delivered_at <= sqlc.arg(cutoff))
 RETURNING *;
 
 -- name: ListUndeliveredPermissionAnswers :many
--- What DeliverPermissionAnswers would deliver, for the preview.
+-- What DeliverPermissionAnswers would hand over, for the preview.
 SELECT * FROM permission_prompts
-WHERE session_id = sqlc.arg(session_id) AND answered_at IS NOT NULL AND delivered_at IS NULL
+WHERE session_id = sqlc.arg(session_id) AND answered_at IS NOT NULL AND acked_at IS NULL
+  AND (delivered_at IS NULL OR last_delivered_at <= sqlc.arg(cutoff))
 ORDER BY id;
+
+-- name: AckPermissionAnswers :execrows
+UPDATE permission_prompts SET acked_at = sqlc.arg(now)
+WHERE session_id = sqlc.arg(session_id) AND brief_id = sqlc.arg(brief_id) AND acked_at IS NULL AND delivered_at IS NOT NULL;
 
 -- name: ListSessionPermissionPrompts :many
 -- Every prompt of a session, newest first, for its page.

@@ -22,14 +22,21 @@ WHERE id = sqlc.arg(id) AND status = 'proposed'
 RETURNING *;
 
 -- name: DeliverPlanAnswers :many
--- Stamps the lead's answers to the session's plans that its agent has not
--- been told yet, and returns them: exactly once, as DeliverResolutions.
-UPDATE plans SET delivered_at = sqlc.arg(delivered_at)
-WHERE session_id = sqlc.arg(session_id) AND decided_by IS NOT NULL AND delivered_at IS NULL
+-- Hands over the leads' answers to the session's plans that are due, as
+-- DeliverResolutions does.
+UPDATE plans
+SET delivered_at = COALESCE(delivered_at, sqlc.arg(now)), last_delivered_at = sqlc.arg(now), brief_id = sqlc.arg(brief_id)
+WHERE session_id = sqlc.arg(session_id) AND decided_by IS NOT NULL AND acked_at IS NULL
+  AND (delivered_at IS NULL OR last_delivered_at <= sqlc.arg(cutoff))
 RETURNING *;
 
 -- name: ListUndeliveredPlanAnswers :many
--- What DeliverPlanAnswers would deliver, for the preview.
+-- What DeliverPlanAnswers would hand over, for the preview.
 SELECT * FROM plans
-WHERE session_id = sqlc.arg(session_id) AND decided_by IS NOT NULL AND delivered_at IS NULL
+WHERE session_id = sqlc.arg(session_id) AND decided_by IS NOT NULL AND acked_at IS NULL
+  AND (delivered_at IS NULL OR last_delivered_at <= sqlc.arg(cutoff))
 ORDER BY id;
+
+-- name: AckPlanAnswers :execrows
+UPDATE plans SET acked_at = sqlc.arg(now)
+WHERE session_id = sqlc.arg(session_id) AND brief_id = sqlc.arg(brief_id) AND acked_at IS NULL AND delivered_at IS NOT NULL;

@@ -18,11 +18,17 @@ WHERE session_id = sqlc.arg(session_id)
 ORDER BY created_at, id;
 
 -- name: DeliverRemediations :many
--- Stamps every open remediation the agent has not seen yet, exactly once.
+-- Stamps every open remediation that is due, as DeliverResolutions does,
+-- and returns them with whether this is a redelivery.
 UPDATE remediations
-SET delivered_at = sqlc.arg(delivered_at)
-WHERE session_id = sqlc.arg(session_id) AND closed_at IS NULL AND delivered_at IS NULL
-RETURNING id;
+SET delivered_at = COALESCE(delivered_at, sqlc.arg(now)), last_delivered_at = sqlc.arg(now), brief_id = sqlc.arg(brief_id)
+WHERE session_id = sqlc.arg(session_id) AND closed_at IS NULL AND acked_at IS NULL
+  AND (delivered_at IS NULL OR last_delivered_at <= sqlc.arg(cutoff))
+RETURNING id, delivered_at, last_delivered_at;
+
+-- name: AckRemediations :execrows
+UPDATE remediations SET acked_at = sqlc.arg(now)
+WHERE session_id = sqlc.arg(session_id) AND brief_id = sqlc.arg(brief_id) AND acked_at IS NULL AND delivered_at IS NOT NULL;
 
 -- name: CloseRemediation :one
 UPDATE remediations

@@ -12,10 +12,14 @@ WHERE s.id = sqlc.arg(id);
 
 -- name: GetBriefState :one
 -- Everything the brief needs about a session in one read: its brake, its
--- mission's risk, its latest plan, and how many gates, resolutions and
--- remediations, permission prompts and answers wait, so the brief reads the
--- lists only when they are not empty and writes only when something is to
--- be delivered.
+-- mission's risk, its latest plan, how many gates, remediations and
+-- permission prompts are open (the lists are read only when not empty),
+-- and what waits to be handed over or acknowledged: unacked counts what
+-- was decided for the agent and not acknowledged, and oldest_delivery is
+-- the earliest last delivery among those ('' when one was never
+-- delivered, or nothing waits). The brief writes only when
+-- something is due (never delivered, or its lease since oldest_delivery
+-- ran out) or it acknowledges something.
 SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason, s.lifecycle, s.lifecycle_at,
        CAST((SELECT m.high_risk FROM missions m WHERE m.id = s.mission_id) AS BOOLEAN) AS high_risk,
        CAST(COALESCE((SELECT p.status FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_status,
@@ -23,12 +27,8 @@ SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason, s.lifecycle, s.lifecyc
        CAST(COALESCE((SELECT p.proposed_at FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_proposed_at,
        (SELECT COUNT(*) FROM decisions d
          WHERE d.session_id = s.id AND d.resolved_at IS NULL) AS open_decisions,
-       (SELECT COUNT(*) FROM decisions d
-         WHERE d.session_id = s.id AND d.resolved_at IS NOT NULL AND d.delivered_at IS NULL) AS undelivered_resolutions,
        (SELECT COUNT(*) FROM remediations r
          WHERE r.session_id = s.id AND r.closed_at IS NULL) AS open_remediations,
-       (SELECT COUNT(*) FROM remediations r
-         WHERE r.session_id = s.id AND r.closed_at IS NULL AND r.delivered_at IS NULL) AS undelivered_remediations,
        (SELECT COUNT(*) FROM violations v WHERE v.session_id = s.id AND v.closed_at IS NULL) AS open_violations,
        (SELECT COUNT(*) FROM deviations d WHERE d.session_id = s.id AND d.closed_at IS NULL) AS open_deviations,
        (SELECT COUNT(*) FROM breaches b WHERE b.session_id = s.id AND b.closed_at IS NULL) AS open_breaches,
@@ -36,10 +36,20 @@ SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason, s.lifecycle, s.lifecyc
        (SELECT COUNT(*) FROM changes ch WHERE ch.session_id = s.id) AS has_change,
        (SELECT COUNT(*) FROM permission_prompts pp
          WHERE pp.session_id = s.id AND pp.answered_at IS NULL) AS open_permissions,
-       (SELECT COUNT(*) FROM permission_prompts pp
-         WHERE pp.session_id = s.id AND pp.answered_at IS NOT NULL AND pp.delivered_at IS NULL) AS undelivered_permissions,
-       (SELECT COUNT(*) FROM plans p
-         WHERE p.session_id = s.id AND p.decided_by IS NOT NULL AND p.delivered_at IS NULL) AS undelivered_plan_answers
+       CAST((SELECT COUNT(*) FROM decisions d WHERE d.session_id = s.id AND d.resolved_at IS NOT NULL AND d.acked_at IS NULL)
+          + (SELECT COUNT(*) FROM plans p WHERE p.session_id = s.id AND p.decided_by IS NOT NULL AND p.acked_at IS NULL)
+          + (SELECT COUNT(*) FROM permission_prompts pp WHERE pp.session_id = s.id AND pp.answered_at IS NOT NULL AND pp.acked_at IS NULL)
+          + (SELECT COUNT(*) FROM remediations r WHERE r.session_id = s.id AND r.closed_at IS NULL AND r.acked_at IS NULL)
+         AS INTEGER) AS unacked,
+       CAST(COALESCE((SELECT MIN(x) FROM (
+           SELECT COALESCE(d.last_delivered_at, '') AS x FROM decisions d
+            WHERE d.session_id = s.id AND d.resolved_at IS NOT NULL AND d.acked_at IS NULL
+           UNION ALL SELECT COALESCE(p.last_delivered_at, '') FROM plans p
+            WHERE p.session_id = s.id AND p.decided_by IS NOT NULL AND p.acked_at IS NULL
+           UNION ALL SELECT COALESCE(pp.last_delivered_at, '') FROM permission_prompts pp
+            WHERE pp.session_id = s.id AND pp.answered_at IS NOT NULL AND pp.acked_at IS NULL
+           UNION ALL SELECT COALESCE(r.last_delivered_at, '') FROM remediations r
+            WHERE r.session_id = s.id AND r.closed_at IS NULL AND r.acked_at IS NULL)), '') AS TEXT) AS oldest_delivery
 FROM sessions s
 WHERE s.id = sqlc.arg(id);
 

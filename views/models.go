@@ -120,10 +120,19 @@ func orDash(s string) string {
 
 // decisionState names a gate's state the way a person reads it.
 func decisionState(d governance.Decision) string {
+	return deliveryState(d.DeliveredAt, d.AckedAt, d.Status == governance.DecisionResolved)
+}
+
+// deliveryState says where a thing decided for an agent stands: open,
+// decided and not yet delivered, delivered (sent) but not acknowledged, or
+// acknowledged (the agent confirmed it got it).
+func deliveryState(delivered, acked *time.Time, decided bool) string {
 	switch {
-	case d.DeliveredAt != nil:
-		return "delivered at " + Stamp(*d.DeliveredAt)
-	case d.Status == governance.DecisionResolved:
+	case acked != nil:
+		return "acknowledged at " + Stamp(*acked)
+	case delivered != nil:
+		return "delivered at " + Stamp(*delivered) + ", not acknowledged"
+	case decided:
 		return "decided, not yet delivered"
 	default:
 		return "open"

@@ -362,14 +362,19 @@ func runAgentSessionOpen(ctx context.Context, c stdio, args []string) error {
 
 // runAgentBrief is `madebook agent brief`: POST /brief.
 func runAgentBrief(ctx context.Context, c stdio, args []string) error {
-	f := newAgentFlags("brief", "madebook agent brief [--session ID]",
+	f := newAgentFlags("brief", "madebook agent brief [--session ID] [--ack BRIEF_ID]",
 		"Take the session's brief: its next_action and reason, the gates still open, and what a\n"+
-			"person sent back (resolutions, remediations, answers), delivered this once.", true)
+			"person sent back (resolutions, remediations, answers). --ack acknowledges what the brief\n"+
+			"before delivered (its brief_id); what is not acknowledged is delivered again after the\n"+
+			"delivery lease, with \"redelivered\": true.", true)
+	var in governance.BriefRequest
+	f.StringVar(&in.Ack, "ack", "", "the `BRIEF_ID` of the last brief, acknowledging what it delivered")
 	conn, _, err := f.connect(c, args)
 	if err != nil {
 		return err
 	}
-	return conn.call(ctx, http.MethodPost, "/brief", map[string]string{"session": conn.session})
+	in.Session = conn.session
+	return conn.call(ctx, http.MethodPost, "/brief", in)
 }
 
 // runAgentDecide is `madebook agent decide`: POST /api/v1/sessions/{id}/decisions.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/web/webtest"
 )
 
@@ -232,6 +233,27 @@ func TestAgentSubcommandsRoundTrip(t *testing.T) {
 		}
 		if got := r.object(t)["blocked_scope"]; len(got.([]any)) != 2 {
 			t.Errorf("blocked scope %v, want the two paths given", got)
+		}
+	})
+	t.Run("brief --ack acknowledges what the brief before delivered", func(t *testing.T) {
+		s := a.Session(false)
+		d, err := a.Kit.Gov.Decisions.Open(t.Context(), a.Agent, s, governance.DecisionInput{Title: "T", Question: "Q?"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Kit.Gov.Decisions.Resolve(t.Context(), a.Lead, d.Ref, "Yes", "Go on."); err != nil {
+			t.Fatal(err)
+		}
+		first := mustAgent(t, env, "", "brief", "--session", s)
+		if len(first["resolutions"].([]any)) != 1 {
+			t.Fatalf("the first brief delivers %v", first["resolutions"])
+		}
+		mustAgent(t, env, "", "brief", "--session", s, "--ack", first["brief_id"].(string))
+		if got := a.DetailOf(s).Decisions[0]; got.AckedAt == nil {
+			t.Fatalf("the resolution is not acknowledged: %+v", got)
+		}
+		if r := agentCLI(t, env, "", "brief", "--session", s, "--ack", "DEC-001"); r.code != 1 || !strings.Contains(r.stderr, "invalid_ack") {
+			t.Fatalf("a bad ack: exit %d, stderr %q", r.code, r.stderr)
 		}
 	})
 	t.Run("the session flag overrides MADEBOOK_SESSION", func(t *testing.T) {

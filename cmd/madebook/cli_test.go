@@ -211,6 +211,8 @@ func TestCommandLineMistakesAreUsageErrors(t *testing.T) {
 		{"a flag without its value", []string{"migrate", "--db"}},
 		{"an unexpected argument", []string{"migrate", "--db", path, "extra"}},
 		{"an unexpected argument after key create", []string{"key", "create", "--name", "a", "--db", path, "b"}},
+		{"a delivery lease under a second", []string{"serve", "--delivery-lease", "500ms", "--db", path}},
+		{"a delivery lease that is not a duration", []string{"serve", "--delivery-lease", "soon", "--db", path}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

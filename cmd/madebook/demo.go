@@ -79,7 +79,8 @@ func runDemo(ctx context.Context, a *app, base string, pace demoPace, stdout io.
 	if _, err := io.WriteString(stdout, banner); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	(&simulatedAgent{api: api, pace: pace, sessions: sessions, logger: logger, last: map[string]string{}}).run(ctx)
+	(&simulatedAgent{api: api, pace: pace, sessions: sessions, logger: logger, last: map[string]string{},
+		acks: map[string]string{}}).run(ctx)
 	return nil
 }
 
@@ -347,6 +348,7 @@ type simulatedAgent struct {
 	sessions []demoSession
 	logger   *slog.Logger
 	last     map[string]string // session → its last next_action
+	acks     map[string]string // session → its last brief's id, acknowledged on the next
 	opened   int
 }
 
@@ -372,6 +374,7 @@ func (s *simulatedAgent) run(ctx context.Context) {
 func (s *simulatedAgent) briefAll(ctx context.Context) {
 	for _, ses := range s.sessions {
 		var b struct {
+			BriefID     string `json:"brief_id"`
 			NextAction  string `json:"next_action"`
 			Reason      string `json:"reason"`
 			Resolutions []struct {
@@ -380,11 +383,16 @@ func (s *simulatedAgent) briefAll(ctx context.Context) {
 				Instruction string `json:"instruction"`
 			} `json:"resolutions"`
 		}
-		err := s.api.call(ctx, s.api.agent, http.MethodPost, "/brief", map[string]string{"session": ses.id}, http.StatusOK, &b)
+		req := map[string]string{"session": ses.id}
+		if ack := s.acks[ses.id]; ack != "" {
+			req["ack"] = ack
+		}
+		err := s.api.call(ctx, s.api.agent, http.MethodPost, "/brief", req, http.StatusOK, &b)
 		if err != nil {
 			s.failed(ctx, err)
 			return
 		}
+		s.acks[ses.id] = b.BriefID
 		for _, r := range b.Resolutions {
 			s.logger.Info("demo agent received a resolution", "session", ses.title, "ref", r.Ref,
 				"resolution", r.Resolution, "instruction", r.Instruction)

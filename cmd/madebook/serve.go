@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/governance"
 )
 
 // serveConfig is serve's settings, from its flags and the environment.
@@ -23,13 +24,16 @@ type serveConfig struct {
 	addr          string
 	secureCookies bool
 	demo          bool
+	// lease is how long a delivery waits for the agent's acknowledgement
+	// before a brief hands it over again.
+	lease time.Duration
 }
 
 // runServe is `madebook serve`: it migrates the database, then serves the
 // console and the API until ctx is done; with --demo, on a throwaway
 // database with a simulated agent.
 func runServe(ctx context.Context, c stdio, args []string) error {
-	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH] [--secure-cookies] [--demo]",
+	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH] [--secure-cookies] [--delivery-lease D] [--demo]",
 		"Migrate the database (creating it on first start), then serve the console, the JSON API\n"+
 			"and /brief until interrupted (Ctrl-C, SIGTERM), logging JSON lines on stdout.\n\n"+
 			"--demo serves a throwaway database instead, removed at exit: missions, sessions in every\n"+
@@ -41,9 +45,15 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 	path := f.dbFlag()
 	f.BoolVar(&cfg.secureCookies, "secure-cookies", false, "make the console's cookies Secure and __Host-, for serving over TLS")
 	f.env["secure-cookies"] = "MADEBOOK_SECURE_COOKIES"
+	f.DurationVar(&cfg.lease, "delivery-lease", governance.DefaultDeliveryLease,
+		"hand a delivery over again when its brief is not acknowledged within `D` (e.g. 2m, 30s)")
+	f.env["delivery-lease"] = "MADEBOOK_DELIVERY_LEASE"
 	f.BoolVar(&cfg.demo, "demo", false, "a throwaway demo: its own temporary database, a simulated agent")
 	if err := f.parse(c, args); err != nil {
 		return err
+	}
+	if cfg.lease < time.Second {
+		return f.fail("--delivery-lease is %s; it must be at least 1s", cfg.lease)
 	}
 	if cfg.demo && f.isSet("db") {
 		return f.fail("--demo makes its own throwaway database: leave out --db")
@@ -72,6 +82,7 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 		return err
 	}
 	defer a.Close()
+	a.gov.SetDeliveryLease(cfg.lease)
 	users, err := a.auth.CountUsers(ctx)
 	if err != nil {
 		return err

@@ -91,7 +91,7 @@ func (w *world) resolve(ref string) {
 
 func (w *world) brief() {
 	w.t.Helper()
-	_, err := w.kit.Gov.Briefs.Brief(context.Background(), w.agent, w.session)
+	_, err := w.kit.Gov.Briefs.Brief(context.Background(), w.agent, governance.BriefRequest{Session: w.session})
 	w.must(err)
 }
 

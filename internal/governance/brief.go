@@ -13,6 +13,7 @@ import (
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/ids"
 	"github.com/madebook/madebook/internal/protocol"
 )
 
@@ -37,7 +38,10 @@ type Brief struct {
 	// Permissions are the answers to permission prompts this brief
 	// delivers for the first time.
 	Permissions []PermissionAnswer `json:"permissions"`
-	GeneratedAt time.Time          `json:"generated_at"`
+	// BriefID names this brief: send it as ack on the next brief to
+	// acknowledge what this one delivered.
+	BriefID     string    `json:"brief_id"`
+	GeneratedAt time.Time `json:"generated_at"`
 	// Protocol is the whole protocol text (MarshalJSON writes it last).
 	Protocol string `json:"-"`
 }
@@ -51,6 +55,9 @@ type PermissionAnswer struct {
 	Label      string    `json:"label"`
 	AnsweredAt time.Time `json:"answered_at"`
 	AnsweredBy string    `json:"answered_by"`
+	// Redelivered says an earlier brief handed this over and it was not
+	// acknowledged within its lease.
+	Redelivered bool `json:"redelivered,omitempty"`
 }
 
 // Resolution is a person's answer to a gate, as delivered to the agent; a
@@ -62,6 +69,9 @@ type Resolution struct {
 	Instruction string    `json:"instruction"`
 	ResolvedAt  time.Time `json:"resolved_at"`
 	ResolvedBy  string    `json:"resolved_by"`
+	// Redelivered says an earlier brief handed this over and it was not
+	// acknowledged within its lease.
+	Redelivered bool `json:"redelivered,omitempty"`
 }
 
 // protocolJSON is the protocol text, JSON-encoded once: every brief carries
@@ -108,54 +118,125 @@ func (b *Brief) UnmarshalJSON(data []byte) error {
 // session last took a brief.
 type BriefService struct{ *core }
 
-// Brief tells the agent what to do next and delivers, exactly once, every
-// gate resolution, lead's answer to a plan, permission answer and
-// remediation request it has not seen. Reading is the
-// common case and writes nothing; only when something waits to be
-// delivered does the brief take the writer, and then the stamp
-// (`UPDATE … WHERE delivered_at IS NULL RETURNING`) and the read that
-// builds the brief are one transaction, so two racing briefs cannot both
-// deliver the same resolution. Errors: forbidden (not the session's agent),
-// session_required, session_not_found.
-func (s *BriefService) Brief(ctx context.Context, actor auth.Actor, session string) (Brief, error) {
+// BriefRequest is what an agent sends to take a brief: its session and,
+// optionally, the id of the brief before, acknowledging what that brief
+// delivered.
+type BriefRequest struct {
+	Session string `json:"session"`
+	Ack     string `json:"ack,omitempty"`
+}
+
+// MaxBriefID is the most characters of a brief id an agent acknowledges.
+const MaxBriefID = 64
+
+// DefaultDeliveryLease is how long a delivery waits for its
+// acknowledgement before the next brief delivers it again.
+const DefaultDeliveryLease = 2 * time.Minute
+
+// Brief tells the agent what to do next and hands over every gate
+// resolution, lead's answer to a plan, permission answer and remediation
+// request that is due: never delivered, or delivered and not acknowledged
+// within the delivery lease (then with "redelivered": true). Each brief
+// has an id; in.Ack names the brief before, and stamps what it delivered
+// as acknowledged. Reading is the common case and writes nothing; only
+// when something is due or acknowledged does the brief take the writer,
+// and then the stamps (`UPDATE … RETURNING`, guarded by the lease) and the
+// read that builds the brief are one transaction, so racing briefs hand a
+// thing over once per lease. Errors: forbidden (not the session's agent),
+// session_required, invalid_ack, session_not_found.
+func (s *BriefService) Brief(ctx context.Context, actor auth.Actor, in BriefRequest) (Brief, error) {
 	if err := actor.RequireAgent("take a brief (people see a preview on the session)"); err != nil {
 		return Brief{}, err
 	}
+	session := in.Session
 	if session == "" {
 		return Brief{}, errs.E(errs.Invalid, "session_required", "Name the session: {\"session\":\"ID\"}.").In("session")
 	}
+	if in.Ack != "" && (!strings.HasPrefix(in.Ack, briefIDPrefix) || len(in.Ack) > MaxBriefID) {
+		return Brief{}, errs.E(errs.Invalid, "invalid_ack",
+			"ack is the brief_id of an earlier brief (brf_…, at most %d characters).", MaxBriefID).In("ack")
+	}
 	now := s.now()
-	in, err := s.ownInputs(ctx, actor, session, now)
+	inputs, err := s.ownInputs(ctx, actor, session, now)
 	if err != nil {
 		return Brief{}, fmt.Errorf("brief %s: %w", session, err)
 	}
+	id := ids.New(briefIDPrefix)
 	var b Brief
-	if st := in.state; st.UndeliveredResolutions > 0 || st.UndeliveredRemediations > 0 ||
-		st.UndeliveredPlanAnswers > 0 || st.UndeliveredPermissions > 0 {
+	if st := inputs.state; s.due(st, now) || (in.Ack != "" && st.Unacked > 0) {
 		err = s.write(ctx, func(q db.Querier) error {
-			b, err = s.briefIn(ctx, q, actor, session, now, true)
+			if in.Ack != "" {
+				if err := s.ack(ctx, q, actor, session, in.Ack, now); err != nil {
+					return err
+				}
+			}
+			b, err = s.briefIn(ctx, q, actor, session, now, id)
 			return err
 		})
 		if err != nil {
 			return Brief{}, fmt.Errorf("brief %s: %w", session, err)
 		}
 	} else {
-		b = assemble(in, nil, now)
+		b = assemble(inputs, nil, now)
 	}
+	b.BriefID = id
 	s.touches.record(session, now)
 	return b, nil
 }
 
+// briefIDPrefix starts every brief's id.
+const briefIDPrefix = "brf_"
+
+// due reports whether something waits to be handed over to the session
+// now: a thing never delivered, or one whose lease ran out unacknowledged.
+func (c *core) due(st db.GetBriefStateRow, now time.Time) bool {
+	return st.Unacked > 0 && (st.OldestDelivery == "" || st.OldestDelivery <= db.FormatTime(now.Add(-c.lease)))
+}
+
+// ack stamps as acknowledged what brief delivered to the session, and
+// records the acknowledgement when it stamped something.
+func (c *core) ack(ctx context.Context, q db.Querier, actor auth.Actor, session, brief string, now time.Time) error {
+	at := db.NullTime(now)
+	n := int64(0)
+	for _, stamp := range []func() (int64, error){
+		func() (int64, error) {
+			return q.AckResolutions(ctx, db.AckResolutionsParams{Now: at, SessionID: session, BriefID: sql.NullString{String: brief, Valid: true}})
+		},
+		func() (int64, error) {
+			return q.AckPlanAnswers(ctx, db.AckPlanAnswersParams{Now: at, SessionID: session, BriefID: sql.NullString{String: brief, Valid: true}})
+		},
+		func() (int64, error) {
+			return q.AckPermissionAnswers(ctx, db.AckPermissionAnswersParams{Now: at, SessionID: session, BriefID: sql.NullString{String: brief, Valid: true}})
+		},
+		func() (int64, error) {
+			return q.AckRemediations(ctx, db.AckRemediationsParams{Now: at, SessionID: session, BriefID: sql.NullString{String: brief, Valid: true}})
+		},
+	} {
+		k, err := stamp()
+		if err != nil {
+			return fmt.Errorf("acknowledge %s: %w", brief, err)
+		}
+		n += k
+	}
+	if n == 0 {
+		return nil
+	}
+	return c.event(ctx, q, session, actor, now, "brief.acknowledged", brief, fmt.Sprintf("%d deliveries", n))
+}
+
 // briefIn reads every fact of the session in q's transaction and decides.
-// With deliver (Briefs.Brief), it stamps what it hands over and records the
-// deliveries in the timeline; without (the preview in Sessions.Get), it
-// shows what the next brief would deliver.
-func (c *core) briefIn(ctx context.Context, q db.Querier, actor auth.Actor, session string, now time.Time, deliver bool) (Brief, error) {
+// Delivering (Briefs.Brief), it stamps what it hands over and records the
+// deliveries in the timeline; the preview (Sessions.Get) shows what the
+// next brief would hand over.
+//
+// brief is the id of the brief that delivers ("" for the preview).
+func (c *core) briefIn(ctx context.Context, q db.Querier, actor auth.Actor, session string, now time.Time, brief string) (Brief, error) {
 	st, err := q.GetBriefState(ctx, session)
 	if err != nil {
 		return Brief{}, err
 	}
-	d, err := deliveries(ctx, q, st, now, deliver)
+	deliver := brief != ""
+	d, err := deliveries(ctx, q, st, now, now.Add(-c.lease), brief)
 	if err != nil {
 		return Brief{}, err
 	}
@@ -174,22 +255,24 @@ func (c *core) briefIn(ctx context.Context, q db.Querier, actor auth.Actor, sess
 	}
 	if deliver {
 		for _, r := range resolutions {
-			kind := "resolution.delivered"
+			kind := "resolution"
 			if strings.HasPrefix(r.Ref, planRefPrefix) {
-				kind = "plan.answer.delivered"
+				kind = "plan.answer"
 			}
-			if err := c.event(ctx, q, session, actor, now, kind, r.Ref, r.Instruction); err != nil {
+			if err := c.event(ctx, q, session, actor, now, deliveryKind(kind, r.Redelivered), r.Ref, r.Instruction); err != nil {
 				return Brief{}, err
 			}
 		}
-		slices.Sort(d.remediations)
-		for _, id := range d.remediations {
-			if err := c.event(ctx, q, session, actor, now, "remediation.delivered", fmt.Sprint(id), ""); err != nil {
+		slices.SortFunc(d.remediations, func(a, b db.DeliverRemediationsRow) int { return int(a.ID - b.ID) })
+		for _, r := range d.remediations {
+			kind := deliveryKind("remediation", d.again(r.DeliveredAt, r.LastDeliveredAt))
+			if err := c.event(ctx, q, session, actor, now, kind, fmt.Sprint(r.ID), ""); err != nil {
 				return Brief{}, err
 			}
 		}
 		for _, p := range permissions {
-			if err := c.event(ctx, q, session, actor, now, "permission.answer.delivered", permissionRef(p.ID), p.Option); err != nil {
+			kind := deliveryKind("permission.answer", p.Redelivered)
+			if err := c.event(ctx, q, session, actor, now, kind, permissionRef(p.ID), p.Option); err != nil {
 				return Brief{}, err
 			}
 		}
@@ -202,60 +285,75 @@ func (c *core) briefIn(ctx context.Context, q db.Querier, actor auth.Actor, sess
 // delivered is what one brief hands over: the rows it stamped (or, for
 // the preview, would stamp).
 type delivered struct {
+	// stamped says the rows were stamped by this brief (not a preview).
+	stamped      bool
 	decisions    []db.ListUndeliveredResolutionsRow
 	plans        []db.Plan
 	prompts      []db.PermissionPrompt
-	remediations []int64
+	remediations []db.DeliverRemediationsRow
 }
 
-// deliveries stamps (deliver) or lists (the preview) what waits to be
-// delivered to the session, reading only the kinds st counts. Each stamp
-// is `UPDATE … WHERE delivered_at IS NULL RETURNING`, so two racing
-// briefs cannot both deliver one thing.
-func deliveries(ctx context.Context, q db.Querier, st db.GetBriefStateRow, now time.Time, deliver bool) (delivered, error) {
+// deliveries stamps with brief's id (or, for the preview, brief == "",
+// lists) what is due to the session: never delivered, or last delivered
+// at or before cutoff and not acknowledged. It reads nothing when st says
+// nothing waits. Each stamp is `UPDATE … WHERE … RETURNING`, so two racing
+// briefs cannot both hand one thing over within a lease.
+func deliveries(ctx context.Context, q db.Querier, st db.GetBriefStateRow, now, cutoff time.Time, brief string) (delivered, error) {
 	var d delivered
+	if st.Unacked == 0 {
+		return d, nil
+	}
+	at, until, id := db.NullTime(now), db.NullTime(cutoff), sql.NullString{String: brief, Valid: true}
 	var err error
-	at := db.NullTime(now)
-	if st.UndeliveredResolutions > 0 {
-		if !deliver {
-			d.decisions, err = q.ListUndeliveredResolutions(ctx, st.ID)
-		} else {
-			var rows []db.DeliverResolutionsRow
-			rows, err = q.DeliverResolutions(ctx, db.DeliverResolutionsParams{SessionID: st.ID, DeliveredAt: at})
-			for _, r := range rows {
-				d.decisions = append(d.decisions, db.ListUndeliveredResolutionsRow(r))
-			}
+	if brief == "" {
+		if d.decisions, err = q.ListUndeliveredResolutions(ctx, db.ListUndeliveredResolutionsParams{SessionID: st.ID, Cutoff: until}); err != nil {
+			return d, fmt.Errorf("resolutions due: %w", err)
 		}
-		if err != nil {
-			return d, fmt.Errorf("deliver resolutions: %w", err)
+		if d.plans, err = q.ListUndeliveredPlanAnswers(ctx, db.ListUndeliveredPlanAnswersParams{SessionID: st.ID, Cutoff: until}); err != nil {
+			return d, fmt.Errorf("plan answers due: %w", err)
 		}
+		if d.prompts, err = q.ListUndeliveredPermissionAnswers(ctx, db.ListUndeliveredPermissionAnswersParams{SessionID: st.ID, Cutoff: until}); err != nil {
+			return d, fmt.Errorf("permission answers due: %w", err)
+		}
+		return d, nil
 	}
-	if st.UndeliveredPlanAnswers > 0 {
-		if deliver {
-			d.plans, err = q.DeliverPlanAnswers(ctx, db.DeliverPlanAnswersParams{SessionID: st.ID, DeliveredAt: at})
-		} else {
-			d.plans, err = q.ListUndeliveredPlanAnswers(ctx, st.ID)
-		}
-		if err != nil {
-			return d, fmt.Errorf("deliver plan answers: %w", err)
-		}
+	d.stamped = true
+	rows, err := q.DeliverResolutions(ctx, db.DeliverResolutionsParams{Now: at, BriefID: id, SessionID: st.ID, Cutoff: until})
+	if err != nil {
+		return d, fmt.Errorf("deliver resolutions: %w", err)
 	}
-	if st.UndeliveredPermissions > 0 {
-		if deliver {
-			d.prompts, err = q.DeliverPermissionAnswers(ctx, db.DeliverPermissionAnswersParams{SessionID: st.ID, DeliveredAt: at})
-		} else {
-			d.prompts, err = q.ListUndeliveredPermissionAnswers(ctx, st.ID)
-		}
-		if err != nil {
-			return d, fmt.Errorf("deliver permission answers: %w", err)
-		}
+	for _, r := range rows {
+		d.decisions = append(d.decisions, db.ListUndeliveredResolutionsRow(r))
 	}
-	if deliver && st.UndeliveredRemediations > 0 {
-		if d.remediations, err = q.DeliverRemediations(ctx, db.DeliverRemediationsParams{SessionID: st.ID, DeliveredAt: at}); err != nil {
-			return d, fmt.Errorf("deliver remediations: %w", err)
-		}
+	if d.plans, err = q.DeliverPlanAnswers(ctx, db.DeliverPlanAnswersParams{Now: at, BriefID: id, SessionID: st.ID, Cutoff: until}); err != nil {
+		return d, fmt.Errorf("deliver plan answers: %w", err)
+	}
+	if d.prompts, err = q.DeliverPermissionAnswers(ctx, db.DeliverPermissionAnswersParams{Now: at, BriefID: id, SessionID: st.ID, Cutoff: until}); err != nil {
+		return d, fmt.Errorf("deliver permission answers: %w", err)
+	}
+	if d.remediations, err = q.DeliverRemediations(ctx, db.DeliverRemediationsParams{Now: at, BriefID: id, SessionID: st.ID, Cutoff: until}); err != nil {
+		return d, fmt.Errorf("deliver remediations: %w", err)
 	}
 	return d, nil
+}
+
+// again reports whether a row is handed over a second time or more: once
+// stamped, its first delivery is not its last; in the preview (nothing
+// stamped), it was delivered before.
+func (d delivered) again(first, last sql.NullString) bool {
+	if d.stamped {
+		return first.Valid && last.Valid && first.String != last.String
+	}
+	return first.Valid
+}
+
+// deliveryKind is the timeline kind of a delivery: "<what>.delivered" or
+// "<what>.redelivered".
+func deliveryKind(what string, again bool) string {
+	if again {
+		return what + ".redelivered"
+	}
+	return what + ".delivered"
 }
 
 // people names the people who answered, by their email, reading each
@@ -296,7 +394,7 @@ func (d delivered) resolutions(ctx context.Context, people people) ([]Resolution
 		}
 		c := db.StoredRow("decisions", r.Ref)
 		out = append(out, Resolution{Ref: r.Ref, Resolution: r.Resolution, Instruction: r.Instruction,
-			ResolvedAt: c.NullTime("resolved_at", r.ResolvedAt), ResolvedBy: by})
+			ResolvedAt: c.NullTime("resolved_at", r.ResolvedAt), ResolvedBy: by, Redelivered: d.again(r.DeliveredAt, r.LastDeliveredAt)})
 		if err := c.Err(); err != nil {
 			return nil, err
 		}
@@ -309,7 +407,7 @@ func (d delivered) resolutions(ctx context.Context, people people) ([]Resolution
 		}
 		c := db.StoredRow("plans", p.ID)
 		out = append(out, Resolution{Ref: ref, Resolution: p.Status, Instruction: p.Note,
-			ResolvedAt: c.NullTime("decided_at", p.DecidedAt), ResolvedBy: by})
+			ResolvedAt: c.NullTime("decided_at", p.DecidedAt), ResolvedBy: by, Redelivered: d.again(p.DeliveredAt, p.LastDeliveredAt)})
 		if err := c.Err(); err != nil {
 			return nil, err
 		}
@@ -335,7 +433,8 @@ func (d delivered) permissions(ctx context.Context, people people) ([]Permission
 		var options map[string]string
 		c.JSON("options", p.Options, &options)
 		out = append(out, PermissionAnswer{ID: p.ID, Prompt: p.Prompt, Option: p.Answer.String,
-			Label: options[p.Answer.String], AnsweredAt: c.NullTime("answered_at", p.AnsweredAt), AnsweredBy: by})
+			Label: options[p.Answer.String], AnsweredAt: c.NullTime("answered_at", p.AnsweredAt), AnsweredBy: by,
+			Redelivered: d.again(p.DeliveredAt, p.LastDeliveredAt)})
 		if err := c.Err(); err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/protocol"
 )
 
@@ -25,13 +26,13 @@ func TestBriefRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			refused(t, w.Kit, tt.kind, tt.code, func() error {
-				_, err := w.Gov.Briefs.Brief(t.Context(), tt.actor, tt.session)
+				_, err := w.Gov.Briefs.Brief(t.Context(), tt.actor, governance.BriefRequest{Session: tt.session})
 				return err
 			})
 		})
 	}
 	t.Run("a fresh session's own agent is told to continue, with the protocol text", func(t *testing.T) {
-		b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, w.session))(t)
+		b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, governance.BriefRequest{Session: w.session}))(t)
 		if b.NextAction != protocol.Continue || b.Reason != protocol.ContinueText || b.Session != w.session ||
 			string(b.Protocol) != protocol.Text || !b.GeneratedAt.Equal(w.Clock.Now()) ||
 			b.Reasons == nil || b.Also == nil || b.Resolutions == nil || b.Decisions == nil || b.Remediations == nil {

@@ -64,7 +64,7 @@ func (e *changeEnv) report(t *testing.T, session string, c change.Change) govern
 
 func (e *changeEnv) brief(t *testing.T, session string) governance.Brief {
 	t.Helper()
-	b, err := e.kit.Gov.Briefs.Brief(e.ctx, e.agent, session)
+	b, err := e.kit.Gov.Briefs.Brief(e.ctx, e.agent, governance.BriefRequest{Session: session})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func toConfirming(t *testing.T, w *world) (string, governance.Plan) {
 // resolution: instruction" lines.
 func delivered(t *testing.T, w *world, session string) []string {
 	t.Helper()
-	b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, session))(t)
+	b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, governance.BriefRequest{Session: session}))(t)
 	out := []string{}
 	for _, r := range b.Resolutions {
 		out = append(out, r.Ref+" "+r.Resolution+": "+r.Instruction)
@@ -147,7 +147,7 @@ func TestRacingBriefsDeliverAPlanAnswerOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			b, err := w.Gov.Briefs.Brief(t.Context(), w.agent, s)
+			b, err := w.Gov.Briefs.Brief(t.Context(), w.agent, governance.BriefRequest{Session: s})
 			if err != nil {
 				t.Error(err)
 				return

@@ -63,13 +63,21 @@ type Services struct {
 // is the clock (tests pass a fixed one).
 func New(store db.Transactor, now func() time.Time) *Services {
 	c := &core{store: store, now: func() time.Time { return now().UTC() }, touches: touches{pending: map[string]time.Time{}},
-		cache: newStateCache()}
+		cache: newStateCache(), lease: DefaultDeliveryLease}
 	plans := &PlanService{c}
 	return &Services{Missions: &MissionService{c}, Sessions: &SessionService{c}, Decisions: &DecisionService{c},
 		Plans: plans, Lifecycle: &LifecycleService{core: c, plans: plans}, Remediations: &RemediationService{c}, Changes: &ChangeService{core: c},
 		Evidence: &EvidenceService{c}, Policies: &PolicyService{c}, Attention: &AttentionService{c},
 		Briefs: &BriefService{c}, Permissions: &PermissionService{c}, now: c.now}
 }
+
+// SetDeliveryLease sets how long a delivery waits for the agent's
+// acknowledgement before a brief hands it over again (serve
+// --delivery-lease). Call it before serving; d must be positive.
+func (s *Services) SetDeliveryLease(d time.Duration) { s.Briefs.lease = d }
+
+// DeliveryLease is how long a delivery waits for its acknowledgement.
+func (s *Services) DeliveryLease() time.Duration { return s.Briefs.lease }
 
 // Now is the services' clock, for views that say how long ago things were.
 func (s *Services) Now() time.Time { return s.now() }
@@ -85,6 +93,9 @@ type core struct {
 	// cache holds what each session's brief is built from; write keeps it
 	// exact.
 	cache *stateCache
+	// lease is how long a delivery waits for its acknowledgement before a
+	// brief hands it over again.
+	lease time.Duration
 }
 
 // write runs fn in one write transaction and then forgets the cached state

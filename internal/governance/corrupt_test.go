@@ -54,7 +54,7 @@ func TestCorruptRowsAreErrors(t *testing.T) {
 			must(w.Gov.Sessions.Pause(t.Context(), w.lead, w.session, "Incident"))(t)
 			w.Corrupt(`UPDATE sessions SET paused_at = 'now' WHERE id = ?`, w.session)
 			return "sessions row " + w.session + `, column paused_at: stored time "now"`, func() error {
-				_, err := w.Gov.Briefs.Brief(t.Context(), w.agent, w.session)
+				_, err := w.Gov.Briefs.Brief(t.Context(), w.agent, governance.BriefRequest{Session: w.session})
 				return err
 			}
 		}},
@@ -78,7 +78,7 @@ func TestCorruptRowsAreErrors(t *testing.T) {
 			d := must(w.Gov.Decisions.Open(t.Context(), w.agent, w.session, gate("Drop it?")))(t)
 			w.Corrupt(`UPDATE decisions SET opened_at = 'Tuesday' WHERE ref = ?`, d.Ref)
 			return "decisions row " + d.Ref + `, column opened_at: stored time "Tuesday"`, func() error {
-				_, err := w.Gov.Briefs.Brief(t.Context(), w.agent, w.session)
+				_, err := w.Gov.Briefs.Brief(t.Context(), w.agent, governance.BriefRequest{Session: w.session})
 				return err
 			}
 		}},
@@ -87,7 +87,7 @@ func TestCorruptRowsAreErrors(t *testing.T) {
 			must(w.Gov.Decisions.Resolve(t.Context(), w.lead, d.Ref, "Drop it", "Keep a backup."))(t)
 			w.Corrupt(`UPDATE decisions SET resolved_at = 'soon' WHERE ref = ?`, d.Ref)
 			return "decisions row " + d.Ref + `, column resolved_at: stored time "soon"`, func() error {
-				_, err := w.Gov.Briefs.Brief(t.Context(), w.agent, w.session)
+				_, err := w.Gov.Briefs.Brief(t.Context(), w.agent, governance.BriefRequest{Session: w.session})
 				return err
 			}
 		}},
@@ -122,7 +122,7 @@ func TestCorruptRowsAreErrors(t *testing.T) {
 				Instruction: "Fix the test."}))(t)
 			w.Corrupt(`UPDATE remediations SET created_at = 'later' WHERE id = ?`, r.ID)
 			return fmt.Sprintf(`remediations row %d, column created_at: stored time "later"`, r.ID), func() error {
-				_, err := w.Gov.Briefs.Brief(t.Context(), w.agent, w.session)
+				_, err := w.Gov.Briefs.Brief(t.Context(), w.agent, governance.BriefRequest{Session: w.session})
 				return err
 			}
 		}},

@@ -38,6 +38,10 @@ type Decision struct {
 	ResolvedAt   *time.Time `json:"resolved_at,omitempty"`
 	ResolvedBy   string     `json:"resolved_by,omitempty"`
 	DeliveredAt  *time.Time `json:"delivered_at,omitempty"`
+	// AckedAt is when the agent acknowledged the brief that delivered the
+	// resolution; a delivered gate without it was sent, not yet confirmed
+	// received.
+	AckedAt *time.Time `json:"acked_at,omitempty"`
 }
 
 // DecisionService opens decision gates and resolves them.
@@ -229,7 +233,8 @@ func decisionFrom(r db.Decision, resolvedBy string) (Decision, error) {
 	d := Decision{Ref: r.Ref, Session: r.SessionID, Title: r.Title, Question: r.Question, Proposal: r.Proposal,
 		Status: DecisionOpen, BlockedScope: c.List("blocked_scope", r.BlockedScope), AllowedScope: c.List("allowed_scope", r.AllowedScope),
 		OpenedAt: c.Time("opened_at", r.OpenedAt), Resolution: r.Resolution, Instruction: r.Instruction,
-		ResolvedAt: c.TimePtr("resolved_at", r.ResolvedAt), ResolvedBy: resolvedBy, DeliveredAt: c.TimePtr("delivered_at", r.DeliveredAt)}
+		ResolvedAt: c.TimePtr("resolved_at", r.ResolvedAt), ResolvedBy: resolvedBy, DeliveredAt: c.TimePtr("delivered_at", r.DeliveredAt),
+		AckedAt: c.TimePtr("acked_at", r.AckedAt)}
 	if err := c.Err(); err != nil {
 		return Decision{}, err
 	}

@@ -90,7 +90,7 @@ func TestOpenGateMakesTheBriefDecisionRequired(t *testing.T) {
 	w := newWorld(t)
 	d := must(w.Gov.Decisions.Open(t.Context(), w.agent, w.session, gate("Drop the legacy billing table?")))(t)
 	w.Clock.Advance(time.Minute)
-	b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, w.session))(t)
+	b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, governance.BriefRequest{Session: w.session}))(t)
 	if b.NextAction != protocol.DecisionRequired || codes(b) != "decision_open |" ||
 		b.Reason != d.Ref+" is waiting on a person: Drop the legacy billing table?" ||
 		!slices.Equal(b.BlockedScope, []string{"db/migrations"}) || !slices.Equal(b.AllowedScope, []string{"web/", "views/"}) ||

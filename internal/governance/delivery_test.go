@@ -2,6 +2,7 @@ package governance_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"runtime"
 	"slices"
@@ -210,7 +211,7 @@ func checkExactlyOnce(t *testing.T, fx *raceFixture, out raceOutcome) {
 // does not know it has seen.
 func realBrief(k *testkit.Kit) briefFunc {
 	return func(ctx context.Context, actor auth.Actor, session string) ([]string, error) {
-		b, err := k.Gov.Briefs.Brief(ctx, actor, session)
+		b, err := k.Gov.Briefs.Brief(ctx, actor, governance.BriefRequest{Session: session})
 		if err != nil {
 			return nil, err
 		}
@@ -236,19 +237,23 @@ func readThenStamp(k *testkit.Kit) briefFunc {
 		var rows []db.ListUndeliveredResolutionsRow
 		err := k.Store.Read(ctx, func(q db.Querier) error {
 			var err error
-			rows, err = q.ListUndeliveredResolutions(ctx, session)
+			rows, err = q.ListUndeliveredResolutions(ctx, db.ListUndeliveredResolutionsParams{SessionID: session,
+				Cutoff: db.NullTime(k.Clock.Now().Add(-governance.DefaultDeliveryLease))})
 			return err
 		})
 		if err != nil {
 			return nil, err
 		}
 		runtime.Gosched() // widen the window between the read and the stamp
-		at := db.NullTime(k.Clock.Now())
+		at, cutoff := db.NullTime(k.Clock.Now()), db.NullTime(k.Clock.Now().Add(-governance.DefaultDeliveryLease))
+		brief := sql.NullString{String: "brf_read_then_stamp", Valid: true}
 		err = k.Store.Write(ctx, func(q db.Querier) error {
-			if _, err := q.DeliverResolutions(ctx, db.DeliverResolutionsParams{SessionID: session, DeliveredAt: at}); err != nil {
+			if _, err := q.DeliverResolutions(ctx, db.DeliverResolutionsParams{Now: at, BriefID: brief, SessionID: session,
+				Cutoff: cutoff}); err != nil {
 				return err
 			}
-			_, err := q.DeliverRemediations(ctx, db.DeliverRemediationsParams{SessionID: session, DeliveredAt: at})
+			_, err := q.DeliverRemediations(ctx, db.DeliverRemediationsParams{Now: at, BriefID: brief, SessionID: session,
+				Cutoff: cutoff})
 			return err
 		})
 		if err != nil {

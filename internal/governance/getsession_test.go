@@ -110,7 +110,7 @@ func TestDecisionLifecycleOnTheSessionPage(t *testing.T) {
 	w.Clock.Advance(time.Minute)
 	deliveredAt := w.Clock.Now()
 	t.Run("the agent's next real brief still delivers it, with the instruction", func(t *testing.T) {
-		b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, w.session))(t)
+		b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, governance.BriefRequest{Session: w.session}))(t)
 		want := []governance.Resolution{{Ref: d.Ref, Resolution: "Keep it.", Instruction: "Leave db/migrations alone.",
 			ResolvedAt: resolvedAt, ResolvedBy: w.lead.Email}}
 		if !slices.EqualFunc(b.Resolutions, want, sameResolution) || b.NextAction != protocol.Continue || len(b.Decisions) != 0 {
@@ -129,10 +129,10 @@ func TestDecisionLifecycleOnTheSessionPage(t *testing.T) {
 		}
 	})
 
-	t.Run("later briefs do not deliver it again", func(t *testing.T) {
+	t.Run("later briefs within the delivery lease do not deliver it again", func(t *testing.T) {
 		for range 3 {
-			w.Clock.Advance(time.Minute)
-			if b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, w.session))(t); len(b.Resolutions) != 0 {
+			w.Clock.Advance(governance.DefaultDeliveryLease / 4)
+			if b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, governance.BriefRequest{Session: w.session}))(t); len(b.Resolutions) != 0 {
 				t.Fatalf("a later brief delivers %+v again", b.Resolutions)
 			}
 		}
@@ -158,9 +158,9 @@ func TestTimelineRecordsWhoDidWhat(t *testing.T) {
 	must(w.Gov.Decisions.Resolve(ctx, w.admin, d.Ref, "Yes.", "Go ahead."))(t)
 	m := must(w.Gov.Remediations.Request(ctx, w.lead, s, governance.RemediationInput{Severity: "advisory", Instruction: "Tidy."}))(t)
 	must(w.Gov.Sessions.Resume(ctx, w.admin, s))(t)
-	must(w.Gov.Briefs.Brief(ctx, w.agent, s))(t)
+	must(w.Gov.Briefs.Brief(ctx, w.agent, governance.BriefRequest{Session: s}))(t)
 	must(w.Gov.Remediations.Close(ctx, w.lead, m.ID, ""))(t)
-	must(w.Gov.Briefs.Brief(ctx, w.agent, s))(t) // delivers nothing: no line
+	must(w.Gov.Briefs.Brief(ctx, w.agent, governance.BriefRequest{Session: s}))(t) // delivers nothing: no line
 
 	agent, lead, admin := agentLabel(w.agent), personLabel(w.lead), personLabel(w.admin)
 	rem := " " + strconv.FormatInt(m.ID, 10)

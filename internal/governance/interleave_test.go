@@ -54,7 +54,7 @@ func TestWriteLandingInsideABriefIsDeliveredOnce(t *testing.T) {
 		{"a remediation requested between a brief's look and its read is stamped by the brief that carries it",
 			func(t *testing.T, w *world, svc *governance.Services) func() error {
 				must(svc.Remediations.Request(t.Context(), w.lead, w.session, governance.RemediationInput{Severity: "advisory", Instruction: "Old."}))(t)
-				must(svc.Briefs.Brief(t.Context(), w.agent, w.session))(t) // delivers the old one
+				must(svc.Briefs.Brief(t.Context(), w.agent, governance.BriefRequest{Session: w.session}))(t) // delivers the old one
 				return func() error {
 					_, err := svc.Remediations.Request(t.Context(), w.lead, w.session, governance.RemediationInput{Severity: "required", Instruction: "New."})
 					return err
@@ -72,7 +72,7 @@ func TestWriteLandingInsideABriefIsDeliveredOnce(t *testing.T) {
 
 			seen := map[string]int{} // what briefs carried: refs, and remediations without a stamp
 			for i := range 3 {
-				b := must(svc.Briefs.Brief(t.Context(), w.agent, w.session))(t)
+				b := must(svc.Briefs.Brief(t.Context(), w.agent, governance.BriefRequest{Session: w.session}))(t)
 				if landErr != nil {
 					t.Fatal(landErr)
 				}

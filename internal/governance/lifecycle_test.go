@@ -460,17 +460,17 @@ func TestTheBriefBlocksCodeChangesWhileThePlanIsRevised(t *testing.T) {
 	w := newWorld(t)
 	report(t, w, w.agent, w.session, append(toTask, ev("architecture.impact.completed", `{"level":"implementation"}`),
 		ev("task.created", `{"task":"a"}`))...)
-	b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, w.session))(t)
+	b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, governance.BriefRequest{Session: w.session}))(t)
 	if b.NextAction != protocol.Continue {
 		t.Fatalf("EXECUTING briefs %s", b.NextAction)
 	}
 	report(t, w, w.agent, w.session, ev("requirement.changed", `{"level":"design"}`))
-	b = must(w.Gov.Briefs.Brief(t.Context(), w.agent, w.session))(t)
+	b = must(w.Gov.Briefs.Brief(t.Context(), w.agent, governance.BriefRequest{Session: w.session}))(t)
 	if b.NextAction != protocol.Blocked || len(b.Reasons) == 0 || b.Reasons[0].Code != protocol.CodePlanRevising {
 		t.Fatalf("ARCHITECTURE_REVISING briefs %s %+v", b.NextAction, b.Reasons)
 	}
 	report(t, w, w.agent, w.session, ev("architecture.plan.updated", planPayload))
-	b = must(w.Gov.Briefs.Brief(t.Context(), w.agent, w.session))(t)
+	b = must(w.Gov.Briefs.Brief(t.Context(), w.agent, governance.BriefRequest{Session: w.session}))(t)
 	if b.NextAction != protocol.Continue {
 		t.Fatalf("after the revised plan proceeds: %s %+v", b.NextAction, b.Reasons)
 	}

@@ -24,7 +24,7 @@ func TestUpdateMissionChangesWhatEverySessionIsToldAtOnce(t *testing.T) {
 	elsewhere := w.Session(w.agent, w.Mission(w.lead, false))
 	brief := func(agent auth.Actor, session string) governance.Brief {
 		t.Helper()
-		return must(w.Gov.Briefs.Brief(ctx, agent, session))(t)
+		return must(w.Gov.Briefs.Brief(ctx, agent, governance.BriefRequest{Session: session}))(t)
 	}
 	setHighRisk := func(on bool) governance.Mission {
 		t.Helper()
@@ -172,7 +172,7 @@ func TestUpdateMissionRefusals(t *testing.T) {
 			})
 		})
 	}
-	if b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, w.session))(t); b.NextAction != protocol.Continue {
+	if b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, governance.BriefRequest{Session: w.session}))(t); b.NextAction != protocol.Continue {
 		t.Fatalf("after refused edits the session briefs %s (%s)", b.NextAction, codes(b))
 	}
 }

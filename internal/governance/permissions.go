@@ -39,8 +39,10 @@ type PermissionPrompt struct {
 	Answer     string     `json:"answer,omitempty"`
 	AnsweredAt *time.Time `json:"answered_at,omitempty"`
 	AnsweredBy string     `json:"answered_by,omitempty"`
-	// DeliveredAt is when a brief handed the answer to the agent.
+	// DeliveredAt is when a brief first handed the answer to the agent.
 	DeliveredAt *time.Time `json:"delivered_at,omitempty"`
+	// AckedAt is when the agent acknowledged the brief that delivered it.
+	AckedAt *time.Time `json:"acked_at,omitempty"`
 }
 
 // permissionRef is how a prompt is named in reasons and the timeline.
@@ -78,7 +80,7 @@ func promptFrom(r db.PermissionPrompt, answeredBy string) (PermissionPrompt, err
 	p := PermissionPrompt{ID: r.ID, Session: r.SessionID, Prompt: r.Prompt, Options: askOptions(options), Tool: r.Tool,
 		Paths: c.List("paths", r.Paths), RequestedAt: c.Time("requested_at", r.RequestedAt), Answer: r.Answer.String,
 		AnsweredAt: c.TimePtr("answered_at", r.AnsweredAt), AnsweredBy: answeredBy,
-		DeliveredAt: c.TimePtr("delivered_at", r.DeliveredAt)}
+		DeliveredAt: c.TimePtr("delivered_at", r.DeliveredAt), AckedAt: c.TimePtr("acked_at", r.AckedAt)}
 	if err := c.Err(); err != nil {
 		return PermissionPrompt{}, err
 	}

@@ -131,7 +131,7 @@ func TestRacingBriefsDeliverAPermissionAnswerOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			b, err := w.Gov.Briefs.Brief(t.Context(), w.agent, s)
+			b, err := w.Gov.Briefs.Brief(t.Context(), w.agent, governance.BriefRequest{Session: s})
 			if err != nil {
 				t.Error(err)
 				return

@@ -21,7 +21,7 @@ func proposal(summary string) governance.PlanInput {
 // briefIs fails unless the agent's brief has the next action and reason codes.
 func briefIs(t *testing.T, w *world, agent auth.Actor, session string, next protocol.State, wantCodes string) governance.Brief {
 	t.Helper()
-	b := must(w.Gov.Briefs.Brief(t.Context(), agent, session))(t)
+	b := must(w.Gov.Briefs.Brief(t.Context(), agent, governance.BriefRequest{Session: session}))(t)
 	if b.NextAction != next || codes(b) != wantCodes {
 		t.Fatalf("brief is %s (%s): %q, want %s (%s)", b.NextAction, codes(b), b.Reason, next, wantCodes)
 	}

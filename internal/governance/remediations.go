@@ -36,8 +36,10 @@ type Remediation struct {
 	Source      string     `json:"source"`
 	CreatedAt   time.Time  `json:"created_at"`
 	DeliveredAt *time.Time `json:"delivered_at"`
-	ClosedAt    *time.Time `json:"closed_at,omitempty"`
-	CloseNote   string     `json:"close_note,omitempty"`
+	// AckedAt is when the agent acknowledged the brief that delivered it.
+	AckedAt   *time.Time `json:"acked_at,omitempty"`
+	ClosedAt  *time.Time `json:"closed_at,omitempty"`
+	CloseNote string     `json:"close_note,omitempty"`
 }
 
 // RemediationService takes a lead's remediation requests and closes them.
@@ -149,7 +151,8 @@ func remediationFrom(r db.Remediation) (Remediation, error) {
 	c := db.StoredRow("remediations", r.ID)
 	m := Remediation{ID: r.ID, Session: r.SessionID, Severity: r.Severity, Instruction: r.Instruction,
 		Files: c.List("files", r.Files), Source: r.Source, CreatedAt: c.Time("created_at", r.CreatedAt),
-		DeliveredAt: c.TimePtr("delivered_at", r.DeliveredAt), ClosedAt: c.TimePtr("closed_at", r.ClosedAt), CloseNote: r.CloseNote}
+		DeliveredAt: c.TimePtr("delivered_at", r.DeliveredAt), AckedAt: c.TimePtr("acked_at", r.AckedAt),
+		ClosedAt: c.TimePtr("closed_at", r.ClosedAt), CloseNote: r.CloseNote}
 	if err := c.Err(); err != nil {
 		return Remediation{}, err
 	}

@@ -77,7 +77,7 @@ func TestRemediationIsDeliveredOnce(t *testing.T) {
 	t1 := w.Clock.Now().Add(time.Minute)
 	t.Run("the next brief stamps delivered_at and carries the stamp", func(t *testing.T) {
 		w.Clock.Advance(time.Minute)
-		b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, w.session))(t)
+		b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, governance.BriefRequest{Session: w.session}))(t)
 		if len(b.Remediations) != 1 || b.Remediations[0].DeliveredAt == nil || !b.Remediations[0].DeliveredAt.Equal(t1) {
 			t.Fatalf("brief carries %+v, want delivered at %s", b.Remediations, t1)
 		}
@@ -86,7 +86,7 @@ func TestRemediationIsDeliveredOnce(t *testing.T) {
 	t.Run("later briefs keep the first stamp and record no second delivery", func(t *testing.T) {
 		for range 3 {
 			w.Clock.Advance(time.Minute)
-			b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, w.session))(t)
+			b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, governance.BriefRequest{Session: w.session}))(t)
 			if len(b.Remediations) != 1 || !b.Remediations[0].DeliveredAt.Equal(t1) || b.NextAction != protocol.Remediate {
 				t.Fatalf("brief carries %+v", b.Remediations)
 			}

@@ -222,7 +222,7 @@ func (s *SessionService) Get(ctx context.Context, actor auth.Actor, id string) (
 			return err
 		}
 		d.Tasks = TaskCounts{Created: tasks.Created, Done: tasks.Done, Open: tasks.Open, Blocked: tasks.Blocked}
-		if d.Brief, err = s.briefIn(ctx, q, actor, id, now, false); err != nil {
+		if d.Brief, err = s.briefIn(ctx, q, actor, id, now, ""); err != nil {
 			return err
 		}
 		if p, err := q.GetLatestPlan(ctx, id); err == nil {

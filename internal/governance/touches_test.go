@@ -45,10 +45,10 @@ func TestFlushBriefTimes(t *testing.T) {
 
 	w.Clock.Advance(time.Minute)
 	first := w.Clock.Now()
-	must(w.Gov.Briefs.Brief(ctx, w.agent, w.session))(t)
+	must(w.Gov.Briefs.Brief(ctx, w.agent, governance.BriefRequest{Session: w.session}))(t)
 	w.Clock.Advance(time.Minute)
 	second := w.Clock.Now()
-	must(w.Gov.Briefs.Brief(ctx, w.agent, w.session))(t)
+	must(w.Gov.Briefs.Brief(ctx, w.agent, governance.BriefRequest{Session: w.session}))(t)
 
 	t.Run("after briefs GetSession shows the latest brief at once, from memory", func(t *testing.T) {
 		if got := lastBrief(t, w, w.Gov, w.session); !got.Equal(second) {
@@ -83,7 +83,7 @@ func TestFlushBriefTimes(t *testing.T) {
 
 	t.Run("a flush never moves a session's last brief back in time", func(t *testing.T) {
 		stale := governance.New(w.Store, func() time.Time { return first.Add(-time.Hour) })
-		must(stale.Briefs.Brief(ctx, w.agent, w.session))(t)
+		must(stale.Briefs.Brief(ctx, w.agent, governance.BriefRequest{Session: w.session}))(t)
 		if err := stale.Briefs.FlushTimes(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +94,7 @@ func TestFlushBriefTimes(t *testing.T) {
 
 	t.Run("a later brief is flushed in its turn", func(t *testing.T) {
 		w.Clock.Advance(time.Hour)
-		must(w.Gov.Briefs.Brief(ctx, w.agent, w.session))(t)
+		must(w.Gov.Briefs.Brief(ctx, w.agent, governance.BriefRequest{Session: w.session}))(t)
 		if err := w.Gov.Briefs.FlushTimes(ctx); err != nil {
 			t.Fatal(err)
 		}

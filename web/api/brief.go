@@ -9,18 +9,15 @@ import (
 	"github.com/madebook/madebook/web/httpx"
 )
 
-// handleBrief serves POST /brief: the agent's next action, delivering any
-// resolution or remediation it has not seen, exactly once.
+// handleBrief serves POST /brief: the agent's next action, handing over
+// what is due (once per delivery lease until acknowledged with ack).
 func handleBrief(briefs *governance.BriefService) echo.HandlerFunc {
-	type request struct {
-		Session string `json:"session"`
-	}
 	return func(c echo.Context) error {
-		in, err := httpx.Bind[request](c)
+		in, err := httpx.Bind[governance.BriefRequest](c)
 		if err != nil {
 			return err
 		}
-		b, err := briefs.Brief(c.Request().Context(), httpx.Actor(c), in.Session)
+		b, err := briefs.Brief(c.Request().Context(), httpx.Actor(c), in)
 		if err != nil {
 			return err
 		}

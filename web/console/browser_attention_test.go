@@ -69,14 +69,14 @@ func TestBrowserLeadResolvesAGateAnAgentOpened(t *testing.T) {
 		t.Errorf("nav count after resolving = %q, want 0", got)
 	}
 
-	b, err := app.Kit.Gov.Briefs.Brief(bg, agent, session)
+	b, err := app.Kit.Gov.Briefs.Brief(bg, agent, governance.BriefRequest{Session: session})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(b.Resolutions) != 1 || b.Resolutions[0].Instruction != "Write a reversible migration." || b.Resolutions[0].ResolvedBy != lead.Email {
 		t.Fatalf("first brief resolutions = %+v", b.Resolutions)
 	}
-	if b, err = app.Kit.Gov.Briefs.Brief(bg, agent, session); err != nil || len(b.Resolutions) != 0 {
+	if b, err = app.Kit.Gov.Briefs.Brief(bg, agent, governance.BriefRequest{Session: session}); err != nil || len(b.Resolutions) != 0 {
 		t.Fatalf("second brief delivered again: %+v (%v)", b.Resolutions, err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/madebook/madebook/internal/change"
+	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/protocol"
 	"github.com/madebook/madebook/web/webtest"
 )
@@ -33,7 +34,7 @@ func TestBrowserLeadClearsACriticalViolation(t *testing.T) {
 		t.Fatalf("report: %+v %v", res, err)
 	}
 	id := res.Violations[0].ID
-	if b, _ := app.Kit.Gov.Briefs.Brief(bg, agent, session); b.NextAction != protocol.HardStop {
+	if b, _ := app.Kit.Gov.Briefs.Brief(bg, agent, governance.BriefRequest{Session: session}); b.NextAction != protocol.HardStop {
 		t.Fatalf("brief = %s", b.NextAction)
 	}
 
@@ -53,7 +54,7 @@ func TestBrowserLeadClearsACriticalViolation(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(item+` input[name=note]`), "Key rotated; removed from the script."),
 		chromedp.Click(chromedp.CSS(item+` [data-testid=violation-clear-form] button[type=submit]`)),
 		chromedp.WaitNotPresent(chromedp.CSS(item)))
-	if b, _ := app.Kit.Gov.Briefs.Brief(bg, agent, session); b.NextAction == protocol.HardStop {
+	if b, _ := app.Kit.Gov.Briefs.Brief(bg, agent, governance.BriefRequest{Session: session}); b.NextAction == protocol.HardStop {
 		t.Fatalf("still a HARD_STOP after the lead cleared it: %q", b.Reason)
 	}
 	d, err := app.Kit.Gov.Sessions.Get(bg, lead, session)

@@ -78,7 +78,7 @@ func TestBrowserLeadConfirmsAndModifiesPlans(t *testing.T) {
 		if d.Lifecycle != c.state {
 			t.Errorf("session %s is %s, want %s", c.id, d.Lifecycle, c.state)
 		}
-		b, err := app.Kit.Gov.Briefs.Brief(context.Background(), agent, c.id)
+		b, err := app.Kit.Gov.Briefs.Brief(context.Background(), agent, governance.BriefRequest{Session: c.id})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +87,7 @@ func TestBrowserLeadConfirmsAndModifiesPlans(t *testing.T) {
 			b.Resolutions[0].Resolution != c.resolution || b.Resolutions[0].Instruction != c.instruction {
 			t.Errorf("brief of %s: %s delivering %+v", c.id, b.NextAction, b.Resolutions)
 		}
-		if b, err = app.Kit.Gov.Briefs.Brief(context.Background(), agent, c.id); err != nil || len(b.Resolutions) != 0 {
+		if b, err = app.Kit.Gov.Briefs.Brief(context.Background(), agent, governance.BriefRequest{Session: c.id}); err != nil || len(b.Resolutions) != 0 {
 			t.Errorf("the answer to %s was delivered again: %+v %v", c.id, b.Resolutions, err)
 		}
 	}
@@ -119,7 +119,7 @@ func TestBrowserLeadAnswersAPermissionPrompt(t *testing.T) {
 		chromedp.Click(chromedp.CSS(item+` button[value="2"]`)),
 		chromedp.WaitNotPresent(chromedp.CSS(item)))
 
-	b, err := app.Kit.Gov.Briefs.Brief(context.Background(), agent, id)
+	b, err := app.Kit.Gov.Briefs.Brief(context.Background(), agent, governance.BriefRequest{Session: id})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestBrowserLeadAnswersAPermissionPrompt(t *testing.T) {
 		b.Permissions[0].AnsweredBy != lead.Email {
 		t.Fatalf("brief %s delivers %+v", b.NextAction, b.Permissions)
 	}
-	if b, err = app.Kit.Gov.Briefs.Brief(context.Background(), agent, id); err != nil || len(b.Permissions) != 0 {
+	if b, err = app.Kit.Gov.Briefs.Brief(context.Background(), agent, governance.BriefRequest{Session: id}); err != nil || len(b.Permissions) != 0 {
 		t.Fatalf("delivered again: %+v %v", b.Permissions, err)
 	}
 }

@@ -34,7 +34,7 @@ func TestBrowserSessionPageShowsGateStatesAndActs(t *testing.T) {
 	if _, err := gov.Decisions.Resolve(bg, lead, delivered, "Yes", "Go on."); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := gov.Briefs.Brief(bg, agent, session); err != nil {
+	if _, err := gov.Briefs.Brief(bg, agent, governance.BriefRequest{Session: session}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := gov.Decisions.Resolve(bg, lead, decided, "No", "Leave it."); err != nil {
@@ -65,7 +65,7 @@ func TestBrowserSessionPageShowsGateStatesAndActs(t *testing.T) {
 	webtest.Screenshot(t, ctx, "session")
 
 	// Viewing the page delivered nothing: the agent still gets the decision.
-	b, err := gov.Briefs.Brief(bg, agent, session)
+	b, err := gov.Briefs.Brief(bg, agent, governance.BriefRequest{Session: session})
 	if err != nil || len(b.Resolutions) != 1 || b.Resolutions[0].Ref != decided {
 		t.Fatalf("brief after viewing = %+v (%v)", b.Resolutions, err)
 	}
@@ -81,7 +81,7 @@ func TestBrowserSessionPageShowsGateStatesAndActs(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`[data-testid=pause-form] button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`form[action$="/resume"]`)),
 	)
-	b, err = gov.Briefs.Brief(bg, agent, session)
+	b, err = gov.Briefs.Brief(bg, agent, governance.BriefRequest{Session: session})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,7 +106,7 @@ func (e *msEnv) mission(slug string) governance.Mission {
 
 func (e *msEnv) brief(session string) governance.Brief {
 	e.T.Helper()
-	b, err := e.Kit.Gov.Briefs.Brief(context.Background(), e.Agent, session)
+	b, err := e.Kit.Gov.Briefs.Brief(context.Background(), e.Agent, governance.BriefRequest{Session: session})
 	if err != nil {
 		e.T.Fatal(err)
 	}

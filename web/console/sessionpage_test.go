@@ -95,3 +95,45 @@ func TestTheSessionPageShowsWhatWaitsFirst(t *testing.T) {
 		t.Fatalf("after resolving and approving, the page still shows them waiting")
 	}
 }
+
+// The session page tells "sent" from "told": a delivered resolution reads
+// "delivered …, not acknowledged" until the agent acknowledges its brief.
+func TestTheSessionPageTellsDeliveredFromAcknowledged(t *testing.T) {
+	kit, base := consoleServer(t, false)
+	ctx := context.Background()
+	lead, _ := kit.Lead()
+	agent, _ := kit.Agent()
+	id := kit.Session(agent, kit.Mission(lead, false))
+	d, err := kit.Gov.Decisions.Open(ctx, agent, id, governance.DecisionInput{Title: "Schema", Question: "Drop it?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kit.Gov.Decisions.Resolve(ctx, lead, d.Ref, "Keep it", "Archive instead."); err != nil {
+		t.Fatal(err)
+	}
+	c := webtest.ConsoleAs(t, base, lead.Email)
+	state := func() string {
+		page := c.Open("/sessions/" + id)
+		i := strings.Index(page.Body, `data-testid="decision-state"`)
+		if i < 0 {
+			t.Fatal("no decision state on the page")
+		}
+		return page.Body[i : i+120]
+	}
+	if s := state(); !strings.Contains(s, "decided, not yet delivered") {
+		t.Fatalf("before the brief: %q", s)
+	}
+	b, err := kit.Gov.Briefs.Brief(ctx, agent, governance.BriefRequest{Session: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := state(); !strings.Contains(s, "not acknowledged") {
+		t.Fatalf("after the brief: %q", s)
+	}
+	if _, err := kit.Gov.Briefs.Brief(ctx, agent, governance.BriefRequest{Session: id, Ack: b.BriefID}); err != nil {
+		t.Fatal(err)
+	}
+	if s := state(); !strings.Contains(s, "acknowledged at") || strings.Contains(s, "not acknowledged") {
+		t.Fatalf("after the ack: %q", s)
+	}
+}

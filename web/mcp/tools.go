@@ -27,6 +27,11 @@ type sessionIn struct {
 	Session string `json:"session" jsonschema:"The session's id (ses_…), as open_session answered it."`
 }
 
+type briefIn struct {
+	Session string `json:"session" jsonschema:"The session's id (ses_…), as open_session answered it."`
+	Ack     string `json:"ack,omitempty" jsonschema:"The brief_id of your last brief (brf_…): acknowledges what it delivered."`
+}
+
 type decisionIn struct {
 	Session      string   `json:"session" jsonschema:"The session's id (ses_…)."`
 	Title        string   `json:"title" jsonschema:"The gate's title, a few words."`
@@ -110,10 +115,11 @@ func (t tools) register(s *sdk.Server) {
 			return t.about(ctx, a, sess.ID, sess)
 		})
 	add(t, s, "brief", "Take a brief (POST /brief): the next action, the open gates and remediations, and the people's "+
-		"answers (resolutions) not yet delivered, each delivered exactly once. Take one before you start and whenever a "+
-		"reply's next_action is not CONTINUE.",
-		func(ctx context.Context, a auth.Actor, in sessionIn) (reply, error) {
-			b, err := t.Gov.Briefs.Brief(ctx, a, in.Session)
+		"answers (resolutions, permissions) not yet delivered. Send the brief_id of your last brief as ack: what it "+
+		"delivered is then acknowledged; what is not acknowledged within the delivery lease is delivered again "+
+		"(redelivered: true). Take one before you start and whenever a reply's next_action is not CONTINUE.",
+		func(ctx context.Context, a auth.Actor, in briefIn) (reply, error) {
+			b, err := t.Gov.Briefs.Brief(ctx, a, governance.BriefRequest{Session: in.Session, Ack: in.Ack})
 			if err != nil {
 				return reply{}, err
 			}
