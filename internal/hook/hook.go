@@ -290,12 +290,12 @@ func failure(err error) string {
 		ae *APIError
 	)
 	if errors.As(err, &na) {
-		return fmt.Sprintf("Madebook does not answer %v", na.Err)
+		return strings.TrimSuffix(fmt.Sprintf("Madebook does not answer %v", na.Err), ".")
 	}
 	if errors.As(err, &ae) && ae.Status == 0 {
 		return "The Madebook hook is not set up: " + strings.TrimSuffix(ae.Message, ".")
 	}
-	return fmt.Sprintf("Madebook refused the hook's call: %v", err)
+	return strings.TrimSuffix(fmt.Sprintf("Madebook refused the hook's call: %v", err), ".")
 }
 
 // ungoverned is what Claude is told when Madebook cannot govern the session.
@@ -403,8 +403,13 @@ func preToolUse(ctx context.Context, mb Madebook, cfg Config, in Input) Output {
 		if cfg.FailOpen || ReadOnly(in.ToolName) {
 			return Output{}
 		}
-		return deny(fmt.Sprintf("%s. %s is side-effecting, and Madebook governs this session: it may not run until Madebook answers. "+
-			"Reading the repository still works; tell the user Madebook is not answering.", failure(err), in.ToolName))
+		var na *NoAnswer
+		if errors.As(err, &na) {
+			return deny(fmt.Sprintf("%s. %s is side-effecting, and Madebook governs this session: it may not run until Madebook answers. "+
+				"Reading the repository still works; tell the user Madebook is not answering.", failure(err), in.ToolName))
+		}
+		return deny(fmt.Sprintf("%s. %s is side-effecting, and the hook could not ask Madebook whether it may run. "+
+			"Reading the repository still works; tell the user, who must fix the hook's setup.", failure(err), in.ToolName))
 	}
 	if v.Allow {
 		return Output{}
