@@ -307,14 +307,24 @@ func ungoverned(cfg Config, err error) string {
 	return failure(err) + ". " + what
 }
 
-func sessionStart(ctx context.Context, mb Madebook, cfg Config, in Input) Output {
+// briefFor opens or re-attaches the session and takes its brief. When
+// Madebook gives none, failed is the event's answer that tells Claude why.
+func briefFor(ctx context.Context, mb Madebook, cfg Config, in Input) (session string, b Brief, failed *Output) {
 	session, err := open(ctx, mb, cfg, in)
-	if err != nil {
-		return withContext(SessionStart, ungoverned(cfg, err))
+	if err == nil {
+		b, err = mb.Brief(ctx, session)
 	}
-	b, err := mb.Brief(ctx, session)
 	if err != nil {
-		return withContext(SessionStart, ungoverned(cfg, err))
+		out := withContext(in.HookEventName, ungoverned(cfg, err))
+		return "", Brief{}, &out
+	}
+	return session, b, nil
+}
+
+func sessionStart(ctx context.Context, mb Madebook, cfg Config, in Input) Output {
+	session, b, failed := briefFor(ctx, mb, cfg, in)
+	if failed != nil {
+		return *failed
 	}
 	var s strings.Builder
 	fmt.Fprintf(&s, "This Claude Code session is governed by Madebook (session %s, mission %s). "+
@@ -327,13 +337,9 @@ func sessionStart(ctx context.Context, mb Madebook, cfg Config, in Input) Output
 }
 
 func userPromptSubmit(ctx context.Context, mb Madebook, cfg Config, in Input) Output {
-	session, err := open(ctx, mb, cfg, in)
-	if err != nil {
-		return withContext(UserPromptSubmit, ungoverned(cfg, err))
-	}
-	b, err := mb.Brief(ctx, session)
-	if err != nil {
-		return withContext(UserPromptSubmit, ungoverned(cfg, err))
+	_, b, failed := briefFor(ctx, mb, cfg, in)
+	if failed != nil {
+		return *failed
 	}
 	var s strings.Builder
 	writeBrief(&s, b)
