@@ -228,8 +228,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getRunStmt, err = db.PrepareContext(ctx, getRun); err != nil {
 		return nil, fmt.Errorf("error preparing query GetRun: %w", err)
 	}
+	if q.getRunByExternalIDStmt, err = db.PrepareContext(ctx, getRunByExternalID); err != nil {
+		return nil, fmt.Errorf("error preparing query GetRunByExternalID: %w", err)
+	}
 	if q.getSessionStmt, err = db.PrepareContext(ctx, getSession); err != nil {
 		return nil, fmt.Errorf("error preparing query GetSession: %w", err)
+	}
+	if q.getSessionIDByExternalIDStmt, err = db.PrepareContext(ctx, getSessionIDByExternalID); err != nil {
+		return nil, fmt.Errorf("error preparing query GetSessionIDByExternalID: %w", err)
 	}
 	if q.getSettingStmt, err = db.PrepareContext(ctx, getSetting); err != nil {
 		return nil, fmt.Errorf("error preparing query GetSetting: %w", err)
@@ -756,9 +762,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getRunStmt: %w", cerr)
 		}
 	}
+	if q.getRunByExternalIDStmt != nil {
+		if cerr := q.getRunByExternalIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getRunByExternalIDStmt: %w", cerr)
+		}
+	}
 	if q.getSessionStmt != nil {
 		if cerr := q.getSessionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getSessionStmt: %w", cerr)
+		}
+	}
+	if q.getSessionIDByExternalIDStmt != nil {
+		if cerr := q.getSessionIDByExternalIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getSessionIDByExternalIDStmt: %w", cerr)
 		}
 	}
 	if q.getSettingStmt != nil {
@@ -1168,7 +1184,9 @@ type Queries struct {
 	getPermissionPromptStmt              *sql.Stmt
 	getRemediationStmt                   *sql.Stmt
 	getRunStmt                           *sql.Stmt
+	getRunByExternalIDStmt               *sql.Stmt
 	getSessionStmt                       *sql.Stmt
+	getSessionIDByExternalIDStmt         *sql.Stmt
 	getSettingStmt                       *sql.Stmt
 	getToolStmt                          *sql.Stmt
 	getUserStmt                          *sql.Stmt
@@ -1303,7 +1321,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getPermissionPromptStmt:              q.getPermissionPromptStmt,
 		getRemediationStmt:                   q.getRemediationStmt,
 		getRunStmt:                           q.getRunStmt,
+		getRunByExternalIDStmt:               q.getRunByExternalIDStmt,
 		getSessionStmt:                       q.getSessionStmt,
+		getSessionIDByExternalIDStmt:         q.getSessionIDByExternalIDStmt,
 		getSettingStmt:                       q.getSettingStmt,
 		getToolStmt:                          q.getToolStmt,
 		getUserStmt:                          q.getUserStmt,

@@ -54,7 +54,7 @@ func (q *Queries) ListSessionAsks(ctx context.Context, sessionID string) ([]List
 }
 
 const listSessionRuns = `-- name: ListSessionRuns :many
-SELECT id, session_id, parent_id, name, status, started_at, ended_at FROM runs WHERE session_id = ?1 ORDER BY started_at, id
+SELECT id, session_id, parent_id, name, status, started_at, ended_at, external_id FROM runs WHERE session_id = ?1 ORDER BY started_at, id
 `
 
 // A session's runs, oldest first, for its page.
@@ -75,6 +75,7 @@ func (q *Queries) ListSessionRuns(ctx context.Context, sessionID string) ([]Run,
 			&i.Status,
 			&i.StartedAt,
 			&i.EndedAt,
+			&i.ExternalID,
 		); err != nil {
 			return nil, err
 		}

@@ -222,13 +222,14 @@ type Rule struct {
 }
 
 type Run struct {
-	ID        string
-	SessionID string
-	ParentID  sql.NullString
-	Name      string
-	Status    string
-	StartedAt string
-	EndedAt   sql.NullString
+	ID         string
+	SessionID  string
+	ParentID   sql.NullString
+	Name       string
+	Status     string
+	StartedAt  string
+	EndedAt    sql.NullString
+	ExternalID sql.NullString
 }
 
 type Session struct {
@@ -244,6 +245,7 @@ type Session struct {
 	LastBriefAt sql.NullString
 	CreatedAt   string
 	LifecycleAt sql.NullString
+	ExternalID  sql.NullString
 }
 
 type Setting struct {

@@ -131,7 +131,11 @@ type Querier interface {
 	GetPermissionPrompt(ctx context.Context, id int64) (PermissionPrompt, error)
 	GetRemediation(ctx context.Context, id int64) (Remediation, error)
 	GetRun(ctx context.Context, id string) (GetRunRow, error)
+	// The run a session started with this external id (re-attach).
+	GetRunByExternalID(ctx context.Context, arg GetRunByExternalIDParams) (Run, error)
 	GetSession(ctx context.Context, id string) (GetSessionRow, error)
+	// The session an agent key opened with this external id (re-attach).
+	GetSessionIDByExternalID(ctx context.Context, arg GetSessionIDByExternalIDParams) (string, error)
 	GetSetting(ctx context.Context, key string) (string, error)
 	GetTool(ctx context.Context, arg GetToolParams) (Tool, error)
 	GetUser(ctx context.Context, id int64) (User, error)

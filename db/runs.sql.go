@@ -87,17 +87,19 @@ func (q *Queries) CreateAsk(ctx context.Context, arg CreateAskParams) (Ask, erro
 }
 
 const createRun = `-- name: CreateRun :one
-INSERT INTO runs (id, session_id, parent_id, name, status, started_at)
-VALUES (?1, ?2, ?3, ?4, 'running', ?5)
-RETURNING id, session_id, parent_id, name, status, started_at, ended_at
+INSERT INTO runs (id, session_id, parent_id, name, status, started_at, external_id)
+VALUES (?1, ?2, ?3, ?4, 'running', ?5,
+        ?6)
+RETURNING id, session_id, parent_id, name, status, started_at, ended_at, external_id
 `
 
 type CreateRunParams struct {
-	ID        string
-	SessionID string
-	ParentID  sql.NullString
-	Name      string
-	StartedAt string
+	ID         string
+	SessionID  string
+	ParentID   sql.NullString
+	Name       string
+	StartedAt  string
+	ExternalID sql.NullString
 }
 
 func (q *Queries) CreateRun(ctx context.Context, arg CreateRunParams) (Run, error) {
@@ -107,6 +109,7 @@ func (q *Queries) CreateRun(ctx context.Context, arg CreateRunParams) (Run, erro
 		arg.ParentID,
 		arg.Name,
 		arg.StartedAt,
+		arg.ExternalID,
 	)
 	var i Run
 	err := row.Scan(
@@ -117,6 +120,7 @@ func (q *Queries) CreateRun(ctx context.Context, arg CreateRunParams) (Run, erro
 		&i.Status,
 		&i.StartedAt,
 		&i.EndedAt,
+		&i.ExternalID,
 	)
 	return i, err
 }
@@ -243,7 +247,7 @@ func (q *Queries) GetOpenAsk(ctx context.Context, runID string) (Ask, error) {
 }
 
 const getRun = `-- name: GetRun :one
-SELECT r.id, r.session_id, r.parent_id, r.name, r.status, r.started_at, r.ended_at, s.agent_key_id, s.lifecycle, s.lifecycle_at
+SELECT r.id, r.session_id, r.parent_id, r.name, r.status, r.started_at, r.ended_at, r.external_id, s.agent_key_id, s.lifecycle, s.lifecycle_at
 FROM runs r
 JOIN sessions s ON s.id = r.session_id
 WHERE r.id = ?1
@@ -257,6 +261,7 @@ type GetRunRow struct {
 	Status      string
 	StartedAt   string
 	EndedAt     sql.NullString
+	ExternalID  sql.NullString
 	AgentKeyID  int64
 	Lifecycle   string
 	LifecycleAt sql.NullString
@@ -273,9 +278,37 @@ func (q *Queries) GetRun(ctx context.Context, id string) (GetRunRow, error) {
 		&i.Status,
 		&i.StartedAt,
 		&i.EndedAt,
+		&i.ExternalID,
 		&i.AgentKeyID,
 		&i.Lifecycle,
 		&i.LifecycleAt,
+	)
+	return i, err
+}
+
+const getRunByExternalID = `-- name: GetRunByExternalID :one
+SELECT id, session_id, parent_id, name, status, started_at, ended_at, external_id FROM runs
+WHERE session_id = ?1 AND external_id = ?2
+`
+
+type GetRunByExternalIDParams struct {
+	SessionID  string
+	ExternalID sql.NullString
+}
+
+// The run a session started with this external id (re-attach).
+func (q *Queries) GetRunByExternalID(ctx context.Context, arg GetRunByExternalIDParams) (Run, error) {
+	row := q.queryRow(ctx, q.getRunByExternalIDStmt, getRunByExternalID, arg.SessionID, arg.ExternalID)
+	var i Run
+	err := row.Scan(
+		&i.ID,
+		&i.SessionID,
+		&i.ParentID,
+		&i.Name,
+		&i.Status,
+		&i.StartedAt,
+		&i.EndedAt,
+		&i.ExternalID,
 	)
 	return i, err
 }
@@ -401,7 +434,7 @@ const setRunStatus = `-- name: SetRunStatus :one
 UPDATE runs
 SET status = ?1, ended_at = ?2
 WHERE id = ?3
-RETURNING id, session_id, parent_id, name, status, started_at, ended_at
+RETURNING id, session_id, parent_id, name, status, started_at, ended_at, external_id
 `
 
 type SetRunStatusParams struct {
@@ -421,6 +454,7 @@ func (q *Queries) SetRunStatus(ctx context.Context, arg SetRunStatusParams) (Run
 		&i.Status,
 		&i.StartedAt,
 		&i.EndedAt,
+		&i.ExternalID,
 	)
 	return i, err
 }

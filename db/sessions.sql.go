@@ -11,10 +11,10 @@ import (
 )
 
 const createSession = `-- name: CreateSession :one
-INSERT INTO sessions (id, mission_id, agent_key_id, agent, title, lifecycle, created_at)
+INSERT INTO sessions (id, mission_id, agent_key_id, agent, title, lifecycle, created_at, external_id)
 VALUES (?1, ?2, ?3, ?4, ?5,
-        ?6, ?7)
-RETURNING id, mission_id, agent_key_id, agent, title, lifecycle, paused_at, paused_by, pause_reason, last_brief_at, created_at, lifecycle_at
+        ?6, ?7, ?8)
+RETURNING id, mission_id, agent_key_id, agent, title, lifecycle, paused_at, paused_by, pause_reason, last_brief_at, created_at, lifecycle_at, external_id
 `
 
 type CreateSessionParams struct {
@@ -25,6 +25,7 @@ type CreateSessionParams struct {
 	Title      string
 	Lifecycle  string
 	CreatedAt  string
+	ExternalID sql.NullString
 }
 
 func (q *Queries) CreateSession(ctx context.Context, arg CreateSessionParams) (Session, error) {
@@ -36,6 +37,7 @@ func (q *Queries) CreateSession(ctx context.Context, arg CreateSessionParams) (S
 		arg.Title,
 		arg.Lifecycle,
 		arg.CreatedAt,
+		arg.ExternalID,
 	)
 	var i Session
 	err := row.Scan(
@@ -51,6 +53,7 @@ func (q *Queries) CreateSession(ctx context.Context, arg CreateSessionParams) (S
 		&i.LastBriefAt,
 		&i.CreatedAt,
 		&i.LifecycleAt,
+		&i.ExternalID,
 	)
 	return i, err
 }
@@ -151,7 +154,7 @@ func (q *Queries) GetBriefState(ctx context.Context, id string) (GetBriefStateRo
 }
 
 const getSession = `-- name: GetSession :one
-SELECT s.id, s.mission_id, s.agent_key_id, s.agent, s.title, s.lifecycle, s.paused_at, s.paused_by, s.pause_reason, s.last_brief_at, s.created_at, s.lifecycle_at, m.slug AS mission_slug, m.high_risk AS mission_high_risk
+SELECT s.id, s.mission_id, s.agent_key_id, s.agent, s.title, s.lifecycle, s.paused_at, s.paused_by, s.pause_reason, s.last_brief_at, s.created_at, s.lifecycle_at, s.external_id, m.slug AS mission_slug, m.high_risk AS mission_high_risk
 FROM sessions s
 JOIN missions m ON m.id = s.mission_id
 WHERE s.id = ?1
@@ -170,6 +173,7 @@ type GetSessionRow struct {
 	LastBriefAt     sql.NullString
 	CreatedAt       string
 	LifecycleAt     sql.NullString
+	ExternalID      sql.NullString
 	MissionSlug     string
 	MissionHighRisk bool
 }
@@ -190,14 +194,33 @@ func (q *Queries) GetSession(ctx context.Context, id string) (GetSessionRow, err
 		&i.LastBriefAt,
 		&i.CreatedAt,
 		&i.LifecycleAt,
+		&i.ExternalID,
 		&i.MissionSlug,
 		&i.MissionHighRisk,
 	)
 	return i, err
 }
 
+const getSessionIDByExternalID = `-- name: GetSessionIDByExternalID :one
+SELECT id FROM sessions
+WHERE agent_key_id = ?1 AND external_id = ?2
+`
+
+type GetSessionIDByExternalIDParams struct {
+	AgentKeyID int64
+	ExternalID sql.NullString
+}
+
+// The session an agent key opened with this external id (re-attach).
+func (q *Queries) GetSessionIDByExternalID(ctx context.Context, arg GetSessionIDByExternalIDParams) (string, error) {
+	row := q.queryRow(ctx, q.getSessionIDByExternalIDStmt, getSessionIDByExternalID, arg.AgentKeyID, arg.ExternalID)
+	var id string
+	err := row.Scan(&id)
+	return id, err
+}
+
 const listSessionStates = `-- name: ListSessionStates :many
-SELECT s.id, s.agent_key_id, s.agent, s.title, s.lifecycle, s.last_brief_at, s.created_at, m.slug AS mission_slug
+SELECT s.id, s.agent_key_id, s.agent, s.title, s.lifecycle, s.last_brief_at, s.created_at, s.external_id, m.slug AS mission_slug
 FROM sessions s
 JOIN missions m ON m.id = s.mission_id
 ORDER BY s.created_at DESC, s.id
@@ -212,6 +235,7 @@ type ListSessionStatesRow struct {
 	Lifecycle   string
 	LastBriefAt sql.NullString
 	CreatedAt   string
+	ExternalID  sql.NullString
 	MissionSlug string
 }
 
@@ -233,6 +257,7 @@ func (q *Queries) ListSessionStates(ctx context.Context, lim int64) ([]ListSessi
 			&i.Lifecycle,
 			&i.LastBriefAt,
 			&i.CreatedAt,
+			&i.ExternalID,
 			&i.MissionSlug,
 		); err != nil {
 			return nil, err

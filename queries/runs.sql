@@ -1,6 +1,7 @@
 -- name: CreateRun :one
-INSERT INTO runs (id, session_id, parent_id, name, status, started_at)
-VALUES (sqlc.arg(id), sqlc.arg(session_id), sqlc.narg(parent_id), sqlc.arg(name), 'running', sqlc.arg(started_at))
+INSERT INTO runs (id, session_id, parent_id, name, status, started_at, external_id)
+VALUES (sqlc.arg(id), sqlc.arg(session_id), sqlc.narg(parent_id), sqlc.arg(name), 'running', sqlc.arg(started_at),
+        sqlc.narg(external_id))
 RETURNING *;
 
 -- name: GetRun :one
@@ -8,6 +9,11 @@ SELECT r.*, s.agent_key_id, s.lifecycle, s.lifecycle_at
 FROM runs r
 JOIN sessions s ON s.id = r.session_id
 WHERE r.id = sqlc.arg(id);
+
+-- name: GetRunByExternalID :one
+-- The run a session started with this external id (re-attach).
+SELECT * FROM runs
+WHERE session_id = sqlc.arg(session_id) AND external_id = sqlc.arg(external_id);
 
 -- name: SetRunStatus :one
 UPDATE runs

@@ -1,7 +1,7 @@
 -- name: CreateSession :one
-INSERT INTO sessions (id, mission_id, agent_key_id, agent, title, lifecycle, created_at)
+INSERT INTO sessions (id, mission_id, agent_key_id, agent, title, lifecycle, created_at, external_id)
 VALUES (sqlc.arg(id), sqlc.arg(mission_id), sqlc.arg(agent_key_id), sqlc.arg(agent), sqlc.arg(title),
-        sqlc.arg(lifecycle), sqlc.arg(created_at))
+        sqlc.arg(lifecycle), sqlc.arg(created_at), sqlc.narg(external_id))
 RETURNING *;
 
 -- name: GetSession :one
@@ -9,6 +9,11 @@ SELECT s.*, m.slug AS mission_slug, m.high_risk AS mission_high_risk
 FROM sessions s
 JOIN missions m ON m.id = s.mission_id
 WHERE s.id = sqlc.arg(id);
+
+-- name: GetSessionIDByExternalID :one
+-- The session an agent key opened with this external id (re-attach).
+SELECT id FROM sessions
+WHERE agent_key_id = sqlc.arg(agent_key_id) AND external_id = sqlc.arg(external_id);
 
 -- name: GetBriefState :one
 -- Everything the brief needs about a session in one read: its brake, its
@@ -71,7 +76,7 @@ WHERE id = sqlc.arg(id) AND (last_brief_at IS NULL OR last_brief_at < sqlc.arg(a
 
 -- name: ListSessionStates :many
 -- The newest sessions, for the sessions list.
-SELECT s.id, s.agent_key_id, s.agent, s.title, s.lifecycle, s.last_brief_at, s.created_at, m.slug AS mission_slug
+SELECT s.id, s.agent_key_id, s.agent, s.title, s.lifecycle, s.last_brief_at, s.created_at, s.external_id, m.slug AS mission_slug
 FROM sessions s
 JOIN missions m ON m.id = s.mission_id
 ORDER BY s.created_at DESC, s.id

@@ -161,6 +161,14 @@ func routeTable() []routeCase {
 				return "/brief", map[string]string{"session": id}, id
 			},
 			want: statuses(http.StatusOK, []caller{asOwnAgent})},
+		{method: http.MethodPost, path: "/hooks/claude-code", writes: true, // opens the Claude session's session
+			setup: func(a *webtest.API) (string, any, string) {
+				slugs++
+				return "/hooks/claude-code?mission=" + a.Kit.Mission(a.Lead, false), map[string]any{
+					"session_id": fmt.Sprintf("route-table-claude-%d", slugs), "hook_event_name": "SessionStart", "source": "startup",
+					"cwd": "/home/dev/billing", "transcript_path": "/home/dev/.claude/t.jsonl", "permission_mode": "default"}, ""
+			},
+			want: statuses(http.StatusOK, bothAgents)},
 		{method: http.MethodGet, path: "/api/v1/missions",
 			setup: func(*webtest.API) (string, any, string) { return "/api/v1/missions", nil, "" },
 			want:  statuses(http.StatusOK, everyone)},
@@ -594,7 +602,7 @@ func TestTheOpenAPIDocumentDescribesEveryJSONRoute(t *testing.T) {
 	e := web.NewServer(webtest.Deps(testkit.New(t)))
 	var routes []apicheck.Route
 	for _, r := range e.Routes() {
-		if strings.HasPrefix(r.Path, "/api/") || r.Path == "/brief" || r.Path == "/healthz" {
+		if strings.HasPrefix(r.Path, "/api/") || strings.HasPrefix(r.Path, "/hooks/") || r.Path == "/brief" || r.Path == "/healthz" {
 			routes = append(routes, apicheck.Route{Method: r.Method, Path: r.Path})
 		}
 	}

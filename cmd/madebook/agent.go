@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/madebook/madebook/internal/apiclient"
 	"github.com/madebook/madebook/internal/change"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
@@ -45,10 +46,6 @@ const defaultAgentURL = "http://127.0.0.1:8080"
 // agentTimeout bounds one agent call, from connecting to the last byte of
 // the answer.
 const agentTimeout = 30 * time.Second
-
-// maxAgentReply is the largest answer an agent call reads (a brief
-// carries the protocol text: kilobytes, not megabytes).
-const maxAgentReply = 16 << 20
 
 // stateExit is the exit status of each next_action: 0 for the two that
 // let the agent go on, one of its own for each of the others.
@@ -209,58 +206,21 @@ func runPath(run, what string) string {
 // CONTINUE_WITH_WARNING or that names none, and an agentExit for the other
 // states and for a call that failed.
 func (a agentConn) call(ctx context.Context, method, path string, body any) error {
-	buf, err := json.Marshal(body)
-	if err != nil {
-		return fmt.Errorf("encode the request: %w", err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, agentTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, a.base+path, bytes.NewReader(buf))
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Authorization", "Bearer "+a.key)
-	// A redirect is not the API's answer: report it, do not follow it.
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := client.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return agentExit{1, fmt.Sprintf("Madebook does not answer at %s (MADEBOOK_URL): %v", a.base, err)}
-	}
-	defer res.Body.Close()
-	reply, err := io.ReadAll(io.LimitReader(res.Body, maxAgentReply+1))
-	if err != nil {
-		return agentExit{1, fmt.Sprintf("%s %s: read the answer: %v", method, path, err)}
-	}
-	if len(reply) > maxAgentReply {
-		return agentExit{1, fmt.Sprintf("%s %s: the answer is over %d MiB", method, path, maxAgentReply>>20)}
-	}
-	if res.StatusCode < 200 || res.StatusCode > 299 {
-		return agentExit{1, apiError(method, path, res.StatusCode, reply)}
+	client := apiclient.Client{Base: a.base, Key: a.key, Timeout: agentTimeout}
+	reply, err := client.Call(ctx, method, path, body)
+	var (
+		na  *apiclient.NotAnswered
+		ref *apiclient.Refused
+	)
+	switch {
+	case errors.As(err, &na):
+		return agentExit{1, fmt.Sprintf("Madebook does not answer at %s (MADEBOOK_URL): %v", a.base, na.Err)}
+	case errors.As(err, &ref):
+		return agentExit{1, ref.Error()}
+	case err != nil:
+		return agentExit{1, err.Error()}
 	}
 	return a.answer(method, path, reply)
-}
-
-// apiError is what a refused call says on stderr: the API's error code
-// and message, or, for an answer that is not the API's error, its status
-// and the start of its body.
-func apiError(method, path string, status int, reply []byte) string {
-	var env struct {
-		Error struct{ Code, Message string } `json:"error"`
-	}
-	if json.Unmarshal(reply, &env) == nil && env.Error.Code != "" {
-		return env.Error.Code + ": " + env.Error.Message
-	}
-	text := strings.TrimSpace(string(reply))
-	if len(text) > 200 {
-		text = text[:200] + "…"
-	}
-	return fmt.Sprintf("%s %s: HTTP %d, not an answer of Madebook's API: %q", method, path, status, text)
 }
 
 // answer prints a successful call's answer and turns its next_action into

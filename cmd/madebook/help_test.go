@@ -193,8 +193,15 @@ func TestExitCodes(t *testing.T) {
 // plus env, and returns its exit status, stdout and stderr.
 func runBinary(t *testing.T, bin string, env []string, args ...string) (code int, stdout, stderr *strings.Builder) {
 	t.Helper()
+	return runBinaryIn(t, bin, env, "", args...)
+}
+
+// runBinaryIn is runBinary with stdin.
+func runBinaryIn(t *testing.T, bin string, env []string, stdin string, args ...string) (code int, stdout, stderr *strings.Builder) {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = strings.NewReader(stdin)
 	stdout, stderr = &strings.Builder{}, &strings.Builder{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	err := cmd.Run()

@@ -19,10 +19,13 @@ import (
 
 // Session is one agent's run at a mission.
 type Session struct {
-	ID          string     `json:"id"`
-	Mission     string     `json:"mission"`
-	Agent       string     `json:"agent"`
-	Title       string     `json:"title"`
+	ID      string `json:"id"`
+	Mission string `json:"mission"`
+	Agent   string `json:"agent"`
+	Title   string `json:"title"`
+	// ExternalID is the id the agent's own client gave the session (a
+	// Claude Code session_id), "" when it gave none.
+	ExternalID  string     `json:"external_id,omitempty"`
 	Lifecycle   string     `json:"lifecycle"`
 	Paused      bool       `json:"paused"`
 	PauseReason string     `json:"pause_reason,omitempty"`
@@ -39,6 +42,9 @@ const (
 	MaxSessionMission = 63         // a mission's slug
 	MaxSessionAgent   = 100        // the agent's name
 	MaxSessionTitle   = input.Name // what the session is about
+	// MaxSessionExternalID is the longest id an agent's client gives a
+	// session (a Claude Code session_id is a 36-character UUID).
+	MaxSessionExternalID = input.Name
 	// MaxPauseReason is the longest reason a person gives for pulling the
 	// brake; it is quoted to the agent.
 	MaxPauseReason = 2000
@@ -49,10 +55,14 @@ type SessionInput struct {
 	Mission string `json:"mission"`
 	Agent   string `json:"agent"`
 	Title   string `json:"title"`
+	// ExternalID, when set, is the id the agent's client knows the session
+	// by: opening a session with an external id the agent key already used
+	// re-attaches to that session.
+	ExternalID string `json:"external_id"`
 }
 
 // Validate returns the input trimmed. Errors: mission_required,
-// mission_too_long, agent_too_long, title_too_long.
+// mission_too_long, agent_too_long, title_too_long, external_id_too_long.
 func (in SessionInput) Validate() (SessionInput, error) {
 	var (
 		out SessionInput
@@ -67,27 +77,59 @@ func (in SessionInput) Validate() (SessionInput, error) {
 	if out.Title, err = input.Optional("title", in.Title, MaxSessionTitle); err != nil {
 		return out, err
 	}
+	if out.ExternalID, err = input.Optional("external_id", in.ExternalID, MaxSessionExternalID); err != nil {
+		return out, err
+	}
 	return out, nil
 }
 
-// Create opens a session on a mission for the calling agent key; with no
-// agent name, the key's name is the agent's. Errors: forbidden (not an
-// agent), those of SessionInput.Validate, unknown_mission.
+// Create opens a session on a mission for the calling agent key, as Open
+// does, and returns it without saying whether it was new.
 func (s *SessionService) Create(ctx context.Context, actor auth.Actor, in SessionInput) (Session, error) {
+	out, _, err := s.Open(ctx, actor, in)
+	return out, err
+}
+
+// Open opens a session on a mission for the calling agent key; with no
+// agent name, the key's name is the agent's. With an external id the key
+// already used, it opens nothing and returns that session (re-attach),
+// with created false; its agent and title stay as first given. Errors:
+// forbidden (not an agent), those of SessionInput.Validate,
+// unknown_mission, external_id_conflict (the external id names a session
+// on another mission).
+func (s *SessionService) Open(ctx context.Context, actor auth.Actor, in SessionInput) (out Session, created bool, err error) {
 	if err := actor.RequireAgent("open a session"); err != nil {
-		return Session{}, err
+		return Session{}, false, err
 	}
-	in, err := in.Validate()
+	in, err = in.Validate()
 	if err != nil {
-		return Session{}, err
+		return Session{}, false, err
 	}
 	slug, agent, title := in.Mission, in.Agent, in.Title
 	if agent == "" {
 		agent = actor.KeyName
 	}
+	external := sql.NullString{String: in.ExternalID, Valid: in.ExternalID != ""}
 	now := s.now()
 	var row db.GetSessionRow
 	err = s.write(ctx, func(q db.Querier) error {
+		if external.Valid {
+			id, err := q.GetSessionIDByExternalID(ctx, db.GetSessionIDByExternalIDParams{AgentKeyID: actor.KeyID, ExternalID: external})
+			if err == nil {
+				if row, err = q.GetSession(ctx, id); err != nil {
+					return err
+				}
+				if row.MissionSlug != slug {
+					return errs.E(errs.Conflict, "external_id_conflict",
+						"The external id %q already names session %s, on mission %q, not %q: open it on that mission, or use another external id.",
+						in.ExternalID, id, row.MissionSlug, slug)
+				}
+				return nil
+			} else if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
+		created = true
 		m, err := q.GetMissionBySlug(ctx, slug)
 		if errors.Is(err, sql.ErrNoRows) {
 			return errs.E(errs.Invalid, "unknown_mission", "No mission has the slug %q: ask a lead to create it.", slug)
@@ -96,7 +138,7 @@ func (s *SessionService) Create(ctx context.Context, actor auth.Actor, in Sessio
 		}
 		id := ids.New("ses_")
 		if _, err := q.CreateSession(ctx, db.CreateSessionParams{ID: id, MissionID: m.ID, AgentKeyID: actor.KeyID,
-			Agent: agent, Title: title, Lifecycle: "IDLE", CreatedAt: db.FormatTime(now)}); err != nil {
+			Agent: agent, Title: title, Lifecycle: "IDLE", CreatedAt: db.FormatTime(now), ExternalID: external}); err != nil {
 			return err
 		}
 		if err := s.event(ctx, q, id, actor, now, "session.created", "", title); err != nil {
@@ -106,13 +148,12 @@ func (s *SessionService) Create(ctx context.Context, actor auth.Actor, in Sessio
 		return err
 	})
 	if err != nil {
-		return Session{}, fmt.Errorf("create session: %w", err)
+		return Session{}, false, fmt.Errorf("open session: %w", err)
 	}
-	out, err := s.sessionFrom(row)
-	if err != nil {
-		return Session{}, fmt.Errorf("create session: %w", err)
+	if out, err = s.sessionFrom(row); err != nil {
+		return Session{}, false, fmt.Errorf("open session: %w", err)
 	}
-	return out, nil
+	return out, created, nil
 }
 
 // SessionDetail is everything about a session: what the console's session
@@ -316,7 +357,7 @@ func (s *SessionService) List(ctx context.Context) ([]SessionSummary, error) {
 		b := assemble(in, nil, now)
 		sess, err := s.sessionFrom(db.GetSessionRow{ID: r.ID, AgentKeyID: r.AgentKeyID, Agent: r.Agent,
 			Title: r.Title, Lifecycle: r.Lifecycle, PausedAt: in.state.PausedAt, PauseReason: in.state.PauseReason,
-			LastBriefAt: r.LastBriefAt, CreatedAt: r.CreatedAt, MissionSlug: r.MissionSlug, MissionHighRisk: in.state.HighRisk})
+			LastBriefAt: r.LastBriefAt, CreatedAt: r.CreatedAt, ExternalID: r.ExternalID, MissionSlug: r.MissionSlug, MissionHighRisk: in.state.HighRisk})
 		if err != nil {
 			return nil, fmt.Errorf("list sessions: %w", err)
 		}
@@ -389,7 +430,7 @@ func (s *SessionService) brake(ctx context.Context, actor auth.Actor, id, kind, 
 // written if it is later; an error names the row.
 func (s *SessionService) sessionFrom(r db.GetSessionRow) (Session, error) {
 	c := db.StoredRow("sessions", r.ID)
-	out := Session{ID: r.ID, Mission: r.MissionSlug, Agent: r.Agent, Title: r.Title, Lifecycle: r.Lifecycle,
+	out := Session{ID: r.ID, Mission: r.MissionSlug, Agent: r.Agent, Title: r.Title, ExternalID: r.ExternalID.String, Lifecycle: r.Lifecycle,
 		Paused: r.PausedAt.Valid, PauseReason: r.PauseReason, PausedAt: c.TimePtr("paused_at", r.PausedAt),
 		LastBriefAt: c.TimePtr("last_brief_at", r.LastBriefAt), CreatedAt: c.Time("created_at", r.CreatedAt)}
 	if err := c.Err(); err != nil {

@@ -63,13 +63,16 @@ func NewService(store db.Transactor, now func() time.Time) *Service {
 
 // Run is one run of an agent's work.
 type Run struct {
-	ID        string     `json:"id"`
-	Session   string     `json:"session"`
-	Parent    string     `json:"parent,omitempty"`
-	Name      string     `json:"name"`
-	Status    string     `json:"status"`
-	StartedAt time.Time  `json:"started_at"`
-	EndedAt   *time.Time `json:"ended_at,omitempty"`
+	ID      string `json:"id"`
+	Session string `json:"session"`
+	Parent  string `json:"parent,omitempty"`
+	Name    string `json:"name"`
+	// ExternalID is the id the agent's client gave the run (the Claude
+	// Code hook gives Claude's session_id), "" when it gave none.
+	ExternalID string     `json:"external_id,omitempty"`
+	Status     string     `json:"status"`
+	StartedAt  time.Time  `json:"started_at"`
+	EndedAt    *time.Time `json:"ended_at,omitempty"`
 }
 
 // Ask is a question a run waits on, with numbered options.
@@ -107,16 +110,31 @@ const (
 )
 
 // StartRun opens a run on the agent's own session, under an optional
-// parent run of the same session. Errors: forbidden, name_required,
-// name_too_long, session_not_found, parent_not_found.
+// parent run of the same session. Errors: as OpenRun's.
 func (s *Service) StartRun(ctx context.Context, actor auth.Actor, session, name, parent string) (Run, error) {
+	r, _, err := s.OpenRun(ctx, actor, session, name, parent, "")
+	return r, err
+}
+
+// MaxRunExternalID is the longest id an agent's client gives a run.
+const MaxRunExternalID = 200
+
+// OpenRun opens a run on the agent's own session, under an optional
+// parent run of the same session. With an external id the session already
+// gave a run, it opens nothing and returns that run, whatever its status
+// (re-attach), with created false. Errors: forbidden, name_required,
+// name_too_long, external_id_too_long, session_not_found, parent_not_found.
+func (s *Service) OpenRun(ctx context.Context, actor auth.Actor, session, name, parent, externalID string) (_ Run, created bool, err error) {
 	if err := actor.RequireAgent("start a run"); err != nil {
-		return Run{}, err
+		return Run{}, false, err
 	}
-	name, err := input.Required("name", name, MaxRunName)
-	if err != nil {
-		return Run{}, err
+	if name, err = input.Required("name", name, MaxRunName); err != nil {
+		return Run{}, false, err
 	}
+	if externalID, err = input.Optional("external_id", externalID, MaxRunExternalID); err != nil {
+		return Run{}, false, err
+	}
+	external := sql.NullString{String: externalID, Valid: externalID != ""}
 	now := s.now()
 	var row db.Run
 	err = s.store.Write(ctx, func(q db.Querier) error {
@@ -129,6 +147,15 @@ func (s *Service) StartRun(ctx context.Context, actor auth.Actor, session, name,
 		if sess.AgentKeyID != actor.KeyID {
 			return errs.E(errs.Forbidden, "forbidden", "This session belongs to another agent key.")
 		}
+		if external.Valid {
+			row, err = q.GetRunByExternalID(ctx, db.GetRunByExternalIDParams{SessionID: session, ExternalID: external})
+			if err == nil {
+				return nil
+			} else if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
+		created = true
 		var p sql.NullString
 		if parent != "" {
 			pr, err := q.GetRun(ctx, parent)
@@ -140,20 +167,20 @@ func (s *Service) StartRun(ctx context.Context, actor auth.Actor, session, name,
 			p = sql.NullString{String: parent, Valid: true}
 		}
 		row, err = q.CreateRun(ctx, db.CreateRunParams{ID: ids.New("run_"), SessionID: session, ParentID: p, Name: name,
-			StartedAt: db.FormatTime(now)})
+			StartedAt: db.FormatTime(now), ExternalID: external})
 		if err != nil {
 			return err
 		}
 		return event(ctx, q, session, actor, now, "run.started", row.ID, name)
 	})
 	if err != nil {
-		return Run{}, fmt.Errorf("start run on %s: %w", session, err)
+		return Run{}, false, fmt.Errorf("start run on %s: %w", session, err)
 	}
 	r, err := runFrom(row)
 	if err != nil {
-		return Run{}, fmt.Errorf("start run on %s: %w", session, err)
+		return Run{}, false, fmt.Errorf("start run on %s: %w", session, err)
 	}
-	return r, nil
+	return r, created, nil
 }
 
 // FinishRun sets a run's outcome. Errors: forbidden, run_not_found,
@@ -495,7 +522,7 @@ func event(ctx context.Context, q db.Querier, session string, actor auth.Actor, 
 // runFrom converts a runs row; an error names the row.
 func runFrom(r db.Run) (Run, error) {
 	c := db.StoredRow("runs", r.ID)
-	out := Run{ID: r.ID, Session: r.SessionID, Parent: r.ParentID.String, Name: r.Name, Status: r.Status,
+	out := Run{ID: r.ID, Session: r.SessionID, Parent: r.ParentID.String, Name: r.Name, ExternalID: r.ExternalID.String, Status: r.Status,
 		StartedAt: c.Time("started_at", r.StartedAt), EndedAt: c.TimePtr("ended_at", r.EndedAt)}
 	if err := c.Err(); err != nil {
 		return Run{}, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -159,10 +160,16 @@ func example(t *testing.T, o operation) []byte {
 }
 
 // samplePath fills the operation's path parameters with values of their
-// schema's type: the first of an enum, 1 for an integer, a word otherwise.
+// schema's type: the first of an enum, 1 for an integer, a word otherwise;
+// a required query parameter gets a word too.
 func samplePath(o operation) string {
 	path := o.path
+	query := url.Values{}
 	for _, p := range o.op.Parameters {
+		if p.In == "query" && p.Required != nil && *p.Required {
+			query.Set(p.Name, "sample")
+			continue
+		}
 		if p.In != "path" {
 			continue
 		}
@@ -176,6 +183,9 @@ func samplePath(o operation) string {
 			}
 		}
 		path = strings.ReplaceAll(path, fmt.Sprintf("{%s}", p.Name), value)
+	}
+	if len(query) > 0 {
+		path += "?" + query.Encode()
 	}
 	return path
 }

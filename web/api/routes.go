@@ -13,6 +13,7 @@ func Routes(e *echo.Echo, d Deps) {
 	e.GET("/api/v1/openapi.json", handleOpenAPI())
 	bearer := httpx.RequireBearer(d.Auth)
 	e.POST("/brief", handleBrief(d.Gov.Briefs), bearer)
+	e.POST("/hooks/claude-code", handleClaudeCodeHook(e), bearer)
 
 	v1 := e.Group("/api/v1", bearer)
 	v1.GET("/attention", handleAttentionList(d.Gov.Attention))

@@ -10,22 +10,24 @@ import (
 	"github.com/madebook/madebook/web/httpx"
 )
 
-// handleRunStart serves POST /api/v1/sessions/:id/runs (the session's agent).
+// handleRunStart serves POST /api/v1/sessions/:id/runs (the session's
+// agent): 201 and the new run, or 200 and the run the external id names.
 func handleRunStart(l *ledger.Service, briefs *governance.BriefService) echo.HandlerFunc {
 	type request struct {
-		Name   string `json:"name"`
-		Parent string `json:"parent"`
+		Name       string `json:"name"`
+		Parent     string `json:"parent"`
+		ExternalID string `json:"external_id"`
 	}
 	return func(c echo.Context) error {
 		in, err := httpx.Bind[request](c)
 		if err != nil {
 			return err
 		}
-		r, err := l.StartRun(c.Request().Context(), httpx.Actor(c), c.Param("id"), in.Name, in.Parent)
+		r, created, err := l.OpenRun(c.Request().Context(), httpx.Actor(c), c.Param("id"), in.Name, in.Parent, in.ExternalID)
 		if err != nil {
 			return err
 		}
-		return reply(c, briefs, http.StatusCreated, r.Session, r)
+		return reply(c, briefs, createdOr(created), r.Session, r)
 	}
 }
 

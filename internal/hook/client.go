@@ -1,0 +1,89 @@
+package hook
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/madebook/madebook/internal/apiclient"
+)
+
+// Client is Madebook over its REST API: the agent calls, made with
+// apiclient. With a Transport that serves the requests in the process
+// (see HandlerTransport), it is the same conversation without the network.
+type Client struct {
+	API *apiclient.Client
+}
+
+// call sends one call and decodes its answer into out (nil: ignored),
+// turning apiclient's errors into the hook's: *NoAnswer for no answer or a
+// 5xx, *APIError for a refusal.
+func (c Client) call(ctx context.Context, path string, body, out any) error {
+	reply, err := c.API.Call(ctx, http.MethodPost, path, body)
+	var (
+		na  *apiclient.NotAnswered
+		ref *apiclient.Refused
+	)
+	switch {
+	case errors.As(err, &na):
+		return &NoAnswer{Err: fmt.Errorf("at %s: %w", na.Base, na.Err)}
+	case errors.As(err, &ref) && ref.Status >= 500:
+		return &NoAnswer{Err: fmt.Errorf("it failed (HTTP %d) at %s: %w", ref.Status, c.API.Base, ref)}
+	case errors.As(err, &ref):
+		if ref.Code == "" {
+			return &NoAnswer{Err: ref} // not Madebook's answer: a proxy, a wrong URL
+		}
+		return &APIError{Status: ref.Status, Code: ref.Code, Message: ref.Message}
+	case err != nil:
+		return &NoAnswer{Err: err}
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(reply, out); err != nil {
+		return &NoAnswer{Err: fmt.Errorf("POST %s: the answer is not what Madebook answers: %w", path, err)}
+	}
+	return nil
+}
+
+// OpenSession is POST /api/v1/sessions with an external_id.
+func (c Client) OpenSession(ctx context.Context, mission, externalID string) (string, error) {
+	var s struct {
+		ID string `json:"id"`
+	}
+	err := c.call(ctx, "/api/v1/sessions", map[string]string{"mission": mission, "agent": Agent,
+		"title": "Claude Code session " + externalID, "external_id": externalID}, &s)
+	return s.ID, err
+}
+
+// Brief is POST /brief.
+func (c Client) Brief(ctx context.Context, session string) (Brief, error) {
+	var b Brief
+	err := c.call(ctx, "/brief", map[string]string{"session": session}, &b)
+	return b, err
+}
+
+// Check is POST /api/v1/sessions/{id}/tool-calls/check.
+func (c Client) Check(ctx context.Context, session string, req CheckRequest) (Verdict, error) {
+	var v Verdict
+	err := c.call(ctx, "/api/v1/sessions/"+url.PathEscape(session)+"/tool-calls/check", req, &v)
+	return v, err
+}
+
+// OpenRun is POST /api/v1/sessions/{id}/runs with an external_id.
+func (c Client) OpenRun(ctx context.Context, session, name, externalID string) (string, error) {
+	var r struct {
+		ID string `json:"id"`
+	}
+	err := c.call(ctx, "/api/v1/sessions/"+url.PathEscape(session)+"/runs",
+		map[string]string{"name": name, "external_id": externalID}, &r)
+	return r.ID, err
+}
+
+// RecordToolCall is POST /api/v1/runs/{id}/tool-calls.
+func (c Client) RecordToolCall(ctx context.Context, run string, call ToolCall) error {
+	return c.call(ctx, "/api/v1/runs/"+url.PathEscape(run)+"/tool-calls", call, nil)
+}
