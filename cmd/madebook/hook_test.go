@@ -130,6 +130,10 @@ func TestHookAgainstARealServer(t *testing.T) {
 		if _, text, _, _ := r.answer(t); strings.Contains(text, "Archive it instead") {
 			t.Fatalf("the resolution is delivered twice: %q", text)
 		}
+		// The hook acknowledged the brief Claude was shown: it will not come back.
+		if got := a.DetailOf(session).Decisions; len(got) != 1 || got[0].AckedAt == nil {
+			t.Fatalf("the resolution the hook showed is not acknowledged: %+v", got)
+		}
 	})
 	t.Run("PostToolUse records the calls, and prints nothing", func(t *testing.T) {
 		for _, name := range []string{"post_tool_use_edit", "post_tool_use_read"} {

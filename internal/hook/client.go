@@ -59,11 +59,26 @@ func (c Client) OpenSession(ctx context.Context, mission, externalID string) (st
 	return s.ID, err
 }
 
-// Brief is POST /brief.
+// Brief is POST /brief. The hook is where the agent receives its brief,
+// so what a brief hands over is acknowledged at once (a second POST /brief
+// with its id as ack): a lead's answer shown to Claude is not shown again
+// when the delivery lease runs out. Anything the acknowledging brief hands
+// over is shown too (and, unacknowledged, comes back after its lease); if
+// it fails, the first brief stands.
 func (c Client) Brief(ctx context.Context, session string) (Brief, error) {
 	var b Brief
-	err := c.call(ctx, "/brief", map[string]string{"session": session}, &b)
-	return b, err
+	if err := c.call(ctx, "/brief", map[string]string{"session": session}, &b); err != nil {
+		return b, err
+	}
+	if b.BriefID == "" || len(b.Resolutions)+len(b.Permissions)+len(b.Remediations) == 0 {
+		return b, nil
+	}
+	var next Brief
+	if err := c.call(ctx, "/brief", map[string]string{"session": session, "ack": b.BriefID}, &next); err == nil {
+		b.Resolutions = append(b.Resolutions, next.Resolutions...)
+		b.Permissions = append(b.Permissions, next.Permissions...)
+	}
+	return b, nil
 }
 
 // Check is POST /api/v1/sessions/{id}/tool-calls/check.

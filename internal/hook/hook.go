@@ -163,6 +163,7 @@ func (e *APIError) Error() string { return e.Code + ": " + e.Message }
 // Brief is the part of Madebook's brief the hook tells Claude.
 type Brief struct {
 	Session      string   `json:"session"`
+	BriefID      string   `json:"brief_id"`
 	NextAction   string   `json:"next_action"`
 	Reason       string   `json:"reason"`
 	Also         []Reason `json:"also"`
