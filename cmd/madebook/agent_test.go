@@ -181,7 +181,7 @@ func TestAgentSubcommandsRoundTrip(t *testing.T) {
 		if parked := mustAgent(t, env, "", "ask", child["id"].(string), "--file", askFile); parked["run_status"] != "parked" {
 			t.Errorf("ask from a file printed %v", parked)
 		}
-		call := mustAgent(t, env, "", "call", run, "--tool", "Read", "--server", "fs", "--side-effecting=false",
+		call := mustAgent(t, env, "", "call", run, "--tool", "Read", "--server", "claude-code", "--side-effecting=false",
 			"--started-at", "2026-11-29T12:00:00Z")
 		if call["tool"] != "Read" || call["side_effecting"] != false {
 			t.Errorf("call printed %v", call)
