@@ -626,23 +626,18 @@ func (s *Service) Check(ctx context.Context, actor auth.Actor, session string, i
 	server, tool := gate.SplitTool(name)
 	var writes bool
 	var run *gate.Run
-	err = s.store.Read(ctx, func(q db.Querier) error {
-		if writes, err = classify(ctx, q, server, tool, nil); err != nil {
+	if in.Run == "" {
+		// One point read: no transaction needed.
+		writes, err = classify(ctx, s.store.Reader(), server, tool, nil)
+	} else {
+		err = s.store.Read(ctx, func(q db.Querier) error {
+			if writes, err = classify(ctx, q, server, tool, nil); err != nil {
+				return err
+			}
+			run, err = s.checkRun(ctx, q, actor, session, in.Run)
 			return err
-		}
-		if in.Run == "" {
-			return nil
-		}
-		r, err := ownRun(ctx, q, actor, in.Run)
-		if err != nil {
-			return err
-		}
-		if r.SessionID != session {
-			return errs.E(errs.Invalid, "run_not_in_session", "Run %s belongs to another session, not %s.", in.Run, session).In("run")
-		}
-		run, err = runFacts(ctx, q, r)
-		return err
-	})
+		})
+	}
 	if err != nil {
 		return CheckResult{}, fmt.Errorf("check on %s: %w", session, err)
 	}
@@ -652,6 +647,20 @@ func (s *Service) Check(ctx context.Context, actor auth.Actor, session string, i
 		reason = sess.Reason
 	}
 	return CheckResult{Allow: v.Allow, SideEffecting: writes, Code: v.Code, Reason: reason, NextAction: sess.NextAction.String()}, nil
+}
+
+// checkRun reads the facts of the run a check names, which must be the
+// agent's and of the session. Errors: run_not_found, forbidden,
+// run_not_in_session.
+func (s *Service) checkRun(ctx context.Context, q db.Querier, actor auth.Actor, session, id string) (*gate.Run, error) {
+	r, err := ownRun(ctx, q, actor, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.SessionID != session {
+		return nil, errs.E(errs.Invalid, "run_not_in_session", "Run %s belongs to another session, not %s.", id, session).In("run")
+	}
+	return runFacts(ctx, q, r)
 }
 
 // classify says whether a call writes, by gate.Classify over the
