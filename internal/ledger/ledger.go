@@ -285,7 +285,7 @@ type AskInput struct {
 	// StoppingPoint, on a run executing a plan, is the plan's stopping
 	// point this ask is: answering it with option N releases the steps of
 	// that stopping point's option N. Nil: the ask is no stopping point.
-	StoppingPoint *int `json:"stopping_point"`
+	StoppingPoint *int `json:"stopping_point,omitempty"`
 }
 
 // Validate returns the input with its prompt trimmed. The options are 1 to
@@ -457,10 +457,10 @@ type ToolCallInput struct {
 	// is what the audit is for); unset, it is now.
 	StartedAt *time.Time `json:"started_at"`
 	// Step is the plan step the call runs, on a run executing a plan.
-	Step string `json:"step"`
+	Step string `json:"step,omitempty"`
 	// Paths are the paths the call touches, compared with the brief's
 	// blocked scope.
-	Paths []string `json:"paths"`
+	Paths []string `json:"paths,omitempty"`
 }
 
 // ParseStartedAt reads the time a tool call started, as an agent reports
