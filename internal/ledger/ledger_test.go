@@ -1021,3 +1021,43 @@ func TestTheLifecycleGatesSideEffects(t *testing.T) {
 		}
 	})
 }
+
+func TestTheDatabaseRefusesAnOpenAskOnAnEndedRun(t *testing.T) {
+	w := newWorld(t)
+	for _, status := range []string{ledger.Complete, ledger.Partial, ledger.Blocked, ledger.Failed, ledger.Cancelled} {
+		t.Run("raw SQL inserting an unanswered ask on a "+status+" run is aborted by the trigger", func(t *testing.T) {
+			r := w.start(t, "ended", "")
+			w.finish(t, r.ID, status)
+			before, totals := w.stateOf(t, r.ID), w.totals(t)
+			_, err := w.raw().Exec(`INSERT INTO asks (id, run_id, prompt, options, parked_from, created_at) VALUES (?, ?, 'go?', '{"1":"Yes"}', ?, ?)`,
+				"ask_raw_"+status, r.ID, status, db.FormatTime(w.Clock.Now()))
+			if err == nil || !strings.Contains(err.Error(), "ask_on_terminal_run") {
+				t.Fatalf("raw INSERT: %v, want the trigger's ask_on_terminal_run", err)
+			}
+			w.unchanged(t, r.ID, before, totals)
+			e, ok := errs.As(ledger.TriggerError(err))
+			if !ok || e.Kind != errs.Conflict || e.Code != "ask_on_terminal_run" {
+				t.Errorf("the API would answer %v, want 409 ask_on_terminal_run", ledger.TriggerError(err))
+			}
+		})
+	}
+	t.Run("an answered ask may be kept on an ended run: only an open question is refused", func(t *testing.T) {
+		r := w.start(t, "ended", "")
+		w.finish(t, r.ID, ledger.Complete)
+		now := db.FormatTime(w.Clock.Now())
+		if _, err := w.raw().Exec(`INSERT INTO asks (id, run_id, prompt, options, parked_from, created_at, answer, answered_at)
+			VALUES ('ask_answered', ?, 'go?', '{"1":"Yes"}', 'complete', ?, '1', ?)`, r.ID, now, now); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("the ledger parks an ended run before it asks, so asking after the steps are done still works", func(t *testing.T) {
+		r := w.start(t, "ended", "")
+		w.finish(t, r.ID, ledger.Complete)
+		if a := w.park(t, r.ID); a.ParkedFrom != ledger.Complete || a.RunStatus != ledger.Parked {
+			t.Errorf("ask %+v", a)
+		}
+	})
+	if err := ledger.TriggerError(nil); err != nil {
+		t.Errorf("TriggerError(nil) = %v", err)
+	}
+}
