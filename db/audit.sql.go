@@ -10,6 +10,59 @@ import (
 	"database/sql"
 )
 
+const auditBlockedChanges = `-- name: AuditBlockedChanges :many
+SELECT b.id, b.session_id, s.agent, b.attempted_at, b.code, b.reason, b.files
+FROM blocked_changes b
+CROSS JOIN sessions s
+WHERE s.id = b.session_id
+ORDER BY b.attempted_at, b.id
+`
+
+type AuditBlockedChangesRow struct {
+	ID          int64
+	SessionID   string
+	Agent       string
+	AttemptedAt string
+	Code        string
+	Reason      string
+	Files       string
+}
+
+// Report blocked-changes: change reports refused because the session was
+// BLOCKED, oldest first. Every row is a finding (an agent that reported a
+// change its brief forbade), so the report reads blocked_changes_by_time
+// whole; the table holds refusals only.
+func (q *Queries) AuditBlockedChanges(ctx context.Context) ([]AuditBlockedChangesRow, error) {
+	rows, err := q.query(ctx, q.auditBlockedChangesStmt, auditBlockedChanges)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AuditBlockedChangesRow{}
+	for rows.Next() {
+		var i AuditBlockedChangesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.SessionID,
+			&i.Agent,
+			&i.AttemptedAt,
+			&i.Code,
+			&i.Reason,
+			&i.Files,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const auditPrematureSideEffects = `-- name: AuditPrematureSideEffects :many
 SELECT t.run_id AS run_id, r.session_id AS session_id, t.id AS tool_call_id, t.server AS server, t.tool AS tool,
        t.started_at AS started_at, a.id AS ask_id, a.answered_at AS answered_at

@@ -125,6 +125,34 @@ func (q *Queries) CloseViolation(ctx context.Context, arg CloseViolationParams) 
 	return err
 }
 
+const createBlockedChange = `-- name: CreateBlockedChange :one
+INSERT INTO blocked_changes (session_id, attempted_at, files, code, reason)
+VALUES (?1, ?2, ?3, ?4, ?5)
+RETURNING id
+`
+
+type CreateBlockedChangeParams struct {
+	SessionID   string
+	AttemptedAt string
+	Files       string
+	Code        string
+	Reason      string
+}
+
+// Keeps a change report refused because the session was BLOCKED.
+func (q *Queries) CreateBlockedChange(ctx context.Context, arg CreateBlockedChangeParams) (int64, error) {
+	row := q.queryRow(ctx, q.createBlockedChangeStmt, createBlockedChange,
+		arg.SessionID,
+		arg.AttemptedAt,
+		arg.Files,
+		arg.Code,
+		arg.Reason,
+	)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
 const createBreach = `-- name: CreateBreach :one
 INSERT INTO breaches (session_id, clause_index, kind, value, found, count, detected_at)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6,

@@ -51,6 +51,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.answerPermissionPromptStmt, err = db.PrepareContext(ctx, answerPermissionPrompt); err != nil {
 		return nil, fmt.Errorf("error preparing query AnswerPermissionPrompt: %w", err)
 	}
+	if q.auditBlockedChangesStmt, err = db.PrepareContext(ctx, auditBlockedChanges); err != nil {
+		return nil, fmt.Errorf("error preparing query AuditBlockedChanges: %w", err)
+	}
 	if q.auditPrematureSideEffectsStmt, err = db.PrepareContext(ctx, auditPrematureSideEffects); err != nil {
 		return nil, fmt.Errorf("error preparing query AuditPrematureSideEffects: %w", err)
 	}
@@ -104,6 +107,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.createAskStmt, err = db.PrepareContext(ctx, createAsk); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateAsk: %w", err)
+	}
+	if q.createBlockedChangeStmt, err = db.PrepareContext(ctx, createBlockedChange); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateBlockedChange: %w", err)
 	}
 	if q.createBreachStmt, err = db.PrepareContext(ctx, createBreach); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateBreach: %w", err)
@@ -222,6 +228,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getPermissionPromptStmt, err = db.PrepareContext(ctx, getPermissionPrompt); err != nil {
 		return nil, fmt.Errorf("error preparing query GetPermissionPrompt: %w", err)
 	}
+	if q.getPlanStmt, err = db.PrepareContext(ctx, getPlan); err != nil {
+		return nil, fmt.Errorf("error preparing query GetPlan: %w", err)
+	}
 	if q.getRemediationStmt, err = db.PrepareContext(ctx, getRemediation); err != nil {
 		return nil, fmt.Errorf("error preparing query GetRemediation: %w", err)
 	}
@@ -320,6 +329,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.listPoliciesStmt, err = db.PrepareContext(ctx, listPolicies); err != nil {
 		return nil, fmt.Errorf("error preparing query ListPolicies: %w", err)
+	}
+	if q.listReleasedOptionsStmt, err = db.PrepareContext(ctx, listReleasedOptions); err != nil {
+		return nil, fmt.Errorf("error preparing query ListReleasedOptions: %w", err)
 	}
 	if q.listRulesStmt, err = db.PrepareContext(ctx, listRules); err != nil {
 		return nil, fmt.Errorf("error preparing query ListRules: %w", err)
@@ -467,6 +479,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing answerPermissionPromptStmt: %w", cerr)
 		}
 	}
+	if q.auditBlockedChangesStmt != nil {
+		if cerr := q.auditBlockedChangesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing auditBlockedChangesStmt: %w", cerr)
+		}
+	}
 	if q.auditPrematureSideEffectsStmt != nil {
 		if cerr := q.auditPrematureSideEffectsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing auditPrematureSideEffectsStmt: %w", cerr)
@@ -555,6 +572,11 @@ func (q *Queries) Close() error {
 	if q.createAskStmt != nil {
 		if cerr := q.createAskStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing createAskStmt: %w", cerr)
+		}
+	}
+	if q.createBlockedChangeStmt != nil {
+		if cerr := q.createBlockedChangeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createBlockedChangeStmt: %w", cerr)
 		}
 	}
 	if q.createBreachStmt != nil {
@@ -752,6 +774,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getPermissionPromptStmt: %w", cerr)
 		}
 	}
+	if q.getPlanStmt != nil {
+		if cerr := q.getPlanStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getPlanStmt: %w", cerr)
+		}
+	}
 	if q.getRemediationStmt != nil {
 		if cerr := q.getRemediationStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getRemediationStmt: %w", cerr)
@@ -915,6 +942,11 @@ func (q *Queries) Close() error {
 	if q.listPoliciesStmt != nil {
 		if cerr := q.listPoliciesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listPoliciesStmt: %w", cerr)
+		}
+	}
+	if q.listReleasedOptionsStmt != nil {
+		if cerr := q.listReleasedOptionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listReleasedOptionsStmt: %w", cerr)
 		}
 	}
 	if q.listRulesStmt != nil {
@@ -1125,6 +1157,7 @@ type Queries struct {
 	addLoginFailureStmt                  *sql.Stmt
 	answerAskStmt                        *sql.Stmt
 	answerPermissionPromptStmt           *sql.Stmt
+	auditBlockedChangesStmt              *sql.Stmt
 	auditPrematureSideEffectsStmt        *sql.Stmt
 	auditStaleGatesStmt                  *sql.Stmt
 	auditUnanswerableAsksStmt            *sql.Stmt
@@ -1143,6 +1176,7 @@ type Queries struct {
 	createAPITokenStmt                   *sql.Stmt
 	createAgentKeyStmt                   *sql.Stmt
 	createAskStmt                        *sql.Stmt
+	createBlockedChangeStmt              *sql.Stmt
 	createBreachStmt                     *sql.Stmt
 	createCollisionStmt                  *sql.Stmt
 	createDecisionStmt                   *sql.Stmt
@@ -1182,6 +1216,7 @@ type Queries struct {
 	getMissionBySlugStmt                 *sql.Stmt
 	getOpenAskStmt                       *sql.Stmt
 	getPermissionPromptStmt              *sql.Stmt
+	getPlanStmt                          *sql.Stmt
 	getRemediationStmt                   *sql.Stmt
 	getRunStmt                           *sql.Stmt
 	getRunByExternalIDStmt               *sql.Stmt
@@ -1215,6 +1250,7 @@ type Queries struct {
 	listOpenRemediationsStmt             *sql.Stmt
 	listOpenViolationsStmt               *sql.Stmt
 	listPoliciesStmt                     *sql.Stmt
+	listReleasedOptionsStmt              *sql.Stmt
 	listRulesStmt                        *sql.Stmt
 	listSessionAsksStmt                  *sql.Stmt
 	listSessionDecisionsStmt             *sql.Stmt
@@ -1262,6 +1298,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		addLoginFailureStmt:                  q.addLoginFailureStmt,
 		answerAskStmt:                        q.answerAskStmt,
 		answerPermissionPromptStmt:           q.answerPermissionPromptStmt,
+		auditBlockedChangesStmt:              q.auditBlockedChangesStmt,
 		auditPrematureSideEffectsStmt:        q.auditPrematureSideEffectsStmt,
 		auditStaleGatesStmt:                  q.auditStaleGatesStmt,
 		auditUnanswerableAsksStmt:            q.auditUnanswerableAsksStmt,
@@ -1280,6 +1317,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		createAPITokenStmt:                   q.createAPITokenStmt,
 		createAgentKeyStmt:                   q.createAgentKeyStmt,
 		createAskStmt:                        q.createAskStmt,
+		createBlockedChangeStmt:              q.createBlockedChangeStmt,
 		createBreachStmt:                     q.createBreachStmt,
 		createCollisionStmt:                  q.createCollisionStmt,
 		createDecisionStmt:                   q.createDecisionStmt,
@@ -1319,6 +1357,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getMissionBySlugStmt:                 q.getMissionBySlugStmt,
 		getOpenAskStmt:                       q.getOpenAskStmt,
 		getPermissionPromptStmt:              q.getPermissionPromptStmt,
+		getPlanStmt:                          q.getPlanStmt,
 		getRemediationStmt:                   q.getRemediationStmt,
 		getRunStmt:                           q.getRunStmt,
 		getRunByExternalIDStmt:               q.getRunByExternalIDStmt,
@@ -1352,6 +1391,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listOpenRemediationsStmt:             q.listOpenRemediationsStmt,
 		listOpenViolationsStmt:               q.listOpenViolationsStmt,
 		listPoliciesStmt:                     q.listPoliciesStmt,
+		listReleasedOptionsStmt:              q.listReleasedOptionsStmt,
 		listRulesStmt:                        q.listRulesStmt,
 		listSessionAsksStmt:                  q.listSessionAsksStmt,
 		listSessionDecisionsStmt:             q.listSessionDecisionsStmt,

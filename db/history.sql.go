@@ -10,7 +10,7 @@ import (
 )
 
 const listSessionAsks = `-- name: ListSessionAsks :many
-SELECT a.id, a.run_id, a.prompt, a.options, a.parked_from, a.created_at, a.answer, a.answered_at, a.answered_by FROM asks a JOIN runs r ON r.id = a.run_id
+SELECT a.id, a.run_id, a.prompt, a.options, a.parked_from, a.created_at, a.answer, a.answered_at, a.answered_by, a.stopping_point FROM asks a JOIN runs r ON r.id = a.run_id
 WHERE r.session_id = ?1
 ORDER BY a.created_at, a.id
 `
@@ -39,6 +39,7 @@ func (q *Queries) ListSessionAsks(ctx context.Context, sessionID string) ([]List
 			&i.Ask.Answer,
 			&i.Ask.AnsweredAt,
 			&i.Ask.AnsweredBy,
+			&i.Ask.StoppingPoint,
 		); err != nil {
 			return nil, err
 		}
@@ -54,7 +55,7 @@ func (q *Queries) ListSessionAsks(ctx context.Context, sessionID string) ([]List
 }
 
 const listSessionRuns = `-- name: ListSessionRuns :many
-SELECT id, session_id, parent_id, name, status, started_at, ended_at, external_id FROM runs WHERE session_id = ?1 ORDER BY started_at, id
+SELECT id, session_id, parent_id, name, status, started_at, ended_at, plan_id, external_id FROM runs WHERE session_id = ?1 ORDER BY started_at, id
 `
 
 // A session's runs, oldest first, for its page.
@@ -75,6 +76,7 @@ func (q *Queries) ListSessionRuns(ctx context.Context, sessionID string) ([]Run,
 			&i.Status,
 			&i.StartedAt,
 			&i.EndedAt,
+			&i.PlanID,
 			&i.ExternalID,
 		); err != nil {
 			return nil, err
@@ -91,7 +93,7 @@ func (q *Queries) ListSessionRuns(ctx context.Context, sessionID string) ([]Run,
 }
 
 const listSessionToolCalls = `-- name: ListSessionToolCalls :many
-SELECT tc.id, tc.run_id, tc.server, tc.tool, tc.is_side_effecting, tc.started_at, tc.recorded_at, tc.source_kind FROM tool_calls tc JOIN runs r ON r.id = tc.run_id
+SELECT tc.id, tc.run_id, tc.server, tc.tool, tc.is_side_effecting, tc.started_at, tc.recorded_at, tc.source_kind, tc.step, tc.paths FROM tool_calls tc JOIN runs r ON r.id = tc.run_id
 WHERE r.session_id = ?1
 ORDER BY tc.started_at DESC, tc.id DESC
 LIMIT ?2
@@ -126,6 +128,8 @@ func (q *Queries) ListSessionToolCalls(ctx context.Context, arg ListSessionToolC
 			&i.ToolCall.StartedAt,
 			&i.ToolCall.RecordedAt,
 			&i.ToolCall.SourceKind,
+			&i.ToolCall.Step,
+			&i.ToolCall.Paths,
 		); err != nil {
 			return nil, err
 		}

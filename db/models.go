@@ -25,15 +25,25 @@ type ApiToken struct {
 }
 
 type Ask struct {
-	ID         string
-	RunID      string
-	Prompt     string
-	Options    string
-	ParkedFrom string
-	CreatedAt  string
-	Answer     sql.NullString
-	AnsweredAt sql.NullString
-	AnsweredBy sql.NullInt64
+	ID            string
+	RunID         string
+	Prompt        string
+	Options       string
+	ParkedFrom    string
+	CreatedAt     string
+	Answer        sql.NullString
+	AnsweredAt    sql.NullString
+	AnsweredBy    sql.NullInt64
+	StoppingPoint sql.NullInt64
+}
+
+type BlockedChange struct {
+	ID          int64
+	SessionID   string
+	AttemptedAt string
+	Files       string
+	Code        string
+	Reason      string
 }
 
 type Breach struct {
@@ -229,6 +239,7 @@ type Run struct {
 	Status     string
 	StartedAt  string
 	EndedAt    sql.NullString
+	PlanID     sql.NullInt64
 	ExternalID sql.NullString
 }
 
@@ -278,6 +289,8 @@ type ToolCall struct {
 	StartedAt       string
 	RecordedAt      string
 	SourceKind      string
+	Step            string
+	Paths           string
 }
 
 type User struct {

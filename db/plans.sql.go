@@ -203,6 +203,31 @@ func (q *Queries) GetLatestPlan(ctx context.Context, sessionID string) (Plan, er
 	return i, err
 }
 
+const getPlan = `-- name: GetPlan :one
+SELECT id, session_id, summary, body, status, proposed_at, decided_at, decided_by, note, delivered_at, last_delivered_at, brief_id, acked_at FROM plans WHERE id = ?1
+`
+
+func (q *Queries) GetPlan(ctx context.Context, id int64) (Plan, error) {
+	row := q.queryRow(ctx, q.getPlanStmt, getPlan, id)
+	var i Plan
+	err := row.Scan(
+		&i.ID,
+		&i.SessionID,
+		&i.Summary,
+		&i.Body,
+		&i.Status,
+		&i.ProposedAt,
+		&i.DecidedAt,
+		&i.DecidedBy,
+		&i.Note,
+		&i.DeliveredAt,
+		&i.LastDeliveredAt,
+		&i.BriefID,
+		&i.AckedAt,
+	)
+	return i, err
+}
+
 const listUndeliveredPlanAnswers = `-- name: ListUndeliveredPlanAnswers :many
 SELECT id, session_id, summary, body, status, proposed_at, decided_at, decided_by, note, delivered_at, last_delivered_at, brief_id, acked_at FROM plans
 WHERE session_id = ?1 AND decided_by IS NOT NULL AND acked_at IS NULL

@@ -22,6 +22,11 @@ type Querier interface {
 	AnswerAsk(ctx context.Context, arg AnswerAskParams) (Ask, error)
 	// Records a person's answer, only while the prompt waits.
 	AnswerPermissionPrompt(ctx context.Context, arg AnswerPermissionPromptParams) (PermissionPrompt, error)
+	// Report blocked-changes: change reports refused because the session was
+	// BLOCKED, oldest first. Every row is a finding (an agent that reported a
+	// change its brief forbade), so the report reads blocked_changes_by_time
+	// whole; the table holds refusals only.
+	AuditBlockedChanges(ctx context.Context) ([]AuditBlockedChangesRow, error)
 	// Report premature-side-effects: side-effecting tool calls that started
 	// before an ask of their run was answered, or while it is unanswered. The
 	// first half goes from the unanswered asks (asks_open), the second from the
@@ -67,6 +72,8 @@ type Querier interface {
 	CreateAPIToken(ctx context.Context, arg CreateAPITokenParams) (int64, error)
 	CreateAgentKey(ctx context.Context, arg CreateAgentKeyParams) (AgentKey, error)
 	CreateAsk(ctx context.Context, arg CreateAskParams) (Ask, error)
+	// Keeps a change report refused because the session was BLOCKED.
+	CreateBlockedChange(ctx context.Context, arg CreateBlockedChangeParams) (int64, error)
 	CreateBreach(ctx context.Context, arg CreateBreachParams) (Breach, error)
 	CreateCollision(ctx context.Context, arg CreateCollisionParams) (int64, error)
 	CreateDecision(ctx context.Context, arg CreateDecisionParams) (Decision, error)
@@ -129,6 +136,7 @@ type Querier interface {
 	// The question a run waits on, if any.
 	GetOpenAsk(ctx context.Context, runID string) (Ask, error)
 	GetPermissionPrompt(ctx context.Context, id int64) (PermissionPrompt, error)
+	GetPlan(ctx context.Context, id int64) (Plan, error)
 	GetRemediation(ctx context.Context, id int64) (Remediation, error)
 	GetRun(ctx context.Context, id string) (GetRunRow, error)
 	// The run a session started with this external id (re-attach).
@@ -179,6 +187,9 @@ type Querier interface {
 	ListOpenRemediations(ctx context.Context, sessionID string) ([]Remediation, error)
 	ListOpenViolations(ctx context.Context, sessionID string) ([]Violation, error)
 	ListPolicies(ctx context.Context) ([]Policy, error)
+	// The answers given at the stopping points of a plan, on any of its runs:
+	// each releases the steps of the option chosen.
+	ListReleasedOptions(ctx context.Context, planID sql.NullInt64) ([]ListReleasedOptionsRow, error)
 	ListRules(ctx context.Context) ([]Rule, error)
 	// The questions a session's runs asked, oldest first.
 	ListSessionAsks(ctx context.Context, sessionID string) ([]ListSessionAsksRow, error)

@@ -14,7 +14,7 @@ const answerAsk = `-- name: AnswerAsk :one
 UPDATE asks
 SET answer = ?1, answered_at = ?2, answered_by = ?3
 WHERE id = ?4 AND answered_at IS NULL
-RETURNING id, run_id, prompt, options, parked_from, created_at, answer, answered_at, answered_by
+RETURNING id, run_id, prompt, options, parked_from, created_at, answer, answered_at, answered_by, stopping_point
 `
 
 type AnswerAskParams struct {
@@ -43,23 +43,26 @@ func (q *Queries) AnswerAsk(ctx context.Context, arg AnswerAskParams) (Ask, erro
 		&i.Answer,
 		&i.AnsweredAt,
 		&i.AnsweredBy,
+		&i.StoppingPoint,
 	)
 	return i, err
 }
 
 const createAsk = `-- name: CreateAsk :one
-INSERT INTO asks (id, run_id, prompt, options, parked_from, created_at)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-RETURNING id, run_id, prompt, options, parked_from, created_at, answer, answered_at, answered_by
+INSERT INTO asks (id, run_id, prompt, options, parked_from, created_at, stopping_point)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6,
+        ?7)
+RETURNING id, run_id, prompt, options, parked_from, created_at, answer, answered_at, answered_by, stopping_point
 `
 
 type CreateAskParams struct {
-	ID         string
-	RunID      string
-	Prompt     string
-	Options    string
-	ParkedFrom string
-	CreatedAt  string
+	ID            string
+	RunID         string
+	Prompt        string
+	Options       string
+	ParkedFrom    string
+	CreatedAt     string
+	StoppingPoint sql.NullInt64
 }
 
 func (q *Queries) CreateAsk(ctx context.Context, arg CreateAskParams) (Ask, error) {
@@ -70,6 +73,7 @@ func (q *Queries) CreateAsk(ctx context.Context, arg CreateAskParams) (Ask, erro
 		arg.Options,
 		arg.ParkedFrom,
 		arg.CreatedAt,
+		arg.StoppingPoint,
 	)
 	var i Ask
 	err := row.Scan(
@@ -82,15 +86,16 @@ func (q *Queries) CreateAsk(ctx context.Context, arg CreateAskParams) (Ask, erro
 		&i.Answer,
 		&i.AnsweredAt,
 		&i.AnsweredBy,
+		&i.StoppingPoint,
 	)
 	return i, err
 }
 
 const createRun = `-- name: CreateRun :one
-INSERT INTO runs (id, session_id, parent_id, name, status, started_at, external_id)
+INSERT INTO runs (id, session_id, parent_id, name, status, started_at, external_id, plan_id)
 VALUES (?1, ?2, ?3, ?4, 'running', ?5,
-        ?6)
-RETURNING id, session_id, parent_id, name, status, started_at, ended_at, external_id
+        ?6, ?7)
+RETURNING id, session_id, parent_id, name, status, started_at, ended_at, plan_id, external_id
 `
 
 type CreateRunParams struct {
@@ -100,6 +105,7 @@ type CreateRunParams struct {
 	Name       string
 	StartedAt  string
 	ExternalID sql.NullString
+	PlanID     sql.NullInt64
 }
 
 func (q *Queries) CreateRun(ctx context.Context, arg CreateRunParams) (Run, error) {
@@ -110,6 +116,7 @@ func (q *Queries) CreateRun(ctx context.Context, arg CreateRunParams) (Run, erro
 		arg.Name,
 		arg.StartedAt,
 		arg.ExternalID,
+		arg.PlanID,
 	)
 	var i Run
 	err := row.Scan(
@@ -120,16 +127,17 @@ func (q *Queries) CreateRun(ctx context.Context, arg CreateRunParams) (Run, erro
 		&i.Status,
 		&i.StartedAt,
 		&i.EndedAt,
+		&i.PlanID,
 		&i.ExternalID,
 	)
 	return i, err
 }
 
 const createToolCall = `-- name: CreateToolCall :one
-INSERT INTO tool_calls (run_id, server, tool, is_side_effecting, started_at, recorded_at, source_kind)
+INSERT INTO tool_calls (run_id, server, tool, is_side_effecting, started_at, recorded_at, source_kind, step, paths)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6,
-        ?7)
-RETURNING id, run_id, server, tool, is_side_effecting, started_at, recorded_at, source_kind
+        ?7, ?8, ?9)
+RETURNING id, run_id, server, tool, is_side_effecting, started_at, recorded_at, source_kind, step, paths
 `
 
 type CreateToolCallParams struct {
@@ -140,6 +148,8 @@ type CreateToolCallParams struct {
 	StartedAt       string
 	RecordedAt      string
 	SourceKind      string
+	Step            string
+	Paths           string
 }
 
 func (q *Queries) CreateToolCall(ctx context.Context, arg CreateToolCallParams) (ToolCall, error) {
@@ -151,6 +161,8 @@ func (q *Queries) CreateToolCall(ctx context.Context, arg CreateToolCallParams) 
 		arg.StartedAt,
 		arg.RecordedAt,
 		arg.SourceKind,
+		arg.Step,
+		arg.Paths,
 	)
 	var i ToolCall
 	err := row.Scan(
@@ -162,6 +174,8 @@ func (q *Queries) CreateToolCall(ctx context.Context, arg CreateToolCallParams) 
 		&i.StartedAt,
 		&i.RecordedAt,
 		&i.SourceKind,
+		&i.Step,
+		&i.Paths,
 	)
 	return i, err
 }
@@ -184,23 +198,24 @@ func (q *Queries) DeleteTool(ctx context.Context, arg DeleteToolParams) (int64, 
 }
 
 const getAsk = `-- name: GetAsk :one
-SELECT a.id, a.run_id, a.prompt, a.options, a.parked_from, a.created_at, a.answer, a.answered_at, a.answered_by, r.session_id
+SELECT a.id, a.run_id, a.prompt, a.options, a.parked_from, a.created_at, a.answer, a.answered_at, a.answered_by, a.stopping_point, r.session_id
 FROM asks a
 JOIN runs r ON r.id = a.run_id
 WHERE a.id = ?1
 `
 
 type GetAskRow struct {
-	ID         string
-	RunID      string
-	Prompt     string
-	Options    string
-	ParkedFrom string
-	CreatedAt  string
-	Answer     sql.NullString
-	AnsweredAt sql.NullString
-	AnsweredBy sql.NullInt64
-	SessionID  string
+	ID            string
+	RunID         string
+	Prompt        string
+	Options       string
+	ParkedFrom    string
+	CreatedAt     string
+	Answer        sql.NullString
+	AnsweredAt    sql.NullString
+	AnsweredBy    sql.NullInt64
+	StoppingPoint sql.NullInt64
+	SessionID     string
 }
 
 func (q *Queries) GetAsk(ctx context.Context, id string) (GetAskRow, error) {
@@ -216,13 +231,14 @@ func (q *Queries) GetAsk(ctx context.Context, id string) (GetAskRow, error) {
 		&i.Answer,
 		&i.AnsweredAt,
 		&i.AnsweredBy,
+		&i.StoppingPoint,
 		&i.SessionID,
 	)
 	return i, err
 }
 
 const getOpenAsk = `-- name: GetOpenAsk :one
-SELECT id, run_id, prompt, options, parked_from, created_at, answer, answered_at, answered_by FROM asks
+SELECT id, run_id, prompt, options, parked_from, created_at, answer, answered_at, answered_by, stopping_point FROM asks
 WHERE run_id = ?1 AND answered_at IS NULL
 ORDER BY created_at
 LIMIT 1
@@ -242,12 +258,13 @@ func (q *Queries) GetOpenAsk(ctx context.Context, runID string) (Ask, error) {
 		&i.Answer,
 		&i.AnsweredAt,
 		&i.AnsweredBy,
+		&i.StoppingPoint,
 	)
 	return i, err
 }
 
 const getRun = `-- name: GetRun :one
-SELECT r.id, r.session_id, r.parent_id, r.name, r.status, r.started_at, r.ended_at, r.external_id, s.agent_key_id, s.lifecycle, s.lifecycle_at
+SELECT r.id, r.session_id, r.parent_id, r.name, r.status, r.started_at, r.ended_at, r.plan_id, r.external_id, s.agent_key_id, s.lifecycle, s.lifecycle_at
 FROM runs r
 JOIN sessions s ON s.id = r.session_id
 WHERE r.id = ?1
@@ -261,6 +278,7 @@ type GetRunRow struct {
 	Status      string
 	StartedAt   string
 	EndedAt     sql.NullString
+	PlanID      sql.NullInt64
 	ExternalID  sql.NullString
 	AgentKeyID  int64
 	Lifecycle   string
@@ -278,6 +296,7 @@ func (q *Queries) GetRun(ctx context.Context, id string) (GetRunRow, error) {
 		&i.Status,
 		&i.StartedAt,
 		&i.EndedAt,
+		&i.PlanID,
 		&i.ExternalID,
 		&i.AgentKeyID,
 		&i.Lifecycle,
@@ -287,7 +306,7 @@ func (q *Queries) GetRun(ctx context.Context, id string) (GetRunRow, error) {
 }
 
 const getRunByExternalID = `-- name: GetRunByExternalID :one
-SELECT id, session_id, parent_id, name, status, started_at, ended_at, external_id FROM runs
+SELECT id, session_id, parent_id, name, status, started_at, ended_at, plan_id, external_id FROM runs
 WHERE session_id = ?1 AND external_id = ?2
 `
 
@@ -308,6 +327,7 @@ func (q *Queries) GetRunByExternalID(ctx context.Context, arg GetRunByExternalID
 		&i.Status,
 		&i.StartedAt,
 		&i.EndedAt,
+		&i.PlanID,
 		&i.ExternalID,
 	)
 	return i, err
@@ -397,6 +417,43 @@ func (q *Queries) ListOpenAsks(ctx context.Context) ([]ListOpenAsksRow, error) {
 	return items, nil
 }
 
+const listReleasedOptions = `-- name: ListReleasedOptions :many
+SELECT DISTINCT a.stopping_point, a.answer
+FROM runs r
+JOIN asks a ON a.run_id = r.id
+WHERE r.plan_id = ?1 AND a.stopping_point IS NOT NULL AND a.answered_at IS NOT NULL
+`
+
+type ListReleasedOptionsRow struct {
+	StoppingPoint sql.NullInt64
+	Answer        sql.NullString
+}
+
+// The answers given at the stopping points of a plan, on any of its runs:
+// each releases the steps of the option chosen.
+func (q *Queries) ListReleasedOptions(ctx context.Context, planID sql.NullInt64) ([]ListReleasedOptionsRow, error) {
+	rows, err := q.query(ctx, q.listReleasedOptionsStmt, listReleasedOptions, planID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListReleasedOptionsRow{}
+	for rows.Next() {
+		var i ListReleasedOptionsRow
+		if err := rows.Scan(&i.StoppingPoint, &i.Answer); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listTools = `-- name: ListTools :many
 SELECT server, tool, side_effecting, updated_at, updated_by FROM tools ORDER BY server, tool
 `
@@ -434,7 +491,7 @@ const setRunStatus = `-- name: SetRunStatus :one
 UPDATE runs
 SET status = ?1, ended_at = ?2
 WHERE id = ?3
-RETURNING id, session_id, parent_id, name, status, started_at, ended_at, external_id
+RETURNING id, session_id, parent_id, name, status, started_at, ended_at, plan_id, external_id
 `
 
 type SetRunStatusParams struct {
@@ -454,6 +511,7 @@ func (q *Queries) SetRunStatus(ctx context.Context, arg SetRunStatusParams) (Run
 		&i.Status,
 		&i.StartedAt,
 		&i.EndedAt,
+		&i.PlanID,
 		&i.ExternalID,
 	)
 	return i, err

@@ -64,3 +64,14 @@ SELECT d.ref, d.session_id, d.title, d.opened_at
 FROM decisions d
 WHERE d.resolved_at IS NULL AND d.opened_at < sqlc.arg(opened_before)
 ORDER BY d.opened_at, d.ref;
+
+-- name: AuditBlockedChanges :many
+-- Report blocked-changes: change reports refused because the session was
+-- BLOCKED, oldest first. Every row is a finding (an agent that reported a
+-- change its brief forbade), so the report reads blocked_changes_by_time
+-- whole; the table holds refusals only.
+SELECT b.id, b.session_id, s.agent, b.attempted_at, b.code, b.reason, b.files
+FROM blocked_changes b
+CROSS JOIN sessions s
+WHERE s.id = b.session_id
+ORDER BY b.attempted_at, b.id;

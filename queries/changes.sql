@@ -98,3 +98,9 @@ RETURNING *;
 
 -- name: ListEvidence :many
 SELECT * FROM evidence WHERE session_id = sqlc.arg(session_id) ORDER BY reported_at, id;
+
+-- name: CreateBlockedChange :one
+-- Keeps a change report refused because the session was BLOCKED.
+INSERT INTO blocked_changes (session_id, attempted_at, files, code, reason)
+VALUES (sqlc.arg(session_id), sqlc.arg(attempted_at), sqlc.arg(files), sqlc.arg(code), sqlc.arg(reason))
+RETURNING id;

@@ -40,3 +40,6 @@ ORDER BY id;
 -- name: AckPlanAnswers :execrows
 UPDATE plans SET acked_at = sqlc.arg(now)
 WHERE session_id = sqlc.arg(session_id) AND brief_id = sqlc.arg(brief_id) AND acked_at IS NULL AND delivered_at IS NOT NULL;
+
+-- name: GetPlan :one
+SELECT * FROM plans WHERE id = sqlc.arg(id);

@@ -1,7 +1,7 @@
 -- name: CreateRun :one
-INSERT INTO runs (id, session_id, parent_id, name, status, started_at, external_id)
+INSERT INTO runs (id, session_id, parent_id, name, status, started_at, external_id, plan_id)
 VALUES (sqlc.arg(id), sqlc.arg(session_id), sqlc.narg(parent_id), sqlc.arg(name), 'running', sqlc.arg(started_at),
-        sqlc.narg(external_id))
+        sqlc.narg(external_id), sqlc.narg(plan_id))
 RETURNING *;
 
 -- name: GetRun :one
@@ -22,8 +22,9 @@ WHERE id = sqlc.arg(id)
 RETURNING *;
 
 -- name: CreateAsk :one
-INSERT INTO asks (id, run_id, prompt, options, parked_from, created_at)
-VALUES (sqlc.arg(id), sqlc.arg(run_id), sqlc.arg(prompt), sqlc.arg(options), sqlc.arg(parked_from), sqlc.arg(created_at))
+INSERT INTO asks (id, run_id, prompt, options, parked_from, created_at, stopping_point)
+VALUES (sqlc.arg(id), sqlc.arg(run_id), sqlc.arg(prompt), sqlc.arg(options), sqlc.arg(parked_from), sqlc.arg(created_at),
+        sqlc.narg(stopping_point))
 RETURNING *;
 
 -- name: GetAsk :one
@@ -59,9 +60,9 @@ WHERE a.answered_at IS NULL
 ORDER BY a.created_at, a.id;
 
 -- name: CreateToolCall :one
-INSERT INTO tool_calls (run_id, server, tool, is_side_effecting, started_at, recorded_at, source_kind)
+INSERT INTO tool_calls (run_id, server, tool, is_side_effecting, started_at, recorded_at, source_kind, step, paths)
 VALUES (sqlc.arg(run_id), sqlc.arg(server), sqlc.arg(tool), sqlc.arg(is_side_effecting), sqlc.arg(started_at), sqlc.arg(recorded_at),
-        sqlc.arg(source_kind))
+        sqlc.arg(source_kind), sqlc.arg(step), sqlc.arg(paths))
 RETURNING *;
 
 -- name: GetTool :one
@@ -78,3 +79,11 @@ SET side_effecting = excluded.side_effecting, updated_at = excluded.updated_at, 
 
 -- name: DeleteTool :execrows
 DELETE FROM tools WHERE server = sqlc.arg(server) AND tool = sqlc.arg(tool);
+
+-- name: ListReleasedOptions :many
+-- The answers given at the stopping points of a plan, on any of its runs:
+-- each releases the steps of the option chosen.
+SELECT DISTINCT a.stopping_point, a.answer
+FROM runs r
+JOIN asks a ON a.run_id = r.id
+WHERE r.plan_id = sqlc.arg(plan_id) AND a.stopping_point IS NOT NULL AND a.answered_at IS NOT NULL;

@@ -26,6 +26,11 @@ import (
 // sessions in the database (one in ten with an open decision gate). The
 // goal: brief reaches at least 0.7× the no-op's requests per second.
 //
+// Beside it, check is the executor gate's question (POST
+// /api/v1/sessions/{id}/tool-calls/check, an Edit of web/app.js, which a
+// hook asks before every tool call) on the same sessions: it reports its
+// time per request as a multiple of the brief's (x-brief).
+//
 //	go test -run '^$' -bench BriefThroughput -benchtime 3s ./web
 func BenchmarkBriefThroughput(b *testing.B) {
 	const sessions = 10_000
@@ -65,7 +70,13 @@ func BenchmarkBriefThroughput(b *testing.B) {
 			b.Fatalf("warming up: status %d", res.StatusCode)
 		}
 	}
-	run := func(b *testing.B, path string, auth bool) {
+	checkBody := []byte(`{"tool":"Edit","input":{"file_path":"web/app.js","old_string":"a","new_string":"b"}}`)
+	fixed := func(path string) func(int64) (string, []byte) {
+		return func(i int64) (string, []byte) { return path, bodies[i] }
+	}
+	check := func(i int64) (string, []byte) { return "/api/v1/sessions/" + ids[i] + "/tool-calls/check", checkBody }
+	var briefNs float64
+	run := func(b *testing.B, request func(int64) (string, []byte), auth bool) float64 {
 		var next atomic.Int64
 		b.SetParallelism(4)
 		b.ReportAllocs()
@@ -73,8 +84,8 @@ func BenchmarkBriefThroughput(b *testing.B) {
 		start := time.Now()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				i := next.Add(1) % sessions
-				req, _ := http.NewRequest(http.MethodPost, srv.URL+path, bytes.NewReader(bodies[i]))
+				path, body := request(next.Add(1) % sessions)
+				req, _ := http.NewRequest(http.MethodPost, srv.URL+path, bytes.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
 				if auth {
 					req.Header.Set("Authorization", "Bearer "+key)
@@ -92,10 +103,18 @@ func BenchmarkBriefThroughput(b *testing.B) {
 				}
 			}
 		})
-		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
+		elapsed := time.Since(start)
+		b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
+		return float64(elapsed.Nanoseconds()) / float64(b.N)
 	}
-	b.Run("noop", func(b *testing.B) { run(b, "/noop", false) })
-	b.Run("brief", func(b *testing.B) { run(b, "/brief", true) })
+	b.Run("noop", func(b *testing.B) { run(b, fixed("/noop"), false) })
+	b.Run("brief", func(b *testing.B) { briefNs = run(b, fixed("/brief"), true) })
+	b.Run("check", func(b *testing.B) {
+		ns := run(b, check, true)
+		if briefNs > 0 {
+			b.ReportMetric(ns/briefNs, "x-brief")
+		}
+	})
 }
 
 // seedSessions inserts n sessions in one transaction, as fast as the

@@ -364,8 +364,8 @@ func routeTable() []routeCase {
 		{method: http.MethodPost, path: "/api/v1/runs/:id/tool-calls", writes: true,
 			setup: func(a *webtest.API) (string, any, string) {
 				id, r := run(a)
-				return "/api/v1/runs/" + r + "/tool-calls", map[string]any{"server": "mcp-monitor", "tool": "get_cpu_info",
-					"side_effecting": false}, id
+				return "/api/v1/runs/" + r + "/tool-calls", map[string]any{"server": "claude-code", "tool": "Read",
+					"paths": []string{"web/app.js"}}, id
 			},
 			want: statuses(http.StatusCreated, []caller{asOwnAgent})},
 		{method: http.MethodPost, path: "/api/v1/asks/:id/answer", writes: true,
@@ -393,6 +393,19 @@ func routeTable() []routeCase {
 					"side_effecting": false}, ""
 			},
 			want: statuses(http.StatusOK, []caller{asAdmin})},
+		{method: http.MethodPut, path: "/api/v1/tools/:server/:tool", writes: true,
+			setup: func(*webtest.API) (string, any, string) {
+				slugs++
+				return fmt.Sprintf("/api/v1/tools/route-table/put-%d", slugs), map[string]any{"side_effecting": true}, ""
+			},
+			want: statuses(http.StatusOK, []caller{asAdmin})},
+		{method: http.MethodPost, path: "/api/v1/sessions/:id/tool-calls/check",
+			setup: func(a *webtest.API) (string, any, string) {
+				id, r := run(a)
+				return "/api/v1/sessions/" + id + "/tool-calls/check", map[string]any{"tool": "Edit",
+					"input": map[string]any{"file_path": "web/app.js"}, "run": r}, id
+			},
+			want: statuses(http.StatusOK, []caller{asOwnAgent})},
 
 		// The console and its assets. A bearer secret is not a browser
 		// session: it never opens the console, whatever its role (the

@@ -406,11 +406,13 @@ func runAgentEvent(ctx context.Context, c stdio, args []string) error {
 
 // runAgentRunStart is `madebook agent run start`: POST /api/v1/sessions/{id}/runs.
 func runAgentRunStart(ctx context.Context, c stdio, args []string) error {
-	f := newAgentFlags("run start", "madebook agent run start --name N [--parent RUN]",
+	f := newAgentFlags("run start", "madebook agent run start --name N [--parent RUN] [--plan]",
 		"Start a run, a unit of work the ledger keeps, and print it. A script keeps its id:\n"+
-			"  RUN=$(madebook agent run start --name build | jq -r .id)", true)
+			"  RUN=$(madebook agent run start --name build | jq -r .id)\n"+
+			"With --plan the run executes the session's approved plan: its calls name their --step.", true)
 	name := f.String("name", "", "the run's `NAME`")
 	parent := f.String("parent", "", "the id of the `RUN` this one is part of")
+	withPlan := f.Bool("plan", false, "the run executes the session's approved plan")
 	conn, _, err := f.connect(c, args)
 	if err != nil {
 		return err
@@ -418,9 +420,12 @@ func runAgentRunStart(ctx context.Context, c stdio, args []string) error {
 	if *name == "" {
 		return f.fail("run start needs --name")
 	}
-	body := map[string]string{"name": *name}
+	body := map[string]any{"name": *name}
 	if *parent != "" {
 		body["parent"] = *parent
+	}
+	if *withPlan {
+		body["plan"] = true
 	}
 	return conn.call(ctx, http.MethodPost, conn.sessionPath("runs"), body)
 }
@@ -445,11 +450,13 @@ func runAgentRunFinish(ctx context.Context, c stdio, args []string) error {
 
 // runAgentAsk is `madebook agent ask`: POST /api/v1/runs/{id}/asks.
 func runAgentAsk(ctx context.Context, c stdio, args []string) error {
-	f := newAgentFlags("ask", "madebook agent ask RUN (--prompt P --option LABEL … | --file PATH)",
+	f := newAgentFlags("ask", "madebook agent ask RUN (--prompt P --option LABEL … [--stopping-point N] | --file PATH)",
 		"Ask a person a question on a run; the run parks until a person answers. The options\n"+
 			"are numbered 1, 2, … in the order given; --file takes {\"prompt\",\"options\":{\"1\":\"Yes\"}}\n"+
-			"as JSON instead (- for stdin).", false)
+			"as JSON instead (- for stdin). On a run of a plan, --stopping-point says which of the\n"+
+			"plan's stopping points this ask is: answering option N releases that option's steps.", false)
 	prompt := f.String("prompt", "", "the question, the `PROMPT` a person reads")
+	stoppingPoint := f.Int("stopping-point", 0, "the plan's stopping point `N` this ask is")
 	var options repeated
 	f.Var(&options, "option", "an answer a person may choose, its `LABEL` (repeat for each, 1 to 9)")
 	file := f.String("file", "", "the `PATH` of the ask's JSON, - for stdin")
@@ -469,6 +476,9 @@ func runAgentAsk(ctx context.Context, c stdio, args []string) error {
 		return f.fail("ask needs --prompt and one --option at least")
 	default:
 		in := ledger.AskInput{Prompt: *prompt, Options: map[string]string{}}
+		if f.isSet("stopping-point") {
+			in.StoppingPoint = stoppingPoint
+		}
 		for i, label := range options {
 			in.Options[strconv.Itoa(i+1)] = label
 		}
@@ -479,19 +489,23 @@ func runAgentAsk(ctx context.Context, c stdio, args []string) error {
 
 // runAgentCall is `madebook agent call`: POST /api/v1/runs/{id}/tool-calls.
 func runAgentCall(ctx context.Context, c stdio, args []string) error {
-	f := newAgentFlags("call", "madebook agent call RUN --server S --tool T [--side-effecting[=false]] [--started-at TIME]",
-		"Record a tool call on a run. Without --side-effecting the tool registry says whether\n"+
-			"the tool writes (a tool nobody classified does). A parked run, a blocked session or a\n"+
-			"side effect before its gate is refused.", false)
+	f := newAgentFlags("call", "madebook agent call RUN --server S --tool T [--side-effecting] [--started-at TIME] [--step ID] [--path P …]",
+		"Record a tool call on a run. The tool registry says whether the tool writes (a tool\n"+
+			"nobody classified does); --side-effecting may only raise that. A parked run, a blocked\n"+
+			"session, a path in a blocked scope or a step before its stopping point is refused.", false)
 	var in ledger.ToolCallInput
 	f.StringVar(&in.Tool, "tool", "", "the `TOOL` called")
 	f.StringVar(&in.Server, "server", "", "the `SERVER` the tool is on: an MCP server's name, or the agent's for its own tools")
 	sideEffecting := f.Bool("side-effecting", false, "the call writes (--side-effecting=false: it only reads)")
 	startedAt := f.String("started-at", "", "when the call started, an RFC 3339 `TIME` (default now)")
+	f.StringVar(&in.Step, "step", "", "on a run of a plan, the plan step `ID` the call runs")
+	var paths repeated
+	f.Var(&paths, "path", "a `PATH` the call touches (repeat for each)")
 	conn, operands, err := f.connect(c, args, "the RUN id")
 	if err != nil {
 		return err
 	}
+	in.Paths = paths
 	if in.Server == "" || in.Tool == "" {
 		return f.fail("call needs --server and --tool")
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -181,7 +182,7 @@ func TestAgentSubcommandsRoundTrip(t *testing.T) {
 		if parked := mustAgent(t, env, "", "ask", child["id"].(string), "--file", askFile); parked["run_status"] != "parked" {
 			t.Errorf("ask from a file printed %v", parked)
 		}
-		call := mustAgent(t, env, "", "call", run, "--tool", "Read", "--server", "fs", "--side-effecting=false",
+		call := mustAgent(t, env, "", "call", run, "--tool", "Read", "--server", "claude-code", "--side-effecting=false",
 			"--started-at", "2026-11-29T12:00:00Z")
 		if call["tool"] != "Read" || call["side_effecting"] != false {
 			t.Errorf("call printed %v", call)
@@ -411,4 +412,36 @@ func TestAgentExitStatusesFromTheBinary(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAgentRunsAPlanStepByStep drives the executor gate from a shell: a
+// run of the approved plan, a call naming its step and paths, an ask that
+// is the plan's stopping point, and a step refused until it is answered.
+func TestAgentRunsAPlanStepByStep(t *testing.T) {
+	t.Parallel()
+	a := webtest.NewAPI(t)
+	s := a.Session(false)
+	env := agentEnv(a, s)
+	if r := agentCLI(t, env, "", "run", "start", "--name", "p", "--plan"); r.code != 1 || !strings.Contains(r.stderr, "no_approved_plan") {
+		t.Fatalf("a plan run with no plan: exit %d, stderr %q", r.code, r.stderr)
+	}
+	a.Must(http.StatusCreated, http.MethodPost, "/api/v1/sessions/"+s+"/plan", a.AgentKey, map[string]any{"summary": "Probe, then ask.",
+		"initial_steps": []any{map[string]any{"id": "cpu", "side_effecting": false}},
+		"stopping_points": []any{map[string]any{"id": 1, "type": "menu", "title": "Save it?", "options": map[string]any{
+			"1": map[string]any{"label": "Save", "steps": []any{map[string]any{"id": "store"}}}}}}})
+	run := mustAgent(t, env, "", "run", "start", "--name", "graph-ask-demo", "--plan")["id"].(string)
+	call := mustAgent(t, env, "", "call", run, "--server", "claude-code", "--tool", "Edit", "--step", "cpu", "--path", "web/app.js")
+	if call["step"] != "cpu" || fmt.Sprint(call["paths"]) != "[web/app.js]" {
+		t.Errorf("call printed %v", call)
+	}
+	if r := agentCLI(t, env, "", "call", run, "--server", "fs", "--tool", "write", "--step", "store"); r.code != 1 ||
+		!strings.Contains(r.stderr, "step_not_released") {
+		t.Errorf("a step behind its stopping point: exit %d, stderr %q", r.code, r.stderr)
+	}
+	ask := mustAgent(t, env, "", "ask", run, "--prompt", "Save it?", "--option", "Save", "--stopping-point", "1")
+	if ask["stopping_point"] != float64(1) {
+		t.Fatalf("ask printed %v", ask)
+	}
+	a.Must(http.StatusOK, http.MethodPost, "/api/v1/asks/"+ask["id"].(string)+"/answer", a.LeadTok, map[string]any{"option": "1"})
+	mustAgent(t, env, "", "call", run, "--server", "fs", "--tool", "write", "--step", "store")
 }

@@ -69,7 +69,7 @@ func (a *app) importRules(ctx context.Context, rs []rules.Rule) (int, error) {
 
 // handler is the whole HTTP surface: the console, the API and /brief.
 func (a *app) handler(logger *slog.Logger, secureCookies bool) http.Handler {
-	return web.NewServer(web.Deps{Auth: a.auth, Gov: a.gov, Ledger: ledger.NewService(a.store, time.Now),
+	return web.NewServer(web.Deps{Auth: a.auth, Gov: a.gov, Ledger: ledger.NewService(a.store, time.Now, a.gov.Briefs),
 		Audit: a.audit(), Health: a.store.Ping, Logger: logger, SecureCookies: secureCookies})
 }
 

@@ -42,12 +42,12 @@ func TestAuditPassesOnACleanDatabase(t *testing.T) {
 				t.Fatalf("audit: %v\n%s", err, out)
 			}
 			checkAuditOutput(t, format, out, map[string]int{"unanswerable-asks": 0, "premature-side-effects": 0,
-				"undelivered-resolutions": 0, "stale-gates": 0})
+				"undelivered-resolutions": 0, "stale-gates": 0, "blocked-changes": 0})
 		})
 	}
 	t.Run("the table says every report passes", func(t *testing.T) {
 		out := mustCLI(t, "", "audit", "--db", path)
-		if strings.Count(out, "0 rows — passing") != 4 || !strings.HasSuffix(out, "4 of 4 reports pass.\n") {
+		if strings.Count(out, "0 rows — passing") != 5 || !strings.HasSuffix(out, "5 of 5 reports pass.\n") {
 			t.Errorf("table:\n%s", out)
 		}
 	})
@@ -62,7 +62,7 @@ func TestAuditExits1WhenAReportHasRows(t *testing.T) {
 	store, path := testkit.MustOpenDB(t)
 	ctx := context.Background()
 	w := newAuditWorld(t, store, func() time.Time { return time.Now().Add(-48 * time.Hour) })
-	agent, session, led := w.agent, w.session, ledger.NewService(store, w.now)
+	agent, session, led := w.agent, w.session, ledger.NewService(store, w.now, w.gov.Briefs)
 	if _, err := w.gov.Decisions.Open(ctx, agent, session, governance.DecisionInput{Title: "Schema",
 		Question: "Drop the legacy billing table?", BlockedScope: []string{"db/migrations"}}); err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func TestAuditExits1WhenAReportHasRows(t *testing.T) {
 		Options: map[string]string{"1": "Yes", "2": "No"}}); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{"unanswerable-asks": 0, "premature-side-effects": 1, "undelivered-resolutions": 0, "stale-gates": 1}
+	want := map[string]int{"unanswerable-asks": 0, "premature-side-effects": 1, "undelivered-resolutions": 0, "stale-gates": 1, "blocked-changes": 0}
 
 	for _, format := range auditFormats {
 		t.Run("--format "+format+" exits 1", func(t *testing.T) {
@@ -104,7 +104,7 @@ func TestAuditExits1WhenAReportHasRows(t *testing.T) {
 	t.Run("the table counts rows and sums up", func(t *testing.T) {
 		out, _ := cli(t, noEnv, "", "audit", "--db", path)
 		for _, s := range []string{"premature-side-effects — Premature side effects\nrun_id", "\n1 row\n",
-			"unanswerable-asks — Unanswerable asks\n0 rows — passing\n", "2 of 4 reports found rows: premature-side-effects, stale-gates.\n"} {
+			"unanswerable-asks — Unanswerable asks\n0 rows — passing\n", "2 of 5 reports found rows: premature-side-effects, stale-gates.\n"} {
 			if !strings.Contains(out, s) {
 				t.Errorf("table lacks %q:\n%s", s, out)
 			}

@@ -25,6 +25,7 @@ const (
 	PrematureSideEffects   = "premature-side-effects"
 	UndeliveredResolutions = "undelivered-resolutions"
 	StaleGates             = "stale-gates"
+	BlockedChanges         = "blocked-changes"
 )
 
 // DefaultOlderThan is how long a gate stays open before stale-gates lists
@@ -69,6 +70,10 @@ var reports = []Report{
 		Finds:   "Gates open for longer than the configured age (24h unless told otherwise).",
 		Passing: "No agent has waited on a gate for longer than that.",
 		Columns: []string{"ref", "session_id", "title", "opened_at", "age"}},
+	{Name: BlockedChanges, Title: "Blocked changes",
+		Finds:   "Change reports refused because the session was BLOCKED (the brake, a plan not yet approved, a plan being revised): an agent that changed code its brief forbade.",
+		Passing: "No agent reported a code change while it was told to stop.",
+		Columns: []string{"id", "session_id", "agent", "attempted_at", "code", "reason", "files"}},
 }
 
 // Reports lists the built-in reports, in the order they are shown.
@@ -187,7 +192,7 @@ type Result struct {
 	// durations, NULL as "".
 	Rows [][]string
 	// Records are the typed rows: []UnanswerableAsk, []PrematureSideEffect,
-	// []UndeliveredResolution or []StaleGate, never nil.
+	// []UndeliveredResolution, []StaleGate or []BlockedChange, never nil.
 	Records any
 	// Now is the time the report was run at.
 	Now time.Time
@@ -255,6 +260,22 @@ type StaleGate struct {
 	// Age is how long the gate has been open, as a Go duration ("36h0m0s").
 	Age        string `json:"age"`
 	AgeSeconds int64  `json:"age_seconds"`
+}
+
+// BlockedChange is a row of blocked-changes: a change report refused
+// because its session was BLOCKED.
+type BlockedChange struct {
+	ID          int64     `json:"id"`
+	SessionID   string    `json:"session_id"`
+	Agent       string    `json:"agent"`
+	AttemptedAt time.Time `json:"attempted_at"`
+	// Code is the brief's BLOCKED reason code: paused, plan_not_approved
+	// or plan_revising.
+	Code string `json:"code"`
+	// Reason is the brief's reason, as the agent was told it.
+	Reason string `json:"reason"`
+	// Files are the paths the refused report named.
+	Files []string `json:"files"`
 }
 
 // Service runs the reports. It only reads.
@@ -366,6 +387,8 @@ func run(ctx context.Context, q db.Querier, rep Report, opts Options) (Result, e
 	case StaleGates:
 		res.OlderThan = opts.OlderThan
 		res.Records, err = staleGates(ctx, q, &res)
+	case BlockedChanges:
+		res.Records, err = blockedChanges(ctx, q, &res)
 	default:
 		err = fmt.Errorf("report %q has no query", rep.Name)
 	}
@@ -452,6 +475,26 @@ func staleGates(ctx context.Context, q db.Querier, res *Result) ([]StaleGate, er
 		recs[i] = StaleGate{Ref: r.Ref, SessionID: r.SessionID, Title: r.Title, OpenedAt: at,
 			Age: age.String(), AgeSeconds: int64(age / time.Second)}
 		res.Rows = append(res.Rows, []string{r.Ref, r.SessionID, r.Title, stamp(at), age.String()})
+	}
+	return recs, nil
+}
+
+func blockedChanges(ctx context.Context, q db.Querier, res *Result) ([]BlockedChange, error) {
+	rows, err := q.AuditBlockedChanges(ctx)
+	if err != nil {
+		return nil, err
+	}
+	recs := make([]BlockedChange, len(rows))
+	for i, r := range rows {
+		st := db.StoredRow("blocked_changes", r.ID)
+		rec := BlockedChange{ID: r.ID, SessionID: r.SessionID, Agent: r.Agent, AttemptedAt: st.Time("attempted_at", r.AttemptedAt),
+			Code: r.Code, Reason: r.Reason, Files: st.List("files", r.Files)}
+		if err := st.Err(); err != nil {
+			return nil, err
+		}
+		recs[i] = rec
+		res.Rows = append(res.Rows, []string{strconv.FormatInt(r.ID, 10), r.SessionID, r.Agent, stamp(rec.AttemptedAt), r.Code,
+			r.Reason, strings.Join(rec.Files, " ")})
 	}
 	return recs, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/audit"
 	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/change"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
@@ -126,11 +127,28 @@ func recordCount(r audit.Result) int {
 		return len(recs)
 	case []audit.StaleGate:
 		return len(recs)
+	case []audit.BlockedChange:
+		return len(recs)
 	}
 	panic("unknown records type")
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// blockedChange reports a change while a person has the brake on: it is
+// refused (code_change_blocked) and kept for blocked-changes.
+func (w *world) blockedChange(path string) {
+	w.t.Helper()
+	ctx := context.Background()
+	_, err := w.kit.Gov.Sessions.Pause(ctx, w.lead, w.session, "Hold the release")
+	w.must(err)
+	_, err = w.kit.Gov.Changes.Report(ctx, w.agent, w.session, change.Change{Files: []change.File{{Path: path, Content: "x\n"}}})
+	if errs.CodeOf(err) != "code_change_blocked" {
+		w.t.Fatalf("a change on a paused session: %v, want code_change_blocked", err)
+	}
+	_, err = w.kit.Gov.Sessions.Resume(ctx, w.lead, w.session)
+	w.must(err)
+}
 
 // cleanRun is a run that does everything right: it reads, asks, waits for
 // the answer, then writes and completes; and a gate that is resolved and
@@ -138,7 +156,7 @@ func ptr[T any](v T) *T { return &v }
 func (w *world) cleanRun() {
 	w.t.Helper()
 	r := w.run("graph-ask-demo")
-	w.call(r.ID, "mcp-monitor", "get_cpu_info", ptr(false), nil)
+	w.call(r.ID, "claude-code", "Read", nil, nil)
 	a := w.ask(r.ID, "save this reading?")
 	w.kit.Clock.Advance(time.Minute)
 	w.answer(a.ID)
@@ -158,8 +176,8 @@ func TestEveryReportIsEmptyOnACleanRun(t *testing.T) {
 	w.cleanRun()
 	results, err := w.kit.Audit.RunAll(context.Background(), audit.Options{})
 	w.must(err)
-	if len(results) != 4 {
-		t.Fatalf("RunAll gave %d reports, want 4", len(results))
+	if len(results) != 5 {
+		t.Fatalf("RunAll gave %d reports, want 5", len(results))
 	}
 	for i, res := range results {
 		if res.Report.Name != audit.Names()[i] {
@@ -185,8 +203,8 @@ func TestPrematureSideEffects(t *testing.T) {
 		answered := w.answer(a.ID)
 		earlier := answered.AnsweredAt.Add(-3 * time.Minute)
 		c := w.call(r.ID, "fs", "write_file", ptr(true), &earlier)
-		w.call(r.ID, "fs", "read_file", ptr(false), &earlier) // reads are not side effects
-		w.call(r.ID, "fs", "write_file", ptr(true), nil)      // after the answer: fine
+		w.call(r.ID, "claude-code", "Read", nil, &earlier) // reads are not side effects
+		w.call(r.ID, "fs", "write_file", ptr(true), nil)   // after the answer: fine
 
 		res := w.report(audit.PrematureSideEffects)
 		recs := res.Records.([]audit.PrematureSideEffect)
@@ -209,7 +227,7 @@ func TestPrematureSideEffects(t *testing.T) {
 	t.Run("memory_store ran, then the run parked to ask permission for it", func(t *testing.T) {
 		w := newWorld(t)
 		r := w.run("graph-ask-demo")
-		w.call(r.ID, "mcp-monitor", "get_cpu_info", ptr(false), nil)
+		w.call(r.ID, "claude-code", "Grep", nil, nil)                   // read-only
 		store := w.call(r.ID, "Vodou-Recall", "memory_store", nil, nil) // unclassified: side-effecting
 		w.kit.Clock.Advance(time.Second)
 		a := w.ask(r.ID, "save this reading?")
@@ -254,21 +272,33 @@ func TestUnanswerableAsks(t *testing.T) {
 		t.Fatalf("a parked run's ask is listed: %v", res.Rows)
 	}
 
-	// The ledger cannot end a run holding a question (the trigger guards
-	// the status update), so the state the report looks for is written the
-	// way an older executor would have: the run first, already complete,
-	// then the ask.
+	// The database refuses the state the report looks for both ways: it
+	// cannot end a run holding a question (the UPDATE trigger), nor take
+	// an unanswered ask on a run that has ended (the INSERT trigger). So
+	// it is written as a database from before the INSERT trigger held it:
+	// the run first, already complete, then the ask.
 	now := w.kit.Clock.Now()
-	exec := func(q string, args ...any) {
+	exec := func(q string, args ...any) error {
+		_, err := w.kit.Store.Writer().Exec(q, args...)
+		return err
+	}
+	must := func(err error) {
 		t.Helper()
-		if _, err := w.kit.Store.Writer().Exec(q, args...); err != nil {
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	exec(`INSERT INTO runs (id, session_id, name, status, started_at, ended_at) VALUES (?, ?, 'legacy', 'complete', ?, ?)`,
-		"run_legacy", w.session, db.FormatTime(now.Add(-time.Hour)), db.FormatTime(now.Add(-time.Minute)))
-	exec(`INSERT INTO asks (id, run_id, prompt, options, parked_from, created_at) VALUES (?, ?, ?, ?, 'complete', ?)`,
-		"ask_legacy", "run_legacy", "save this reading to memory?", `{"1":"Yes","2":"No"}`, db.FormatTime(now))
+	must(exec(`INSERT INTO runs (id, session_id, name, status, started_at, ended_at) VALUES (?, ?, 'legacy', 'complete', ?, ?)`,
+		"run_legacy", w.session, db.FormatTime(now.Add(-time.Hour)), db.FormatTime(now.Add(-time.Minute))))
+	insertAsk := func() error {
+		return exec(`INSERT INTO asks (id, run_id, prompt, options, parked_from, created_at) VALUES (?, ?, ?, ?, 'complete', ?)`,
+			"ask_legacy", "run_legacy", "save this reading to memory?", `{"1":"Yes","2":"No"}`, db.FormatTime(now))
+	}
+	if err := insertAsk(); err == nil || !strings.Contains(err.Error(), "ask_on_terminal_run") {
+		t.Fatalf("an unanswered ask inserted on a complete run: %v, want the trigger's ask_on_terminal_run", err)
+	}
+	must(exec(`DROP TRIGGER asks_no_open_ask_on_terminal_run`))
+	must(insertAsk())
 
 	res := w.report(audit.UnanswerableAsks)
 	recs := res.Records.([]audit.UnanswerableAsk)
@@ -285,9 +315,38 @@ func TestUnanswerableAsks(t *testing.T) {
 	}
 
 	// Answering it (a person, in the database) clears the report.
-	exec(`UPDATE asks SET answer = '2', answered_at = ? WHERE id = 'ask_legacy'`, db.FormatTime(now))
+	must(exec(`UPDATE asks SET answer = '2', answered_at = ? WHERE id = 'ask_legacy'`, db.FormatTime(now)))
 	if res := w.report(audit.UnanswerableAsks); !res.Passing() {
 		t.Errorf("an answered ask is listed: %v", res.Rows)
+	}
+}
+
+func TestBlockedChanges(t *testing.T) {
+	w := newWorld(t)
+	if res := w.report(audit.BlockedChanges); !res.Passing() {
+		t.Fatalf("a fresh database lists %v", res.Rows)
+	}
+	at := w.kit.Clock.Now()
+	w.blockedChange("web/app.js")
+	w.kit.Clock.Advance(time.Minute)
+	// Released, the same change is accepted and adds no row.
+	if _, err := w.kit.Gov.Changes.Report(context.Background(), w.agent, w.session,
+		change.Change{Files: []change.File{{Path: "web/app.js", Content: "x\n"}}}); err != nil {
+		t.Fatal(err)
+	}
+	res := w.report(audit.BlockedChanges)
+	recs := res.Records.([]audit.BlockedChange)
+	if len(recs) != 1 {
+		t.Fatalf("found %d rows, want 1: %v", len(recs), res.Rows)
+	}
+	got := recs[0]
+	if got.SessionID != w.session || got.Agent == "" || !got.AttemptedAt.Equal(at) || got.Code != "paused" ||
+		!strings.Contains(got.Reason, "Hold the release") || strings.Join(got.Files, ",") != "web/app.js" {
+		t.Errorf("row %+v", got)
+	}
+	wantRow := []string{itoa(got.ID), w.session, got.Agent, "2026-11-29T12:00:00Z", "paused", got.Reason, "web/app.js"}
+	if strings.Join(res.Rows[0], "|") != strings.Join(wantRow, "|") {
+		t.Errorf("display row %q, want %q", res.Rows[0], wantRow)
 	}
 }
 
@@ -471,7 +530,7 @@ func TestReportsMetadata(t *testing.T) {
 		}
 		names[r.Name] = true
 	}
-	want := []string{"unanswerable-asks", "premature-side-effects", "undelivered-resolutions", "stale-gates"}
+	want := []string{"unanswerable-asks", "premature-side-effects", "undelivered-resolutions", "stale-gates", "blocked-changes"}
 	if strings.Join(audit.Names(), " ") != strings.Join(want, " ") {
 		t.Errorf("names %v, want %v", audit.Names(), want)
 	}
@@ -484,6 +543,7 @@ func TestReportsMetadata(t *testing.T) {
 		{audit.PrematureSideEffects, audit.PrematureSideEffect{}},
 		{audit.UndeliveredResolutions, audit.UndeliveredResolution{}},
 		{audit.StaleGates, audit.StaleGate{}},
+		{audit.BlockedChanges, audit.BlockedChange{}},
 	} {
 		b, _ := json.Marshal(rec.v)
 		var m map[string]any

@@ -27,6 +27,10 @@ var allowedScans = map[string]string{
 	// Partial: resolved, undelivered gates, exactly the rows of
 	// undelivered-resolutions (a brief delivers and removes them).
 	"decisions_undelivered": "undelivered resolutions",
+	// Every row of blocked_changes is a finding of blocked-changes (a
+	// change report refused while its session was BLOCKED): the report is
+	// the table, read in order through its index.
+	"blocked_changes_by_time": "refused change reports, each a row of the report",
 }
 
 // mustUse is an index each query's plan must name: the path it was written
@@ -36,6 +40,7 @@ var mustUse = map[string][]string{
 	"AuditPrematureSideEffects":   {"asks_open", "asks_answered", "tool_calls_side_effects"},
 	"AuditUndeliveredResolutions": {"decisions_undelivered"},
 	"AuditStaleGates":             {"decisions_open_by_age"},
+	"AuditBlockedChanges":         {"blocked_changes_by_time"},
 }
 
 var (
@@ -75,6 +80,7 @@ func TestEveryReportReadsOnlyThroughIndexes(t *testing.T) {
 	w.ask(r.ID, "save this reading?")
 	w.kit.Clock.Advance(30 * time.Hour)
 	w.resolve(w.gate("Undelivered").Ref)
+	w.blockedChange("web/app.js")
 
 	conn := w.kit.Store.Writer()
 	var stats int
@@ -91,7 +97,8 @@ func TestEveryReportReadsOnlyThroughIndexes(t *testing.T) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	if want := []string{"AuditPrematureSideEffects", "AuditStaleGates", "AuditUnanswerableAsks", "AuditUndeliveredResolutions"}; !slices.Equal(names, want) {
+	if want := []string{"AuditBlockedChanges", "AuditPrematureSideEffects", "AuditStaleGates", "AuditUnanswerableAsks",
+		"AuditUndeliveredResolutions"}; !slices.Equal(names, want) {
 		t.Fatalf("queries/audit.sql has %v, want %v", names, want)
 	}
 	for _, name := range names {

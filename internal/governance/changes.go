@@ -89,8 +89,15 @@ type Collision struct {
 // sessions' changes, and records what it found; each report replaces the
 // last. A critical violation stays open until a person clears it (an agent
 // must not make a HARD_STOP go away by hiding what tripped it); everything
-// else a later report no longer has closes by itself. Errors: forbidden,
-// session_not_found, invalid_change.
+// else a later report no longer has closes by itself.
+//
+// While the session's brief holds a BLOCKED reason (the brake, a plan not
+// yet approved on a high-risk mission, a plan being revised) the change is
+// refused with code_change_blocked, carrying the brief's next_action and
+// reason, and evaluated no further. The refusal is the one that writes:
+// the attempt is kept (a blocked_changes row and a change.blocked event in
+// the timeline) for the blocked-changes audit report. Errors: forbidden,
+// session_not_found, invalid_change, code_change_blocked.
 func (s *ChangeService) Report(ctx context.Context, actor auth.Actor, session string, c change.Change) (ChangeResult, error) {
 	if err := actor.RequireAgent("report a change"); err != nil {
 		return ChangeResult{}, err
@@ -100,9 +107,13 @@ func (s *ChangeService) Report(ctx context.Context, actor auth.Actor, session st
 	}
 	now := s.now()
 	var res ChangeResult
+	var refused error
 	err := s.write(ctx, func(q db.Querier) error {
 		sess, err := ownSession(ctx, q, actor, session, "report a change")
 		if err != nil {
+			return err
+		}
+		if refused, err = s.refuseBlocked(ctx, q, actor, session, c, now); err != nil || refused != nil {
 			return err
 		}
 		pols, err := s.policies(ctx, q)
@@ -158,10 +169,48 @@ func (s *ChangeService) Report(ctx context.Context, actor auth.Actor, session st
 		res, err = changeResult(ctx, q, session, risk)
 		return err
 	})
+	if err == nil {
+		err = refused
+	}
 	if err != nil {
 		return ChangeResult{}, fmt.Errorf("report change on %s: %w", session, err)
 	}
 	return res, nil
+}
+
+// refuseBlocked returns the code_change_blocked refusal when the session's
+// brief, read in q's transaction, holds a BLOCKED reason, after keeping
+// the attempt (a blocked_changes row and a change.blocked event); nil when
+// the change may be evaluated.
+func (s *ChangeService) refuseBlocked(ctx context.Context, q db.Querier, actor auth.Actor, session string, c change.Change,
+	now time.Time) (refusal, err error) {
+	in, err := loadInputs(ctx, q, session)
+	if err != nil {
+		return nil, err
+	}
+	b := protocol.Decide(in.facts, now)
+	all := append(slices.Clip(b.Reasons), b.Also...) // a HARD_STOP leaves the BLOCKED reasons in also
+	i := slices.IndexFunc(all, func(r protocol.Reason) bool { return r.State == protocol.Blocked })
+	if i < 0 {
+		return nil, nil
+	}
+	why := all[i]
+	files := make([]string, len(c.Files))
+	for i, f := range c.Files {
+		files[i] = f.Path
+	}
+	id, err := q.CreateBlockedChange(ctx, db.CreateBlockedChangeParams{SessionID: session, AttemptedAt: db.FormatTime(now),
+		Files: encodeList(files), Code: string(why.Code), Reason: why.Text})
+	if err != nil {
+		return nil, fmt.Errorf("keep the blocked change: %w", err)
+	}
+	if err := s.event(ctx, q, session, actor, now, "change.blocked", fmt.Sprint(id),
+		fmt.Sprintf("%d files refused: %s", len(files), why.Text)); err != nil {
+		return nil, err
+	}
+	return errs.E(errs.Conflict, "code_change_blocked",
+		"Session %s is BLOCKED, so no code change is accepted: %s Revise or wait for the plan's approval, or for a person to release the brake, then take a brief; this attempt is on the record.",
+		session, why.Text).With("next_action", b.NextAction.String()).With("reason", why.Text).With("reason_code", string(why.Code)), nil
 }
 
 // ClearViolation closes a violation a person looked at: fixed, or a false

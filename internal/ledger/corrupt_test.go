@@ -68,9 +68,9 @@ func TestCorruptLedgerRowsAreErrors(t *testing.T) {
 			w.Corrupt(`UPDATE tool_calls SET recorded_at = 'never' WHERE id = ?`, call.ID)
 			return fmt.Sprintf(`tool_calls row %d, column recorded_at: stored time "never"`, call.ID), func() error {
 				var r db.ToolCall
-				if err := w.raw().QueryRowContext(t.Context(), `SELECT id, run_id, server, tool, is_side_effecting, started_at, recorded_at
-					FROM tool_calls WHERE id = ?`, call.ID).Scan(&r.ID, &r.RunID, &r.Server, &r.Tool, &r.IsSideEffecting,
-					&r.StartedAt, &r.RecordedAt); err != nil {
+				if err := w.raw().QueryRowContext(t.Context(), `SELECT id, run_id, server, tool, is_side_effecting, started_at, recorded_at,
+					paths FROM tool_calls WHERE id = ?`, call.ID).Scan(&r.ID, &r.RunID, &r.Server, &r.Tool, &r.IsSideEffecting,
+					&r.StartedAt, &r.RecordedAt, &r.Paths); err != nil {
 					t.Fatal(err)
 				}
 				_, err := ledger.ToolCallFrom(r)

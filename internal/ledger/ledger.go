@@ -19,9 +19,11 @@ import (
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/gate"
 	"github.com/madebook/madebook/internal/ids"
 	"github.com/madebook/madebook/internal/input"
 	"github.com/madebook/madebook/internal/lifecycle"
+	"github.com/madebook/madebook/internal/plan"
 )
 
 // The run outcomes. Parked means the steps are done and the work is not: a
@@ -52,13 +54,26 @@ const (
 
 // Service runs the ledger's use cases.
 type Service struct {
-	store db.Transactor
-	now   func() time.Time
+	store  db.Transactor
+	now    func() time.Time
+	briefs Briefs
 }
 
-// NewService returns the ledger service.
-func NewService(store db.Transactor, now func() time.Time) *Service {
-	return &Service{store: store, now: func() time.Time { return now().UTC() }}
+// Briefs tells the executor gate what a session's brief says now.
+// governance's BriefService is the one Madebook runs with.
+type Briefs interface {
+	// GateSession decides the session's brief from its cached inputs and
+	// writes nothing: the check's fast path. Errors: session_not_found.
+	GateSession(ctx context.Context, session string) (gate.Session, error)
+	// GateSessionIn decides it from what q's transaction reads: the
+	// recording's exact path. Errors: session_not_found.
+	GateSessionIn(ctx context.Context, q db.Querier, session string) (gate.Session, error)
+}
+
+// NewService returns the ledger service; briefs is what its executor gate
+// asks about sessions' briefs.
+func NewService(store db.Transactor, now func() time.Time, briefs Briefs) *Service {
+	return &Service{store: store, now: func() time.Time { return now().UTC() }, briefs: briefs}
 }
 
 // Run is one run of an agent's work.
@@ -67,6 +82,8 @@ type Run struct {
 	Session string `json:"session"`
 	Parent  string `json:"parent,omitempty"`
 	Name    string `json:"name"`
+	// Plan is the id of the approved plan the run executes; 0: none.
+	Plan int64 `json:"plan,omitempty"`
 	// ExternalID is the id the agent's client gave the run (the Claude
 	// Code hook gives Claude's session_id), "" when it gave none.
 	ExternalID string     `json:"external_id,omitempty"`
@@ -82,9 +99,11 @@ type Ask struct {
 	Prompt     string            `json:"prompt"`
 	Options    map[string]string `json:"options"`
 	ParkedFrom string            `json:"parked_from"`
-	CreatedAt  time.Time         `json:"created_at"`
-	Answer     string            `json:"answer,omitempty"`
-	AnsweredAt *time.Time        `json:"answered_at,omitempty"`
+	// StoppingPoint is the plan's stopping point this ask is; 0: none.
+	StoppingPoint int        `json:"stopping_point,omitempty"`
+	CreatedAt     time.Time  `json:"created_at"`
+	Answer        string     `json:"answer,omitempty"`
+	AnsweredAt    *time.Time `json:"answered_at,omitempty"`
 	// RunStatus is the run's status after this call.
 	RunStatus string `json:"run_status"`
 }
@@ -98,7 +117,11 @@ type ToolCall struct {
 	SideEffecting bool   `json:"side_effecting"`
 	// SourceKind is who ran it: "main" (the main agent, in DIRECT_MODE)
 	// or "executor" (every other call).
-	SourceKind string    `json:"source_kind"`
+	SourceKind string `json:"source_kind"`
+	// Step is the plan step the call ran; "" when it named none.
+	Step string `json:"step,omitempty"`
+	// Paths are the paths the call named.
+	Paths      []string  `json:"paths"`
 	StartedAt  time.Time `json:"started_at"`
 	RecordedAt time.Time `json:"recorded_at"`
 }
@@ -112,7 +135,17 @@ const (
 // StartRun opens a run on the agent's own session, under an optional
 // parent run of the same session. Errors: as OpenRun's.
 func (s *Service) StartRun(ctx context.Context, actor auth.Actor, session, name, parent string) (Run, error) {
-	r, _, err := s.OpenRun(ctx, actor, session, name, parent, "")
+	r, _, err := s.openRun(ctx, actor, session, name, parent, "", false)
+	return r, err
+}
+
+// StartPlanRun opens a run, as StartRun does, that executes the session's
+// approved plan: each side-effecting call on it names its step, and each
+// ask may be one of the plan's stopping points. Errors: those of StartRun,
+// no_approved_plan (the session's latest plan is not approved, with its
+// plan_status).
+func (s *Service) StartPlanRun(ctx context.Context, actor auth.Actor, session, name, parent string) (Run, error) {
+	r, _, err := s.openRun(ctx, actor, session, name, parent, "", true)
 	return r, err
 }
 
@@ -125,6 +158,10 @@ const MaxRunExternalID = 200
 // (re-attach), with created false. Errors: forbidden, name_required,
 // name_too_long, external_id_too_long, session_not_found, parent_not_found.
 func (s *Service) OpenRun(ctx context.Context, actor auth.Actor, session, name, parent, externalID string) (_ Run, created bool, err error) {
+	return s.openRun(ctx, actor, session, name, parent, externalID, false)
+}
+
+func (s *Service) openRun(ctx context.Context, actor auth.Actor, session, name, parent, externalID string, withPlan bool) (_ Run, created bool, err error) {
 	if err := actor.RequireAgent("start a run"); err != nil {
 		return Run{}, false, err
 	}
@@ -166,8 +203,25 @@ func (s *Service) OpenRun(ctx context.Context, actor auth.Actor, session, name, 
 			}
 			p = sql.NullString{String: parent, Valid: true}
 		}
+		var planID sql.NullInt64
+		if withPlan {
+			pl, err := q.GetLatestPlan(ctx, session)
+			if errors.Is(err, sql.ErrNoRows) {
+				return errs.E(errs.Conflict, "no_approved_plan",
+					"Session %s has no plan: propose one (POST /api/v1/sessions/%s/plan) and run it once it is approved.", session, session).
+					With("plan_status", "none")
+			} else if err != nil {
+				return err
+			}
+			if pl.Status != "approved" {
+				return errs.E(errs.Conflict, "no_approved_plan",
+					"The latest plan of session %s is %s, not approved: a run executes only an approved plan. Take a brief and follow it.",
+					session, pl.Status).With("plan_status", pl.Status)
+			}
+			planID = sql.NullInt64{Int64: pl.ID, Valid: true}
+		}
 		row, err = q.CreateRun(ctx, db.CreateRunParams{ID: ids.New("run_"), SessionID: session, ParentID: p, Name: name,
-			StartedAt: db.FormatTime(now), ExternalID: external})
+			StartedAt: db.FormatTime(now), ExternalID: external, PlanID: planID})
 		if err != nil {
 			return err
 		}
@@ -228,6 +282,10 @@ func (s *Service) FinishRun(ctx context.Context, actor auth.Actor, id, status st
 type AskInput struct {
 	Prompt  string            `json:"prompt"`
 	Options map[string]string `json:"options"`
+	// StoppingPoint, on a run executing a plan, is the plan's stopping
+	// point this ask is: answering it with option N releases the steps of
+	// that stopping point's option N. Nil: the ask is no stopping point.
+	StoppingPoint *int `json:"stopping_point,omitempty"`
 }
 
 // Validate returns the input with its prompt trimmed. The options are 1 to
@@ -257,13 +315,17 @@ func (in AskInput) Validate() (AskInput, error) {
 	if _, err := input.List("options", labels, MaxOptions, MaxOptionLabel); err != nil {
 		return in, err
 	}
-	return AskInput{Prompt: prompt, Options: in.Options}, nil
+	return AskInput{Prompt: prompt, Options: in.Options, StoppingPoint: in.StoppingPoint}, nil
 }
 
 // RecordAsk records a question on the agent's run and parks the run, in
-// one transaction; the outcome it parked from is kept on the ask. Errors:
-// forbidden, those of AskInput.Validate, run_not_found, run_parked (it
-// already waits on a question).
+// one transaction; the outcome it parked from is kept on the ask. The run
+// is parked before the ask is inserted, so an ask on an ended run (its
+// steps done, a question left) lands on a parked run, which the database's
+// trigger allows. Errors: forbidden, those of AskInput.Validate,
+// run_not_found, run_parked (it already waits on a question),
+// unknown_stopping_point (the run's plan has no such stopping point, or it
+// executes none), ask_on_terminal_run (the database refused the ask).
 func (s *Service) RecordAsk(ctx context.Context, actor auth.Actor, runID string, in AskInput) (Ask, error) {
 	if err := actor.RequireAgent("ask a question"); err != nil {
 		return Ask{}, err
@@ -291,12 +353,19 @@ func (s *Service) RecordAsk(ctx context.Context, actor auth.Actor, runID string,
 			}
 			return errs.E(errs.Conflict, "run_parked", "Run %s already waits on ask %s; one question at a time.", runID, open.ID).With("ask", open.ID)
 		}
-		if a, err = q.CreateAsk(ctx, db.CreateAskParams{ID: ids.New("ask_"), RunID: runID, Prompt: prompt, Options: string(options),
-			ParkedFrom: r.Status, CreatedAt: db.FormatTime(now)}); err != nil {
-			return err
+		var sp sql.NullInt64
+		if in.StoppingPoint != nil {
+			if err := stoppingPoint(ctx, q, r, *in.StoppingPoint); err != nil {
+				return err
+			}
+			sp = sql.NullInt64{Int64: int64(*in.StoppingPoint), Valid: true}
 		}
 		if _, err := q.SetRunStatus(ctx, db.SetRunStatusParams{ID: runID, Status: Parked}); err != nil {
-			return err
+			return triggerError(err)
+		}
+		if a, err = q.CreateAsk(ctx, db.CreateAskParams{ID: ids.New("ask_"), RunID: runID, Prompt: prompt, Options: string(options),
+			ParkedFrom: r.Status, CreatedAt: db.FormatTime(now), StoppingPoint: sp}); err != nil {
+			return triggerError(err)
 		}
 		return event(ctx, q, r.SessionID, actor, now, "ask.opened", a.ID, prompt)
 	})
@@ -380,12 +449,18 @@ func toolName(server, tool string) (string, string, error) {
 type ToolCallInput struct {
 	Server string `json:"server"`
 	Tool   string `json:"tool"`
-	// SideEffecting, when unset, is taken from the tool registry; a tool
-	// nobody classified is side-effecting.
+	// SideEffecting may only raise the classification: the tool registry
+	// decides, then Claude Code's built-in list (server claude-code), and
+	// a tool nobody classified is side-effecting (see gate.Classify).
 	SideEffecting *bool `json:"side_effecting"`
 	// StartedAt, when set, is recorded as reported, even if earlier (that
 	// is what the audit is for); unset, it is now.
 	StartedAt *time.Time `json:"started_at"`
+	// Step is the plan step the call runs, on a run executing a plan.
+	Step string `json:"step,omitempty"`
+	// Paths are the paths the call touches, compared with the brief's
+	// blocked scope.
+	Paths []string `json:"paths,omitempty"`
 }
 
 // ParseStartedAt reads the time a tool call started, as an agent reports
@@ -399,22 +474,42 @@ func ParseStartedAt(s string) (time.Time, error) {
 	return at, nil
 }
 
-// Validate returns the input with its server and tool trimmed. Errors:
-// server_required, server_too_long, tool_required, tool_too_long.
+// The limits of a tool call's step and paths.
+const (
+	MaxStep  = input.Name // a plan step's id
+	MaxPaths = 100        // the paths one call names
+	MaxPath  = 1000       // one of them
+)
+
+// Validate returns the input with its server, tool, step and paths
+// trimmed. Errors: server_required, server_too_long, tool_required,
+// tool_too_long, step_too_long, paths_too_long, invalid_paths.
 func (in ToolCallInput) Validate() (ToolCallInput, error) {
 	var err error
-	in.Server, in.Tool, err = toolName(in.Server, in.Tool)
+	if in.Server, in.Tool, err = toolName(in.Server, in.Tool); err != nil {
+		return in, err
+	}
+	if in.Step, err = input.Optional("step", in.Step, MaxStep); err != nil {
+		return in, err
+	}
+	in.Paths, err = input.List("paths", in.Paths, MaxPaths, MaxPath)
 	return in, err
 }
 
-// RecordToolCall records a tool call on the agent's run. A side-effecting
-// call on a parked run is refused: it would run before the answer that
-// governs it. Once the session's agent has reported a lifecycle event
-// (tracked), a side-effecting call in a state that executes nothing is
-// refused too (not_executing, naming the state); an untracked session is
-// not gated. A call recorded in DIRECT_MODE has source_kind main, any
-// other executor. Errors: forbidden, those of ToolCallInput.Validate,
-// run_not_found, not_executing, run_parked.
+// RecordToolCall records a tool call on the agent's run, after the
+// executor gate (gate.Decide, the rules the check answers by) lets it: a
+// side-effecting call is refused while the session's brief is HARD_STOP
+// or BLOCKED, or DECISION_REQUIRED and the call names a blocked path or
+// tool (session_blocked, with the brief's next_action and reason); in a
+// lifecycle state that executes nothing, once the session is tracked
+// (not_executing, naming the state); on a parked run (run_parked, naming
+// the ask), unless it started before the question was asked; and, on a
+// run executing a plan, without a step (step_required) or on a step
+// behind a stopping point not yet answered with its option
+// (step_not_released). A call recorded in DIRECT_MODE has source_kind
+// main, any other executor. Errors: forbidden, those of
+// ToolCallInput.Validate, run_not_found, session_blocked, not_executing,
+// run_parked, step_required, step_not_released, unknown_step.
 func (s *Service) RecordToolCall(ctx context.Context, actor auth.Actor, runID string, in ToolCallInput) (ToolCall, error) {
 	if err := actor.RequireAgent("record a tool call"); err != nil {
 		return ToolCall{}, err
@@ -429,6 +524,10 @@ func (s *Service) RecordToolCall(ctx context.Context, actor auth.Actor, runID st
 	if in.StartedAt != nil {
 		started = in.StartedAt.UTC()
 	}
+	paths, err := json.Marshal(in.Paths)
+	if err != nil {
+		return ToolCall{}, fmt.Errorf("encode paths: %w", err)
+	}
 	var row db.ToolCall
 	err = s.store.Write(ctx, func(q db.Querier) error {
 		r, err := ownRun(ctx, q, actor, runID)
@@ -439,36 +538,28 @@ func (s *Service) RecordToolCall(ctx context.Context, actor auth.Actor, runID st
 		if err != nil {
 			return err
 		}
-		state, tracked := lifecycle.State(r.Lifecycle), r.LifecycleAt.Valid
-		if writes && tracked && !lifecycle.Executes(state) {
-			return errs.E(errs.Conflict, "not_executing",
-				"Session %s is in %s, which executes nothing: a side-effecting call runs only in EXECUTING or DIRECT_MODE.",
-				r.SessionID, state).With("lifecycle", string(state))
+		sess, err := s.briefs.GateSessionIn(ctx, q, r.SessionID)
+		if err != nil {
+			return err
+		}
+		run, err := runFacts(ctx, q, r)
+		if err != nil {
+			return err
+		}
+		call := gate.Call{Tool: gate.ToolName(server, tool), SideEffecting: writes, Paths: in.Paths, Step: in.Step}
+		if in.StartedAt != nil {
+			call.StartedAt = &started
+		}
+		if err := gate.Decide(sess, run, call).Err(); err != nil {
+			return err
 		}
 		source := SourceExecutor
-		if tracked && state == lifecycle.DirectMode {
+		if sess.Tracked && sess.Lifecycle == lifecycle.DirectMode {
 			source = SourceMain
 		}
-		if writes && r.Status == Parked {
-			a, err := q.GetOpenAsk(ctx, runID)
-			if err != nil {
-				return err
-			}
-			// A call reported late that started before the question was
-			// asked happened before the run parked: it is recorded as
-			// reported, and the audit finds it. Any other is refused.
-			asked := db.StoredRow("asks", a.ID)
-			askedAt := asked.Time("created_at", a.CreatedAt)
-			if err := asked.Err(); err != nil {
-				return err
-			}
-			if in.StartedAt == nil || !started.Before(askedAt) {
-				return errs.E(errs.Conflict, "run_parked", "Run %s is parked on ask %s (%q): a side-effecting call must wait for a person's answer.",
-					runID, a.ID, a.Prompt).With("ask", a.ID)
-			}
-		}
 		row, err = q.CreateToolCall(ctx, db.CreateToolCallParams{RunID: runID, Server: server, Tool: tool,
-			IsSideEffecting: writes, StartedAt: db.FormatTime(started), RecordedAt: db.FormatTime(now), SourceKind: source})
+			IsSideEffecting: writes, StartedAt: db.FormatTime(started), RecordedAt: db.FormatTime(now), SourceKind: source,
+			Step: in.Step, Paths: string(paths)})
 		return err
 	})
 	if err != nil {
@@ -481,19 +572,194 @@ func (s *Service) RecordToolCall(ctx context.Context, actor auth.Actor, runID st
 	return call, nil
 }
 
-// classify says whether a call writes: as the call says, else as the
-// registry says, else yes (fail safe).
-func classify(ctx context.Context, q db.Querier, server, tool string, said *bool) (bool, error) {
-	if said != nil {
-		return *said, nil
+// CheckInput is the question a coding agent's hook asks before a tool
+// call: the tool as the agent names it (Edit, Bash, mcp__server__tool),
+// its input (whose file_path, notebook_path and path name its paths), and
+// optionally the run it is part of and the plan step it runs.
+type CheckInput struct {
+	Tool  string                     `json:"tool"`
+	Input map[string]json.RawMessage `json:"input"`
+	Run   string                     `json:"run"`
+	Step  string                     `json:"step"`
+}
+
+// CheckResult is the gate's answer: whether the call may run now, how it
+// was classified, and, when it may not, why and what to do instead.
+type CheckResult struct {
+	Allow         bool   `json:"allow"`
+	SideEffecting bool   `json:"side_effecting"`
+	Code          string `json:"code,omitempty"`
+	// Reason says, when refused, why and what to do instead; when
+	// allowed, it is the brief's reason.
+	Reason string `json:"reason"`
+	// NextAction is the session's brief's next action.
+	NextAction string `json:"next_action"`
+}
+
+// Check answers whether the call may run now on the agent's own session,
+// by the rules RecordToolCall refuses by (gate.Decide), and writes
+// nothing. The tool is classified by the registry first (server and tool
+// from SplitTool: claude-code for built-ins), then Claude Code's built-in
+// list, else side-effecting. The brief comes from its cached inputs, so a
+// check reads only the registry and, when a run is named, the run.
+// Errors: forbidden, tool_required, tool_too_long, step_too_long,
+// session_not_found, run_not_found, run_not_in_session.
+func (s *Service) Check(ctx context.Context, actor auth.Actor, session string, in CheckInput) (CheckResult, error) {
+	if err := actor.RequireAgent("check a tool call"); err != nil {
+		return CheckResult{}, err
 	}
+	name, err := input.Required("tool", in.Tool, MaxTool)
+	if err != nil {
+		return CheckResult{}, err
+	}
+	step, err := input.Optional("step", in.Step, MaxStep)
+	if err != nil {
+		return CheckResult{}, err
+	}
+	sess, err := s.briefs.GateSession(ctx, session)
+	if err != nil {
+		return CheckResult{}, fmt.Errorf("check on %s: %w", session, err)
+	}
+	if sess.AgentKeyID != actor.KeyID {
+		return CheckResult{}, errs.E(errs.Forbidden, "forbidden", "This session belongs to another agent key.")
+	}
+	server, tool := gate.SplitTool(name)
+	var writes bool
+	var run *gate.Run
+	if in.Run == "" {
+		// One point read: no transaction needed.
+		writes, err = classify(ctx, s.store.Reader(), server, tool, nil)
+	} else {
+		err = s.store.Read(ctx, func(q db.Querier) error {
+			if writes, err = classify(ctx, q, server, tool, nil); err != nil {
+				return err
+			}
+			run, err = s.checkRun(ctx, q, actor, session, in.Run)
+			return err
+		})
+	}
+	if err != nil {
+		return CheckResult{}, fmt.Errorf("check on %s: %w", session, err)
+	}
+	v := gate.Decide(sess, run, gate.Call{Tool: name, SideEffecting: writes, Paths: gate.Paths(in.Input), Step: step})
+	reason := v.Reason
+	if v.Allow {
+		reason = sess.Reason
+	}
+	return CheckResult{Allow: v.Allow, SideEffecting: writes, Code: v.Code, Reason: reason, NextAction: sess.NextAction.String()}, nil
+}
+
+// checkRun reads the facts of the run a check names, which must be the
+// agent's and of the session. Errors: run_not_found, forbidden,
+// run_not_in_session.
+func (s *Service) checkRun(ctx context.Context, q db.Querier, actor auth.Actor, session, id string) (*gate.Run, error) {
+	r, err := ownRun(ctx, q, actor, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.SessionID != session {
+		return nil, errs.E(errs.Invalid, "run_not_in_session", "Run %s belongs to another session, not %s.", id, session).In("run")
+	}
+	return runFacts(ctx, q, r)
+}
+
+// classify says whether a call writes, by gate.Classify over the
+// registry's entry for the tool.
+func classify(ctx context.Context, q db.Querier, server, tool string, said *bool) (bool, error) {
+	var registered *bool
 	t, err := q.GetTool(ctx, db.GetToolParams{Server: server, Tool: tool})
-	if errors.Is(err, sql.ErrNoRows) {
-		return true, nil
-	} else if err != nil {
+	if err == nil {
+		registered = &t.SideEffecting
+	} else if !errors.Is(err, sql.ErrNoRows) {
 		return false, err
 	}
-	return t.SideEffecting, nil
+	return gate.Classify(server, tool, registered, said), nil
+}
+
+// runFacts reads what the gate knows of a run: the question it is parked
+// on, and the plan it executes with the options answered at its stopping
+// points.
+func runFacts(ctx context.Context, q db.Querier, r db.GetRunRow) (*gate.Run, error) {
+	out := &gate.Run{ID: r.ID}
+	if r.Status == Parked {
+		a, err := q.GetOpenAsk(ctx, r.ID)
+		if err != nil {
+			return nil, err
+		}
+		c := db.StoredRow("asks", a.ID)
+		out.OpenAsk = &gate.Ask{ID: a.ID, Prompt: a.Prompt, AskedAt: c.Time("created_at", a.CreatedAt)}
+		if err := c.Err(); err != nil {
+			return nil, err
+		}
+	}
+	if !r.PlanID.Valid {
+		return out, nil
+	}
+	p, err := runPlan(ctx, q, r.PlanID.Int64)
+	if err != nil {
+		return nil, err
+	}
+	out.Plan = &p
+	answers, err := q.ListReleasedOptions(ctx, r.PlanID)
+	if err != nil {
+		return nil, err
+	}
+	out.Released = map[int][]string{}
+	for _, a := range answers {
+		sp := int(a.StoppingPoint.Int64)
+		out.Released[sp] = append(out.Released[sp], a.Answer.String)
+	}
+	return out, nil
+}
+
+// runPlan reads the plan a run executes.
+func runPlan(ctx context.Context, q db.Querier, id int64) (plan.Plan, error) {
+	row, err := q.GetPlan(ctx, id)
+	if err != nil {
+		return plan.Plan{}, err
+	}
+	var p plan.Plan
+	c := db.StoredRow("plans", id)
+	c.JSON("body", row.Body, &p)
+	return p, c.Err()
+}
+
+// stoppingPoint checks that the run executes a plan with the stopping
+// point. Errors: unknown_stopping_point.
+func stoppingPoint(ctx context.Context, q db.Querier, r db.GetRunRow, id int) error {
+	if !r.PlanID.Valid {
+		return errs.E(errs.Invalid, "unknown_stopping_point",
+			"Run %s executes no plan, so it has no stopping point %d: start the run with \"plan\": true, or leave \"stopping_point\" out.", r.ID, id).
+			In("stopping_point")
+	}
+	p, err := runPlan(ctx, q, r.PlanID.Int64)
+	if err != nil {
+		return err
+	}
+	var have []string
+	for _, sp := range p.StoppingPoints {
+		if sp.ID == id {
+			return nil
+		}
+		have = append(have, fmt.Sprint(sp.ID))
+	}
+	return errs.E(errs.Invalid, "unknown_stopping_point", "The plan run %s executes has no stopping point %d (it has: %s).",
+		r.ID, id, strings.Join(have, ", ")).In("stopping_point")
+}
+
+// triggerError turns the ledger triggers' refusals into the errors the API
+// answers (409); any other error is returned as is.
+func triggerError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case strings.Contains(err.Error(), "ask_on_terminal_run"):
+		return errs.E(errs.Conflict, "ask_on_terminal_run",
+			"The database refused an unanswered ask on a run that has ended: ask on a running run, or start a new one.")
+	case strings.Contains(err.Error(), "run_has_open_ask"):
+		return errs.E(errs.Conflict, "run_has_open_ask", "The database refused to end a run that holds an unanswered ask: a person must answer it first.")
+	}
+	return err
 }
 
 // ownRun loads a run of the agent's own session. Errors: run_not_found,
@@ -522,7 +788,7 @@ func event(ctx context.Context, q db.Querier, session string, actor auth.Actor, 
 // runFrom converts a runs row; an error names the row.
 func runFrom(r db.Run) (Run, error) {
 	c := db.StoredRow("runs", r.ID)
-	out := Run{ID: r.ID, Session: r.SessionID, Parent: r.ParentID.String, Name: r.Name, ExternalID: r.ExternalID.String, Status: r.Status,
+	out := Run{ID: r.ID, Session: r.SessionID, Parent: r.ParentID.String, Plan: r.PlanID.Int64, Name: r.Name, ExternalID: r.ExternalID.String, Status: r.Status,
 		StartedAt: c.Time("started_at", r.StartedAt), EndedAt: c.TimePtr("ended_at", r.EndedAt)}
 	if err := c.Err(); err != nil {
 		return Run{}, err
@@ -534,7 +800,7 @@ func runFrom(r db.Run) (Run, error) {
 // error names the row.
 func askFrom(a db.Ask, runStatus string) (Ask, error) {
 	c := db.StoredRow("asks", a.ID)
-	out := Ask{ID: a.ID, Run: a.RunID, Prompt: a.Prompt, Options: map[string]string{}, ParkedFrom: a.ParkedFrom,
+	out := Ask{ID: a.ID, Run: a.RunID, Prompt: a.Prompt, Options: map[string]string{}, ParkedFrom: a.ParkedFrom, StoppingPoint: int(a.StoppingPoint.Int64),
 		CreatedAt: c.Time("created_at", a.CreatedAt), Answer: a.Answer.String, AnsweredAt: c.TimePtr("answered_at", a.AnsweredAt),
 		RunStatus: runStatus}
 	c.JSON("options", a.Options, &out.Options)
@@ -548,7 +814,8 @@ func askFrom(a db.Ask, runStatus string) (Ask, error) {
 func toolCallFrom(t db.ToolCall) (ToolCall, error) {
 	c := db.StoredRow("tool_calls", t.ID)
 	out := ToolCall{ID: t.ID, Run: t.RunID, Server: t.Server, Tool: t.Tool, SideEffecting: t.IsSideEffecting,
-		SourceKind: t.SourceKind, StartedAt: c.Time("started_at", t.StartedAt), RecordedAt: c.Time("recorded_at", t.RecordedAt)}
+		SourceKind: t.SourceKind, Step: t.Step, Paths: c.List("paths", t.Paths), StartedAt: c.Time("started_at", t.StartedAt),
+		RecordedAt: c.Time("recorded_at", t.RecordedAt)}
 	if err := c.Err(); err != nil {
 		return ToolCall{}, err
 	}

@@ -656,15 +656,21 @@ func TestRecordToolCall(t *testing.T) {
 	}{
 		{"a call that says it writes is side-effecting", false,
 			ledger.ToolCallInput{Server: "fs", Tool: "write_file", SideEffecting: &yes}, true, ""},
-		{"a call that says it only reads is not", false,
-			ledger.ToolCallInput{Server: "fs", Tool: "read_file", SideEffecting: &no}, false, ""},
+		{"a call that says it only reads is not trusted: a tool nobody classified still writes", false,
+			ledger.ToolCallInput{Server: "fs", Tool: "read_file", SideEffecting: &no}, true, ""},
+		{"the registry wins over the agent: memory_store the registry says writes is side-effecting whatever the call says", false,
+			ledger.ToolCallInput{Server: "Vodou-Recall", Tool: "memory_store", SideEffecting: &no}, true, ""},
+		{"a Claude Code built-in the list calls read-only is not side-effecting", false,
+			ledger.ToolCallInput{Server: "claude-code", Tool: "Read"}, false, ""},
+		{"a Claude Code built-in the list does not call read-only is side-effecting", false,
+			ledger.ToolCallInput{Server: "claude-code", Tool: "Edit"}, true, ""},
 		{"a tool nobody classified is side-effecting, fail safe", false,
 			ledger.ToolCallInput{Server: "fs", Tool: "mystery"}, true, ""},
 		{"a tool the registry classifies read-only is not side-effecting", false,
 			ledger.ToolCallInput{Server: "mcp-monitor", Tool: "get_cpu_info"}, false, ""},
 		{"a tool the registry classifies as writing is side-effecting", false,
 			ledger.ToolCallInput{Server: "Vodou-Recall", Tool: "memory_store"}, true, ""},
-		{"the call's own flag wins over the registry", false,
+		{"the call's own flag may raise the registry's classification", false,
 			ledger.ToolCallInput{Server: "mcp-monitor", Tool: "get_cpu_info", SideEffecting: &yes}, true, ""},
 		{"the registry is per server: the same tool name on another server is unclassified", false,
 			ledger.ToolCallInput{Server: "other-monitor", Tool: "get_cpu_info"}, true, ""},
@@ -676,8 +682,10 @@ func TestRecordToolCall(t *testing.T) {
 			ledger.ToolCallInput{Server: "fs", Tool: "mystery"}, false, "run_parked"},
 		{"a stopping point only protects the steps after it: a read-only probe on a parked run is accepted", true,
 			ledger.ToolCallInput{Server: "mcp-monitor", Tool: "get_memory_info"}, false, ""},
-		{"a call that says it only reads is accepted on a parked run", true,
-			ledger.ToolCallInput{Server: "fs", Tool: "read_file", SideEffecting: &no}, false, ""},
+		{"a call that says it only reads, of a tool nobody classified, is still run_parked", true,
+			ledger.ToolCallInput{Server: "fs", Tool: "read_file", SideEffecting: &no}, false, "run_parked"},
+		{"memory_store saying it only reads is run_parked: the registry wins", true,
+			ledger.ToolCallInput{Server: "Vodou-Recall", Tool: "memory_store", SideEffecting: &no}, false, "run_parked"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -982,8 +990,11 @@ func TestTheLifecycleGatesSideEffects(t *testing.T) {
 		if after := w.Dump(); fmt.Sprint(after) != fmt.Sprint(before) {
 			t.Fatal("a refused call wrote")
 		}
-		if _, err := call(w, r.ID, &no); err != nil {
+		if _, err := w.Ledger.RecordToolCall(t.Context(), w.agent, r.ID, ledger.ToolCallInput{Server: "claude-code", Tool: "Read"}); err != nil {
 			t.Fatalf("a read-only call is refused: %v", err)
+		}
+		if _, err := call(w, r.ID, &no); errs.CodeOf(err) != "not_executing" {
+			t.Fatalf("a call of a tool nobody classified that says it only reads: %v, want not_executing (the agent cannot lower it)", err)
 		}
 	})
 	t.Run("EXECUTING runs the executor's calls", func(t *testing.T) {
@@ -1009,4 +1020,44 @@ func TestTheLifecycleGatesSideEffects(t *testing.T) {
 			t.Fatalf("after /done: %v", err)
 		}
 	})
+}
+
+func TestTheDatabaseRefusesAnOpenAskOnAnEndedRun(t *testing.T) {
+	w := newWorld(t)
+	for _, status := range []string{ledger.Complete, ledger.Partial, ledger.Blocked, ledger.Failed, ledger.Cancelled} {
+		t.Run("raw SQL inserting an unanswered ask on a "+status+" run is aborted by the trigger", func(t *testing.T) {
+			r := w.start(t, "ended", "")
+			w.finish(t, r.ID, status)
+			before, totals := w.stateOf(t, r.ID), w.totals(t)
+			_, err := w.raw().Exec(`INSERT INTO asks (id, run_id, prompt, options, parked_from, created_at) VALUES (?, ?, 'go?', '{"1":"Yes"}', ?, ?)`,
+				"ask_raw_"+status, r.ID, status, db.FormatTime(w.Clock.Now()))
+			if err == nil || !strings.Contains(err.Error(), "ask_on_terminal_run") {
+				t.Fatalf("raw INSERT: %v, want the trigger's ask_on_terminal_run", err)
+			}
+			w.unchanged(t, r.ID, before, totals)
+			e, ok := errs.As(ledger.TriggerError(err))
+			if !ok || e.Kind != errs.Conflict || e.Code != "ask_on_terminal_run" {
+				t.Errorf("the API would answer %v, want 409 ask_on_terminal_run", ledger.TriggerError(err))
+			}
+		})
+	}
+	t.Run("an answered ask may be kept on an ended run: only an open question is refused", func(t *testing.T) {
+		r := w.start(t, "ended", "")
+		w.finish(t, r.ID, ledger.Complete)
+		now := db.FormatTime(w.Clock.Now())
+		if _, err := w.raw().Exec(`INSERT INTO asks (id, run_id, prompt, options, parked_from, created_at, answer, answered_at)
+			VALUES ('ask_answered', ?, 'go?', '{"1":"Yes"}', 'complete', ?, '1', ?)`, r.ID, now, now); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("the ledger parks an ended run before it asks, so asking after the steps are done still works", func(t *testing.T) {
+		r := w.start(t, "ended", "")
+		w.finish(t, r.ID, ledger.Complete)
+		if a := w.park(t, r.ID); a.ParkedFrom != ledger.Complete || a.RunStatus != ledger.Parked {
+			t.Errorf("ask %+v", a)
+		}
+	})
+	if err := ledger.TriggerError(nil); err != nil {
+		t.Errorf("TriggerError(nil) = %v", err)
+	}
 }

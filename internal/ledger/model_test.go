@@ -559,12 +559,13 @@ func (s *sim) toolCall(parkedOnly bool) {
 		earlier := s.kit.Clock.Now().Add(-time.Duration(1+s.rng.IntN(600)) * time.Second)
 		started, startedAt = &earlier, db.FormatTime(earlier)
 	}
+	// The registry decides, else the call writes; the agent's flag may
+	// only raise it.
 	writes := true
-	if flag != nil {
-		writes = *flag
-	} else if v, ok := s.registry[tk]; ok {
+	if v, ok := s.registry[tk]; ok {
 		writes = v
 	}
+	writes = writes || (flag != nil && *flag)
 	want := okay
 	switch {
 	case !actor.IsAgent():

@@ -49,8 +49,10 @@ func Routes(e *echo.Echo, d Deps) {
 	v1.PATCH("/runs/:id", handleRunFinish(d.Ledger, d.Gov.Briefs))
 	v1.POST("/runs/:id/asks", handleAskRecord(d.Ledger, d.Gov.Briefs))
 	v1.POST("/runs/:id/tool-calls", handleToolCallRecord(d.Ledger, d.Gov.Briefs))
+	v1.POST("/sessions/:id/tool-calls/check", handleToolCheck(d.Ledger))
 	v1.POST("/asks/:id/answer", handleAskAnswer(d.Ledger))
 	v1.GET("/tools", handleToolList(d.Ledger))
 	v1.PUT("/tools", handleToolSet(d.Ledger))
+	v1.PUT("/tools/:server/:tool", handleToolPut(d.Ledger))
 	v1.GET("/audit/:report", handleAuditReport(d.Audit))
 }

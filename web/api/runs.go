@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"net/url"
 
 	"github.com/labstack/echo/v4"
 
@@ -11,19 +12,27 @@ import (
 )
 
 // handleRunStart serves POST /api/v1/sessions/:id/runs (the session's
-// agent): 201 and the new run, or 200 and the run the external id names.
+// agent): 201 and the new run, or 200 and the run the external id names;
+// "plan": true starts a run that executes the session's approved plan.
 func handleRunStart(l *ledger.Service, briefs *governance.BriefService) echo.HandlerFunc {
 	type request struct {
 		Name       string `json:"name"`
 		Parent     string `json:"parent"`
 		ExternalID string `json:"external_id"`
+		Plan       bool   `json:"plan"`
 	}
 	return func(c echo.Context) error {
 		in, err := httpx.Bind[request](c)
 		if err != nil {
 			return err
 		}
-		r, created, err := l.OpenRun(c.Request().Context(), httpx.Actor(c), c.Param("id"), in.Name, in.Parent, in.ExternalID)
+		var r ledger.Run
+		created := true
+		if in.Plan {
+			r, err = l.StartPlanRun(c.Request().Context(), httpx.Actor(c), c.Param("id"), in.Name, in.Parent)
+		} else {
+			r, created, err = l.OpenRun(c.Request().Context(), httpx.Actor(c), c.Param("id"), in.Name, in.Parent, in.ExternalID)
+		}
 		if err != nil {
 			return err
 		}
@@ -88,17 +97,20 @@ func handleToolCallRecord(l *ledger.Service, briefs *governance.BriefService) ec
 	// time.Time, a string that is not a time fails as if the body were not
 	// JSON (a 400), when it is valid JSON with invalid content (a 422).
 	type request struct {
-		Server        string  `json:"server"`
-		Tool          string  `json:"tool"`
-		SideEffecting *bool   `json:"side_effecting"`
-		StartedAt     *string `json:"started_at"`
+		Server        string   `json:"server"`
+		Tool          string   `json:"tool"`
+		SideEffecting *bool    `json:"side_effecting"`
+		StartedAt     *string  `json:"started_at"`
+		Step          string   `json:"step"`
+		Paths         []string `json:"paths"`
 	}
 	return func(c echo.Context) error {
 		body, err := httpx.Bind[request](c)
 		if err != nil {
 			return err
 		}
-		in := ledger.ToolCallInput{Server: body.Server, Tool: body.Tool, SideEffecting: body.SideEffecting}
+		in := ledger.ToolCallInput{Server: body.Server, Tool: body.Tool, SideEffecting: body.SideEffecting, Step: body.Step,
+			Paths: body.Paths}
 		if body.StartedAt != nil {
 			at, err := ledger.ParseStartedAt(*body.StartedAt)
 			if err != nil {
@@ -114,6 +126,22 @@ func handleToolCallRecord(l *ledger.Service, briefs *governance.BriefService) ec
 	}
 }
 
+// handleToolCheck serves POST /api/v1/sessions/:id/tool-calls/check (the
+// session's agent): may this call run now? It writes nothing.
+func handleToolCheck(l *ledger.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		in, err := httpx.Bind[ledger.CheckInput](c)
+		if err != nil {
+			return err
+		}
+		v, err := l.Check(c.Request().Context(), httpx.Actor(c), c.Param("id"), in)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, v)
+	}
+}
+
 // handleToolList serves GET /api/v1/tools (anyone signed in): the registry.
 func handleToolList(l *ledger.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -125,7 +153,8 @@ func handleToolList(l *ledger.Service) echo.HandlerFunc {
 	}
 }
 
-// handleToolSet serves PUT /api/v1/tools (admin): classify a tool.
+// handleToolSet serves PUT /api/v1/tools (admin): classify a tool named
+// in the body.
 func handleToolSet(l *ledger.Service) echo.HandlerFunc {
 	type request struct {
 		Server        string `json:"server"`
@@ -137,17 +166,45 @@ func handleToolSet(l *ledger.Service) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		// The wrong caller hears 403 whatever the body says.
-		if err := httpx.Actor(c).RequireAdmin("classify a tool"); err != nil {
-			return err
-		}
-		if in.SideEffecting == nil {
-			return invalid("side_effecting_required", "Say whether the tool writes: \"side_effecting\": true or false.")
-		}
-		t, err := l.SetTool(c.Request().Context(), httpx.Actor(c), in.Server, in.Tool, *in.SideEffecting)
+		return setTool(c, l, in.Server, in.Tool, in.SideEffecting)
+	}
+}
+
+// handleToolPut serves PUT /api/v1/tools/:server/:tool (admin): classify
+// the tool the path names.
+func handleToolPut(l *ledger.Service) echo.HandlerFunc {
+	type request struct {
+		SideEffecting *bool `json:"side_effecting"`
+	}
+	return func(c echo.Context) error {
+		in, err := httpx.Bind[request](c)
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, t)
+		server, err := url.PathUnescape(c.Param("server"))
+		if err != nil {
+			return invalid("invalid_server", "The server in the path is not valid percent-encoding.")
+		}
+		tool, err := url.PathUnescape(c.Param("tool"))
+		if err != nil {
+			return invalid("invalid_tool", "The tool in the path is not valid percent-encoding.")
+		}
+		return setTool(c, l, server, tool, in.SideEffecting)
 	}
+}
+
+// setTool classifies a tool and answers it.
+func setTool(c echo.Context, l *ledger.Service, server, tool string, sideEffecting *bool) error {
+	// The wrong caller hears 403 whatever the body says.
+	if err := httpx.Actor(c).RequireAdmin("classify a tool"); err != nil {
+		return err
+	}
+	if sideEffecting == nil {
+		return invalid("side_effecting_required", "Say whether the tool writes: \"side_effecting\": true or false.")
+	}
+	t, err := l.SetTool(c.Request().Context(), httpx.Actor(c), server, tool, *sideEffecting)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, t)
 }

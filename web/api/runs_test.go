@@ -73,7 +73,10 @@ func TestAParkedRunOverHTTP(t *testing.T) {
 		t.Fatalf("start run: %v, want {\"id\",\"status\":\"running\"}", started)
 	}
 
-	t.Log("the probes read, and are recorded as not side-effecting")
+	t.Log("an admin classifies the probes as read-only; they are recorded as not side-effecting")
+	for _, tool := range []string{"get_cpu_info", "get_memory_info"} {
+		a.Must(http.StatusOK, http.MethodPut, "/api/v1/tools/mcp-monitor/"+tool, a.AdminTok, map[string]any{"side_effecting": false})
+	}
 	for _, tool := range []string{"get_cpu_info", "get_memory_info"} {
 		c := a.Must(http.StatusCreated, http.MethodPost, "/api/v1/runs/"+run+"/tool-calls", a.AgentKey, map[string]any{
 			"server": "mcp-monitor", "tool": tool, "side_effecting": false})
@@ -108,10 +111,11 @@ func TestAParkedRunOverHTTP(t *testing.T) {
 	a.Refused(sess, http.StatusConflict, "run_has_open_ask", http.MethodPatch, "/api/v1/runs/"+run, a.AgentKey,
 		map[string]string{"status": "complete"})
 
-	t.Log("memory_store must wait for the answer, whether it says it writes or nobody classified it")
+	t.Log("memory_store must wait for the answer, whether it says it writes, says it only reads, or nobody classified it")
 	for _, body := range []map[string]any{
 		{"server": "Vodou-Recall", "tool": "memory_store"},
 		{"server": "Vodou-Recall", "tool": "memory_store", "side_effecting": true},
+		{"server": "Vodou-Recall", "tool": "memory_store", "side_effecting": false},
 	} {
 		r := a.Do(http.MethodPost, "/api/v1/runs/"+run+"/tool-calls", a.AgentKey, body)
 		webtest.CheckError(t, r, http.StatusConflict, "run_parked")

@@ -40,7 +40,7 @@ func TestTheSessionPageShowsWhatWaitsFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kit.Ledger.RecordToolCall(ctx, agent, run.ID, ledger.ToolCallInput{Server: "fs", Tool: "read_file", SideEffecting: &no}); err != nil {
+	if _, err := kit.Ledger.RecordToolCall(ctx, agent, run.ID, ledger.ToolCallInput{Server: "claude-code", Tool: "Read"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := kit.Ledger.RecordAsk(ctx, agent, run.ID, ledger.AskInput{Prompt: "Run it against staging?",

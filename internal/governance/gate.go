@@ -1,0 +1,52 @@
+package governance
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/gate"
+	"github.com/madebook/madebook/internal/lifecycle"
+	"github.com/madebook/madebook/internal/protocol"
+)
+
+// GateSession tells the executor gate what the session's brief says now,
+// decided from the brief's cached inputs as an undelivering brief is
+// (assemble): it writes nothing and, cached, reads nothing. It is the
+// check's fast path (ledger.Briefs). Errors: session_not_found.
+func (s *BriefService) GateSession(ctx context.Context, session string) (gate.Session, error) {
+	now := s.now()
+	in, err := s.briefInputs(ctx, session, now)
+	if err != nil {
+		return gate.Session{}, gateErr(session, err)
+	}
+	return gateSession(in, now), nil
+}
+
+// GateSessionIn is GateSession read in q's transaction, so a recorded
+// tool call is decided on exactly what that transaction sees (ledger.Briefs).
+// Errors: session_not_found.
+func (s *BriefService) GateSessionIn(ctx context.Context, q db.Querier, session string) (gate.Session, error) {
+	in, err := loadInputs(ctx, q, session)
+	if err != nil {
+		return gate.Session{}, gateErr(session, err)
+	}
+	return gateSession(in, s.now()), nil
+}
+
+func gateErr(session string, err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return errs.E(errs.NotFound, "session_not_found", "No session has the id %q.", session)
+	}
+	return err
+}
+
+// gateSession decides the brief and keeps what the gate reads of it.
+func gateSession(in briefInputs, now time.Time) gate.Session {
+	p := protocol.Decide(in.facts, now)
+	return gate.Session{ID: in.state.ID, AgentKeyID: in.state.AgentKeyID, Tracked: in.state.LifecycleAt.Valid,
+		Lifecycle: lifecycle.State(in.state.Lifecycle), NextAction: p.NextAction, Reason: p.Reason, BlockedScope: p.BlockedScope}
+}
