@@ -364,3 +364,74 @@ func TestHookCommandLine(t *testing.T) {
 		}
 	})
 }
+
+// TestHookPreToolUseAgainstTheRealCheck runs the recorded PreToolUse
+// payloads through the built hook against a real Madebook, its session in
+// each state of the brief: what Claude Code would be allowed and denied.
+func TestHookPreToolUseAgainstTheRealCheck(t *testing.T) {
+	t.Parallel()
+	bin := buildMadebook(t)
+	a := webtest.NewAPI(t)
+	ctx := context.Background()
+	mission := a.Kit.Mission(a.Lead, false)
+	env := map[string]string{"MADEBOOK_URL": a.Srv.URL, "MADEBOOK_KEY": a.AgentKey, "MADEBOOK_MISSION": mission}
+	// decide runs one payload and answers "deny: <reason>" or "allow".
+	decide := func(t *testing.T, sid, name string) string {
+		t.Helper()
+		r := runHook(t, bin, env, payload(t, name, sid))
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d, stderr %q", name, r.code, r.stderr)
+		}
+		if r.stdout == "" {
+			return "allow"
+		}
+		_, _, decision, reason := r.answer(t)
+		return decision + ": " + reason
+	}
+	// session opens a fresh Claude session through the hook and returns
+	// Claude's id and Madebook's session.
+	n := 0
+	session := func(t *testing.T) (string, string) {
+		t.Helper()
+		n++
+		sid := fmt.Sprintf("abc123de-f456-7890-abcd-check%07d", n)
+		if r := runHook(t, bin, env, payload(t, "session_start", sid)); r.code != 0 {
+			t.Fatalf("SessionStart: exit %d %q", r.code, r.stderr)
+		}
+		s := a.Must(http.StatusOK, http.MethodPost, "/api/v1/sessions", a.AgentKey, map[string]any{"mission": mission, "external_id": sid})
+		return sid, s["id"].(string)
+	}
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, session string)
+		// want per payload: "allow" or a word the denial must contain.
+		want map[string]string
+	}{
+		{"CONTINUE", func(*testing.T, string) {}, map[string]string{"pre_tool_use_edit": "allow",
+			"pre_tool_use_read": "allow", "pre_tool_use_bash": "allow"}},
+		{"BLOCKED (paused)", func(t *testing.T, s string) {
+			if _, err := a.Kit.Gov.Sessions.Pause(ctx, a.Lead, s, "Legal is reviewing the schema."); err != nil {
+				t.Fatal(err)
+			}
+		}, map[string]string{"pre_tool_use_edit": "Legal is reviewing the schema", "pre_tool_use_write": "deny",
+			"pre_tool_use_bash": "deny", "pre_tool_use_mcp": "deny", "pre_tool_use_read": "allow"}},
+		{"DECISION_REQUIRED on db/migrations", func(t *testing.T, s string) {
+			if _, err := a.Kit.Gov.Decisions.Open(ctx, a.Agent, s, governance.DecisionInput{Title: "Schema",
+				Question: "Drop the legacy billing table?", BlockedScope: []string{"db/migrations"}}); err != nil {
+				t.Fatal(err)
+			}
+		}, map[string]string{"pre_tool_use_edit": "deny", "pre_tool_use_read": "allow"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sid, s := session(t)
+			c.setup(t, s)
+			for name, want := range c.want {
+				got := decide(t, sid, name)
+				if (want == "allow") != (got == "allow") || (want != "allow" && !strings.Contains(got, want)) {
+					t.Errorf("%s: %q, want %q", name, got, want)
+				}
+			}
+		})
+	}
+}
