@@ -11,6 +11,7 @@ import (
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/gate"
 	"github.com/madebook/madebook/internal/input"
 	"github.com/madebook/madebook/internal/lifecycle"
 	"github.com/madebook/madebook/internal/plan"
@@ -277,8 +278,9 @@ func planFrom(r db.Plan) (Plan, error) {
 	return p, nil
 }
 
-// toolRegistry returns the operators' classification of tools: whether a
-// call to server.tool writes. A tool nobody classified writes (fail safe).
+// toolRegistry returns whether a call to server.tool writes, as the
+// executor gate classifies it (gate.Classify): the operators' registry,
+// then Claude Code's read-only built-ins, else it writes (fail safe).
 func (s *PlanService) toolRegistry(ctx context.Context) (func(server, tool string) bool, error) {
 	rows, err := s.store.Reader().ListTools(ctx)
 	if err != nil {
@@ -289,7 +291,10 @@ func (s *PlanService) toolRegistry(ctx context.Context) (func(server, tool strin
 		writes[[2]string{r.Server, r.Tool}] = r.SideEffecting
 	}
 	return func(server, tool string) bool {
-		w, ok := writes[[2]string{server, tool}]
-		return !ok || w
+		var registered *bool
+		if w, ok := writes[[2]string{server, tool}]; ok {
+			registered = &w
+		}
+		return gate.Classify(server, tool, registered, nil)
 	}, nil
 }

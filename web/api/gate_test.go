@@ -402,3 +402,12 @@ func TestTheCheckAndTheRecordNeverDisagree(t *testing.T) {
 		}
 	}
 }
+
+// A run that executes the plan is always new: it cannot also re-attach by
+// external_id.
+func TestAPlanRunCannotReattach(t *testing.T) {
+	a := webtest.NewAPI(t)
+	id := a.Session(false)
+	a.Refused(id, http.StatusUnprocessableEntity, "plan_with_external_id", http.MethodPost, "/api/v1/sessions/"+id+"/runs",
+		a.AgentKey, map[string]any{"name": "migrate", "plan": true, "external_id": "claude-1"})
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/web/httpx"
@@ -25,6 +26,10 @@ func handleRunStart(l *ledger.Service, briefs *governance.BriefService) echo.Han
 		in, err := httpx.Bind[request](c)
 		if err != nil {
 			return err
+		}
+		if in.Plan && in.ExternalID != "" {
+			return errs.E(errs.Invalid, "plan_with_external_id",
+				"A run that executes the plan is always a new run: send plan or external_id, not both.").In("external_id")
 		}
 		var r ledger.Run
 		created := true

@@ -611,3 +611,30 @@ func TestTheSDKsOwnRefusalsAnswerInTheAPIsShape(t *testing.T) {
 		webtest.CheckJSONContentType(t, r)
 	})
 }
+
+// An MCP agent runs the approved plan step by step: a step behind a
+// stopping point is refused until that stopping point's ask is answered
+// with its option.
+func TestAPlanRunsStepByStepThroughMCP(t *testing.T) {
+	t.Parallel()
+	a := webtest.NewAPI(t)
+	s := connect(t, a, a.AgentKey)
+	id := ok(t, s, "open_session", map[string]any{"mission": a.Kit.Mission(a.Lead, false)})["id"].(string)
+	ok(t, s, "propose_plan", map[string]any{"session": id, "summary": "Read, then ask before dropping",
+		"initial_steps": []any{map[string]any{"id": "read", "server": "claude-code", "tool": "Read"}},
+		"stopping_points": []any{map[string]any{"id": 1, "type": "menu", "title": "Drop it?", "options": map[string]any{
+			"1": map[string]any{"label": "Drop", "steps": []any{map[string]any{"id": "drop", "server": "db", "tool": "run_migration"}}},
+			"2": map[string]any{"label": "Keep", "steps": []any{}}}}}})
+	run := ok(t, s, "start_run", map[string]any{"session": id, "name": "migrate", "plan": true})["id"].(string)
+	refused(t, s, "record_tool_call", map[string]any{"run": run, "server": "db", "tool": "run_migration", "step": "drop"},
+		"step_not_released")
+	refused(t, s, "record_tool_call", map[string]any{"run": run, "server": "db", "tool": "run_migration", "step": "nope"},
+		"unknown_step")
+	ask := ok(t, s, "ask", map[string]any{"run": run, "prompt": "Drop it?", "options": map[string]any{"1": "Drop", "2": "Keep"},
+		"stopping_point": 1})["id"].(string)
+	if _, err := a.Kit.Ledger.AnswerAsk(t.Context(), a.Lead, ask, "1"); err != nil {
+		t.Fatal(err)
+	}
+	ok(t, s, "record_tool_call", map[string]any{"run": run, "server": "db", "tool": "run_migration", "step": "drop",
+		"paths": []any{"db/migrations/0042.sql"}})
+}

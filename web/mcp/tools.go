@@ -66,6 +66,7 @@ type runIn struct {
 	Session string `json:"session" jsonschema:"The session's id (ses_…)."`
 	Name    string `json:"name" jsonschema:"The run's name."`
 	Parent  string `json:"parent,omitempty" jsonschema:"The id of the run this one runs under (run_…), if any."`
+	Plan    bool   `json:"plan,omitempty" jsonschema:"Execute the session's approved plan: each tool call then names its step, and a step behind a stopping point runs only after that stopping point's ask is answered with its option."`
 }
 
 type finishIn struct {
@@ -77,14 +78,18 @@ type askIn struct {
 	Run     string            `json:"run" jsonschema:"The run's id (run_…); it parks until a person answers."`
 	Prompt  string            `json:"prompt" jsonschema:"The question."`
 	Options map[string]string `json:"options" jsonschema:"The numbered options, keys 1 to 9, e.g. {\"1\":\"Yes\",\"2\":\"No\"}."`
+	// StoppingPoint is a pointer: 0 is no stopping point's id to assume.
+	StoppingPoint *int `json:"stopping_point,omitempty" jsonschema:"On a run executing the plan, the plan's stopping point this ask is: answering option N releases that option's steps."`
 }
 
 type toolCallIn struct {
-	Run           string `json:"run" jsonschema:"The run's id (run_…)."`
-	Server        string `json:"server" jsonschema:"The MCP server (or tool family) the call went to."`
-	Tool          string `json:"tool" jsonschema:"The tool called."`
-	SideEffecting *bool  `json:"side_effecting,omitempty" jsonschema:"Whether the call writes; left out, the tool registry decides, and an unclassified tool writes."`
-	StartedAt     string `json:"started_at,omitempty" jsonschema:"When the call started, RFC 3339; now when left out."`
+	Run           string   `json:"run" jsonschema:"The run's id (run_…)."`
+	Server        string   `json:"server" jsonschema:"The MCP server (or tool family) the call went to."`
+	Tool          string   `json:"tool" jsonschema:"The tool called."`
+	SideEffecting *bool    `json:"side_effecting,omitempty" jsonschema:"Whether the call writes; left out, the tool registry decides, and an unclassified tool writes."`
+	StartedAt     string   `json:"started_at,omitempty" jsonschema:"When the call started, RFC 3339; now when left out."`
+	Step          string   `json:"step,omitempty" jsonschema:"On a run executing the plan, the plan step this call runs."`
+	Paths         []string `json:"paths,omitempty" jsonschema:"The paths the call touches, relative to the repository: compared with the blocked scope."`
 }
 
 type evidenceIn struct {
@@ -174,7 +179,11 @@ func (t tools) register(s *sdk.Server) {
 		})
 	add(t, s, "start_run", "Start a run of work on the session (POST …/runs).",
 		func(ctx context.Context, a auth.Actor, in runIn) (reply, error) {
-			r, err := t.Ledger.StartRun(ctx, a, in.Session, in.Name, in.Parent)
+			start := t.Ledger.StartRun
+			if in.Plan {
+				start = t.Ledger.StartPlanRun
+			}
+			r, err := start(ctx, a, in.Session, in.Name, in.Parent)
 			if err != nil {
 				return reply{}, err
 			}
@@ -183,7 +192,8 @@ func (t tools) register(s *sdk.Server) {
 	add(t, s, "ask", "Ask a person a numbered question on a run (POST /api/v1/runs/{id}/asks): the run parks until "+
 		"it is answered, and side-effecting calls on it are refused meanwhile.",
 		func(ctx context.Context, a auth.Actor, in askIn) (reply, error) {
-			q, err := t.Ledger.RecordAsk(ctx, a, in.Run, ledger.AskInput{Prompt: in.Prompt, Options: in.Options})
+			q, err := t.Ledger.RecordAsk(ctx, a, in.Run, ledger.AskInput{Prompt: in.Prompt, Options: in.Options,
+				StoppingPoint: in.StoppingPoint})
 			if err != nil {
 				return reply{}, err
 			}
@@ -192,7 +202,8 @@ func (t tools) register(s *sdk.Server) {
 	add(t, s, "record_tool_call", "Record a tool call a run made (POST /api/v1/runs/{id}/tool-calls). A "+
 		"side-effecting call on a parked run, or outside execution on a tracked session, is refused.",
 		func(ctx context.Context, a auth.Actor, in toolCallIn) (reply, error) {
-			call := ledger.ToolCallInput{Server: in.Server, Tool: in.Tool, SideEffecting: in.SideEffecting}
+			call := ledger.ToolCallInput{Server: in.Server, Tool: in.Tool, SideEffecting: in.SideEffecting, Step: in.Step,
+				Paths: in.Paths}
 			if in.StartedAt != "" {
 				at, err := ledger.ParseStartedAt(in.StartedAt)
 				if err != nil {
