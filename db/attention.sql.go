@@ -11,23 +11,143 @@ import (
 )
 
 const countAttention = `-- name: CountAttention :one
-SELECT (SELECT COUNT(*) FROM decisions d WHERE d.resolved_at IS NULL)
-     + (SELECT COUNT(*) FROM plans p JOIN sessions s ON s.id = p.session_id JOIN missions m ON m.id = s.mission_id
-         WHERE p.status = 'proposed' AND m.high_risk)
-     + (SELECT COUNT(*) FROM sessions s WHERE s.paused_at IS NOT NULL)
-     + (SELECT COUNT(*) FROM asks a WHERE a.answered_at IS NULL)
-     + (SELECT COUNT(*) FROM violations v WHERE v.closed_at IS NULL AND v.severity = 'critical')
-     + (SELECT COUNT(*) FROM remediations r WHERE r.closed_at IS NULL AND r.severity = 'required')
-     + (SELECT COUNT(*) FROM permission_prompts pp WHERE pp.answered_at IS NULL)
-     + (SELECT COUNT(*) FROM tasks t WHERE t.status = 'blocked') AS items
+WITH scope AS (
+  SELECT s.id, s.paused_at, m.high_risk
+  FROM sessions s
+  JOIN missions m ON m.id = s.mission_id
+  WHERE (CAST(?1 AS TEXT) = '' OR m.slug = ?1)
+    AND (CAST(?2 AS TEXT) = '' OR s.agent = ?2)
+    AND (CAST(?3 AS TEXT) = '' OR s.id = ?3)
+),
+decision AS (SELECT COUNT(*) AS n, COALESCE(MAX(d.opened_at), '') AS latest
+  FROM decisions d JOIN scope ON scope.id = d.session_id WHERE d.resolved_at IS NULL),
+plan AS (SELECT COUNT(*) AS n, COALESCE(MAX(p.proposed_at), '') AS latest
+  FROM plans p JOIN scope ON scope.id = p.session_id WHERE p.status = 'proposed' AND scope.high_risk),
+paused AS (SELECT COUNT(*) AS n, COALESCE(MAX(scope.paused_at), '') AS latest
+  FROM scope WHERE scope.paused_at IS NOT NULL),
+ask AS (SELECT COUNT(*) AS n, COALESCE(MAX(a.created_at), '') AS latest
+  FROM asks a JOIN runs r ON r.id = a.run_id JOIN scope ON scope.id = r.session_id WHERE a.answered_at IS NULL),
+violation AS (SELECT COUNT(*) AS n, COALESCE(MAX(v.detected_at), '') AS latest
+  FROM violations v JOIN scope ON scope.id = v.session_id WHERE v.closed_at IS NULL AND v.severity = 'critical'),
+remediation AS (SELECT COUNT(*) AS n, COALESCE(MAX(r.created_at), '') AS latest
+  FROM remediations r JOIN scope ON scope.id = r.session_id WHERE r.closed_at IS NULL AND r.severity = 'required'),
+permission AS (SELECT COUNT(*) AS n, COALESCE(MAX(pp.requested_at), '') AS latest
+  FROM permission_prompts pp JOIN scope ON scope.id = pp.session_id WHERE pp.answered_at IS NULL),
+task AS (SELECT COUNT(*) AS n, COALESCE(MAX(t.updated_at), '') AS latest
+  FROM tasks t JOIN scope ON scope.id = t.session_id WHERE t.status = 'blocked')
+SELECT decision.n AS decisions, plan.n AS plans, paused.n AS paused, ask.n AS asks,
+       violation.n AS violations, remediation.n AS remediations, permission.n AS permissions, task.n AS tasks,
+       CAST(MAX(decision.latest, plan.latest, paused.latest, ask.latest, violation.latest, remediation.latest,
+                permission.latest, task.latest) AS TEXT) AS latest
+FROM decision, plan, paused, ask, violation, remediation, permission, task
 `
 
-// How many items the Attention view lists, for the count in every page.
-func (q *Queries) CountAttention(ctx context.Context) (int64, error) {
-	row := q.queryRow(ctx, q.countAttentionStmt, countAttention)
-	var items int64
-	err := row.Scan(&items)
-	return items, err
+type CountAttentionParams struct {
+	Mission string
+	Agent   string
+	Session string
+}
+
+type CountAttentionRow struct {
+	Decisions    int64
+	Plans        int64
+	Paused       int64
+	Asks         int64
+	Violations   int64
+	Remediations int64
+	Permissions  int64
+	Tasks        int64
+	Latest       string
+}
+
+// How many items of each kind the Attention queue lists under the filters,
+// and when the newest of them was opened: the counts in every page, and a
+// fingerprint of the queue (an item added or removed changes it).
+func (q *Queries) CountAttention(ctx context.Context, arg CountAttentionParams) (CountAttentionRow, error) {
+	row := q.queryRow(ctx, q.countAttentionStmt, countAttention, arg.Mission, arg.Agent, arg.Session)
+	var i CountAttentionRow
+	err := row.Scan(
+		&i.Decisions,
+		&i.Plans,
+		&i.Paused,
+		&i.Asks,
+		&i.Violations,
+		&i.Remediations,
+		&i.Permissions,
+		&i.Tasks,
+		&i.Latest,
+	)
+	return i, err
+}
+
+const listAttentionAsks = `-- name: ListAttentionAsks :many
+SELECT a.id, a.prompt, a.options, a.created_at, a.run_id, r.name AS run_name,
+       s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
+FROM asks a
+JOIN runs r ON r.id = a.run_id
+JOIN sessions s ON s.id = r.session_id
+JOIN missions m ON m.id = s.mission_id
+WHERE a.answered_at IS NULL
+  AND (CAST(?1 AS TEXT) = '' OR m.slug = ?1)
+  AND (CAST(?2 AS TEXT) = '' OR s.agent = ?2)
+  AND (CAST(?3 AS TEXT) = '' OR s.id = ?3)
+ORDER BY a.created_at, a.id
+`
+
+type ListAttentionAsksParams struct {
+	Mission string
+	Agent   string
+	Session string
+}
+
+type ListAttentionAsksRow struct {
+	ID           string
+	Prompt       string
+	Options      string
+	CreatedAt    string
+	RunID        string
+	RunName      string
+	SessionID    string
+	SessionTitle string
+	Agent        string
+	MissionSlug  string
+	MissionTitle string
+}
+
+// Every unanswered ask, oldest first, with its run and session.
+func (q *Queries) ListAttentionAsks(ctx context.Context, arg ListAttentionAsksParams) ([]ListAttentionAsksRow, error) {
+	rows, err := q.query(ctx, q.listAttentionAsksStmt, listAttentionAsks, arg.Mission, arg.Agent, arg.Session)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListAttentionAsksRow{}
+	for rows.Next() {
+		var i ListAttentionAsksRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Prompt,
+			&i.Options,
+			&i.CreatedAt,
+			&i.RunID,
+			&i.RunName,
+			&i.SessionID,
+			&i.SessionTitle,
+			&i.Agent,
+			&i.MissionSlug,
+			&i.MissionTitle,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const listAttentionBlockedTasks = `-- name: ListAttentionBlockedTasks :many
@@ -37,8 +157,17 @@ FROM tasks t
 JOIN sessions s ON s.id = t.session_id
 JOIN missions m ON m.id = s.mission_id
 WHERE t.status = 'blocked'
+  AND (CAST(?1 AS TEXT) = '' OR m.slug = ?1)
+  AND (CAST(?2 AS TEXT) = '' OR s.agent = ?2)
+  AND (CAST(?3 AS TEXT) = '' OR s.id = ?3)
 ORDER BY t.updated_at, t.session_id, t.task
 `
+
+type ListAttentionBlockedTasksParams struct {
+	Mission string
+	Agent   string
+	Session string
+}
 
 type ListAttentionBlockedTasksRow struct {
 	Task         string
@@ -51,8 +180,8 @@ type ListAttentionBlockedTasksRow struct {
 }
 
 // Tasks an agent reported blocked and has not moved since, longest first.
-func (q *Queries) ListAttentionBlockedTasks(ctx context.Context) ([]ListAttentionBlockedTasksRow, error) {
-	rows, err := q.query(ctx, q.listAttentionBlockedTasksStmt, listAttentionBlockedTasks)
+func (q *Queries) ListAttentionBlockedTasks(ctx context.Context, arg ListAttentionBlockedTasksParams) ([]ListAttentionBlockedTasksRow, error) {
+	rows, err := q.query(ctx, q.listAttentionBlockedTasksStmt, listAttentionBlockedTasks, arg.Mission, arg.Agent, arg.Session)
 	if err != nil {
 		return nil, err
 	}
@@ -83,14 +212,24 @@ func (q *Queries) ListAttentionBlockedTasks(ctx context.Context) ([]ListAttentio
 }
 
 const listAttentionDecisions = `-- name: ListAttentionDecisions :many
+
 SELECT d.ref, d.title, d.question, d.proposal, d.blocked_scope, d.allowed_scope, d.opened_at,
        s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
 FROM decisions d
 JOIN sessions s ON s.id = d.session_id
 JOIN missions m ON m.id = s.mission_id
 WHERE d.resolved_at IS NULL
+  AND (CAST(?1 AS TEXT) = '' OR m.slug = ?1)
+  AND (CAST(?2 AS TEXT) = '' OR s.agent = ?2)
+  AND (CAST(?3 AS TEXT) = '' OR s.id = ?3)
 ORDER BY d.opened_at, d.ref
 `
+
+type ListAttentionDecisionsParams struct {
+	Mission string
+	Agent   string
+	Session string
+}
 
 type ListAttentionDecisionsRow struct {
 	Ref          string
@@ -107,9 +246,13 @@ type ListAttentionDecisionsRow struct {
 	MissionTitle string
 }
 
+// The Attention queue: one query per kind of item, each narrowed by the
+// same three optional filters (an empty string matches everything), in
+// the same order, so that their parameters share one shape: the mission's
+// slug, the agent's name and the session's id.
 // Open gates, oldest first.
-func (q *Queries) ListAttentionDecisions(ctx context.Context) ([]ListAttentionDecisionsRow, error) {
-	rows, err := q.query(ctx, q.listAttentionDecisionsStmt, listAttentionDecisions)
+func (q *Queries) ListAttentionDecisions(ctx context.Context, arg ListAttentionDecisionsParams) ([]ListAttentionDecisionsRow, error) {
+	rows, err := q.query(ctx, q.listAttentionDecisionsStmt, listAttentionDecisions, arg.Mission, arg.Agent, arg.Session)
 	if err != nil {
 		return nil, err
 	}
@@ -151,8 +294,17 @@ FROM sessions s
 JOIN missions m ON m.id = s.mission_id
 LEFT JOIN users u ON u.id = s.paused_by
 WHERE s.paused_at IS NOT NULL
+  AND (CAST(?1 AS TEXT) = '' OR m.slug = ?1)
+  AND (CAST(?2 AS TEXT) = '' OR s.agent = ?2)
+  AND (CAST(?3 AS TEXT) = '' OR s.id = ?3)
 ORDER BY s.paused_at, s.id
 `
+
+type ListAttentionPausesParams struct {
+	Mission string
+	Agent   string
+	Session string
+}
 
 type ListAttentionPausesRow struct {
 	SessionID    string
@@ -166,8 +318,8 @@ type ListAttentionPausesRow struct {
 }
 
 // Paused sessions, longest paused first.
-func (q *Queries) ListAttentionPauses(ctx context.Context) ([]ListAttentionPausesRow, error) {
-	rows, err := q.query(ctx, q.listAttentionPausesStmt, listAttentionPauses)
+func (q *Queries) ListAttentionPauses(ctx context.Context, arg ListAttentionPausesParams) ([]ListAttentionPausesRow, error) {
+	rows, err := q.query(ctx, q.listAttentionPausesStmt, listAttentionPauses, arg.Mission, arg.Agent, arg.Session)
 	if err != nil {
 		return nil, err
 	}
@@ -205,8 +357,17 @@ FROM permission_prompts pp
 JOIN sessions s ON s.id = pp.session_id
 JOIN missions m ON m.id = s.mission_id
 WHERE pp.answered_at IS NULL
+  AND (CAST(?1 AS TEXT) = '' OR m.slug = ?1)
+  AND (CAST(?2 AS TEXT) = '' OR s.agent = ?2)
+  AND (CAST(?3 AS TEXT) = '' OR s.id = ?3)
 ORDER BY pp.requested_at, pp.id
 `
+
+type ListAttentionPermissionsParams struct {
+	Mission string
+	Agent   string
+	Session string
+}
 
 type ListAttentionPermissionsRow struct {
 	ID           int64
@@ -223,8 +384,8 @@ type ListAttentionPermissionsRow struct {
 }
 
 // Permission prompts waiting on a person, oldest first.
-func (q *Queries) ListAttentionPermissions(ctx context.Context) ([]ListAttentionPermissionsRow, error) {
-	rows, err := q.query(ctx, q.listAttentionPermissionsStmt, listAttentionPermissions)
+func (q *Queries) ListAttentionPermissions(ctx context.Context, arg ListAttentionPermissionsParams) ([]ListAttentionPermissionsRow, error) {
+	rows, err := q.query(ctx, q.listAttentionPermissionsStmt, listAttentionPermissions, arg.Mission, arg.Agent, arg.Session)
 	if err != nil {
 		return nil, err
 	}
@@ -265,8 +426,17 @@ FROM plans p
 JOIN sessions s ON s.id = p.session_id
 JOIN missions m ON m.id = s.mission_id
 WHERE p.status = 'proposed' AND m.high_risk
+  AND (CAST(?1 AS TEXT) = '' OR m.slug = ?1)
+  AND (CAST(?2 AS TEXT) = '' OR s.agent = ?2)
+  AND (CAST(?3 AS TEXT) = '' OR s.id = ?3)
 ORDER BY p.proposed_at, p.id
 `
+
+type ListAttentionPlansParams struct {
+	Mission string
+	Agent   string
+	Session string
+}
 
 type ListAttentionPlansRow struct {
 	ID           int64
@@ -282,8 +452,8 @@ type ListAttentionPlansRow struct {
 
 // Plans waiting for a lead on high-risk missions, oldest first. Only a
 // session's latest plan can be proposed: a new one supersedes the rest.
-func (q *Queries) ListAttentionPlans(ctx context.Context) ([]ListAttentionPlansRow, error) {
-	rows, err := q.query(ctx, q.listAttentionPlansStmt, listAttentionPlans)
+func (q *Queries) ListAttentionPlans(ctx context.Context, arg ListAttentionPlansParams) ([]ListAttentionPlansRow, error) {
+	rows, err := q.query(ctx, q.listAttentionPlansStmt, listAttentionPlans, arg.Mission, arg.Agent, arg.Session)
 	if err != nil {
 		return nil, err
 	}
@@ -323,8 +493,17 @@ JOIN sessions s ON s.id = r.session_id
 JOIN missions m ON m.id = s.mission_id
 LEFT JOIN users u ON u.id = r.created_by
 WHERE r.closed_at IS NULL AND r.severity = 'required'
+  AND (CAST(?1 AS TEXT) = '' OR m.slug = ?1)
+  AND (CAST(?2 AS TEXT) = '' OR s.agent = ?2)
+  AND (CAST(?3 AS TEXT) = '' OR s.id = ?3)
 ORDER BY r.created_at, r.id
 `
+
+type ListAttentionRemediationsParams struct {
+	Mission string
+	Agent   string
+	Session string
+}
 
 type ListAttentionRemediationsRow struct {
 	ID           int64
@@ -341,8 +520,8 @@ type ListAttentionRemediationsRow struct {
 }
 
 // Open required remediations (REMEDIATE), oldest first.
-func (q *Queries) ListAttentionRemediations(ctx context.Context) ([]ListAttentionRemediationsRow, error) {
-	rows, err := q.query(ctx, q.listAttentionRemediationsStmt, listAttentionRemediations)
+func (q *Queries) ListAttentionRemediations(ctx context.Context, arg ListAttentionRemediationsParams) ([]ListAttentionRemediationsRow, error) {
+	rows, err := q.query(ctx, q.listAttentionRemediationsStmt, listAttentionRemediations, arg.Mission, arg.Agent, arg.Session)
 	if err != nil {
 		return nil, err
 	}
@@ -383,8 +562,17 @@ FROM violations v
 JOIN sessions s ON s.id = v.session_id
 JOIN missions m ON m.id = s.mission_id
 WHERE v.closed_at IS NULL AND v.severity = 'critical'
+  AND (CAST(?1 AS TEXT) = '' OR m.slug = ?1)
+  AND (CAST(?2 AS TEXT) = '' OR s.agent = ?2)
+  AND (CAST(?3 AS TEXT) = '' OR s.id = ?3)
 ORDER BY v.detected_at, v.id
 `
+
+type ListAttentionViolationsParams struct {
+	Mission string
+	Agent   string
+	Session string
+}
 
 type ListAttentionViolationsRow struct {
 	ID           int64
@@ -401,8 +589,8 @@ type ListAttentionViolationsRow struct {
 }
 
 // Open critical violations (HARD_STOP until a person clears them), oldest first.
-func (q *Queries) ListAttentionViolations(ctx context.Context) ([]ListAttentionViolationsRow, error) {
-	rows, err := q.query(ctx, q.listAttentionViolationsStmt, listAttentionViolations)
+func (q *Queries) ListAttentionViolations(ctx context.Context, arg ListAttentionViolationsParams) ([]ListAttentionViolationsRow, error) {
+	rows, err := q.query(ctx, q.listAttentionViolationsStmt, listAttentionViolations, arg.Mission, arg.Agent, arg.Session)
 	if err != nil {
 		return nil, err
 	}

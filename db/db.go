@@ -270,6 +270,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listAgentKeysStmt, err = db.PrepareContext(ctx, listAgentKeys); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAgentKeys: %w", err)
 	}
+	if q.listAttentionAsksStmt, err = db.PrepareContext(ctx, listAttentionAsks); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAttentionAsks: %w", err)
+	}
 	if q.listAttentionBlockedTasksStmt, err = db.PrepareContext(ctx, listAttentionBlockedTasks); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAttentionBlockedTasks: %w", err)
 	}
@@ -302,9 +305,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.listMissionsWithSessionCountsStmt, err = db.PrepareContext(ctx, listMissionsWithSessionCounts); err != nil {
 		return nil, fmt.Errorf("error preparing query ListMissionsWithSessionCounts: %w", err)
-	}
-	if q.listOpenAsksStmt, err = db.PrepareContext(ctx, listOpenAsks); err != nil {
-		return nil, fmt.Errorf("error preparing query ListOpenAsks: %w", err)
 	}
 	if q.listOpenBreachesStmt, err = db.PrepareContext(ctx, listOpenBreaches); err != nil {
 		return nil, fmt.Errorf("error preparing query ListOpenBreaches: %w", err)
@@ -844,6 +844,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listAgentKeysStmt: %w", cerr)
 		}
 	}
+	if q.listAttentionAsksStmt != nil {
+		if cerr := q.listAttentionAsksStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAttentionAsksStmt: %w", cerr)
+		}
+	}
 	if q.listAttentionBlockedTasksStmt != nil {
 		if cerr := q.listAttentionBlockedTasksStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listAttentionBlockedTasksStmt: %w", cerr)
@@ -897,11 +902,6 @@ func (q *Queries) Close() error {
 	if q.listMissionsWithSessionCountsStmt != nil {
 		if cerr := q.listMissionsWithSessionCountsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listMissionsWithSessionCountsStmt: %w", cerr)
-		}
-	}
-	if q.listOpenAsksStmt != nil {
-		if cerr := q.listOpenAsksStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing listOpenAsksStmt: %w", cerr)
 		}
 	}
 	if q.listOpenBreachesStmt != nil {
@@ -1230,6 +1230,7 @@ type Queries struct {
 	getViolationStmt                     *sql.Stmt
 	getWebSessionStmt                    *sql.Stmt
 	listAgentKeysStmt                    *sql.Stmt
+	listAttentionAsksStmt                *sql.Stmt
 	listAttentionBlockedTasksStmt        *sql.Stmt
 	listAttentionDecisionsStmt           *sql.Stmt
 	listAttentionPausesStmt              *sql.Stmt
@@ -1241,7 +1242,6 @@ type Queries struct {
 	listMissionSessionIDsStmt            *sql.Stmt
 	listMissionsStmt                     *sql.Stmt
 	listMissionsWithSessionCountsStmt    *sql.Stmt
-	listOpenAsksStmt                     *sql.Stmt
 	listOpenBreachesStmt                 *sql.Stmt
 	listOpenCollisionsStmt               *sql.Stmt
 	listOpenDecisionsStmt                *sql.Stmt
@@ -1371,6 +1371,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getViolationStmt:                     q.getViolationStmt,
 		getWebSessionStmt:                    q.getWebSessionStmt,
 		listAgentKeysStmt:                    q.listAgentKeysStmt,
+		listAttentionAsksStmt:                q.listAttentionAsksStmt,
 		listAttentionBlockedTasksStmt:        q.listAttentionBlockedTasksStmt,
 		listAttentionDecisionsStmt:           q.listAttentionDecisionsStmt,
 		listAttentionPausesStmt:              q.listAttentionPausesStmt,
@@ -1382,7 +1383,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listMissionSessionIDsStmt:            q.listMissionSessionIDsStmt,
 		listMissionsStmt:                     q.listMissionsStmt,
 		listMissionsWithSessionCountsStmt:    q.listMissionsWithSessionCountsStmt,
-		listOpenAsksStmt:                     q.listOpenAsksStmt,
 		listOpenBreachesStmt:                 q.listOpenBreachesStmt,
 		listOpenCollisionsStmt:               q.listOpenCollisionsStmt,
 		listOpenDecisionsStmt:                q.listOpenDecisionsStmt,

@@ -62,8 +62,10 @@ type Querier interface {
 	CloseDeviation(ctx context.Context, arg CloseDeviationParams) error
 	CloseRemediation(ctx context.Context, arg CloseRemediationParams) (Remediation, error)
 	CloseViolation(ctx context.Context, arg CloseViolationParams) error
-	// How many items the Attention view lists, for the count in every page.
-	CountAttention(ctx context.Context) (int64, error)
+	// How many items of each kind the Attention queue lists under the filters,
+	// and when the newest of them was opened: the counts in every page, and a
+	// fingerprint of the queue (an item added or removed changes it).
+	CountAttention(ctx context.Context, arg CountAttentionParams) (CountAttentionRow, error)
 	CountLoginFailures(ctx context.Context, arg CountLoginFailuresParams) (CountLoginFailuresRow, error)
 	// A session's tasks: how many were created, how many completed or failed
 	// (done), and how many are still open, of which blocked.
@@ -152,21 +154,27 @@ type Querier interface {
 	GetViolation(ctx context.Context, id int64) (Violation, error)
 	GetWebSession(ctx context.Context, idHash string) (GetWebSessionRow, error)
 	ListAgentKeys(ctx context.Context) ([]ListAgentKeysRow, error)
+	// Every unanswered ask, oldest first, with its run and session.
+	ListAttentionAsks(ctx context.Context, arg ListAttentionAsksParams) ([]ListAttentionAsksRow, error)
 	// Tasks an agent reported blocked and has not moved since, longest first.
-	ListAttentionBlockedTasks(ctx context.Context) ([]ListAttentionBlockedTasksRow, error)
+	ListAttentionBlockedTasks(ctx context.Context, arg ListAttentionBlockedTasksParams) ([]ListAttentionBlockedTasksRow, error)
+	// The Attention queue: one query per kind of item, each narrowed by the
+	// same three optional filters (an empty string matches everything), in
+	// the same order, so that their parameters share one shape: the mission's
+	// slug, the agent's name and the session's id.
 	// Open gates, oldest first.
-	ListAttentionDecisions(ctx context.Context) ([]ListAttentionDecisionsRow, error)
+	ListAttentionDecisions(ctx context.Context, arg ListAttentionDecisionsParams) ([]ListAttentionDecisionsRow, error)
 	// Paused sessions, longest paused first.
-	ListAttentionPauses(ctx context.Context) ([]ListAttentionPausesRow, error)
+	ListAttentionPauses(ctx context.Context, arg ListAttentionPausesParams) ([]ListAttentionPausesRow, error)
 	// Permission prompts waiting on a person, oldest first.
-	ListAttentionPermissions(ctx context.Context) ([]ListAttentionPermissionsRow, error)
+	ListAttentionPermissions(ctx context.Context, arg ListAttentionPermissionsParams) ([]ListAttentionPermissionsRow, error)
 	// Plans waiting for a lead on high-risk missions, oldest first. Only a
 	// session's latest plan can be proposed: a new one supersedes the rest.
-	ListAttentionPlans(ctx context.Context) ([]ListAttentionPlansRow, error)
+	ListAttentionPlans(ctx context.Context, arg ListAttentionPlansParams) ([]ListAttentionPlansRow, error)
 	// Open required remediations (REMEDIATE), oldest first.
-	ListAttentionRemediations(ctx context.Context) ([]ListAttentionRemediationsRow, error)
+	ListAttentionRemediations(ctx context.Context, arg ListAttentionRemediationsParams) ([]ListAttentionRemediationsRow, error)
 	// Open critical violations (HARD_STOP until a person clears them), oldest first.
-	ListAttentionViolations(ctx context.Context) ([]ListAttentionViolationsRow, error)
+	ListAttentionViolations(ctx context.Context, arg ListAttentionViolationsParams) ([]ListAttentionViolationsRow, error)
 	ListEvidence(ctx context.Context, sessionID string) ([]Evidence, error)
 	// The sessions working on a mission, oldest first: what a change to the
 	// mission re-briefs.
@@ -175,9 +183,6 @@ type Querier interface {
 	// The console's mission list: every mission by slug, with how many
 	// sessions work on it.
 	ListMissionsWithSessionCounts(ctx context.Context) ([]ListMissionsWithSessionCountsRow, error)
-	// Every unanswered ask, oldest first, with its run and session (the
-	// Attention view).
-	ListOpenAsks(ctx context.Context) ([]ListOpenAsksRow, error)
 	ListOpenBreaches(ctx context.Context, sessionID string) ([]Breach, error)
 	ListOpenCollisions(ctx context.Context, sessionID string) ([]ListOpenCollisionsRow, error)
 	ListOpenDecisions(ctx context.Context, sessionID string) ([]Decision, error)

@@ -355,68 +355,6 @@ func (q *Queries) GetTool(ctx context.Context, arg GetToolParams) (Tool, error) 
 	return i, err
 }
 
-const listOpenAsks = `-- name: ListOpenAsks :many
-SELECT a.id, a.prompt, a.options, a.created_at, a.run_id, r.name AS run_name,
-       s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
-FROM asks a
-JOIN runs r ON r.id = a.run_id
-JOIN sessions s ON s.id = r.session_id
-JOIN missions m ON m.id = s.mission_id
-WHERE a.answered_at IS NULL
-ORDER BY a.created_at, a.id
-`
-
-type ListOpenAsksRow struct {
-	ID           string
-	Prompt       string
-	Options      string
-	CreatedAt    string
-	RunID        string
-	RunName      string
-	SessionID    string
-	SessionTitle string
-	Agent        string
-	MissionSlug  string
-	MissionTitle string
-}
-
-// Every unanswered ask, oldest first, with its run and session (the
-// Attention view).
-func (q *Queries) ListOpenAsks(ctx context.Context) ([]ListOpenAsksRow, error) {
-	rows, err := q.query(ctx, q.listOpenAsksStmt, listOpenAsks)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ListOpenAsksRow{}
-	for rows.Next() {
-		var i ListOpenAsksRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.Prompt,
-			&i.Options,
-			&i.CreatedAt,
-			&i.RunID,
-			&i.RunName,
-			&i.SessionID,
-			&i.SessionTitle,
-			&i.Agent,
-			&i.MissionSlug,
-			&i.MissionTitle,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const listReleasedOptions = `-- name: ListReleasedOptions :many
 SELECT DISTINCT a.stopping_point, a.answer
 FROM runs r

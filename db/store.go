@@ -20,6 +20,8 @@ type Store struct {
 	// wq and rq are the queries prepared on each pool once the schema is
 	// current (see Migrate); until then statements are prepared per call.
 	wq, rq *Queries
+	// watch are those told after each committed write (Subscribe).
+	watch watchers
 }
 
 // Open opens (creating it if needed) the SQLite database at path. Every
@@ -151,15 +153,18 @@ func (s *Store) Write(ctx context.Context, fn func(Querier) error) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	s.watch.committed()
 	return nil
 }
 
 // Transactor is what domain services need of the database: single reads,
-// snapshot reads and atomic writes. *Store implements it.
+// snapshot reads, atomic writes, and word that writes committed. *Store
+// implements it.
 type Transactor interface {
 	Reader() Querier
 	Read(ctx context.Context, fn func(Querier) error) error
 	Write(ctx context.Context, fn func(Querier) error) error
+	Subscribe() (<-chan struct{}, func())
 }
 
 var _ Transactor = (*Store)(nil)

@@ -1,3 +1,8 @@
+-- The Attention queue: one query per kind of item, each narrowed by the
+-- same three optional filters (an empty string matches everything), in
+-- the same order, so that their parameters share one shape: the mission's
+-- slug, the agent's name and the session's id.
+
 -- name: ListAttentionDecisions :many
 -- Open gates, oldest first.
 SELECT d.ref, d.title, d.question, d.proposal, d.blocked_scope, d.allowed_scope, d.opened_at,
@@ -6,6 +11,9 @@ FROM decisions d
 JOIN sessions s ON s.id = d.session_id
 JOIN missions m ON m.id = s.mission_id
 WHERE d.resolved_at IS NULL
+  AND (CAST(sqlc.arg(mission) AS TEXT) = '' OR m.slug = sqlc.arg(mission))
+  AND (CAST(sqlc.arg(agent) AS TEXT) = '' OR s.agent = sqlc.arg(agent))
+  AND (CAST(sqlc.arg(session) AS TEXT) = '' OR s.id = sqlc.arg(session))
 ORDER BY d.opened_at, d.ref;
 
 -- name: ListAttentionPlans :many
@@ -17,6 +25,9 @@ FROM plans p
 JOIN sessions s ON s.id = p.session_id
 JOIN missions m ON m.id = s.mission_id
 WHERE p.status = 'proposed' AND m.high_risk
+  AND (CAST(sqlc.arg(mission) AS TEXT) = '' OR m.slug = sqlc.arg(mission))
+  AND (CAST(sqlc.arg(agent) AS TEXT) = '' OR s.agent = sqlc.arg(agent))
+  AND (CAST(sqlc.arg(session) AS TEXT) = '' OR s.id = sqlc.arg(session))
 ORDER BY p.proposed_at, p.id;
 
 -- name: ListAttentionPauses :many
@@ -27,7 +38,24 @@ FROM sessions s
 JOIN missions m ON m.id = s.mission_id
 LEFT JOIN users u ON u.id = s.paused_by
 WHERE s.paused_at IS NOT NULL
+  AND (CAST(sqlc.arg(mission) AS TEXT) = '' OR m.slug = sqlc.arg(mission))
+  AND (CAST(sqlc.arg(agent) AS TEXT) = '' OR s.agent = sqlc.arg(agent))
+  AND (CAST(sqlc.arg(session) AS TEXT) = '' OR s.id = sqlc.arg(session))
 ORDER BY s.paused_at, s.id;
+
+-- name: ListAttentionAsks :many
+-- Every unanswered ask, oldest first, with its run and session.
+SELECT a.id, a.prompt, a.options, a.created_at, a.run_id, r.name AS run_name,
+       s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
+FROM asks a
+JOIN runs r ON r.id = a.run_id
+JOIN sessions s ON s.id = r.session_id
+JOIN missions m ON m.id = s.mission_id
+WHERE a.answered_at IS NULL
+  AND (CAST(sqlc.arg(mission) AS TEXT) = '' OR m.slug = sqlc.arg(mission))
+  AND (CAST(sqlc.arg(agent) AS TEXT) = '' OR s.agent = sqlc.arg(agent))
+  AND (CAST(sqlc.arg(session) AS TEXT) = '' OR s.id = sqlc.arg(session))
+ORDER BY a.created_at, a.id;
 
 -- name: ListAttentionViolations :many
 -- Open critical violations (HARD_STOP until a person clears them), oldest first.
@@ -37,6 +65,9 @@ FROM violations v
 JOIN sessions s ON s.id = v.session_id
 JOIN missions m ON m.id = s.mission_id
 WHERE v.closed_at IS NULL AND v.severity = 'critical'
+  AND (CAST(sqlc.arg(mission) AS TEXT) = '' OR m.slug = sqlc.arg(mission))
+  AND (CAST(sqlc.arg(agent) AS TEXT) = '' OR s.agent = sqlc.arg(agent))
+  AND (CAST(sqlc.arg(session) AS TEXT) = '' OR s.id = sqlc.arg(session))
 ORDER BY v.detected_at, v.id;
 
 -- name: ListAttentionRemediations :many
@@ -48,19 +79,10 @@ JOIN sessions s ON s.id = r.session_id
 JOIN missions m ON m.id = s.mission_id
 LEFT JOIN users u ON u.id = r.created_by
 WHERE r.closed_at IS NULL AND r.severity = 'required'
+  AND (CAST(sqlc.arg(mission) AS TEXT) = '' OR m.slug = sqlc.arg(mission))
+  AND (CAST(sqlc.arg(agent) AS TEXT) = '' OR s.agent = sqlc.arg(agent))
+  AND (CAST(sqlc.arg(session) AS TEXT) = '' OR s.id = sqlc.arg(session))
 ORDER BY r.created_at, r.id;
-
--- name: CountAttention :one
--- How many items the Attention view lists, for the count in every page.
-SELECT (SELECT COUNT(*) FROM decisions d WHERE d.resolved_at IS NULL)
-     + (SELECT COUNT(*) FROM plans p JOIN sessions s ON s.id = p.session_id JOIN missions m ON m.id = s.mission_id
-         WHERE p.status = 'proposed' AND m.high_risk)
-     + (SELECT COUNT(*) FROM sessions s WHERE s.paused_at IS NOT NULL)
-     + (SELECT COUNT(*) FROM asks a WHERE a.answered_at IS NULL)
-     + (SELECT COUNT(*) FROM violations v WHERE v.closed_at IS NULL AND v.severity = 'critical')
-     + (SELECT COUNT(*) FROM remediations r WHERE r.closed_at IS NULL AND r.severity = 'required')
-     + (SELECT COUNT(*) FROM permission_prompts pp WHERE pp.answered_at IS NULL)
-     + (SELECT COUNT(*) FROM tasks t WHERE t.status = 'blocked') AS items;
 
 -- name: ListAttentionPermissions :many
 -- Permission prompts waiting on a person, oldest first.
@@ -70,6 +92,9 @@ FROM permission_prompts pp
 JOIN sessions s ON s.id = pp.session_id
 JOIN missions m ON m.id = s.mission_id
 WHERE pp.answered_at IS NULL
+  AND (CAST(sqlc.arg(mission) AS TEXT) = '' OR m.slug = sqlc.arg(mission))
+  AND (CAST(sqlc.arg(agent) AS TEXT) = '' OR s.agent = sqlc.arg(agent))
+  AND (CAST(sqlc.arg(session) AS TEXT) = '' OR s.id = sqlc.arg(session))
 ORDER BY pp.requested_at, pp.id;
 
 -- name: ListAttentionBlockedTasks :many
@@ -80,4 +105,41 @@ FROM tasks t
 JOIN sessions s ON s.id = t.session_id
 JOIN missions m ON m.id = s.mission_id
 WHERE t.status = 'blocked'
+  AND (CAST(sqlc.arg(mission) AS TEXT) = '' OR m.slug = sqlc.arg(mission))
+  AND (CAST(sqlc.arg(agent) AS TEXT) = '' OR s.agent = sqlc.arg(agent))
+  AND (CAST(sqlc.arg(session) AS TEXT) = '' OR s.id = sqlc.arg(session))
 ORDER BY t.updated_at, t.session_id, t.task;
+
+-- name: CountAttention :one
+-- How many items of each kind the Attention queue lists under the filters,
+-- and when the newest of them was opened: the counts in every page, and a
+-- fingerprint of the queue (an item added or removed changes it).
+WITH scope AS (
+  SELECT s.id, s.paused_at, m.high_risk
+  FROM sessions s
+  JOIN missions m ON m.id = s.mission_id
+  WHERE (CAST(sqlc.arg(mission) AS TEXT) = '' OR m.slug = sqlc.arg(mission))
+    AND (CAST(sqlc.arg(agent) AS TEXT) = '' OR s.agent = sqlc.arg(agent))
+    AND (CAST(sqlc.arg(session) AS TEXT) = '' OR s.id = sqlc.arg(session))
+),
+decision AS (SELECT COUNT(*) AS n, COALESCE(MAX(d.opened_at), '') AS latest
+  FROM decisions d JOIN scope ON scope.id = d.session_id WHERE d.resolved_at IS NULL),
+plan AS (SELECT COUNT(*) AS n, COALESCE(MAX(p.proposed_at), '') AS latest
+  FROM plans p JOIN scope ON scope.id = p.session_id WHERE p.status = 'proposed' AND scope.high_risk),
+paused AS (SELECT COUNT(*) AS n, COALESCE(MAX(scope.paused_at), '') AS latest
+  FROM scope WHERE scope.paused_at IS NOT NULL),
+ask AS (SELECT COUNT(*) AS n, COALESCE(MAX(a.created_at), '') AS latest
+  FROM asks a JOIN runs r ON r.id = a.run_id JOIN scope ON scope.id = r.session_id WHERE a.answered_at IS NULL),
+violation AS (SELECT COUNT(*) AS n, COALESCE(MAX(v.detected_at), '') AS latest
+  FROM violations v JOIN scope ON scope.id = v.session_id WHERE v.closed_at IS NULL AND v.severity = 'critical'),
+remediation AS (SELECT COUNT(*) AS n, COALESCE(MAX(r.created_at), '') AS latest
+  FROM remediations r JOIN scope ON scope.id = r.session_id WHERE r.closed_at IS NULL AND r.severity = 'required'),
+permission AS (SELECT COUNT(*) AS n, COALESCE(MAX(pp.requested_at), '') AS latest
+  FROM permission_prompts pp JOIN scope ON scope.id = pp.session_id WHERE pp.answered_at IS NULL),
+task AS (SELECT COUNT(*) AS n, COALESCE(MAX(t.updated_at), '') AS latest
+  FROM tasks t JOIN scope ON scope.id = t.session_id WHERE t.status = 'blocked')
+SELECT decision.n AS decisions, plan.n AS plans, paused.n AS paused, ask.n AS asks,
+       violation.n AS violations, remediation.n AS remediations, permission.n AS permissions, task.n AS tasks,
+       CAST(MAX(decision.latest, plan.latest, paused.latest, ask.latest, violation.latest, remediation.latest,
+                permission.latest, task.latest) AS TEXT) AS latest
+FROM decision, plan, paused, ask, violation, remediation, permission, task;

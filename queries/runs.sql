@@ -47,18 +47,6 @@ SET answer = sqlc.arg(answer), answered_at = sqlc.arg(answered_at), answered_by 
 WHERE id = sqlc.arg(id) AND answered_at IS NULL
 RETURNING *;
 
--- name: ListOpenAsks :many
--- Every unanswered ask, oldest first, with its run and session (the
--- Attention view).
-SELECT a.id, a.prompt, a.options, a.created_at, a.run_id, r.name AS run_name,
-       s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
-FROM asks a
-JOIN runs r ON r.id = a.run_id
-JOIN sessions s ON s.id = r.session_id
-JOIN missions m ON m.id = s.mission_id
-WHERE a.answered_at IS NULL
-ORDER BY a.created_at, a.id;
-
 -- name: CreateToolCall :one
 INSERT INTO tool_calls (run_id, server, tool, is_side_effecting, started_at, recorded_at, source_kind, step, paths)
 VALUES (sqlc.arg(run_id), sqlc.arg(server), sqlc.arg(tool), sqlc.arg(is_side_effecting), sqlc.arg(started_at), sqlc.arg(recorded_at),

@@ -1,5 +1,6 @@
-// Package static holds the console's assets — the pinned htmx, the
-// stylesheet, a small script and the icon — embedded in the binary and addressed by
+// Package static holds the console's assets — the pinned htmx and its
+// server-sent events extension (htmx-ext-sse 2.2.4), the stylesheet, a
+// small script and the icon — embedded in the binary and addressed by
 // content hash, so a browser may cache them forever.
 package static
 
@@ -10,7 +11,7 @@ import (
 	"io/fs"
 )
 
-//go:embed htmx.min.js madebook.css madebook.js favicon.svg
+//go:embed htmx.min.js htmx-ext-sse.min.js madebook.css madebook.js favicon.svg
 var files embed.FS
 
 // FS is the embedded assets.

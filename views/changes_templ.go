@@ -830,7 +830,7 @@ func ViolationClearForm(csrf string, id int64, back string) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 89, "\"> <select name=\"as\" aria-label=\"Cleared as\"><option value=\"fixed\">fixed</option> <option value=\"false_positive\">false positive</option></select> <input type=\"text\" name=\"note\" placeholder=\"Note (optional)\" aria-label=\"Note\"> <button type=\"submit\" class=\"secondary\">Clear</button></form>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 89, "\"> <select name=\"as\" aria-label=\"Cleared as\" required><option value=\"\" selected disabled>cleared as: choose…</option> <option value=\"fixed\">fixed</option> <option value=\"false_positive\">false positive</option></select> <input type=\"text\" name=\"note\" placeholder=\"Note (optional)\" aria-label=\"Note\"> <button type=\"submit\" class=\"danger\" title=\"Overrides a critical control: the agent may continue\">Clear</button></form>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

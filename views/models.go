@@ -4,7 +4,6 @@
 package views
 
 import (
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -26,7 +25,10 @@ type Page struct {
 	// CSRF is the token every state-changing request must carry.
 	CSRF string
 	// Count is the number of Attention items.
-	Count  int
+	Count int
+	// Since is the Attention queue's fingerprint when the page was built:
+	// the push stream says at once if the queue changed after it.
+	Since  string
 	Assets Assets
 	// Notice is a one-line confirmation shown at the top.
 	Notice string
@@ -43,6 +45,8 @@ type Viewer struct {
 // Assets are the cache-busted asset addresses.
 type Assets struct {
 	CSS, HTMX, JS, Icon string
+	// SSE is htmx's server-sent events extension.
+	SSE string
 }
 
 // FieldErrors maps a form field to what is wrong with it.
@@ -84,32 +88,8 @@ func current(nav, section string) string {
 	return "false"
 }
 
-// itemID is an item's element id. A blocked task's ref is the agent's own
-// task id, unique only within its session and free text: it is hex-encoded
-// after the session's id.
-func itemID(it governance.AttentionItem) string {
-	if it.Kind == governance.ItemTask {
-		return "item-task-" + it.Session + "-" + hex.EncodeToString([]byte(it.Ref))
-	}
-	return "item-" + it.Kind + "-" + it.Ref
-}
-
-func sessionLabel(it governance.AttentionItem) string {
-	if it.SessionTitle != "" {
-		return it.SessionTitle + " (" + it.Session + ")"
-	}
-	return it.Session
-}
-
-func countKind(items []governance.AttentionItem, kind string) int {
-	n := 0
-	for _, it := range items {
-		if it.Kind == kind {
-			n++
-		}
-	}
-	return n
-}
+// itemID is an item's element id (ItemElementID).
+func itemID(it governance.AttentionItem) string { return ItemElementID(it.Kind, it.Session, it.Ref) }
 
 func orDash(s string) string {
 	if s == "" {

@@ -18,5 +18,5 @@ func routes(e *echo.Echo, d Deps) console.ErrorRenderer {
 	api.Routes(e, api.Deps{Auth: d.Auth, Gov: d.Gov, Ledger: d.Ledger, Audit: d.Audit})
 	mcp.Routes(e, mcp.Deps{Auth: d.Auth, Gov: d.Gov, Ledger: d.Ledger, Logger: d.Logger})
 	return console.Routes(e, console.Deps{Auth: d.Auth, Gov: d.Gov, Ledger: d.Ledger, Audit: d.Audit, Logger: d.Logger,
-		SecureCookies: d.SecureCookies})
+		SecureCookies: d.SecureCookies, Stopping: d.Stopping})
 }

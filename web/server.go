@@ -34,6 +34,10 @@ type Deps struct {
 	// SecureCookies marks the console's cookies Secure, with the __Host-
 	// prefix: set it when Madebook is served over TLS.
 	SecureCookies bool
+	// Stopping is closed when the server begins to shut down, so that the
+	// console's push streams end and a graceful shutdown does not wait on
+	// them (nil: never).
+	Stopping <-chan struct{}
 }
 
 // NewServer returns the HTTP handler with every route and middleware.

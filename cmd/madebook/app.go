@@ -68,9 +68,10 @@ func (a *app) importRules(ctx context.Context, rs []rules.Rule) (int, error) {
 }
 
 // handler is the whole HTTP surface: the console, the API and /brief.
-func (a *app) handler(logger *slog.Logger, secureCookies bool) http.Handler {
+// stopping is closed when the server begins to shut down.
+func (a *app) handler(logger *slog.Logger, secureCookies bool, stopping <-chan struct{}) http.Handler {
 	return web.NewServer(web.Deps{Auth: a.auth, Gov: a.gov, Ledger: ledger.NewService(a.store, time.Now, a.gov.Briefs),
-		Audit: a.audit(), Health: a.store.Ping, Logger: logger, SecureCookies: secureCookies})
+		Audit: a.audit(), Health: a.store.Ping, Logger: logger, SecureCookies: secureCookies, Stopping: stopping})
 }
 
 // runBriefTimes writes the agents' last-brief times, kept in memory, every

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -382,5 +384,63 @@ func TestServeFailsCleanlyWhenTheAddressIsTaken(t *testing.T) {
 	err := run(ctx, []string{"madebook", "serve", "--addr", addr, "--db", filepath.Join(t.TempDir(), "b.db")}, noEnv, strings.NewReader(""), io.Discard)
 	if err == nil || !strings.Contains(err.Error(), addr) {
 		t.Errorf("serve on a taken address: %v, want an error naming %s", err, addr)
+	}
+}
+
+// TestShutdownEndsPushStreams keeps a lead's push stream open (as an open
+// Attention page does) and stops the server: serve must not wait on the
+// stream, which never ends by itself, but return at once, the stream
+// ended.
+func TestShutdownEndsPushStreams(t *testing.T) {
+	t.Parallel()
+	path := tempDB(t)
+	mustCLI(t, "lead-password-1\n", "user", "add", "--email", "lead@example.com", "--role", "lead", "--db", path)
+	s := startServe(t, noEnv, "--addr", "127.0.0.1:0", "--db", path)
+
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	browser := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	res, err := browser.PostForm(s.url+"/login", url.Values{"email": {"lead@example.com"}, "password": {"lead-password-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || res.Request.URL.Path != "/" {
+		t.Fatalf("sign in: %d at %s", res.StatusCode, res.Request.URL)
+	}
+	stream, err := browser.Get(s.url + "/attention/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	if ct := stream.Header.Get("Content-Type"); stream.StatusCode != http.StatusOK || ct != "text/event-stream" {
+		t.Fatalf("stream: %d %s", stream.StatusCode, ct)
+	}
+	first, err := bufio.NewReader(stream.Body).ReadString('\n')
+	if err != nil || !strings.HasPrefix(first, "retry: ") {
+		t.Fatalf("first line %q (%v)", first, err)
+	}
+	ended := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, stream.Body)
+		ended <- err
+	}()
+
+	start := time.Now()
+	if err := s.stop(); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("shutting down with a stream open took %s, want at once", took)
+	}
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Errorf("the stream ended with %v, want a clean end", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the stream is still open after the server stopped")
 	}
 }

@@ -96,9 +96,13 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
 	}
-	srv := &http.Server{Handler: a.handler(logger, cfg.secureCookies), ReadHeaderTimeout: 10 * time.Second,
+	// Shutdown waits for every handler; the console's push streams end
+	// when it begins, instead of holding it for its whole timeout.
+	stopping := make(chan struct{})
+	srv := &http.Server{Handler: a.handler(logger, cfg.secureCookies, stopping), ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: time.Minute, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	srv.RegisterOnShutdown(func() { close(stopping) })
 
 	flushCtx, stopFlush := context.WithCancel(context.WithoutCancel(ctx))
 	flushed := make(chan struct{})

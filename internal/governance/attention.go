@@ -7,8 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/plan"
 	"github.com/madebook/madebook/internal/protocol"
 )
@@ -33,7 +35,13 @@ const (
 	ItemTask = "task"
 )
 
-// AttentionService lists what people must act on.
+// AttentionKinds are the kinds of item, in the order the console shows
+// their counts: most severe first.
+var AttentionKinds = []string{ItemViolation, ItemPaused, ItemPlan, ItemDecision, ItemAsk, ItemPermission, ItemRemediation, ItemTask}
+
+// AttentionService lists what people must act on: all of it (List, for
+// the JSON API), a page of it under filters (Page, for the console), one
+// item (Get), and how many of each kind (Counts, Count).
 type AttentionService struct{ *core }
 
 // AskOption is one numbered answer to a parked run's question.
@@ -75,16 +83,262 @@ type AttentionItem struct {
 	Files []string `json:"files,omitempty"`
 }
 
+// AttentionFilter narrows the queue. An empty field matches everything.
+type AttentionFilter struct {
+	Kind    string // one of AttentionKinds
+	Mission string // the mission's slug
+	Agent   string // the agent's name
+	Session string // the session's id
+}
+
+// maxFilter is the longest value a filter takes: longer matches nothing
+// that exists, so it is refused instead.
+const maxFilter = 200
+
+// Validate refuses a kind that does not exist and a value too long to
+// name anything. Errors: unknown_kind, filter_too_long.
+func (f AttentionFilter) Validate() error {
+	if f.Kind != "" && !slices.Contains(AttentionKinds, f.Kind) {
+		return errs.E(errs.Invalid, "unknown_kind", "There is no kind of item called %q: choose one of %s.", f.Kind, strings.Join(AttentionKinds, ", ")).In("kind")
+	}
+	for name, v := range map[string]string{"mission": f.Mission, "agent": f.Agent, "session": f.Session} {
+		if utf8.RuneCountInString(v) > maxFilter {
+			return errs.E(errs.Invalid, "filter_too_long", "The %s filter is %d characters long; at most %d are allowed.", name, utf8.RuneCountInString(v), maxFilter).In(name)
+		}
+	}
+	return nil
+}
+
+// params are the filter as the queries take it.
+func (f AttentionFilter) params() db.CountAttentionParams {
+	return db.CountAttentionParams{Mission: f.Mission, Agent: f.Agent, Session: f.Session}
+}
+
+// AttentionCounts are how many items of each kind wait under a filter's
+// mission, agent and session (whatever its kind), read in one query.
+type AttentionCounts struct {
+	ByKind map[string]int
+	// Latest is when the newest item was opened, as stored: with the
+	// counts, a fingerprint of the queue, which changes whenever an item
+	// is added or removed.
+	Latest string
+}
+
+// Total is how many items there are of every kind.
+func (c AttentionCounts) Total() int {
+	n := 0
+	for _, v := range c.ByKind {
+		n += v
+	}
+	return n
+}
+
+// Fingerprint is a short text that changes whenever an item joins or
+// leaves the counted queue.
+func (c AttentionCounts) Fingerprint() string {
+	var b strings.Builder
+	for _, k := range AttentionKinds {
+		fmt.Fprintf(&b, "%d.", c.ByKind[k])
+	}
+	b.WriteString(c.Latest)
+	return b.String()
+}
+
+// AttentionPage is one page of the queue under a filter.
+type AttentionPage struct {
+	// Items are the page's items, grouped by session: the session with the
+	// most severe item first (then the one waiting longest), and in each
+	// session most severe first, then oldest.
+	Items []AttentionItem
+	// Counts are the counts by kind under the filter's mission, agent and
+	// session, from the same snapshot as Items.
+	Counts AttentionCounts
+	// Total is how many items match the whole filter.
+	Total int
+	// From is the position of the page's first item in the whole list.
+	From int
+	// After is the session of the item just before this page ("" on the
+	// first page), so that a page continuing a session's group says so.
+	After string
+}
+
+// More reports whether items follow this page.
+func (p AttentionPage) More() bool { return p.From+len(p.Items) < p.Total }
+
 // List lists everything a person must act on, most severe first, then
 // oldest first. Anyone signed in may read it.
 func (s *AttentionService) List(ctx context.Context) ([]AttentionItem, error) {
 	var items []AttentionItem
 	err := s.store.Read(ctx, func(q db.Querier) error {
-		pauses, err := q.ListAttentionPauses(ctx)
-		if err != nil {
+		var err error
+		items, err = collect(ctx, q, AttentionFilter{})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("attention: %w", err)
+	}
+	slices.SortStableFunc(items, bySeverity)
+	return items, nil
+}
+
+// Page returns up to limit items of the queue under the filter, from the
+// from-th on (counting from 0), grouped by session, with the counts by
+// kind. Errors: unknown_kind, filter_too_long.
+func (s *AttentionService) Page(ctx context.Context, f AttentionFilter, from, limit int) (AttentionPage, error) {
+	if err := f.Validate(); err != nil {
+		return AttentionPage{}, err
+	}
+	from, limit = max(from, 0), max(limit, 1)
+	var items []AttentionItem
+	var counts db.CountAttentionRow
+	err := s.store.Read(ctx, func(q db.Querier) error {
+		var err error
+		if counts, err = q.CountAttention(ctx, f.params()); err != nil {
 			return err
 		}
-		for _, p := range pauses {
+		items, err = collect(ctx, q, f)
+		return err
+	})
+	if err != nil {
+		return AttentionPage{}, fmt.Errorf("attention page: %w", err)
+	}
+	groupBySession(items)
+	p := AttentionPage{Counts: countsOf(counts), Total: len(items), From: min(from, len(items))}
+	p.Items = items[p.From:min(p.From+limit, len(items))]
+	if p.From > 0 {
+		p.After = items[p.From-1].Session
+	}
+	return p, nil
+}
+
+// Get returns one waiting item: its kind, its session and its ref (for a
+// plan or a paused session, the session's id again). Errors:
+// attention_item_not_found (it never waited, or no longer does).
+func (s *AttentionService) Get(ctx context.Context, kind, session, ref string) (AttentionItem, error) {
+	f := AttentionFilter{Kind: kind, Session: session}
+	missing := errs.E(errs.NotFound, "attention_item_not_found", "Nothing of kind %q with the reference %q waits on session %q: it may have been acted on already.", kind, ref, session)
+	if f.Validate() != nil {
+		return AttentionItem{}, missing
+	}
+	var items []AttentionItem
+	err := s.store.Read(ctx, func(q db.Querier) error {
+		var err error
+		items, err = collect(ctx, q, f)
+		return err
+	})
+	if err != nil {
+		return AttentionItem{}, fmt.Errorf("attention item %s %s: %w", kind, ref, err)
+	}
+	for _, it := range items {
+		if it.Ref == ref {
+			return it, nil
+		}
+	}
+	return AttentionItem{}, missing
+}
+
+// Counts returns how many items of each kind wait under the filter's
+// mission, agent and session, in one query. Errors: filter_too_long.
+func (s *AttentionService) Counts(ctx context.Context, f AttentionFilter) (AttentionCounts, error) {
+	f.Kind = ""
+	if err := f.Validate(); err != nil {
+		return AttentionCounts{}, err
+	}
+	row, err := s.store.Reader().CountAttention(ctx, f.params())
+	if err != nil {
+		return AttentionCounts{}, fmt.Errorf("attention counts: %w", err)
+	}
+	return countsOf(row), nil
+}
+
+// Count is how many items List lists, counted in one query.
+func (s *AttentionService) Count(ctx context.Context) (int, error) {
+	c, err := s.Counts(ctx, AttentionFilter{})
+	if err != nil {
+		return 0, err
+	}
+	return c.Total(), nil
+}
+
+// Watch returns a channel that receives a value after writes commit (one
+// value for any number of writes the reader has not yet seen) and a
+// function that stops watching. A write may change the queue or not:
+// compare the Counts' Fingerprint to know.
+func (s *AttentionService) Watch() (<-chan struct{}, func()) {
+	return s.store.Subscribe()
+}
+
+func countsOf(r db.CountAttentionRow) AttentionCounts {
+	return AttentionCounts{Latest: r.Latest, ByKind: map[string]int{
+		ItemDecision: int(r.Decisions), ItemPlan: int(r.Plans), ItemPaused: int(r.Paused), ItemAsk: int(r.Asks),
+		ItemViolation: int(r.Violations), ItemRemediation: int(r.Remediations), ItemPermission: int(r.Permissions),
+		ItemTask: int(r.Tasks)}}
+}
+
+// bySeverity orders items most severe first, then oldest, then by ref.
+func bySeverity(a, b AttentionItem) int {
+	if a.State != b.State {
+		return int(b.State) - int(a.State)
+	}
+	if c := a.OpenedAt.Compare(b.OpenedAt); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Ref, b.Ref)
+}
+
+// groupBySession orders items by session: the session whose most severe
+// item is the most severe first (of two, the one whose item of that
+// severity has waited longer), and within a session by severity.
+func groupBySession(items []AttentionItem) {
+	type rank struct {
+		state protocol.State
+		since time.Time
+	}
+	ranks := map[string]rank{}
+	for _, it := range items {
+		r, ok := ranks[it.Session]
+		if !ok || it.State > r.state || (it.State == r.state && it.OpenedAt.Before(r.since)) {
+			ranks[it.Session] = rank{it.State, it.OpenedAt}
+		}
+	}
+	slices.SortStableFunc(items, func(a, b AttentionItem) int {
+		if a.Session != b.Session {
+			ra, rb := ranks[a.Session], ranks[b.Session]
+			if ra.state != rb.state {
+				return int(rb.state) - int(ra.state)
+			}
+			if c := ra.since.Compare(rb.since); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Session, b.Session)
+		}
+		return bySeverity(a, b)
+	})
+}
+
+// collect reads the items the filter selects, in one snapshot (q), one
+// query per kind.
+func collect(ctx context.Context, q db.Querier, f AttentionFilter) ([]AttentionItem, error) {
+	items := []AttentionItem{}
+	for _, kind := range AttentionKinds {
+		if f.Kind != "" && f.Kind != kind {
+			continue
+		}
+		more, err := sources[kind](ctx, q, f.params())
+		if err != nil {
+			return nil, fmt.Errorf("%s items: %w", kind, err)
+		}
+		items = append(items, more...)
+	}
+	return items, nil
+}
+
+// sources read the items of each kind under a filter.
+var sources = map[string]func(context.Context, db.Querier, db.CountAttentionParams) ([]AttentionItem, error){
+	ItemPaused: func(ctx context.Context, q db.Querier, f db.CountAttentionParams) ([]AttentionItem, error) {
+		rows, err := q.ListAttentionPauses(ctx, db.ListAttentionPausesParams(f))
+		var items []AttentionItem
+		for _, p := range rows {
 			c := db.StoredRow("sessions", p.SessionID)
 			detail := "Paused"
 			if p.PausedBy != "" {
@@ -99,14 +353,15 @@ func (s *AttentionService) List(ctx context.Context) ([]AttentionItem, error) {
 				BlockedScope: []string{protocol.ScopeAllSessionWork}, AllowedScope: []string{},
 				OpenedAt: c.NullTime("paused_at", p.PausedAt)})
 			if err := c.Err(); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		plans, err := q.ListAttentionPlans(ctx)
-		if err != nil {
-			return err
-		}
-		for _, p := range plans {
+		return items, err
+	},
+	ItemPlan: func(ctx context.Context, q db.Querier, f db.CountAttentionParams) ([]AttentionItem, error) {
+		rows, err := q.ListAttentionPlans(ctx, db.ListAttentionPlansParams(f))
+		var items []AttentionItem
+		for _, p := range rows {
 			c := db.StoredRow("plans", p.ID)
 			var body plan.Plan
 			c.JSON("body", p.Body, &body)
@@ -117,14 +372,15 @@ func (s *AttentionService) List(ctx context.Context) ([]AttentionItem, error) {
 				AllowedScope: []string{protocol.ScopeReadRepository, protocol.ScopeRevisePlan},
 				OpenedAt:     c.Time("proposed_at", p.ProposedAt)})
 			if err := c.Err(); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		asks, err := q.ListOpenAsks(ctx)
-		if err != nil {
-			return err
-		}
-		for _, a := range asks {
+		return items, err
+	},
+	ItemAsk: func(ctx context.Context, q db.Querier, f db.CountAttentionParams) ([]AttentionItem, error) {
+		rows, err := q.ListAttentionAsks(ctx, db.ListAttentionAsksParams(f))
+		var items []AttentionItem
+		for _, a := range rows {
 			c := db.StoredRow("asks", a.ID)
 			var opts map[string]string
 			c.JSON("options", a.Options, &opts)
@@ -134,15 +390,16 @@ func (s *AttentionService) List(ctx context.Context) ([]AttentionItem, error) {
 				Run: a.RunID, BlockedScope: []string{}, AllowedScope: []string{}, OpenedAt: c.Time("created_at", a.CreatedAt)}
 			item.Options = askOptions(opts)
 			if err := c.Err(); err != nil {
-				return err
+				return nil, err
 			}
 			items = append(items, item)
 		}
-		violations, err := q.ListAttentionViolations(ctx)
-		if err != nil {
-			return err
-		}
-		for _, v := range violations {
+		return items, err
+	},
+	ItemViolation: func(ctx context.Context, q db.Querier, f db.CountAttentionParams) ([]AttentionItem, error) {
+		rows, err := q.ListAttentionViolations(ctx, db.ListAttentionViolationsParams(f))
+		var items []AttentionItem
+		for _, v := range rows {
 			c := db.StoredRow("violations", v.ID)
 			where := v.File
 			if v.Line > 0 {
@@ -155,29 +412,31 @@ func (s *AttentionService) List(ctx context.Context) ([]AttentionItem, error) {
 				BlockedScope: []string{protocol.ScopeAllWork}, AllowedScope: []string{},
 				OpenedAt: c.Time("detected_at", v.DetectedAt)})
 			if err := c.Err(); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		rems, err := q.ListAttentionRemediations(ctx)
-		if err != nil {
-			return err
-		}
-		for _, r := range rems {
+		return items, err
+	},
+	ItemRemediation: func(ctx context.Context, q db.Querier, f db.CountAttentionParams) ([]AttentionItem, error) {
+		rows, err := q.ListAttentionRemediations(ctx, db.ListAttentionRemediationsParams(f))
+		var items []AttentionItem
+		for _, r := range rows {
 			c := db.StoredRow("remediations", r.ID)
 			item := AttentionItem{Kind: ItemRemediation, State: protocol.Remediate, Ref: strconv.FormatInt(r.ID, 10),
 				Session: r.SessionID, SessionTitle: r.SessionTitle, Agent: r.Agent, Mission: r.MissionSlug,
 				MissionTitle: r.MissionTitle, Title: "Required remediation", Detail: r.Instruction, By: r.RequestedBy,
 				Files: c.List("files", r.Files), BlockedScope: []string{}, AllowedScope: []string{}, OpenedAt: c.Time("created_at", r.CreatedAt)}
 			if err := c.Err(); err != nil {
-				return err
+				return nil, err
 			}
 			items = append(items, item)
 		}
-		prompts, err := q.ListAttentionPermissions(ctx)
-		if err != nil {
-			return err
-		}
-		for _, p := range prompts {
+		return items, err
+	},
+	ItemPermission: func(ctx context.Context, q db.Querier, f db.CountAttentionParams) ([]AttentionItem, error) {
+		rows, err := q.ListAttentionPermissions(ctx, db.ListAttentionPermissionsParams(f))
+		var items []AttentionItem
+		for _, p := range rows {
 			c := db.StoredRow("permission_prompts", p.ID)
 			var opts map[string]string
 			c.JSON("options", p.Options, &opts)
@@ -193,15 +452,16 @@ func (s *AttentionService) List(ctx context.Context) ([]AttentionItem, error) {
 				MissionTitle: p.MissionTitle, Title: title, Question: p.Prompt, Options: askOptions(opts), Files: paths,
 				BlockedScope: blocked, AllowedScope: []string{}, OpenedAt: c.Time("requested_at", p.RequestedAt)}
 			if err := c.Err(); err != nil {
-				return err
+				return nil, err
 			}
 			items = append(items, item)
 		}
-		tasks, err := q.ListAttentionBlockedTasks(ctx)
-		if err != nil {
-			return err
-		}
-		for _, t := range tasks {
+		return items, err
+	},
+	ItemTask: func(ctx context.Context, q db.Querier, f db.CountAttentionParams) ([]AttentionItem, error) {
+		rows, err := q.ListAttentionBlockedTasks(ctx, db.ListAttentionBlockedTasksParams(f))
+		var items []AttentionItem
+		for _, t := range rows {
 			c := db.StoredRow("tasks", t.SessionID+"/"+t.Task)
 			items = append(items, AttentionItem{Kind: ItemTask, State: protocol.ContinueWithWarning, Ref: t.Task,
 				Session: t.SessionID, SessionTitle: t.SessionTitle, Agent: t.Agent, Mission: t.MissionSlug,
@@ -209,14 +469,15 @@ func (s *AttentionService) List(ctx context.Context) ([]AttentionItem, error) {
 				Detail:       "The agent reported this task blocked. It stays here until the task progresses, completes or fails; pause the session or ask for a remediation from its page if it needs a person.",
 				BlockedScope: []string{}, AllowedScope: []string{}, OpenedAt: c.Time("updated_at", t.UpdatedAt)})
 			if err := c.Err(); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		decisions, err := q.ListAttentionDecisions(ctx)
-		if err != nil {
-			return err
-		}
-		for _, d := range decisions {
+		return items, err
+	},
+	ItemDecision: func(ctx context.Context, q db.Querier, f db.CountAttentionParams) ([]AttentionItem, error) {
+		rows, err := q.ListAttentionDecisions(ctx, db.ListAttentionDecisionsParams(f))
+		var items []AttentionItem
+		for _, d := range rows {
 			c := db.StoredRow("decisions", d.Ref)
 			items = append(items, AttentionItem{Kind: ItemDecision, State: protocol.DecisionRequired, Ref: d.Ref,
 				Session: d.SessionID, SessionTitle: d.SessionTitle, Agent: d.Agent, Mission: d.MissionSlug,
@@ -224,34 +485,9 @@ func (s *AttentionService) List(ctx context.Context) ([]AttentionItem, error) {
 				BlockedScope: c.List("blocked_scope", d.BlockedScope), AllowedScope: c.List("allowed_scope", d.AllowedScope),
 				OpenedAt: c.Time("opened_at", d.OpenedAt)})
 			if err := c.Err(); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("attention: %w", err)
-	}
-	slices.SortStableFunc(items, func(a, b AttentionItem) int {
-		if a.State != b.State {
-			return int(b.State) - int(a.State)
-		}
-		if c := a.OpenedAt.Compare(b.OpenedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Ref, b.Ref)
-	})
-	if items == nil {
-		items = []AttentionItem{}
-	}
-	return items, nil
-}
-
-// Count is how many items List lists, counted in one query.
-func (s *AttentionService) Count(ctx context.Context) (int, error) {
-	n, err := s.store.Reader().CountAttention(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("attention count: %w", err)
-	}
-	return int(n), nil
+		return items, err
+	},
 }

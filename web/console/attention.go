@@ -2,8 +2,10 @@ package console
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -17,20 +19,60 @@ import (
 	"github.com/madebook/madebook/web/httpx"
 )
 
-// queue builds the Attention queue for the signed-in person.
-func (k *console) queue(c echo.Context) (views.Queue, error) {
-	items, err := k.gov.Attention.List(c.Request().Context())
-	if err != nil {
-		return views.Queue{}, err
-	}
-	ws, _ := webSession(c)
-	return views.Queue{Items: items, Now: k.gov.Now(), CanLead: httpx.Actor(c).CanLead(), CSRF: ws.CSRF}, nil
+// pageSize is how many lines of the queue a page shows.
+const pageSize = 50
+
+// maxLines is the most lines one refresh of the queue brings back (a
+// person who loaded page after page keeps them across a refresh).
+const maxLines = 1000
+
+// filterOf reads the queue's filters from the query string.
+func filterOf(c echo.Context) governance.AttentionFilter {
+	return governance.AttentionFilter{Kind: c.QueryParam("kind"), Mission: c.QueryParam("mission"),
+		Agent: c.QueryParam("agent"), Session: c.QueryParam("session")}
 }
 
-// handleAttention serves GET /: the Attention view.
+// intParam reads a whole-number query parameter between lo and hi, or def
+// when it is absent. Errors: invalid_number.
+func intParam(c echo.Context, name string, def, lo, hi int) (int, error) {
+	v := c.QueryParam(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, errs.E(errs.Invalid, "invalid_number", "%s must be a whole number from %d to %d, not %q.", name, lo, hi, v).In(name)
+	}
+	return n, nil
+}
+
+// inbox builds a page of the queue for the signed-in person: limit lines
+// from the from-th on, under the request's filters.
+func (k *console) inbox(c echo.Context, from, limit int) (views.Inbox, error) {
+	ctx := c.Request().Context()
+	f := filterOf(c)
+	p, err := k.gov.Attention.Page(ctx, f, from, limit)
+	if err != nil {
+		return views.Inbox{}, err
+	}
+	missions, err := k.gov.Missions.List(ctx)
+	if err != nil {
+		return views.Inbox{}, err
+	}
+	ws, _ := webSession(c)
+	return views.Inbox{Page: p, Filter: f, Missions: missions, Limit: pageSize, Now: k.gov.Now(),
+		CanLead: httpx.Actor(c).CanLead(), CSRF: ws.CSRF}, nil
+}
+
+// handleAttention serves GET /: the Attention view, a page of the queue
+// (?from= for a later page) under the filters in the query string.
 func (k *console) handleAttention() echo.HandlerFunc {
 	return func(c echo.Context) error {
-		q, err := k.queue(c)
+		from, err := intParam(c, "from", 0, 0, 1<<30)
+		if err != nil {
+			return err
+		}
+		in, err := k.inbox(c, from, pageSize)
 		if err != nil {
 			return err
 		}
@@ -38,20 +80,60 @@ func (k *console) handleAttention() echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		p.Count = len(q.Items) // the same snapshot as the list
-		return render(c, http.StatusOK, views.AttentionPage(p, q))
+		return render(c, http.StatusOK, views.AttentionPage(p, in))
 	}
 }
 
-// handleQueue serves GET /attention/queue: the queue alone, for the poll,
-// with the count for the title and the navigation.
+// handleQueue serves GET /attention/queue: the queue alone, with the count
+// for the title and the navigation, for a refresh (?limit= lines, as many
+// as the page shows); or, with ?from=, the next page of lines alone.
 func (k *console) handleQueue() echo.HandlerFunc {
 	return func(c echo.Context) error {
-		q, err := k.queue(c)
+		from, err := intParam(c, "from", 0, 0, 1<<30)
 		if err != nil {
 			return err
 		}
-		return render(c, http.StatusOK, templ.Join(views.QueueView(q), views.CountUpdate(pageTitle(c), len(q.Items))))
+		limit, err := intParam(c, "limit", pageSize, 1, maxLines)
+		if err != nil {
+			return err
+		}
+		if from > 0 {
+			limit = pageSize
+		}
+		in, err := k.inbox(c, from, limit)
+		if err != nil {
+			return err
+		}
+		if from > 0 {
+			return render(c, http.StatusOK, views.Lines(in))
+		}
+		n, err := k.gov.Attention.Count(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		return render(c, http.StatusOK, templ.Join(views.QueueView(in), views.CountUpdate(pageTitle(c), n)))
+	}
+}
+
+// handleItem serves GET /attention/items/:kind/:session/:ref: one item,
+// opened — its form alone for htmx (it opens in its line), a page of its
+// own otherwise.
+func (k *console) handleItem() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		it, err := k.gov.Attention.Get(c.Request().Context(), c.Param("kind"), c.Param("session"), c.Param("ref"))
+		if err != nil {
+			return err
+		}
+		ws, _ := webSession(c)
+		canLead := httpx.Actor(c).CanLead()
+		if httpx.IsHTMX(c) {
+			return render(c, http.StatusOK, views.ItemBody(it, canLead, ws.CSRF, views.ItemForm{}))
+		}
+		p, err := k.page(c, it.Title, "attention")
+		if err != nil {
+			return err
+		}
+		return render(c, http.StatusOK, views.ItemPage(p, it, k.gov.Now(), canLead, ws.CSRF))
 	}
 }
 
@@ -81,8 +163,9 @@ func pageTitle(c echo.Context) string {
 func (k *console) handleResolve() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ref := c.Param("ref")
-		_, err := k.gov.Decisions.Resolve(c.Request().Context(), httpx.Actor(c), ref, c.FormValue("resolution"), c.FormValue("instruction"))
-		return k.itemDone(c, governance.ItemDecision, ref, err, "resolution", "instruction")
+		d, err := k.gov.Decisions.Resolve(c.Request().Context(), httpx.Actor(c), ref, c.FormValue("resolution"), c.FormValue("instruction"))
+		done := fmt.Sprintf("%s resolved — the agent gets the resolution and instruction on its next brief.", d.Ref)
+		return k.itemDone(c, action{kind: governance.ItemDecision, ref: ref, done: done}, err, "resolution", "instruction")
 	}
 }
 
@@ -94,54 +177,69 @@ func (k *console) handleResolveBulk() echo.HandlerFunc {
 		if err != nil {
 			return errs.E(errs.Malformed, "malformed_form", "The form could not be read.")
 		}
-		res, instr := form.Get("resolution"), form.Get("instruction")
-		_, err = k.gov.Decisions.ResolveMany(c.Request().Context(), httpx.Actor(c), form["refs"], res, instr)
+		refs, res, instr := form["refs"], form.Get("resolution"), form.Get("instruction")
+		ws, _ := webSession(c)
+		_, err = k.gov.Decisions.ResolveMany(c.Request().Context(), httpx.Actor(c), refs, res, instr)
 		if err != nil {
 			f, ok := formErrors(err, map[string]string{"resolution": res, "instruction": instr}, "resolution", "instruction")
-			if !ok {
+			if !ok || !httpx.IsHTMX(c) {
 				return err
 			}
-			if !httpx.IsHTMX(c) {
-				return err
-			}
-			q, qerr := k.queue(c)
-			if qerr != nil {
-				return qerr
-			}
-			q.Bulk = f
-			return render(c, http.StatusUnprocessableEntity, views.QueueView(q))
+			return render(c, http.StatusUnprocessableEntity, views.BulkBar(ws.CSRF, f))
 		}
 		if !httpx.IsHTMX(c) {
 			return c.Redirect(http.StatusSeeOther, "/")
 		}
-		q, err := k.queue(c)
+		msg := fmt.Sprintf("%s resolved — each agent gets the resolution and instruction on its next brief.", strings.Join(refs, ", "))
+		a, err := k.announce(c, msg)
 		if err != nil {
 			return err
 		}
-		return render(c, http.StatusOK, templ.Join(views.QueueView(q), views.CountUpdate("Attention", len(q.Items))))
+		c.Response().Header().Set("HX-Trigger", "queue-changed")
+		return render(c, http.StatusOK, templ.Join(views.BulkBar(ws.CSRF, views.ItemForm{}), views.AnnounceUpdate(a)))
 	}
+}
+
+// planVerdicts say what happens after each answer to a plan, for the
+// session named.
+var planVerdicts = map[string]string{
+	"approve": "Plan of %s approved — the agent may proceed; it is told on its next brief.",
+	"modify":  "Changes asked of %s — the agent revises its plan with your instruction, given on its next brief.",
+	"reject":  "Plan of %s rejected — the agent is told on its next brief and goes back to idle.",
 }
 
 // handlePlanDecide serves POST /sessions/:id/plan/approve, …/modify and
 // …/reject (lead). The form has one field, note, which a request for
 // changes sends as its instruction.
-func (k *console) handlePlanDecide(decide func(context.Context, auth.Actor, string, string) (governance.Plan, error)) echo.HandlerFunc {
+func (k *console) handlePlanDecide(verb string, decide func(context.Context, auth.Actor, string, string) (governance.Plan, error)) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id := c.Param("id")
+		name := k.sessionName(c, governance.ItemPlan, id)
 		_, err := decide(c.Request().Context(), httpx.Actor(c), id, c.FormValue("note"))
 		if e, ok := errs.As(err); ok && e.Field == "instruction" {
 			err = e.In("note")
 		}
-		return k.itemDone(c, governance.ItemPlan, id, err, "note")
+		return k.itemDone(c, action{kind: governance.ItemPlan, session: id, ref: id, done: fmt.Sprintf(planVerdicts[verb], name)}, err, "note")
 	}
+}
+
+// sessionName is the title of the session an item waits on, for the
+// words after an action (its id when it has no title or is not found).
+func (k *console) sessionName(c echo.Context, kind, id string) string {
+	it, err := k.gov.Attention.Get(c.Request().Context(), kind, id, id)
+	if err != nil || it.SessionTitle == "" {
+		return id
+	}
+	return it.SessionTitle
 }
 
 // handleResume serves POST /sessions/:id/resume (lead).
 func (k *console) handleResume() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id := c.Param("id")
-		_, err := k.gov.Sessions.Resume(c.Request().Context(), httpx.Actor(c), id)
-		return k.itemDone(c, governance.ItemPaused, id, err)
+		s, err := k.gov.Sessions.Resume(c.Request().Context(), httpx.Actor(c), id)
+		done := fmt.Sprintf("Brake released on %s — the agent may continue on its next brief.", orID(s.Title, id))
+		return k.itemDone(c, action{kind: governance.ItemPaused, session: id, ref: id, done: done}, err)
 	}
 }
 
@@ -150,8 +248,9 @@ func (k *console) handleResume() echo.HandlerFunc {
 func (k *console) handleAnswer() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id := c.Param("id")
-		_, err := k.ledger.AnswerAsk(c.Request().Context(), httpx.Actor(c), id, c.FormValue("option"))
-		return k.itemDone(c, governance.ItemAsk, id, err)
+		a, err := k.ledger.AnswerAsk(c.Request().Context(), httpx.Actor(c), id, c.FormValue("option"))
+		done := fmt.Sprintf("Answered %q — the run resumes from where it parked (now %s).", a.Options[a.Answer], a.RunStatus)
+		return k.itemDone(c, action{kind: governance.ItemAsk, ref: id, done: done}, err)
 	}
 }
 
@@ -161,55 +260,64 @@ func (k *console) handleAnswer() echo.HandlerFunc {
 func (k *console) handlePermissionAnswer() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id := c.Param("id")
-		_, err := k.gov.Permissions.Answer(c.Request().Context(), httpx.Actor(c), id, c.FormValue("option"))
-		return k.itemDone(c, governance.ItemPermission, id, err)
+		p, err := k.gov.Permissions.Answer(c.Request().Context(), httpx.Actor(c), id, c.FormValue("option"))
+		label := p.Answer
+		for _, o := range p.Options {
+			if o.Key == p.Answer {
+				label = o.Label
+			}
+		}
+		done := fmt.Sprintf("PRM-%d answered %s — delivered on the agent's next brief.", p.ID, label)
+		return k.itemDone(c, action{kind: governance.ItemPermission, ref: id, done: done}, err)
 	}
 }
 
 // handlePause serves POST /sessions/:id/pause (lead): the brake, with a
-// reason. From the queue, the queue comes back with the paused session in it.
+// reason. From the queue the live region says what happens next and the
+// queue refreshes (the paused session joins it); a refused pause answers
+// the brake form again with the message.
 func (k *console) handlePause() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id := c.Param("id")
 		reason := c.FormValue("reason")
-		_, err := k.gov.Sessions.Pause(c.Request().Context(), httpx.Actor(c), id, reason)
+		s, err := k.gov.Sessions.Pause(c.Request().Context(), httpx.Actor(c), id, reason)
 		if err != nil {
-			if _, ok := formErrors(err, nil, "reason"); !ok || !httpx.IsHTMX(c) {
+			f, ok := formErrors(err, map[string]string{"reason": reason}, "reason")
+			if !ok || !httpx.IsHTMX(c) {
 				return err
 			}
+			return render(c, http.StatusUnprocessableEntity, views.BrakeForm(id, csrfOf(c), f))
 		}
 		if !httpx.IsHTMX(c) {
 			return c.Redirect(http.StatusSeeOther, backTo(c))
 		}
-		// The brake form sits in an item, but the answer is the whole
-		// queue: it replaces the queue, not the item.
-		c.Response().Header().Set("HX-Retarget", "#queue")
-		c.Response().Header().Set("HX-Reswap", "outerHTML")
-		q, qerr := k.queue(c)
-		if qerr != nil {
-			return qerr
+		a, err := k.announce(c, fmt.Sprintf("Session %s paused — the agent is told to stop on its next brief.", orID(s.Title, id)))
+		if err != nil {
+			return err
 		}
-		if e, ok := errs.As(err); ok {
-			q.Bulk.Error = e.Message
-			return render(c, http.StatusUnprocessableEntity, views.QueueView(q))
-		}
-		return render(c, http.StatusOK, templ.Join(views.QueueView(q), views.CountUpdate("Attention", len(q.Items))))
+		c.Response().Header().Set("HX-Trigger", "queue-changed")
+		return render(c, http.StatusOK, views.AnnounceUpdate(a))
 	}
 }
 
-// itemDone answers an action on a queue item: on success the item leaves
-// the queue (or, without htmx, the page reloads); on a mistake the item
-// comes back with it (422).
-func (k *console) itemDone(c echo.Context, kind, ref string, err error, fields ...string) error {
+// action is what a queue action acted on, and the words that say what
+// happens next when it succeeds.
+type action struct {
+	kind, session, ref string
+	done               string
+}
+
+// itemDone answers an action on a queue item. On success its line leaves
+// the queue, the live region says what happens next, and the queue
+// refreshes (without htmx, the page reloads); on a mistake the item's form
+// comes back with it (422); when someone else acted on it first, its line
+// leaves with those words instead.
+func (k *console) itemDone(c echo.Context, a action, err error, fields ...string) error {
 	if err == nil {
 		if !httpx.IsHTMX(c) {
 			return c.Redirect(http.StatusSeeOther, backTo(c))
 		}
-		n, err := k.gov.Attention.Count(c.Request().Context())
-		if err != nil {
-			return err
-		}
-		return render(c, http.StatusOK, views.CountUpdate(pageTitle(c), n))
+		return k.lineGone(c, a, a.done)
 	}
 	values := map[string]string{}
 	for _, f := range fields {
@@ -228,17 +336,43 @@ func (k *console) itemDone(c echo.Context, kind, ref string, err error, fields .
 		}
 		return err
 	}
-	q, qerr := k.queue(c)
-	if qerr != nil {
-		return qerr
+	it, gerr := k.gov.Attention.Get(c.Request().Context(), a.kind, a.session, a.ref)
+	if e, ok := errs.As(gerr); ok && e.Kind == errs.NotFound {
+		return k.lineGone(c, a, f.Error+" It has left the queue.")
+	} else if gerr != nil {
+		return gerr
 	}
-	for _, it := range q.Items {
-		if it.Kind == kind && it.Ref == ref {
-			return render(c, http.StatusUnprocessableEntity, views.Item(it, q.Now, q.CanLead, q.CSRF, f))
-		}
+	return render(c, http.StatusUnprocessableEntity, views.ItemBody(it, httpx.Actor(c).CanLead(), csrfOf(c), f))
+}
+
+// lineGone answers htmx with the item's line removed (the answer replaces
+// the line with nothing), the words in the live region and the new count,
+// and asks the queue to refresh.
+func (k *console) lineGone(c echo.Context, a action, msg string) error {
+	ann, err := k.announce(c, msg)
+	if err != nil {
+		return err
 	}
-	// Someone else acted on it first: it has left the queue.
-	return render(c, http.StatusOK, views.CountUpdate(pageTitle(c), len(q.Items)))
+	h := c.Response().Header()
+	h.Set("HX-Retarget", "#"+views.ItemElementID(a.kind, a.session, a.ref))
+	h.Set("HX-Reswap", "outerHTML")
+	h.Set("HX-Trigger", "queue-changed")
+	return render(c, http.StatusOK, views.AnnounceUpdate(ann))
+}
+
+// announce is the live region's message with the current count.
+func (k *console) announce(c echo.Context, msg string) (views.Announce, error) {
+	n, err := k.gov.Attention.Count(c.Request().Context())
+	if err != nil {
+		return views.Announce{}, err
+	}
+	return views.Announce{Message: msg, Title: pageTitle(c), Count: n}, nil
+}
+
+// csrfOf is the signed-in person's CSRF token.
+func csrfOf(c echo.Context) string {
+	ws, _ := webSession(c)
+	return ws.CSRF
 }
 
 // formErrors turns a domain error a person can fix into form state: the

@@ -76,11 +76,20 @@ func TestBrowserEveryPagePassesAxe(t *testing.T) {
 		"/admin/rules":         {"/admin/rules"},
 		"/admin/tools":         {"/admin/tools"},
 	}
+	items, err := kit.Gov.Attention.List(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		pages["/attention/items/:kind/:session/:ref"] = append(pages["/attention/items/:kind/:session/:ref"],
+			"/attention/items/"+it.Kind+"/"+it.Session+"/"+it.Ref)
+	}
+	pages["/"] = append(pages["/"], "/?kind=decision", "/?kind=task", "/?session="+gated)
 	for _, name := range audit.Names() {
 		pages["/audit/:report"] = append(pages["/audit/:report"], "/audit/"+name)
 	}
 	// Not pages: fragments the Attention page loads, assets, JSON.
-	fragments := map[string]bool{"/attention/queue": true, "/attention/count": true, "/static/*": true, "/healthz": true,
+	fragments := map[string]bool{"/attention/queue": true, "/attention/count": true, "/attention/stream": true, "/static/*": true, "/healthz": true,
 		"/favicon.ico": true}
 	for _, r := range e.Routes() {
 		if r.Method != http.MethodGet || strings.HasPrefix(r.Path, "/api/") || fragments[r.Path] {
@@ -104,6 +113,14 @@ func TestBrowserEveryPagePassesAxe(t *testing.T) {
 			fitsWidth(t, ctx, path)
 		}
 	}
+	// The inbox with its forms open in place, and with gates selected.
+	webtest.Do(t, ctx, "open the inbox", chromedp.Navigate(srv.URL+"/"), chromedp.WaitReady(chromedp.CSS(`main`)))
+	for _, kind := range []string{governance.ItemViolation, governance.ItemPlan, governance.ItemDecision, governance.ItemPermission} {
+		webtest.OpenItem(t, ctx, `[data-testid=attention-item][data-kind=`+kind+`]`)
+	}
+	webtest.Do(t, ctx, "select a gate", chromedp.Click(chromedp.CSS(`[data-testid=select]`)), chromedp.WaitVisible(chromedp.CSS(`#bulk`)))
+	webtest.CheckA11y(t, ctx, "/ with forms open and a gate selected")
+	fitsWidth(t, ctx, "/ with forms open and a gate selected")
 	webtest.Do(t, ctx, "open a page that does not exist", chromedp.Navigate(srv.URL+"/no/such/page"), chromedp.WaitReady(chromedp.CSS(`body`)))
 	webtest.CheckA11y(t, ctx, "the 404 page")
 }

@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -32,6 +33,7 @@ func TestBrowserLeadAnswersAParkedAsk(t *testing.T) {
 
 	webtest.SignIn(t, ctx, app.URL, lead.Email)
 	item := `[data-testid=attention-item][data-ref="` + ask.ID + `"]`
+	webtest.OpenItem(t, ctx, item)
 	webtest.Do(t, ctx, "the parked ask shows", chromedp.WaitVisible(chromedp.CSS(item+` [data-testid=answer-option]`)))
 	if got := webtest.TextOf(t, ctx, item+` [data-testid=question]`); got != "save this reading?" {
 		t.Errorf("question = %q", got)
@@ -40,6 +42,9 @@ func TestBrowserLeadAnswersAParkedAsk(t *testing.T) {
 	webtest.Do(t, ctx, "answer Yes",
 		chromedp.Click(chromedp.CSS(item+` button[value="1"]`)),
 		chromedp.WaitNotPresent(chromedp.CSS(item)))
+	if got := webtest.TextOf(t, ctx, `[data-testid=announce]`); !strings.HasPrefix(got, `Answered "Yes" — the run resumes from where it parked`) {
+		t.Errorf("the live region says %q", got)
+	}
 
 	// The run is running again: it may finish now.
 	if _, err := app.Kit.Ledger.FinishRun(bg, agent, run.ID, ledger.Complete); err != nil {

@@ -50,10 +50,20 @@ func TestBrowserLeadClearsACriticalViolation(t *testing.T) {
 	}
 	webtest.Do(t, ctx, "back to the queue and clear it in place",
 		chromedp.Navigate(app.URL+"/"),
-		chromedp.WaitVisible(chromedp.CSS(item)),
+		chromedp.WaitVisible(chromedp.CSS(item)))
+	webtest.OpenItem(t, ctx, item)
+	// Nothing is chosen for the lead: the form will not go without a choice.
+	if chosen, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(item+` [data-testid=cleared-as]`))); err != nil || chosen != "" {
+		t.Errorf("cleared as %q (%v) before the lead chose", chosen, err)
+	}
+	webtest.Do(t, ctx, "clear it in place",
+		chromedp.SetValue(chromedp.CSS(item+` [data-testid=cleared-as]`), "fixed"),
 		chromedp.SendKeys(chromedp.CSS(item+` input[name=note]`), "Key rotated; removed from the script."),
-		chromedp.Click(chromedp.CSS(item+` [data-testid=violation-clear-form] button[type=submit]`)),
+		chromedp.Click(chromedp.CSS(item+` [data-testid=violation-clear]`)),
 		chromedp.WaitNotPresent(chromedp.CSS(item)))
+	if got := webtest.TextOf(t, ctx, `[data-testid=announce]`); got != "Violation cleared as fixed — the HARD_STOP lifts on the agent's next brief." {
+		t.Errorf("the live region says %q", got)
+	}
 	if b, _ := app.Kit.Gov.Briefs.Brief(bg, agent, governance.BriefRequest{Session: session}); b.NextAction == protocol.HardStop {
 		t.Fatalf("still a HARD_STOP after the lead cleared it: %q", b.Reason)
 	}

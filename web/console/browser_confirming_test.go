@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -47,6 +48,8 @@ func TestBrowserLeadConfirmsAndModifiesPlans(t *testing.T) {
 
 	webtest.SignIn(t, ctx, app.URL, lead.Email)
 	item := func(id string) string { return `[data-testid=attention-item][data-kind=plan][data-ref="` + id + `"]` }
+	webtest.OpenItem(t, ctx, item(confirmed))
+	webtest.OpenItem(t, ctx, item(modified))
 	webtest.Do(t, ctx, "both plans wait", chromedp.WaitVisible(chromedp.CSS(item(confirmed)+` [data-testid=plan-approve]`)),
 		chromedp.WaitVisible(chromedp.CSS(item(modified)+` [data-testid=plan-modify]`)))
 	webtest.Screenshot(t, ctx, "attention-confirming")
@@ -54,6 +57,9 @@ func TestBrowserLeadConfirmsAndModifiesPlans(t *testing.T) {
 	webtest.Do(t, ctx, "confirm the first",
 		chromedp.Click(chromedp.CSS(item(confirmed)+` [data-testid=plan-approve]`)),
 		chromedp.WaitNotPresent(chromedp.CSS(item(confirmed))))
+	if got := webtest.TextOf(t, ctx, `[data-testid=announce]`); !strings.HasPrefix(got, "Plan of ") || !strings.HasSuffix(got, " approved — the agent may proceed; it is told on its next brief.") {
+		t.Errorf("the live region says %q", got)
+	}
 
 	// Asking for changes without an instruction is refused in place.
 	webtest.Do(t, ctx, "ask for changes without an instruction",
@@ -63,6 +69,9 @@ func TestBrowserLeadConfirmsAndModifiesPlans(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(item(modified)+` textarea[name=note]`), "Put the migration behind a stopping point."),
 		chromedp.Click(chromedp.CSS(item(modified)+` [data-testid=plan-modify]`)),
 		chromedp.WaitNotPresent(chromedp.CSS(item(modified))))
+	if got := webtest.TextOf(t, ctx, `[data-testid=announce]`); !strings.HasPrefix(got, "Changes asked of ") || !strings.Contains(got, "the agent revises its plan") {
+		t.Errorf("the live region says %q", got)
+	}
 
 	for _, c := range []struct {
 		id, state, resolution, instruction string
@@ -110,6 +119,7 @@ func TestBrowserLeadAnswersAPermissionPrompt(t *testing.T) {
 
 	webtest.SignIn(t, ctx, app.URL, lead.Email)
 	item := `[data-testid=attention-item][data-kind=permission][data-ref="` + ref + `"]`
+	webtest.OpenItem(t, ctx, item)
 	webtest.Do(t, ctx, "the prompt shows", chromedp.WaitVisible(chromedp.CSS(item+` [data-testid=permission-option]`)))
 	if got := webtest.TextOf(t, ctx, item+` [data-testid=question]`); got != "Run rm -rf build/?" {
 		t.Errorf("question = %q", got)
@@ -118,6 +128,9 @@ func TestBrowserLeadAnswersAPermissionPrompt(t *testing.T) {
 	webtest.Do(t, ctx, "answer Deny",
 		chromedp.Click(chromedp.CSS(item+` button[value="2"]`)),
 		chromedp.WaitNotPresent(chromedp.CSS(item)))
+	if got, want := webtest.TextOf(t, ctx, `[data-testid=announce]`), "PRM-"+ref+" answered Deny — delivered on the agent's next brief."; got != want {
+		t.Errorf("the live region says %q, want %q", got, want)
+	}
 
 	b, err := app.Kit.Gov.Briefs.Brief(context.Background(), agent, governance.BriefRequest{Session: id})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/views"
 	"github.com/madebook/madebook/web/httpx"
@@ -22,8 +23,21 @@ func (k *console) handleViolationClear() echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		_, err = k.gov.Changes.ClearViolation(c.Request().Context(), httpx.Actor(c), id, c.FormValue("as"), c.FormValue("note"))
-		return k.itemDone(c, governance.ItemViolation, c.Param("id"), err, "as", "note")
+		as := c.FormValue("as")
+		if as == "" {
+			// The API clears as fixed by default; a person must say which.
+			err = errs.E(errs.Invalid, "clear_as_required", "Choose how the violation was cleared: fixed, or a false positive.").In("as")
+		} else {
+			_, err = k.gov.Changes.ClearViolation(c.Request().Context(), httpx.Actor(c), id, as, c.FormValue("note"))
+			if e, ok := errs.As(err); ok && e.Code == "invalid_clear" {
+				err = errs.E(errs.Invalid, e.Code, "Choose how the violation was cleared: fixed, or a false positive (not %q).", as).In("as")
+			}
+		}
+		done := map[string]string{
+			"fixed":          "Violation cleared as fixed — the HARD_STOP lifts on the agent's next brief.",
+			"false_positive": "Violation cleared as a false positive — the HARD_STOP lifts on the agent's next brief.",
+		}[as]
+		return k.itemDone(c, action{kind: governance.ItemViolation, ref: c.Param("id"), done: done}, err, "as", "note")
 	}
 }
 
@@ -37,7 +51,8 @@ func (k *console) handleRemediationClose() echo.HandlerFunc {
 			return err
 		}
 		_, err = k.gov.Remediations.Close(c.Request().Context(), httpx.Actor(c), id, c.FormValue("note"))
-		return k.itemDone(c, governance.ItemRemediation, c.Param("id"), err, "note")
+		done := "Remediation closed — the agent is no longer asked to remediate from its next brief on."
+		return k.itemDone(c, action{kind: governance.ItemRemediation, ref: c.Param("id"), done: done}, err, "note")
 	}
 }
 

@@ -10,8 +10,10 @@ package console
 
 import (
 	"crypto/subtle"
+	"log/slog"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -36,6 +38,11 @@ type console struct {
 	audit  *audit.Service
 	store  *sessionStore
 	cop    *http.CrossOriginProtection
+	// stopping ends the push streams when the server shuts down.
+	stopping <-chan struct{}
+	logger   *slog.Logger
+	// ping is how often a push stream says it is alive.
+	ping time.Duration
 }
 
 // loadSession puts the signed-in person, if any, on the context.
@@ -115,7 +122,7 @@ func render(c echo.Context, status int, comp templ.Component) error {
 }
 
 var assets = views.Assets{CSS: static.URL("madebook.css"), HTMX: static.URL("htmx.min.js"), JS: static.URL("madebook.js"),
-	Icon: static.URL("favicon.svg")}
+	Icon: static.URL("favicon.svg"), SSE: static.URL("htmx-ext-sse.min.js")}
 
 // page builds what every full page needs for the signed-in person.
 func (k *console) page(c echo.Context, title, nav string) (views.Page, error) {
@@ -124,13 +131,13 @@ func (k *console) page(c echo.Context, title, nav string) (views.Page, error) {
 	if !ok {
 		return p, nil
 	}
-	n, err := k.gov.Attention.Count(c.Request().Context())
+	counts, err := k.gov.Attention.Counts(c.Request().Context(), governance.AttentionFilter{})
 	if err != nil {
 		return p, err
 	}
 	a := httpx.Actor(c)
 	p.Viewer = &views.Viewer{Email: ws.User.Email, Role: string(ws.User.Role), CanLead: a.CanLead(), IsAdmin: a.IsAdmin()}
-	p.CSRF, p.Count = ws.CSRF, n
+	p.CSRF, p.Count, p.Since = ws.CSRF, counts.Total(), counts.Fingerprint()
 	return p, nil
 }
 

@@ -1,13 +1,16 @@
 package console_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -107,6 +110,9 @@ type consoleRouteCase struct {
 	writes bool
 	// signsOut says a success sends the caller to the sign-in page.
 	signsOut bool
+	// stream says the route answers server-sent events that do not end:
+	// the call reads the first event and hangs up.
+	stream bool
 }
 
 func roleStatuses(anonymous, viewer, lead, admin int) map[consoleRole]int {
@@ -183,6 +189,18 @@ func (e *consoleEnv) prompted() (string, string) {
 		Payload: []byte(`{"prompt":"Run make deploy?","options":{"1":"Allow","2":"Deny"},"tool":"Bash"}`)})
 	e.fatal(err)
 	return id, fmt.Sprint(r.Permission.ID)
+}
+
+// criticalViolation has the agent report a change with a secret in it on
+// session id, and returns the critical violation's id.
+func (e *consoleEnv) criticalViolation(id string) string {
+	res, err := e.Kit.Gov.Changes.Report(context.Background(), e.Agent, id, change.Change{Files: []change.File{{Path: "config/deploy.sh",
+		Content: "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"}}})
+	e.fatal(err)
+	if len(res.Violations) == 0 {
+		e.T.Fatal("the seed's secret raised no violation")
+	}
+	return fmt.Sprint(res.Violations[0].ID)
 }
 
 // waits reports whether an item of kind with ref still waits in the
@@ -340,6 +358,12 @@ func consoleRouteTable() []consoleRouteCase {
 		{method: http.MethodGet, path: "/", setup: page("/"), want: readPage},
 		{method: http.MethodGet, path: "/attention/queue", setup: page("/attention/queue"), want: readPage},
 		{method: http.MethodGet, path: "/attention/count", setup: page("/attention/count"), want: readPage},
+		{method: http.MethodGet, path: "/attention/stream", setup: page("/attention/stream?since=0"), want: readPage, stream: true},
+		{method: http.MethodGet, path: "/attention/items/:kind/:session/:ref", want: readPage,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				id, ref := e.decision()
+				return consoleCall{path: "/attention/items/decision/" + id + "/" + ref, state: e.sessionState(id)}
+			}},
 		{method: http.MethodPost, path: "/decisions/resolve", want: leadAction, writes: true,
 			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
 				id, ref := e.decision()
@@ -422,13 +446,7 @@ func consoleRouteTable() []consoleRouteCase {
 		{method: http.MethodPost, path: "/violations/:id/clear", want: leadAction, writes: true,
 			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
 				id := e.Session(false)
-				res, err := e.Kit.Gov.Changes.Report(ctx, e.Agent, id, change.Change{Files: []change.File{{Path: "config/deploy.sh",
-					Content: "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"}}})
-				e.fatal(err)
-				if len(res.Violations) == 0 {
-					e.T.Fatal("the seed's secret raised no violation")
-				}
-				return consoleCall{path: fmt.Sprintf("/violations/%d/clear", res.Violations[0].ID), state: e.sessionState(id),
+				return consoleCall{path: "/violations/" + e.criticalViolation(id) + "/clear", state: e.sessionState(id),
 					form: url.Values{"as": {"fixed"}, "note": {"Rotated the key."}, "back": {"/sessions/" + id}}}
 			}},
 
@@ -586,9 +604,12 @@ func TestEveryConsoleRouteAnswersEachRole(t *testing.T) {
 				before := state()
 				var res *http.Response
 				var body string
-				if rc.method == http.MethodGet {
+				switch {
+				case rc.stream:
+					res, body = firstEvent(t, c.b, call.path)
+				case rc.method == http.MethodGet:
 					res, body = c.b.Get(call.path)
-				} else {
+				default:
 					res, body = c.b.PostForm(call.path, call.form)
 				}
 				if res.StatusCode != want {
@@ -616,6 +637,10 @@ func TestEveryConsoleRouteAnswersEachRole(t *testing.T) {
 				case res.StatusCode == http.StatusSeeOther:
 					if !strings.HasPrefix(loc, "/") || strings.HasPrefix(loc, "//") || strings.HasPrefix(loc, "/login") {
 						t.Errorf("a success redirects to %q, want a console page", loc)
+					}
+				case rc.stream:
+					if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" || !strings.Contains(body, "event: queue\ndata: ") {
+						t.Errorf("Content-Type %q, first event %q: want a stream saying the queue changed since ?since=0", ct, body)
 					}
 				default:
 					if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
@@ -697,11 +722,27 @@ func testConsoleQueueHTMX(t *testing.T, e *consoleEnv) {
 			t.Fatalf("status %d, want 200 with the count update: %s", res.StatusCode, webtest.Short([]byte(body)))
 		}
 	}
-	// The brake form sits in an item, but its answer is the whole queue.
-	wantQueueTarget := func(t *testing.T, res *http.Response) {
+	// A success says what happens next in the live region, and asks the
+	// queue to refresh itself.
+	wantAnnounce := func(t *testing.T, res *http.Response, body string, words ...string) {
 		t.Helper()
-		if res.Header.Get("HX-Retarget") != "#queue" || res.Header.Get("HX-Reswap") != "outerHTML" {
-			t.Errorf("HX-Retarget %q, HX-Reswap %q: the queue would land inside the item", res.Header.Get("HX-Retarget"), res.Header.Get("HX-Reswap"))
+		if !strings.Contains(body, `id="announce" hx-swap-oob="innerHTML"`) {
+			t.Errorf("no words for the live region: %s", webtest.Short([]byte(body)))
+		}
+		for _, w := range words {
+			if !strings.Contains(body, w) {
+				t.Errorf("the words lack %q: %s", w, body)
+			}
+		}
+		if res.Header.Get("HX-Trigger") != "queue-changed" {
+			t.Errorf("HX-Trigger %q, want queue-changed", res.Header.Get("HX-Trigger"))
+		}
+	}
+	// An action on an item removes its line: the answer replaces it.
+	wantLineGone := func(t *testing.T, res *http.Response, id string) {
+		t.Helper()
+		if res.Header.Get("HX-Retarget") != "#"+id || res.Header.Get("HX-Reswap") != "outerHTML" {
+			t.Errorf("HX-Retarget %q, HX-Reswap %q: want the line #%s replaced", res.Header.Get("HX-Retarget"), res.Header.Get("HX-Reswap"), id)
 		}
 	}
 	want422 := func(t *testing.T, res *http.Response, body string, parts ...string) {
@@ -731,6 +772,8 @@ func testConsoleQueueHTMX(t *testing.T, e *consoleEnv) {
 		id, ref := e.decision()
 		res, body := e.htmx(lead.b, "/decisions/"+ref+"/resolve", url.Values{"resolution": {"Keep it."}, "instruction": {"Archive instead."}})
 		wantCount(t, res, body)
+		wantAnnounce(t, res, body, ref+" resolved — the agent gets the resolution and instruction on its next brief.")
+		wantLineGone(t, res, "item-decision-"+ref)
 		if d := decisionOf(id, ref); d.Status != governance.DecisionResolved || d.Instruction != "Archive instead." {
 			t.Errorf("the decision is %s %q, want resolved", d.Status, d.Instruction)
 		}
@@ -741,23 +784,26 @@ func testConsoleQueueHTMX(t *testing.T, e *consoleEnv) {
 		e.fatal(err)
 		res, body := e.htmx(lead.b, "/decisions/"+ref+"/resolve", url.Values{"resolution": {"Second."}, "instruction": {"Do that."}})
 		wantCount(t, res, body)
+		wantAnnounce(t, res, body, "already", "It has left the queue.")
+		wantLineGone(t, res, "item-decision-"+ref)
 	})
-	run("bulk resolve without an instruction is 422 with the queue and the message", func(t *testing.T) {
+	run("bulk resolve without an instruction is 422 with the bulk bar and the message", func(t *testing.T) {
 		id1, ref1 := e.decision()
 		id2, ref2 := e.decision()
 		res, body := e.htmx(lead.b, "/decisions/resolve", url.Values{"refs": {ref1, ref2}, "resolution": {"Keep them."}})
-		want422(t, res, body, `id="queue"`, `data-testid="error-instruction"`, "The instruction is required.")
+		want422(t, res, body, `id="bulk"`, `data-testid="error-instruction"`, "The instruction is required.", `value="Keep them."`)
 		if decisionOf(id1, ref1).Status != governance.DecisionOpen || decisionOf(id2, ref2).Status != governance.DecisionOpen {
 			t.Errorf("a refused bulk resolve resolved something")
 		}
 	})
-	run("bulk resolve answers the queue and the count update", func(t *testing.T) {
+	run("bulk resolve answers an empty bulk bar, the words, the count update and a refresh", func(t *testing.T) {
 		id1, ref1 := e.decision()
 		id2, ref2 := e.decision()
 		res, body := e.htmx(lead.b, "/decisions/resolve", url.Values{"refs": {ref1, ref2}, "resolution": {"Keep them."}, "instruction": {"Archive."}})
 		wantCount(t, res, body)
-		if !strings.Contains(body, `id="queue"`) || strings.Contains(body, `data-ref="`+ref1+`"`) || strings.Contains(body, `data-ref="`+ref2+`"`) {
-			t.Errorf("the queue still shows the resolved gates: %s", webtest.Short([]byte(body)))
+		wantAnnounce(t, res, body, ref1+", "+ref2+" resolved — each agent gets the resolution and instruction on its next brief.")
+		if !strings.Contains(body, `id="bulk"`) || strings.Contains(body, `value="Keep them."`) {
+			t.Errorf("the bulk bar does not come back empty: %s", webtest.Short([]byte(body)))
 		}
 		if decisionOf(id1, ref1).Status != governance.DecisionResolved || decisionOf(id2, ref2).Status != governance.DecisionResolved {
 			t.Errorf("bulk resolve did not resolve both")
@@ -778,6 +824,9 @@ func testConsoleQueueHTMX(t *testing.T, e *consoleEnv) {
 			id := e.proposed()
 			res, body := e.htmx(lead.b, "/sessions/"+id+"/plan/"+verb, url.Values{"note": {"Noted."}})
 			wantCount(t, res, body)
+			wantAnnounce(t, res, body, map[string]string{"approve": "approved — the agent may proceed; it is told on its next brief.",
+				"reject": "rejected — the agent is told on its next brief and goes back to idle."}[verb])
+			wantLineGone(t, res, "item-plan-"+id)
 			d, err := e.Kit.Gov.Sessions.Get(context.Background(), e.Lead, id)
 			e.fatal(err)
 			if d.Plan == nil || d.Plan.Status != status {
@@ -785,13 +834,13 @@ func testConsoleQueueHTMX(t *testing.T, e *consoleEnv) {
 			}
 		})
 	}
-	run("pause answers the queue, with the paused session, and the count update", func(t *testing.T) {
+	run("pause answers the words, the count update and a refresh of the queue", func(t *testing.T) {
 		id := e.Session(false)
 		res, body := e.htmx(lead.b, "/sessions/"+id+"/pause", url.Values{"reason": {"Stop."}})
 		wantCount(t, res, body)
-		wantQueueTarget(t, res)
-		if !strings.Contains(body, `id="queue"`) || !strings.Contains(body, `data-ref="`+id+`"`) {
-			t.Errorf("the queue does not show the paused session: %s", webtest.Short([]byte(body)))
+		wantAnnounce(t, res, body, "paused — the agent is told to stop on its next brief.")
+		if !e.waits(governance.ItemPaused, id) {
+			t.Errorf("the paused session does not wait in the queue")
 		}
 		d, err := e.Kit.Gov.Sessions.Get(context.Background(), e.Lead, id)
 		e.fatal(err)
@@ -799,16 +848,11 @@ func testConsoleQueueHTMX(t *testing.T, e *consoleEnv) {
 			t.Errorf("the session is paused=%t %q", d.Paused, d.PauseReason)
 		}
 	})
-	run("pausing a paused session is 422 with the queue and the message", func(t *testing.T) {
-		// The queue shows the message in its bulk form, which it shows only
-		// with two open gates or more (views.QueueView): open two.
-		e.decision()
-		e.decision()
+	run("pausing a paused session is 422 with the brake form, open, and the message", func(t *testing.T) {
 		id := e.paused()
 		before := e.sessionState(id)()
 		res, body := e.htmx(lead.b, "/sessions/"+id+"/pause", url.Values{"reason": {"Again."}})
-		want422(t, res, body, `id="queue"`, "already paused")
-		wantQueueTarget(t, res)
+		want422(t, res, body, `data-testid="pause-form"`, "<details class=\"brake\" open", "already paused", `value="Again."`)
 		if after := e.sessionState(id)(); after != before {
 			t.Errorf("a refused pause changed the session:\nbefore %s\nafter  %s", before, after)
 		}
@@ -817,6 +861,8 @@ func testConsoleQueueHTMX(t *testing.T, e *consoleEnv) {
 		id := e.paused()
 		res, body := e.htmx(lead.b, "/sessions/"+id+"/resume", nil)
 		wantCount(t, res, body)
+		wantAnnounce(t, res, body, "Brake released on ", "the agent may continue on its next brief.")
+		wantLineGone(t, res, "item-paused-"+id)
 		d, err := e.Kit.Gov.Sessions.Get(context.Background(), e.Lead, id)
 		e.fatal(err)
 		if d.Paused {
@@ -835,9 +881,27 @@ func testConsoleQueueHTMX(t *testing.T, e *consoleEnv) {
 		_, ask := e.parkedAsk()
 		res, body := e.htmx(lead.b, "/asks/"+ask+"/answer", url.Values{"option": {"2"}})
 		wantCount(t, res, body)
+		wantAnnounce(t, res, body, "Answered &#34;No&#34; — the run resumes from where it parked")
+		wantLineGone(t, res, "item-ask-"+ask)
 		if e.waits(governance.ItemAsk, ask) {
 			t.Errorf("the answered ask still waits")
 		}
+	})
+	run("clearing a violation without saying how is 422 with the item and the message", func(t *testing.T) {
+		id := e.Session(false)
+		v := e.criticalViolation(id)
+		before := e.sessionState(id)()
+		res, body := e.htmx(lead.b, "/violations/"+v+"/clear", url.Values{"note": {"Rotated."}})
+		want422(t, res, body, `data-kind="violation"`, `data-testid="error-as"`, "Choose how the violation was cleared: fixed, or a false positive.", `value="Rotated."`)
+		res, body = e.htmx(lead.b, "/violations/"+v+"/clear", url.Values{"as": {"gone"}})
+		want422(t, res, body, `data-testid="error-as"`, "(not &#34;gone&#34;)")
+		if after := e.sessionState(id)(); after != before || !e.waits(governance.ItemViolation, v) {
+			t.Errorf("a refused clear changed the session:\nbefore %s\nafter  %s", before, after)
+		}
+		res, body = e.htmx(lead.b, "/violations/"+v+"/clear", url.Values{"as": {"false_positive"}})
+		wantCount(t, res, body)
+		wantAnnounce(t, res, body, "Violation cleared as a false positive — the HARD_STOP lifts on the agent&#39;s next brief.")
+		wantLineGone(t, res, "item-violation-"+v)
 	})
 	run("a viewer is refused with a message and nothing changes", func(t *testing.T) {
 		id, ref := e.decision()
@@ -867,4 +931,37 @@ func testConsoleQueueHTMX(t *testing.T, e *consoleEnv) {
 			t.Errorf("the decision is %s, want still open", d.Status)
 		}
 	})
+}
+
+// firstEvent opens a push stream as a browser's EventSource does, reads up
+// to its first event (a redirect or a refusal ends at once) and hangs up.
+func firstEvent(t *testing.T, b *webtest.Client, path string) (*http.Response, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.Base+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	res, err := b.HTTP.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(res.Body)
+		return res, string(body)
+	}
+	var got strings.Builder
+	r := bufio.NewReader(res.Body)
+	for !strings.Contains(got.String(), "event: ") || !strings.HasSuffix(got.String(), "\n\n") {
+		line, err := r.ReadString('\n')
+		got.WriteString(line)
+		if err != nil {
+			t.Fatalf("reading the stream: %v (so far %q)", err, got.String())
+		}
+	}
+	return res, got.String()
 }

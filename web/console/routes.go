@@ -22,6 +22,9 @@ type Deps struct {
 	// SecureCookies marks the console's cookies Secure, with the __Host-
 	// prefix: set it when Madebook is served over TLS.
 	SecureCookies bool
+	// Stopping is closed when the server begins to shut down: the push
+	// streams, which never end by themselves, end then (nil: never).
+	Stopping <-chan struct{}
 }
 
 // Routes registers every page and form of the console, in one list. Every
@@ -29,7 +32,8 @@ type Deps struct {
 // need an admin. It returns how the console answers errors, for the
 // server's error handler.
 func Routes(e *echo.Echo, d Deps) ErrorRenderer {
-	k := &console{auth: d.Auth, gov: d.Gov, ledger: d.Ledger, audit: d.Audit, store: newSessionStore(d.Auth, d.SecureCookies), cop: http.NewCrossOriginProtection()}
+	k := &console{auth: d.Auth, gov: d.Gov, ledger: d.Ledger, audit: d.Audit, store: newSessionStore(d.Auth, d.SecureCookies),
+		cop: http.NewCrossOriginProtection(), stopping: d.Stopping, logger: d.Logger, ping: streamPing}
 	// Middleware goes on each route, not on a group: a group would answer
 	// every unknown path under it too.
 	web := []echo.MiddlewareFunc{k.loadSession, k.crossOrigin}
@@ -41,11 +45,13 @@ func Routes(e *echo.Echo, d Deps) ErrorRenderer {
 	e.GET("/", k.handleAttention(), in...)
 	e.GET("/attention/queue", k.handleQueue(), in...)
 	e.GET("/attention/count", k.handleCount(), in...)
+	e.GET("/attention/stream", k.handleStream(), in...)
+	e.GET("/attention/items/:kind/:session/:ref", k.handleItem(), in...)
 	e.POST("/decisions/resolve", k.handleResolveBulk(), in...)
 	e.POST("/decisions/:ref/resolve", k.handleResolve(), in...)
-	e.POST("/sessions/:id/plan/approve", k.handlePlanDecide(d.Gov.Plans.Approve), in...)
-	e.POST("/sessions/:id/plan/reject", k.handlePlanDecide(d.Gov.Plans.Reject), in...)
-	e.POST("/sessions/:id/plan/modify", k.handlePlanDecide(d.Gov.Plans.Modify), in...)
+	e.POST("/sessions/:id/plan/approve", k.handlePlanDecide("approve", d.Gov.Plans.Approve), in...)
+	e.POST("/sessions/:id/plan/reject", k.handlePlanDecide("reject", d.Gov.Plans.Reject), in...)
+	e.POST("/sessions/:id/plan/modify", k.handlePlanDecide("modify", d.Gov.Plans.Modify), in...)
 	e.POST("/sessions/:id/pause", k.handlePause(), in...)
 	e.POST("/sessions/:id/resume", k.handleResume(), in...)
 	e.POST("/asks/:id/answer", k.handleAnswer(), in...)

@@ -113,3 +113,13 @@ func TextOf(t *testing.T, ctx context.Context, sel string) string {
 	}
 	return strings.TrimSpace(s)
 }
+
+// OpenItem opens an Attention line (sel selects the line) by clicking its
+// title, and waits for its form to load in place.
+func OpenItem(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	Do(t, ctx, "open "+sel,
+		chromedp.WaitVisible(chromedp.CSS(sel+` [data-testid=open-item]`)),
+		chromedp.Click(chromedp.CSS(sel+` [data-testid=open-item]`)),
+		chromedp.WaitVisible(chromedp.CSS(sel+` [data-testid=item-body]`)))
+}

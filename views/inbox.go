@@ -1,0 +1,192 @@
+package views
+
+import (
+	"encoding/hex"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/a-h/templ"
+
+	"github.com/madebook/madebook/internal/governance"
+)
+
+// Inbox is the Attention view: the counts by kind, the filters, and a page
+// of the queue, one line per item.
+type Inbox struct {
+	Page   governance.AttentionPage
+	Filter governance.AttentionFilter
+	// Missions are the choices of the mission filter.
+	Missions []governance.Mission
+	// Limit is how many lines a page holds.
+	Limit   int
+	Now     time.Time
+	CanLead bool
+	CSRF    string
+}
+
+// Announce is what the live region says after an action, and what comes
+// with it: the count in the navigation and the page title.
+type Announce struct {
+	Message string
+	Title   string
+	Count   int
+}
+
+// kindLabels name each kind of item in the counts bar.
+var kindLabels = map[string]string{
+	governance.ItemViolation:   "violations",
+	governance.ItemPaused:      "paused",
+	governance.ItemPlan:        "plans",
+	governance.ItemDecision:    "gates",
+	governance.ItemAsk:         "parked runs",
+	governance.ItemPermission:  "permissions",
+	governance.ItemRemediation: "remediations",
+	governance.ItemTask:        "blocked tasks",
+}
+
+// emptyNotes say what would appear in a filtered, empty queue.
+var emptyNotes = map[string]string{
+	governance.ItemViolation:   "No critical violation is open. A change report that trips a critical policy stops its agent and appears here.",
+	governance.ItemPaused:      "No session is paused. A session someone pulls the brake on appears here until it is released.",
+	governance.ItemPlan:        "No plan waits for approval. A plan proposed on a high-risk mission appears here before its agent may change code.",
+	governance.ItemDecision:    "No gate is open. When an agent asks a person to decide, its gate appears here.",
+	governance.ItemAsk:         "No run is parked. A run that stops on a question for a person appears here.",
+	governance.ItemPermission:  "No permission prompt waits. When an agent's tool asks for permission, the prompt appears here.",
+	governance.ItemRemediation: "No required remediation is open. Remediations leads require appear here until closed.",
+	governance.ItemTask:        "No task is blocked. A task an agent reports blocked appears here until it moves.",
+}
+
+// queueURL is the address of the queue under f with one more parameter
+// set (name, value), or removed when value is "": the page at "/" or a
+// fragment at "/attention/queue".
+func queueURL(path string, f governance.AttentionFilter, set ...string) string {
+	v := url.Values{}
+	for name, value := range map[string]string{"kind": f.Kind, "mission": f.Mission, "agent": f.Agent, "session": f.Session} {
+		if value != "" {
+			v.Set(name, value)
+		}
+	}
+	for i := 0; i+1 < len(set); i += 2 {
+		if set[i+1] == "" {
+			v.Del(set[i])
+		} else {
+			v.Set(set[i], set[i+1])
+		}
+	}
+	if len(v) == 0 {
+		return path
+	}
+	return path + "?" + v.Encode()
+}
+
+// refreshURL is where the queue refreshes itself from: its filters (the
+// script adds how many lines it shows, as ?limit=).
+func refreshURL(in Inbox) string {
+	return queueURL("/attention/queue", in.Filter)
+}
+
+// moreURL is the next page of lines, under the same filters.
+func moreURL(path string, in Inbox) string {
+	return queueURL(path, in.Filter, "from", strconv.Itoa(in.Page.From+len(in.Page.Items)))
+}
+
+// moreLabel says what the next page brings.
+func moreLabel(in Inbox) string {
+	left := in.Page.Total - in.Page.From - len(in.Page.Items)
+	if left <= in.Limit {
+		return "Show the last " + strconv.Itoa(left)
+	}
+	return "Show " + strconv.Itoa(in.Limit) + " more of " + strconv.Itoa(left) + " left"
+}
+
+// itemURL opens one item: its form alone for htmx, a page otherwise.
+func itemURL(it governance.AttentionItem) string {
+	return "/attention/items/" + url.PathEscape(it.Kind) + "/" + url.PathEscape(it.Session) + "/" + url.PathEscape(it.Ref)
+}
+
+// ItemElementID is the element id of an item's line. A blocked task's ref
+// is the agent's own task id, unique only within its session and free
+// text: it is hex-encoded after the session's id.
+func ItemElementID(kind, session, ref string) string {
+	if kind == governance.ItemTask {
+		return "item-task-" + session + "-" + hex.EncodeToString([]byte(ref))
+	}
+	return "item-" + kind + "-" + ref
+}
+
+// slotID is the element the item's form opens in.
+func slotID(it governance.AttentionItem) string { return itemID(it) + "-open" }
+
+// group is one session's lines on a page.
+type group struct {
+	First     governance.AttentionItem
+	Continued bool
+	Items     []governance.AttentionItem
+}
+
+// groups splits a page's items (already grouped by session) into groups.
+func groups(p governance.AttentionPage) []group {
+	var gs []group
+	for _, it := range p.Items {
+		if n := len(gs); n > 0 && gs[n-1].First.Session == it.Session {
+			gs[n-1].Items = append(gs[n-1].Items, it)
+			continue
+		}
+		gs = append(gs, group{First: it, Continued: len(gs) == 0 && p.After == it.Session, Items: []governance.AttentionItem{it}})
+	}
+	return gs
+}
+
+// filtered reports whether any filter narrows the queue.
+func filtered(f governance.AttentionFilter) bool {
+	return f.Kind != "" || f.Mission != "" || f.Agent != "" || f.Session != ""
+}
+
+// scopePreview is the first few entries of a blocked scope, and how many
+// more there are.
+func scopePreview(scope []string) ([]string, int) {
+	const n = 3
+	if len(scope) <= n {
+		return scope, 0
+	}
+	return scope[:n], len(scope) - n
+}
+
+// lineTitle is an item's title on its line: a gate's or a permission
+// prompt's reference first.
+func lineTitle(it governance.AttentionItem) string {
+	switch it.Kind {
+	case governance.ItemDecision:
+		return it.Ref + ": " + it.Title
+	case governance.ItemPermission:
+		return "PRM-" + it.Ref + ": " + it.Title
+	}
+	return it.Title
+}
+
+// sessionName is a session's title, or its id when it has none.
+func sessionName(it governance.AttentionItem) string {
+	if it.SessionTitle != "" {
+		return it.SessionTitle
+	}
+	return it.Session
+}
+
+// boolAttr is an ARIA state: "true" or "false".
+func boolAttr(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+// streamAttrs connect a signed-in person's page to the push stream of
+// Attention changes (htmx's SSE extension), from the queue as this page
+// saw it.
+func streamAttrs(p Page) templ.Attributes {
+	if p.Viewer == nil {
+		return templ.Attributes{}
+	}
+	return templ.Attributes{"hx-ext": "sse", "sse-connect": "/attention/stream?since=" + url.QueryEscape(p.Since)}
+}
