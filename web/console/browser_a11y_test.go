@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/labstack/echo/v4"
 
 	"github.com/madebook/madebook/internal/audit"
 	"github.com/madebook/madebook/internal/auth"
@@ -26,7 +27,73 @@ import (
 // violation, with something in every state on it. The pages come from the
 // server's own route table: a new page without an entry here fails.
 func TestBrowserEveryPagePassesAxe(t *testing.T) {
+	w := a11yWorkspace(t)
+	e, srv, admin, gated, planned, plain, stopped := w.e, w.srv, w.admin, w.gated, w.planned, w.plain, w.stopped
 	ctx := webtest.NewBrowser(t)
+	// The concrete pages of each GET route that renders a page.
+	pages := map[string][]string{
+		"/login":               {"/login"},
+		"/":                    {"/"},
+		"/sessions":            {"/sessions"},
+		"/sessions/:id":        {"/sessions/" + planned, "/sessions/" + gated, "/sessions/" + stopped},
+		"/missions":            {"/missions"},
+		"/missions/new":        {"/missions/new"},
+		"/missions/:slug/edit": {"/missions/" + plain + "/edit"},
+		"/audit":               {"/audit"},
+		"/audit/:report":       nil,
+		"/admin/users":         {"/admin/users"},
+		"/admin/keys":          {"/admin/keys"},
+		"/admin/policies":      {"/admin/policies"},
+		"/admin/rules":         {"/admin/rules"},
+		"/admin/tools":         {"/admin/tools"},
+	}
+	for _, name := range audit.Names() {
+		pages["/audit/:report"] = append(pages["/audit/:report"], "/audit/"+name)
+	}
+	// Not pages: fragments the Attention page loads, assets, JSON.
+	// The stream is no page; one item's page and the inbox's states are
+	// checked by TestBrowserInboxPassesAxe.
+	fragments := map[string]bool{"/attention/queue": true, "/attention/count": true, "/attention/stream": true,
+		"/attention/items/:kind/:session/:ref": true, "/static/*": true, "/healthz": true,
+		"/favicon.ico": true}
+	for _, r := range e.Routes() {
+		if r.Method != http.MethodGet || strings.HasPrefix(r.Path, "/api/") || fragments[r.Path] {
+			continue
+		}
+		if _, ok := pages[r.Path]; !ok {
+			t.Errorf("GET %s renders a page this test does not check: add it to pages", r.Path)
+		}
+	}
+
+	webtest.Do(t, ctx, "open the sign-in page", chromedp.Navigate(srv.URL+"/login"), chromedp.WaitVisible(chromedp.CSS(`input[name=email]`)))
+	webtest.CheckA11y(t, ctx, "/login")
+	webtest.SignIn(t, ctx, srv.URL, admin.Email)
+	for route, paths := range pages {
+		if route == "/login" {
+			continue
+		}
+		for _, path := range paths {
+			webtest.Do(t, ctx, "open "+path, chromedp.Navigate(srv.URL+path), chromedp.WaitReady(chromedp.CSS(`main`)))
+			webtest.CheckA11y(t, ctx, path)
+			fitsWidth(t, ctx, path)
+		}
+	}
+	webtest.Do(t, ctx, "open a page that does not exist", chromedp.Navigate(srv.URL+"/no/such/page"), chromedp.WaitReady(chromedp.CSS(`body`)))
+	webtest.CheckA11y(t, ctx, "the 404 page")
+}
+
+// axeWorkspace is a workspace with something in every state, for the
+// accessibility tests.
+type axeWorkspace struct {
+	kit                            *testkit.Kit
+	e                              *echo.Echo
+	srv                            *httptest.Server
+	admin                          auth.Actor
+	gated, planned, plain, stopped string
+}
+
+func a11yWorkspace(t *testing.T) axeWorkspace {
+	t.Helper()
 	kit := testkit.New(t)
 	e := web.NewServer(webtest.Deps(kit))
 	srv := httptest.NewServer(e)
@@ -58,61 +125,29 @@ func TestBrowserEveryPagePassesAxe(t *testing.T) {
 		Content: "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"}}}))
 	must(t)(kit.Gov.Remediations.Request(bg, admin, stopped, governance.RemediationInput{Severity: governance.SeverityRequired,
 		Instruction: "Rotate the key.", Files: []string{"deploy.sh"}}))
+	return axeWorkspace{kit: kit, e: e, srv: srv, admin: admin, gated: gated, planned: planned, plain: plain, stopped: stopped}
+}
 
-	// The concrete pages of each GET route that renders a page.
-	pages := map[string][]string{
-		"/login":               {"/login"},
-		"/":                    {"/"},
-		"/sessions":            {"/sessions"},
-		"/sessions/:id":        {"/sessions/" + planned, "/sessions/" + gated, "/sessions/" + stopped},
-		"/missions":            {"/missions"},
-		"/missions/new":        {"/missions/new"},
-		"/missions/:slug/edit": {"/missions/" + plain + "/edit"},
-		"/audit":               {"/audit"},
-		"/audit/:report":       nil,
-		"/admin/users":         {"/admin/users"},
-		"/admin/keys":          {"/admin/keys"},
-		"/admin/policies":      {"/admin/policies"},
-		"/admin/rules":         {"/admin/rules"},
-		"/admin/tools":         {"/admin/tools"},
-	}
-	items, err := kit.Gov.Attention.List(bg)
+// The Attention inbox passes axe-core in its states: each item's own page,
+// filtered views, forms open in place and gates selected.
+func TestBrowserInboxPassesAxe(t *testing.T) {
+	w := a11yWorkspace(t)
+	ctx := webtest.NewBrowser(t)
+	items, err := w.kit.Gov.Attention.List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
+	paths := []string{"/?kind=decision", "/?kind=task", "/?session=" + w.gated}
 	for _, it := range items {
-		pages["/attention/items/:kind/:session/:ref"] = append(pages["/attention/items/:kind/:session/:ref"],
-			"/attention/items/"+it.Kind+"/"+it.Session+"/"+it.Ref)
+		paths = append(paths, "/attention/items/"+it.Kind+"/"+it.Session+"/"+it.Ref)
 	}
-	pages["/"] = append(pages["/"], "/?kind=decision", "/?kind=task", "/?session="+gated)
-	for _, name := range audit.Names() {
-		pages["/audit/:report"] = append(pages["/audit/:report"], "/audit/"+name)
+	webtest.SignIn(t, ctx, w.srv.URL, w.admin.Email)
+	for _, path := range paths {
+		webtest.Do(t, ctx, "open "+path, chromedp.Navigate(w.srv.URL+path), chromedp.WaitReady(chromedp.CSS(`main`)))
+		webtest.CheckA11y(t, ctx, path)
+		fitsWidth(t, ctx, path)
 	}
-	// Not pages: fragments the Attention page loads, assets, JSON.
-	fragments := map[string]bool{"/attention/queue": true, "/attention/count": true, "/attention/stream": true, "/static/*": true, "/healthz": true,
-		"/favicon.ico": true}
-	for _, r := range e.Routes() {
-		if r.Method != http.MethodGet || strings.HasPrefix(r.Path, "/api/") || fragments[r.Path] {
-			continue
-		}
-		if _, ok := pages[r.Path]; !ok {
-			t.Errorf("GET %s renders a page this test does not check: add it to pages", r.Path)
-		}
-	}
-
-	webtest.Do(t, ctx, "open the sign-in page", chromedp.Navigate(srv.URL+"/login"), chromedp.WaitVisible(chromedp.CSS(`input[name=email]`)))
-	webtest.CheckA11y(t, ctx, "/login")
-	webtest.SignIn(t, ctx, srv.URL, admin.Email)
-	for route, paths := range pages {
-		if route == "/login" {
-			continue
-		}
-		for _, path := range paths {
-			webtest.Do(t, ctx, "open "+path, chromedp.Navigate(srv.URL+path), chromedp.WaitReady(chromedp.CSS(`main`)))
-			webtest.CheckA11y(t, ctx, path)
-			fitsWidth(t, ctx, path)
-		}
-	}
+	srv := w.srv
 	// The inbox with its forms open in place, and with gates selected.
 	webtest.Do(t, ctx, "open the inbox", chromedp.Navigate(srv.URL+"/"), chromedp.WaitReady(chromedp.CSS(`main`)))
 	for _, kind := range []string{governance.ItemViolation, governance.ItemPlan, governance.ItemDecision, governance.ItemPermission} {
@@ -121,8 +156,6 @@ func TestBrowserEveryPagePassesAxe(t *testing.T) {
 	webtest.Do(t, ctx, "select a gate", chromedp.Click(chromedp.CSS(`[data-testid=select]`)), chromedp.WaitVisible(chromedp.CSS(`#bulk`)))
 	webtest.CheckA11y(t, ctx, "/ with forms open and a gate selected")
 	fitsWidth(t, ctx, "/ with forms open and a gate selected")
-	webtest.Do(t, ctx, "open a page that does not exist", chromedp.Navigate(srv.URL+"/no/such/page"), chromedp.WaitReady(chromedp.CSS(`body`)))
-	webtest.CheckA11y(t, ctx, "the 404 page")
 }
 
 // fitsWidth fails the test when the page is wider than the window, at a
