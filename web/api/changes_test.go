@@ -233,8 +233,8 @@ func TestSessionPageShowsTheChange(t *testing.T) {
 	if strings.Contains(body, `data-testid="violation-row"`) || !strings.Contains(body, "violation.cleared") {
 		t.Errorf("the cleared violation is still shown, or the timeline lacks the clear")
 	}
-	if res, _ := lead.PostForm("/violations/"+vid+"/clear", url.Values{"back": {"/sessions/" + id}}); res.StatusCode != http.StatusConflict {
-		t.Errorf("clearing twice: %d, want 409", res.StatusCode)
+	if res, body := lead.PostForm("/violations/"+vid+"/clear", url.Values{"as": {"fixed"}, "back": {"/sessions/" + id}}); res.StatusCode != http.StatusConflict {
+		t.Errorf("clearing twice: %d, want 409 %s", res.StatusCode, webtest.Short([]byte(body)))
 	}
 }
 
@@ -280,21 +280,27 @@ func TestAttentionShowsCriticalViolationsAndRequiredRemediations(t *testing.T) {
 			t.Errorf("the page lacks %s", want)
 		}
 	}
-	if strings.Contains(body, `data-testid="violation-clear-form"`) || strings.Contains(body, `data-testid="remediation-close-form"`) {
-		t.Errorf("a viewer sees the lead's forms")
-	}
 	if strings.Index(body, `data-ref="`+vref+`"`) > strings.Index(body, `data-ref="`+rref+`"`) {
 		t.Errorf("the HARD_STOP is not first")
 	}
+	// Each line opens its item, with the lead's form on it.
+	itemPages := func(c *webtest.Client) string {
+		_, v := c.Get("/attention/items/violation/" + id + "/" + vref)
+		_, r := c.Get("/attention/items/remediation/" + id + "/" + rref)
+		return v + r
+	}
+	if body := itemPages(viewer); strings.Contains(body, `data-testid="violation-clear-form"`) || strings.Contains(body, `data-testid="remediation-close-form"`) ||
+		!strings.Contains(body, "Secrets in source was violated by AWS_SECRET_ACCESS_KEY") {
+		t.Errorf("a viewer sees the lead's forms, or not the items: %s", webtest.Short([]byte(body)))
+	}
 
 	lead := webtest.ConsoleAs(t, a.Srv.URL, a.Lead.Email)
-	_, body = lead.Get("/")
-	if !strings.Contains(body, `data-testid="violation-clear-form"`) || !strings.Contains(body, `data-testid="remediation-close-form"`) {
+	if body := itemPages(lead); !strings.Contains(body, `data-testid="violation-clear-form"`) || !strings.Contains(body, `data-testid="remediation-close-form"`) {
 		t.Fatalf("a lead lacks the forms")
 	}
 	res, body := lead.HTMXPost("/violations/"+vref+"/clear", url.Values{"as": {"bogus"}})
 	if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, `data-ref="`+vref+`"`) ||
-		!strings.Contains(body, "fixed or false_positive") || strings.Contains(body, "<html") {
+		!strings.Contains(body, "Choose how the violation was cleared: fixed, or a false positive (not &#34;bogus&#34;).") || strings.Contains(body, "<html") {
 		t.Fatalf("a bad clear: %d %s", res.StatusCode, webtest.Short([]byte(body)))
 	}
 	res, body = lead.HTMXPost("/violations/"+vref+"/clear", url.Values{"as": {"fixed"}, "note": {"Rotated."}})

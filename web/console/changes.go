@@ -24,10 +24,11 @@ func (k *console) handleViolationClear() echo.HandlerFunc {
 			return err
 		}
 		as := c.FormValue("as")
-		if as == "" {
+		if err = httpx.Actor(c).RequireLead("clear a violation"); err == nil && as == "" {
 			// The API clears as fixed by default; a person must say which.
 			err = errs.E(errs.Invalid, "clear_as_required", "Choose how the violation was cleared: fixed, or a false positive.").In("as")
-		} else {
+		}
+		if err == nil {
 			_, err = k.gov.Changes.ClearViolation(c.Request().Context(), httpx.Actor(c), id, as, c.FormValue("note"))
 			if e, ok := errs.As(err); ok && e.Code == "invalid_clear" {
 				err = errs.E(errs.Invalid, e.Code, "Choose how the violation was cleared: fixed, or a false positive (not %q).", as).In("as")
