@@ -429,6 +429,11 @@ func routeTable() []routeCase {
 		consoleOnly(http.MethodGet, "/", nil),
 		consoleOnly(http.MethodGet, "/attention/queue", nil),
 		consoleOnly(http.MethodGet, "/attention/count", nil),
+		consoleOnly(http.MethodGet, "/attention/stream", nil),
+		consoleOnly(http.MethodGet, "/attention/items/:kind/:session/:ref", func(a *webtest.API) (string, string) {
+			id, ref := decision(a)
+			return "/attention/items/decision/" + id + "/" + ref, id
+		}),
 		consoleOnly(http.MethodPost, "/logout", nil),
 		consoleOnly(http.MethodPost, "/logout/everywhere", nil),
 		consoleOnly(http.MethodPost, "/decisions/resolve", func(a *webtest.API) (string, string) {

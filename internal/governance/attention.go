@@ -2,6 +2,8 @@ package governance
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
@@ -134,14 +136,14 @@ func (c AttentionCounts) Total() int {
 }
 
 // Fingerprint is a short text that changes whenever an item joins or
-// leaves the counted queue.
+// leaves the counted queue: a hash, so that it shows nothing stored.
 func (c AttentionCounts) Fingerprint() string {
-	var b strings.Builder
+	h := sha256.New()
 	for _, k := range AttentionKinds {
-		fmt.Fprintf(&b, "%d.", c.ByKind[k])
+		fmt.Fprintf(h, "%d.", c.ByKind[k])
 	}
-	b.WriteString(c.Latest)
-	return b.String()
+	h.Write([]byte(c.Latest))
+	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
 // AttentionPage is one page of the queue under a filter.
