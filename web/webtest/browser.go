@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -115,11 +116,14 @@ func TextOf(t *testing.T, ctx context.Context, sel string) string {
 }
 
 // OpenItem opens an Attention line (sel selects the line) by clicking its
-// title, and waits for its form to load in place.
+// title, and waits for its form to load in place. The click is the DOM's,
+// not the mouse's at the title's coordinates: on a long list that is still
+// laying itself out, those can land on the line next to it.
 func OpenItem(t *testing.T, ctx context.Context, sel string) {
 	t.Helper()
+	link := sel + ` [data-testid=open-item]`
 	Do(t, ctx, "open "+sel,
-		chromedp.WaitVisible(chromedp.CSS(sel+` [data-testid=open-item]`)),
-		chromedp.Click(chromedp.CSS(sel+` [data-testid=open-item]`)),
+		chromedp.WaitVisible(chromedp.CSS(link)),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector(`+strconv.Quote(link)+`).click()`),
 		chromedp.WaitVisible(chromedp.CSS(sel+` [data-testid=item-body]`)))
 }
