@@ -115,6 +115,16 @@
     }
   }, true);
 
+  // A form asked for just before a refresh of the queue lands in the
+  // refreshed line: its slot has the same id.
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    var target = e.detail.target;
+    if (target && target.id && !document.body.contains(target)) {
+      var live = document.getElementById(target.id);
+      if (live) e.detail.target = live;
+    }
+  });
+
   // A form that opened takes the focus, and its line is marked open.
   document.addEventListener("htmx:afterSwap", function (e) {
     var target = e.detail.target;
