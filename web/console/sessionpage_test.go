@@ -137,3 +137,25 @@ func TestTheSessionPageTellsDeliveredFromAcknowledged(t *testing.T) {
 		t.Fatalf("after the ack: %q", s)
 	}
 }
+
+// A plan waiting in the Attention view opens with its steps and stopping
+// points drawn, so a lead reads it before approving.
+func TestAPlanItemShowsThePlan(t *testing.T) {
+	kit, base := consoleServer(t, false)
+	ctx := context.Background()
+	lead, _ := kit.Lead()
+	agent, _ := kit.Agent()
+	id := kit.Session(agent, kit.Mission(lead, true))
+	no := false
+	if _, err := kit.Gov.Plans.Propose(ctx, agent, id, governance.PlanInput{Summary: "Read, then ask", Plan: plan.Plan{
+		InitialSteps: []plan.Step{{ID: "readers", Server: "db", Tool: "list_readers", SideEffecting: &no}},
+		StoppingPoints: []plan.StoppingPoint{{ID: 1, Type: "menu", Title: "Drop the tables now?", Options: map[string]plan.Option{
+			"1": {Label: "Yes, drop them", Steps: []plan.Step{{ID: "drop", Server: "db", Tool: "run_migration"}}}}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	page := webtest.ConsoleAs(t, base, lead.Email).Open("/attention/items/plan/" + id + "/" + id)
+	if page.Status != http.StatusOK || webtest.CountTestID(page.Body, "plan-view") != 1 || webtest.CountTestID(page.Body, "plan-step") != 2 ||
+		!strings.Contains(page.Text(), "Stopping point 1: Drop the tables now?") || !strings.Contains(page.Text(), "1. Yes, drop them") {
+		t.Fatalf("the plan item: %d %s", page.Status, webtest.Short([]byte(page.Body)))
+	}
+}
