@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/madebook/madebook/internal/governance"
-	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/internal/plan"
 )
 
@@ -228,15 +227,6 @@ func sessionNeeds(v SessionView) int {
 		}
 	}
 	return n
-}
-
-// askOptions lists an ask's options in key order.
-func askOptions(a ledger.Ask) []governance.AskOption {
-	out := make([]governance.AskOption, 0, len(a.Options))
-	for _, key := range slices.Sorted(maps.Keys(a.Options)) {
-		out = append(out, governance.AskOption{Key: key, Label: a.Options[key]})
-	}
-	return out
 }
 
 // plural is "1 file" or "3 files".

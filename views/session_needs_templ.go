@@ -439,7 +439,7 @@ func SessionNeeds(p Page, v SessionView) templ.Component {
 							if templ_7745c5c3_Err != nil {
 								return templ_7745c5c3_Err
 							}
-							for _, o := range askOptions(a) {
+							for _, o := range governance.AskOptions(a.Options) {
 								templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "<button type=\"submit\" name=\"option\" value=\"")
 								if templ_7745c5c3_Err != nil {
 									return templ_7745c5c3_Err

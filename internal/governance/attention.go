@@ -390,7 +390,7 @@ var sources = map[string]func(context.Context, db.Querier, db.CountAttentionPara
 				Session: a.SessionID, SessionTitle: a.SessionTitle, Agent: a.Agent, Mission: a.MissionSlug,
 				MissionTitle: a.MissionTitle, Title: "Run " + a.RunName + " is parked on a question", Question: a.Prompt,
 				Run: a.RunID, BlockedScope: []string{}, AllowedScope: []string{}, OpenedAt: c.Time("created_at", a.CreatedAt)}
-			item.Options = askOptions(opts)
+			item.Options = AskOptions(opts)
 			if err := c.Err(); err != nil {
 				return nil, err
 			}
@@ -451,7 +451,7 @@ var sources = map[string]func(context.Context, db.Querier, db.CountAttentionPara
 			}
 			item := AttentionItem{Kind: ItemPermission, State: protocol.DecisionRequired, Ref: strconv.FormatInt(p.ID, 10),
 				Session: p.SessionID, SessionTitle: p.SessionTitle, Agent: p.Agent, Mission: p.MissionSlug,
-				MissionTitle: p.MissionTitle, Title: title, Question: p.Prompt, Options: askOptions(opts), Files: paths,
+				MissionTitle: p.MissionTitle, Title: title, Question: p.Prompt, Options: AskOptions(opts), Files: paths,
 				BlockedScope: blocked, AllowedScope: []string{}, OpenedAt: c.Time("requested_at", p.RequestedAt)}
 			if err := c.Err(); err != nil {
 				return nil, err

@@ -77,7 +77,7 @@ func promptFrom(r db.PermissionPrompt, answeredBy string) (PermissionPrompt, err
 	c := db.StoredRow("permission_prompts", r.ID)
 	var options map[string]string
 	c.JSON("options", r.Options, &options)
-	p := PermissionPrompt{ID: r.ID, Session: r.SessionID, Prompt: r.Prompt, Options: askOptions(options), Tool: r.Tool,
+	p := PermissionPrompt{ID: r.ID, Session: r.SessionID, Prompt: r.Prompt, Options: AskOptions(options), Tool: r.Tool,
 		Paths: c.List("paths", r.Paths), RequestedAt: c.Time("requested_at", r.RequestedAt), Answer: r.Answer.String,
 		AnsweredAt: c.TimePtr("answered_at", r.AnsweredAt), AnsweredBy: answeredBy,
 		DeliveredAt: c.TimePtr("delivered_at", r.DeliveredAt), AckedAt: c.TimePtr("acked_at", r.AckedAt)}
@@ -87,8 +87,8 @@ func promptFrom(r db.PermissionPrompt, answeredBy string) (PermissionPrompt, err
 	return p, nil
 }
 
-// askOptions lists options by key, in key order.
-func askOptions(options map[string]string) []AskOption {
+// AskOptions lists numbered options (an ask's or a permission prompt's) by key, in key order.
+func AskOptions(options map[string]string) []AskOption {
 	out := make([]AskOption, 0, len(options))
 	for _, key := range slices.Sorted(maps.Keys(options)) {
 		out = append(out, AskOption{Key: key, Label: options[key]})
