@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/madebook/madebook/internal/auth"
@@ -47,9 +48,7 @@ func TestBrowserLeadResolvesAGateAnAgentOpened(t *testing.T) {
 		t.Errorf("the gate took %s to appear, want within a second", waited)
 	}
 	notReloaded(t, ctx)
-	if got := webtest.TextOf(t, ctx, `#nav-count`); got != "1" {
-		t.Errorf("nav count = %q, want 1", got)
-	}
+	webtest.WaitText(t, ctx, `#nav-count`, "1")
 	title, err := chromedp.Run(ctx, chromedp.Title())
 	if err != nil || !strings.HasPrefix(title, "(1) ") {
 		t.Errorf("title = %q (%v), want the count first", title, err)
@@ -75,9 +74,7 @@ func TestBrowserLeadResolvesAGateAnAgentOpened(t *testing.T) {
 	if got, want := webtest.TextOf(t, ctx, `[data-testid=announce]`), d.Ref+" resolved — the agent gets the resolution and instruction on its next brief."; got != want {
 		t.Errorf("the live region says %q, want %q", got, want)
 	}
-	if got := webtest.TextOf(t, ctx, `#nav-count`); got != "0" {
-		t.Errorf("nav count after resolving = %q, want 0", got)
-	}
+	webtest.WaitText(t, ctx, `#nav-count`, "0")
 
 	b, err := app.Kit.Gov.Briefs.Brief(bg, agent, governance.BriefRequest{Session: session})
 	if err != nil {
@@ -139,4 +136,40 @@ func notReloaded(t *testing.T, ctx context.Context) {
 	if mark, err := chromedp.Run(ctx, chromedp.Evaluate[int](`window.madebookMark || 0`)); err != nil || mark != 1 {
 		t.Errorf("the page was reloaded (mark %d, %v)", mark, err)
 	}
+}
+
+// With the push stream unreachable (a proxy that drops long requests, say),
+// the page falls back to polling: a gate an agent opens still appears, and
+// the count in the navigation follows, without a reload.
+func TestBrowserQueuePollsWhileTheStreamIsDown(t *testing.T) {
+	app := webtest.StartBrowserApp(t)
+	ctx := webtest.NewBrowser(t)
+	lead, _ := app.Kit.Lead()
+	agent, _ := app.Kit.Agent()
+	session := app.Kit.Session(agent, app.Kit.Mission(lead, false))
+
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, network.SetBlockedURLs, network.SetBlockedURLsParams{
+		URLPatterns: []*network.BlockPattern{{URLPattern: app.URL + "/attention/stream*", Block: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	webtest.SignIn(t, ctx, app.URL, lead.Email)
+	webtest.Do(t, ctx, "the queue shows", chromedp.WaitVisible(chromedp.CSS(`[data-testid=queue-empty]`)))
+	webtest.Do(t, ctx, "mark the page", chromedp.Evaluate[chromedp.Void](`window.madebookMark = 1`))
+	if down, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`madebookStreamDown()`)); err != nil || !down {
+		t.Fatalf("the page thinks its stream is up (%v): the block did not take", err)
+	}
+
+	d, err := app.Kit.Gov.Decisions.Open(context.Background(), agent, session, governance.DecisionInput{Title: "Legacy table", Question: "Drop it?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	webtest.Do(t, ctx, "the poll brings the gate",
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=attention-item][data-ref="`+d.Ref+`"]`)))
+	t.Logf("the gate appeared %s after it was opened, by the poll", time.Since(start))
+	notReloaded(t, ctx)
+	webtest.WaitText(t, ctx, `#nav-count`, "1")
 }

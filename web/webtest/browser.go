@@ -106,13 +106,32 @@ func Screenshot(t *testing.T, ctx context.Context, name string) {
 }
 
 // TextOf is the trimmed text of the element sel selects.
+//
+// The text is read in the page, in one step with finding the element: an
+// htmx swap that replaces the element between a lookup and a read (an
+// out-of-band count, a refreshed line) cannot make it fail.
 func TextOf(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	got, err := chromedp.Run(ctx, chromedp.PollFunction[struct{ Text string }](
+		`(sel) => { const el = document.querySelector(sel); return el ? {Text: el.innerText} : null }`,
+		chromedp.WithPollingArgs(sel), chromedp.WithPollingTimeout(10*time.Second)))
 	if err != nil {
 		t.Fatalf("text of %s: %v", sel, err)
 	}
-	return strings.TrimSpace(s)
+	return strings.TrimSpace(got.Text)
+}
+
+// WaitText waits until the element sel selects shows want (trimmed), for
+// text a push or a swap updates after the action that caused it; it fails
+// with the text last seen.
+func WaitText(t *testing.T, ctx context.Context, sel, want string) {
+	t.Helper()
+	_, err := chromedp.Run(ctx, chromedp.PollFunction[bool](
+		`(sel, want) => { const el = document.querySelector(sel); return !!el && el.innerText.trim() === want }`,
+		chromedp.WithPollingArgs(sel, want), chromedp.WithPollingTimeout(5*time.Second)))
+	if err != nil {
+		t.Fatalf("%s never showed %q (it shows %q): %v", sel, want, TextOf(t, ctx, sel), err)
+	}
 }
 
 // OpenItem opens an Attention line (sel selects the line) by clicking its
