@@ -11,19 +11,25 @@ import (
 )
 
 const createAgentKey = `-- name: CreateAgentKey :one
-INSERT INTO agent_keys (name, key_hash, created_at)
-VALUES (?1, ?2, ?3)
-RETURNING id, name, key_hash, created_at, revoked_at
+INSERT INTO agent_keys (name, key_hash, created_at, created_by)
+VALUES (?1, ?2, ?3, ?4)
+RETURNING id, name, key_hash, created_at, revoked_at, created_by
 `
 
 type CreateAgentKeyParams struct {
 	Name      string
 	KeyHash   string
 	CreatedAt string
+	CreatedBy sql.NullInt64
 }
 
 func (q *Queries) CreateAgentKey(ctx context.Context, arg CreateAgentKeyParams) (AgentKey, error) {
-	row := q.queryRow(ctx, q.createAgentKeyStmt, createAgentKey, arg.Name, arg.KeyHash, arg.CreatedAt)
+	row := q.queryRow(ctx, q.createAgentKeyStmt, createAgentKey,
+		arg.Name,
+		arg.KeyHash,
+		arg.CreatedAt,
+		arg.CreatedBy,
+	)
 	var i AgentKey
 	err := row.Scan(
 		&i.ID,
@@ -31,12 +37,13 @@ func (q *Queries) CreateAgentKey(ctx context.Context, arg CreateAgentKeyParams) 
 		&i.KeyHash,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.CreatedBy,
 	)
 	return i, err
 }
 
 const getAgentKey = `-- name: GetAgentKey :one
-SELECT id, name, key_hash, created_at, revoked_at FROM agent_keys WHERE id = ?1
+SELECT id, name, key_hash, created_at, revoked_at, created_by FROM agent_keys WHERE id = ?1
 `
 
 func (q *Queries) GetAgentKey(ctx context.Context, id int64) (AgentKey, error) {
@@ -48,12 +55,13 @@ func (q *Queries) GetAgentKey(ctx context.Context, id int64) (AgentKey, error) {
 		&i.KeyHash,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.CreatedBy,
 	)
 	return i, err
 }
 
 const getAgentKeyByHash = `-- name: GetAgentKeyByHash :one
-SELECT id, name, key_hash, created_at, revoked_at FROM agent_keys
+SELECT id, name, key_hash, created_at, revoked_at, created_by FROM agent_keys
 WHERE key_hash = ?1 AND revoked_at IS NULL
 `
 
@@ -66,12 +74,13 @@ func (q *Queries) GetAgentKeyByHash(ctx context.Context, keyHash string) (AgentK
 		&i.KeyHash,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.CreatedBy,
 	)
 	return i, err
 }
 
 const getAgentKeyByName = `-- name: GetAgentKeyByName :one
-SELECT id, name, key_hash, created_at, revoked_at FROM agent_keys WHERE name = ?1
+SELECT id, name, key_hash, created_at, revoked_at, created_by FROM agent_keys WHERE name = ?1
 `
 
 func (q *Queries) GetAgentKeyByName(ctx context.Context, name string) (AgentKey, error) {
@@ -83,12 +92,16 @@ func (q *Queries) GetAgentKeyByName(ctx context.Context, name string) (AgentKey,
 		&i.KeyHash,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.CreatedBy,
 	)
 	return i, err
 }
 
 const listAgentKeys = `-- name: ListAgentKeys :many
-SELECT id, name, created_at, revoked_at FROM agent_keys ORDER BY created_at, id
+SELECT k.id, k.name, k.created_at, k.revoked_at, COALESCE(u.email, '') AS created_by
+FROM agent_keys k
+LEFT JOIN users u ON u.id = k.created_by
+ORDER BY k.created_at, k.id
 `
 
 type ListAgentKeysRow struct {
@@ -96,6 +109,7 @@ type ListAgentKeysRow struct {
 	Name      string
 	CreatedAt string
 	RevokedAt sql.NullString
+	CreatedBy string
 }
 
 func (q *Queries) ListAgentKeys(ctx context.Context) ([]ListAgentKeysRow, error) {
@@ -112,6 +126,7 @@ func (q *Queries) ListAgentKeys(ctx context.Context) ([]ListAgentKeysRow, error)
 			&i.Name,
 			&i.CreatedAt,
 			&i.RevokedAt,
+			&i.CreatedBy,
 		); err != nil {
 			return nil, err
 		}

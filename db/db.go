@@ -36,6 +36,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.ackResolutionsStmt, err = db.PrepareContext(ctx, ackResolutions); err != nil {
 		return nil, fmt.Errorf("error preparing query AckResolutions: %w", err)
 	}
+	if q.addApprovalStmt, err = db.PrepareContext(ctx, addApproval); err != nil {
+		return nil, fmt.Errorf("error preparing query AddApproval: %w", err)
+	}
 	if q.addChangeSymbolStmt, err = db.PrepareContext(ctx, addChangeSymbol); err != nil {
 		return nil, fmt.Errorf("error preparing query AddChangeSymbol: %w", err)
 	}
@@ -204,6 +207,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getAgentKeyByNameStmt, err = db.PrepareContext(ctx, getAgentKeyByName); err != nil {
 		return nil, fmt.Errorf("error preparing query GetAgentKeyByName: %w", err)
 	}
+	if q.getApprovalPolicyStmt, err = db.PrepareContext(ctx, getApprovalPolicy); err != nil {
+		return nil, fmt.Errorf("error preparing query GetApprovalPolicy: %w", err)
+	}
 	if q.getAskStmt, err = db.PrepareContext(ctx, getAsk); err != nil {
 		return nil, fmt.Errorf("error preparing query GetAsk: %w", err)
 	}
@@ -269,6 +275,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.listAgentKeysStmt, err = db.PrepareContext(ctx, listAgentKeys); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAgentKeys: %w", err)
+	}
+	if q.listAllStandingApprovalsStmt, err = db.PrepareContext(ctx, listAllStandingApprovals); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAllStandingApprovals: %w", err)
 	}
 	if q.listAttentionAsksStmt, err = db.PrepareContext(ctx, listAttentionAsks); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAttentionAsks: %w", err)
@@ -360,6 +369,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listSessionToolCallsStmt, err = db.PrepareContext(ctx, listSessionToolCalls); err != nil {
 		return nil, fmt.Errorf("error preparing query ListSessionToolCalls: %w", err)
 	}
+	if q.listStandingApprovalsStmt, err = db.PrepareContext(ctx, listStandingApprovals); err != nil {
+		return nil, fmt.Errorf("error preparing query ListStandingApprovals: %w", err)
+	}
 	if q.listToolsStmt, err = db.PrepareContext(ctx, listTools); err != nil {
 		return nil, fmt.Errorf("error preparing query ListTools: %w", err)
 	}
@@ -408,6 +420,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.setUserRoleStmt, err = db.PrepareContext(ctx, setUserRole); err != nil {
 		return nil, fmt.Errorf("error preparing query SetUserRole: %w", err)
 	}
+	if q.settleApprovalsStmt, err = db.PrepareContext(ctx, settleApprovals); err != nil {
+		return nil, fmt.Errorf("error preparing query SettleApprovals: %w", err)
+	}
 	if q.supersedePlansStmt, err = db.PrepareContext(ctx, supersedePlans); err != nil {
 		return nil, fmt.Errorf("error preparing query SupersedePlans: %w", err)
 	}
@@ -452,6 +467,11 @@ func (q *Queries) Close() error {
 	if q.ackResolutionsStmt != nil {
 		if cerr := q.ackResolutionsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing ackResolutionsStmt: %w", cerr)
+		}
+	}
+	if q.addApprovalStmt != nil {
+		if cerr := q.addApprovalStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing addApprovalStmt: %w", cerr)
 		}
 	}
 	if q.addChangeSymbolStmt != nil {
@@ -734,6 +754,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getAgentKeyByNameStmt: %w", cerr)
 		}
 	}
+	if q.getApprovalPolicyStmt != nil {
+		if cerr := q.getApprovalPolicyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getApprovalPolicyStmt: %w", cerr)
+		}
+	}
 	if q.getAskStmt != nil {
 		if cerr := q.getAskStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getAskStmt: %w", cerr)
@@ -842,6 +867,11 @@ func (q *Queries) Close() error {
 	if q.listAgentKeysStmt != nil {
 		if cerr := q.listAgentKeysStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listAgentKeysStmt: %w", cerr)
+		}
+	}
+	if q.listAllStandingApprovalsStmt != nil {
+		if cerr := q.listAllStandingApprovalsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAllStandingApprovalsStmt: %w", cerr)
 		}
 	}
 	if q.listAttentionAsksStmt != nil {
@@ -994,6 +1024,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listSessionToolCallsStmt: %w", cerr)
 		}
 	}
+	if q.listStandingApprovalsStmt != nil {
+		if cerr := q.listStandingApprovalsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listStandingApprovalsStmt: %w", cerr)
+		}
+	}
 	if q.listToolsStmt != nil {
 		if cerr := q.listToolsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listToolsStmt: %w", cerr)
@@ -1074,6 +1109,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing setUserRoleStmt: %w", cerr)
 		}
 	}
+	if q.settleApprovalsStmt != nil {
+		if cerr := q.settleApprovalsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing settleApprovalsStmt: %w", cerr)
+		}
+	}
 	if q.supersedePlansStmt != nil {
 		if cerr := q.supersedePlansStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing supersedePlansStmt: %w", cerr)
@@ -1152,6 +1192,7 @@ type Queries struct {
 	ackPlanAnswersStmt                   *sql.Stmt
 	ackRemediationsStmt                  *sql.Stmt
 	ackResolutionsStmt                   *sql.Stmt
+	addApprovalStmt                      *sql.Stmt
 	addChangeSymbolStmt                  *sql.Stmt
 	addEventStmt                         *sql.Stmt
 	addLoginFailureStmt                  *sql.Stmt
@@ -1208,6 +1249,7 @@ type Queries struct {
 	getAgentKeyStmt                      *sql.Stmt
 	getAgentKeyByHashStmt                *sql.Stmt
 	getAgentKeyByNameStmt                *sql.Stmt
+	getApprovalPolicyStmt                *sql.Stmt
 	getAskStmt                           *sql.Stmt
 	getBriefStateStmt                    *sql.Stmt
 	getChangeStmt                        *sql.Stmt
@@ -1230,6 +1272,7 @@ type Queries struct {
 	getViolationStmt                     *sql.Stmt
 	getWebSessionStmt                    *sql.Stmt
 	listAgentKeysStmt                    *sql.Stmt
+	listAllStandingApprovalsStmt         *sql.Stmt
 	listAttentionAsksStmt                *sql.Stmt
 	listAttentionBlockedTasksStmt        *sql.Stmt
 	listAttentionDecisionsStmt           *sql.Stmt
@@ -1260,6 +1303,7 @@ type Queries struct {
 	listSessionRunsStmt                  *sql.Stmt
 	listSessionStatesStmt                *sql.Stmt
 	listSessionToolCallsStmt             *sql.Stmt
+	listStandingApprovalsStmt            *sql.Stmt
 	listToolsStmt                        *sql.Stmt
 	listUndeliveredPermissionAnswersStmt *sql.Stmt
 	listUndeliveredPlanAnswersStmt       *sql.Stmt
@@ -1276,6 +1320,7 @@ type Queries struct {
 	setSettingStmt                       *sql.Stmt
 	setUserDisabledAtStmt                *sql.Stmt
 	setUserRoleStmt                      *sql.Stmt
+	settleApprovalsStmt                  *sql.Stmt
 	supersedePlansStmt                   *sql.Stmt
 	touchSessionBriefStmt                *sql.Stmt
 	touchWebSessionStmt                  *sql.Stmt
@@ -1293,6 +1338,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		ackPlanAnswersStmt:                   q.ackPlanAnswersStmt,
 		ackRemediationsStmt:                  q.ackRemediationsStmt,
 		ackResolutionsStmt:                   q.ackResolutionsStmt,
+		addApprovalStmt:                      q.addApprovalStmt,
 		addChangeSymbolStmt:                  q.addChangeSymbolStmt,
 		addEventStmt:                         q.addEventStmt,
 		addLoginFailureStmt:                  q.addLoginFailureStmt,
@@ -1349,6 +1395,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getAgentKeyStmt:                      q.getAgentKeyStmt,
 		getAgentKeyByHashStmt:                q.getAgentKeyByHashStmt,
 		getAgentKeyByNameStmt:                q.getAgentKeyByNameStmt,
+		getApprovalPolicyStmt:                q.getApprovalPolicyStmt,
 		getAskStmt:                           q.getAskStmt,
 		getBriefStateStmt:                    q.getBriefStateStmt,
 		getChangeStmt:                        q.getChangeStmt,
@@ -1371,6 +1418,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getViolationStmt:                     q.getViolationStmt,
 		getWebSessionStmt:                    q.getWebSessionStmt,
 		listAgentKeysStmt:                    q.listAgentKeysStmt,
+		listAllStandingApprovalsStmt:         q.listAllStandingApprovalsStmt,
 		listAttentionAsksStmt:                q.listAttentionAsksStmt,
 		listAttentionBlockedTasksStmt:        q.listAttentionBlockedTasksStmt,
 		listAttentionDecisionsStmt:           q.listAttentionDecisionsStmt,
@@ -1401,6 +1449,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listSessionRunsStmt:                  q.listSessionRunsStmt,
 		listSessionStatesStmt:                q.listSessionStatesStmt,
 		listSessionToolCallsStmt:             q.listSessionToolCallsStmt,
+		listStandingApprovalsStmt:            q.listStandingApprovalsStmt,
 		listToolsStmt:                        q.listToolsStmt,
 		listUndeliveredPermissionAnswersStmt: q.listUndeliveredPermissionAnswersStmt,
 		listUndeliveredPlanAnswersStmt:       q.listUndeliveredPlanAnswersStmt,
@@ -1417,6 +1466,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		setSettingStmt:                       q.setSettingStmt,
 		setUserDisabledAtStmt:                q.setUserDisabledAtStmt,
 		setUserRoleStmt:                      q.setUserRoleStmt,
+		settleApprovalsStmt:                  q.settleApprovalsStmt,
 		supersedePlansStmt:                   q.supersedePlansStmt,
 		touchSessionBriefStmt:                q.touchSessionBriefStmt,
 		touchWebSessionStmt:                  q.touchWebSessionStmt,

@@ -11,10 +11,10 @@ import (
 )
 
 const createMission = `-- name: CreateMission :one
-INSERT INTO missions (slug, title, text, high_risk, evidence, contract, created_by, created_at, updated_at)
-VALUES (?1, ?2, ?3, ?4, ?5,
-        ?6, ?7, ?8, ?8)
-RETURNING id, slug, title, text, high_risk, evidence, contract, created_by, created_at, updated_at
+INSERT INTO missions (slug, title, text, high_risk, two_person, evidence, contract, created_by, created_at, updated_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6,
+        ?7, ?8, ?9, ?9)
+RETURNING id, slug, title, text, high_risk, evidence, contract, created_by, created_at, updated_at, two_person
 `
 
 type CreateMissionParams struct {
@@ -22,6 +22,7 @@ type CreateMissionParams struct {
 	Title     string
 	Text      string
 	HighRisk  bool
+	TwoPerson bool
 	Evidence  string
 	Contract  string
 	CreatedBy sql.NullInt64
@@ -34,6 +35,7 @@ func (q *Queries) CreateMission(ctx context.Context, arg CreateMissionParams) (M
 		arg.Title,
 		arg.Text,
 		arg.HighRisk,
+		arg.TwoPerson,
 		arg.Evidence,
 		arg.Contract,
 		arg.CreatedBy,
@@ -51,12 +53,13 @@ func (q *Queries) CreateMission(ctx context.Context, arg CreateMissionParams) (M
 		&i.CreatedBy,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.TwoPerson,
 	)
 	return i, err
 }
 
 const getMissionBySlug = `-- name: GetMissionBySlug :one
-SELECT id, slug, title, text, high_risk, evidence, contract, created_by, created_at, updated_at FROM missions WHERE slug = ?1
+SELECT id, slug, title, text, high_risk, evidence, contract, created_by, created_at, updated_at, two_person FROM missions WHERE slug = ?1
 `
 
 func (q *Queries) GetMissionBySlug(ctx context.Context, slug string) (Mission, error) {
@@ -73,6 +76,7 @@ func (q *Queries) GetMissionBySlug(ctx context.Context, slug string) (Mission, e
 		&i.CreatedBy,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.TwoPerson,
 	)
 	return i, err
 }
@@ -107,7 +111,7 @@ func (q *Queries) ListMissionSessionIDs(ctx context.Context, missionID int64) ([
 }
 
 const listMissions = `-- name: ListMissions :many
-SELECT id, slug, title, text, high_risk, evidence, contract, created_by, created_at, updated_at FROM missions ORDER BY slug
+SELECT id, slug, title, text, high_risk, evidence, contract, created_by, created_at, updated_at, two_person FROM missions ORDER BY slug
 `
 
 func (q *Queries) ListMissions(ctx context.Context) ([]Mission, error) {
@@ -130,6 +134,7 @@ func (q *Queries) ListMissions(ctx context.Context) ([]Mission, error) {
 			&i.CreatedBy,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.TwoPerson,
 		); err != nil {
 			return nil, err
 		}
@@ -145,7 +150,7 @@ func (q *Queries) ListMissions(ctx context.Context) ([]Mission, error) {
 }
 
 const listMissionsWithSessionCounts = `-- name: ListMissionsWithSessionCounts :many
-SELECT m.id, m.slug, m.title, m.text, m.high_risk, m.evidence, m.contract, m.created_by, m.created_at, m.updated_at,
+SELECT m.id, m.slug, m.title, m.text, m.high_risk, m.evidence, m.contract, m.created_by, m.created_at, m.updated_at, m.two_person,
        (SELECT COUNT(*) FROM sessions s WHERE s.mission_id = m.id) AS sessions
 FROM missions m
 ORDER BY m.slug
@@ -178,6 +183,7 @@ func (q *Queries) ListMissionsWithSessionCounts(ctx context.Context) ([]ListMiss
 			&i.Mission.CreatedBy,
 			&i.Mission.CreatedAt,
 			&i.Mission.UpdatedAt,
+			&i.Mission.TwoPerson,
 			&i.Sessions,
 		); err != nil {
 			return nil, err
@@ -195,16 +201,17 @@ func (q *Queries) ListMissionsWithSessionCounts(ctx context.Context) ([]ListMiss
 
 const updateMission = `-- name: UpdateMission :one
 UPDATE missions
-SET title = ?1, text = ?2, high_risk = ?3,
-    evidence = ?4, contract = ?5, updated_at = ?6
-WHERE id = ?7
-RETURNING id, slug, title, text, high_risk, evidence, contract, created_by, created_at, updated_at
+SET title = ?1, text = ?2, high_risk = ?3, two_person = ?4,
+    evidence = ?5, contract = ?6, updated_at = ?7
+WHERE id = ?8
+RETURNING id, slug, title, text, high_risk, evidence, contract, created_by, created_at, updated_at, two_person
 `
 
 type UpdateMissionParams struct {
 	Title     string
 	Text      string
 	HighRisk  bool
+	TwoPerson bool
 	Evidence  string
 	Contract  string
 	UpdatedAt string
@@ -217,6 +224,7 @@ func (q *Queries) UpdateMission(ctx context.Context, arg UpdateMissionParams) (M
 		arg.Title,
 		arg.Text,
 		arg.HighRisk,
+		arg.TwoPerson,
 		arg.Evidence,
 		arg.Contract,
 		arg.UpdatedAt,
@@ -234,6 +242,7 @@ func (q *Queries) UpdateMission(ctx context.Context, arg UpdateMissionParams) (M
 		&i.CreatedBy,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.TwoPerson,
 	)
 	return i, err
 }

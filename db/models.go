@@ -14,6 +14,7 @@ type AgentKey struct {
 	KeyHash   string
 	CreatedAt string
 	RevokedAt sql.NullString
+	CreatedBy sql.NullInt64
 }
 
 type ApiToken struct {
@@ -22,6 +23,18 @@ type ApiToken struct {
 	TokenHash string
 	CreatedAt string
 	RevokedAt sql.NullString
+}
+
+type Approval struct {
+	ID        int64
+	Target    string
+	TargetID  int64
+	SessionID string
+	UserID    int64
+	Content   string
+	Note      string
+	At        string
+	SettledAt sql.NullString
 }
 
 type Ask struct {
@@ -154,6 +167,7 @@ type Mission struct {
 	CreatedBy sql.NullInt64
 	CreatedAt string
 	UpdatedAt string
+	TwoPerson bool
 }
 
 type PermissionPrompt struct {

@@ -15,6 +15,7 @@ type Querier interface {
 	AckRemediations(ctx context.Context, arg AckRemediationsParams) (int64, error)
 	// The agent acknowledged brief_id: what it delivered was received.
 	AckResolutions(ctx context.Context, arg AckResolutionsParams) (int64, error)
+	AddApproval(ctx context.Context, arg AddApprovalParams) error
 	AddChangeSymbol(ctx context.Context, arg AddChangeSymbolParams) error
 	AddEvent(ctx context.Context, arg AddEventParams) error
 	AddLoginFailure(ctx context.Context, arg AddLoginFailureParams) error
@@ -120,6 +121,9 @@ type Querier interface {
 	GetAgentKey(ctx context.Context, id int64) (AgentKey, error)
 	GetAgentKeyByHash(ctx context.Context, keyHash string) (AgentKey, error)
 	GetAgentKeyByName(ctx context.Context, name string) (AgentKey, error)
+	// What a session's approvals need: whether its mission asks for two
+	// people, and who created its agent key.
+	GetApprovalPolicy(ctx context.Context, sessionID string) (GetApprovalPolicyRow, error)
 	GetAsk(ctx context.Context, id string) (GetAskRow, error)
 	// Everything the brief needs about a session in one read: its brake, its
 	// mission's risk, its latest plan, how many gates, remediations and
@@ -154,6 +158,11 @@ type Querier interface {
 	GetViolation(ctx context.Context, id int64) (Violation, error)
 	GetWebSession(ctx context.Context, idHash string) (GetWebSessionRow, error)
 	ListAgentKeys(ctx context.Context) ([]ListAgentKeysRow, error)
+	// Every approval still waiting for its second, for the pages that show
+	// "1 of 2": few at any time, as approvals settle when they take effect.
+	// ref is how the Attention view names the target: a gate's reference, a
+	// plan's session, a violation's id.
+	ListAllStandingApprovals(ctx context.Context) ([]ListAllStandingApprovalsRow, error)
 	// Every unanswered ask, oldest first, with its run and session.
 	ListAttentionAsks(ctx context.Context, arg ListAttentionAsksParams) ([]ListAttentionAsksRow, error)
 	// Tasks an agent reported blocked and has not moved since, longest first.
@@ -210,6 +219,8 @@ type Querier interface {
 	// The latest tool calls a session's runs made, newest first, at most
 	// max_calls of them.
 	ListSessionToolCalls(ctx context.Context, arg ListSessionToolCallsParams) ([]ListSessionToolCallsRow, error)
+	// The approvals that still count towards a target, oldest first.
+	ListStandingApprovals(ctx context.Context, arg ListStandingApprovalsParams) ([]ListStandingApprovalsRow, error)
 	ListTools(ctx context.Context) ([]Tool, error)
 	// What DeliverPermissionAnswers would hand over, for the preview.
 	ListUndeliveredPermissionAnswers(ctx context.Context, arg ListUndeliveredPermissionAnswersParams) ([]PermissionPrompt, error)
@@ -235,6 +246,7 @@ type Querier interface {
 	SetSetting(ctx context.Context, arg SetSettingParams) error
 	SetUserDisabledAt(ctx context.Context, arg SetUserDisabledAtParams) error
 	SetUserRole(ctx context.Context, arg SetUserRoleParams) error
+	SettleApprovals(ctx context.Context, arg SettleApprovalsParams) error
 	SupersedePlans(ctx context.Context, sessionID string) error
 	// Stamps last_brief_at; briefs are read-only, so these stamps are batched.
 	TouchSessionBrief(ctx context.Context, arg TouchSessionBriefParams) error

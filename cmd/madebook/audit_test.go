@@ -257,7 +257,7 @@ func newAuditWorld(t *testing.T, store *db.Store, now func() time.Time) auditWor
 	if w.token, err = authSvc.CreateToken(ctx, u.Email); err != nil {
 		t.Fatal(err)
 	}
-	key, err := authSvc.CreateKey(ctx, "agent")
+	key, err := authSvc.CreateKey(ctx, auth.Actor{}, "agent")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func runDemo(ctx context.Context, a *app, base string, pace demoPace, stdout io.
 	if err != nil {
 		return fmt.Errorf("demo token: %w", err)
 	}
-	key, err := a.auth.CreateKey(ctx, demoAgent)
+	key, err := a.auth.CreateKey(ctx, auth.Actor{}, demoAgent)
 	if err != nil {
 		return fmt.Errorf("demo agent key: %w", err)
 	}

@@ -24,6 +24,9 @@ type Key struct {
 	ID        int64
 	Name      string
 	CreatedAt time.Time
+	// CreatedBy is the email of the person who created the key ("" for a
+	// key made from the command line): they never approve its work.
+	CreatedBy string
 	// RevokedAt is when the key was revoked; zero while active.
 	RevokedAt time.Time
 }
@@ -164,7 +167,7 @@ func (s *Service) ListKeys(ctx context.Context) ([]Key, error) {
 	out := make([]Key, 0, len(rows))
 	for _, r := range rows {
 		c := db.StoredRow("agent_keys", r.ID)
-		out = append(out, Key{ID: r.ID, Name: r.Name, CreatedAt: c.Time("created_at", r.CreatedAt), RevokedAt: c.NullTime("revoked_at", r.RevokedAt)})
+		out = append(out, Key{ID: r.ID, Name: r.Name, CreatedAt: c.Time("created_at", r.CreatedAt), CreatedBy: r.CreatedBy, RevokedAt: c.NullTime("revoked_at", r.RevokedAt)})
 		if err := c.Err(); err != nil {
 			return nil, fmt.Errorf("list agent keys: %w", err)
 		}

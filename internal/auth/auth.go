@@ -212,9 +212,11 @@ func (s *Service) dummyHash() []byte {
 const MaxKeyName = 100
 
 // CreateKey creates an agent key and returns its secret, which is shown
-// once and stored only as a hash. Errors: name_required, name_too_long,
-// name_taken.
-func (s *Service) CreateKey(ctx context.Context, name string) (string, error) {
+// once and stored only as a hash. by is who creates it: a person is
+// recorded as its creator, and never approves the work of its sessions
+// (a key made from the command line has no creator). Errors:
+// name_required, name_too_long, name_taken.
+func (s *Service) CreateKey(ctx context.Context, by Actor, name string) (string, error) {
 	name, err := input.Required("name", name, MaxKeyName)
 	if err != nil {
 		return "", err
@@ -229,7 +231,8 @@ func (s *Service) CreateKey(ctx context.Context, name string) (string, error) {
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		_, err := q.CreateAgentKey(ctx, db.CreateAgentKeyParams{Name: name, KeyHash: hash, CreatedAt: db.FormatTime(s.now())})
+		creator := sql.NullInt64{Int64: by.UserID, Valid: by.IsPerson()}
+		_, err := q.CreateAgentKey(ctx, db.CreateAgentKeyParams{Name: name, KeyHash: hash, CreatedAt: db.FormatTime(s.now()), CreatedBy: creator})
 		return err
 	})
 	if err != nil {

@@ -248,11 +248,11 @@ func TestCreateKey(t *testing.T) {
 	t.Parallel()
 	k := testkit.New(t)
 	ctx := t.Context()
-	first, err := k.Auth.CreateKey(ctx, " builder ")
+	first, err := k.Auth.CreateKey(ctx, auth.Actor{}, " builder ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := k.Auth.CreateKey(ctx, "reviewer")
+	second, err := k.Auth.CreateKey(ctx, auth.Actor{}, "reviewer")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +281,7 @@ func TestCreateKey(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			refused(t, k, tt.kind, tt.code, func() error {
-				secret, err := k.Auth.CreateKey(ctx, tt.key)
+				secret, err := k.Auth.CreateKey(ctx, auth.Actor{}, tt.key)
 				if err != nil && secret != "" {
 					t.Errorf("a refused key still returned a secret")
 				}
@@ -290,7 +290,7 @@ func TestCreateKey(t *testing.T) {
 		})
 	}
 	t.Run("a name of 100 characters is enough, however many bytes they take", func(t *testing.T) {
-		if _, err := k.Auth.CreateKey(ctx, strings.Repeat("é", 100)); err != nil {
+		if _, err := k.Auth.CreateKey(ctx, auth.Actor{}, strings.Repeat("é", 100)); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -335,7 +335,7 @@ func TestAuthenticate(t *testing.T) {
 	t.Parallel()
 	k := testkit.New(t)
 	ctx := t.Context()
-	key, err := k.Auth.CreateKey(ctx, "builder")
+	key, err := k.Auth.CreateKey(ctx, auth.Actor{}, "builder")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +349,7 @@ func TestAuthenticate(t *testing.T) {
 	}
 	// A revoked key and a disabled user's token, never authenticated
 	// before they were revoked and disabled.
-	revoked, err := k.Auth.CreateKey(ctx, "retired")
+	revoked, err := k.Auth.CreateKey(ctx, auth.Actor{}, "retired")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +426,7 @@ func TestSecretsAreStoredHashed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := k.Auth.CreateKey(ctx, "builder")
+	key, err := k.Auth.CreateKey(ctx, auth.Actor{}, "builder")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,6 +83,10 @@ type AttentionItem struct {
 	// Files are the files a violation was found in, a remediation or a
 	// permission prompt names.
 	Files []string `json:"files,omitempty"`
+	// Approvals are those waiting for a second, different lead on a
+	// two-person mission ("1 of 2"), for decision, plan and violation
+	// items.
+	Approvals []Approval `json:"approvals,omitempty"`
 }
 
 // AttentionFilter narrows the queue. An empty field matches everything.
@@ -332,7 +336,7 @@ func collect(ctx context.Context, q db.Querier, f AttentionFilter) ([]AttentionI
 		}
 		items = append(items, more...)
 	}
-	return items, nil
+	return items, withApprovals(ctx, q, items)
 }
 
 // sources read the items of each kind under a filter.

@@ -55,6 +55,10 @@ type Violation struct {
 	File       string    `json:"file"`
 	Line       int64     `json:"line"`
 	DetectedAt time.Time `json:"detected_at"`
+	// Approvals are the clearings of a critical violation waiting for a
+	// second, different lead on a two-person mission ("1 of 2"); it stays
+	// open until then.
+	Approvals []Approval `json:"approvals,omitempty"`
 }
 
 // Deviation is a departure from an architecture rule.
@@ -232,7 +236,10 @@ func (s *ChangeService) ClearViolation(ctx context.Context, actor auth.Actor, id
 		return Violation{}, err
 	}
 	now := s.now()
-	var row db.Violation
+	var (
+		row     db.Violation
+		waiting []Approval
+	)
 	err = s.write(ctx, func(q db.Querier) error {
 		cur, err := q.GetViolation(ctx, id)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -242,6 +249,18 @@ func (s *ChangeService) ClearViolation(ctx context.Context, actor auth.Actor, id
 		}
 		if cur.ClosedAt.Valid {
 			return errs.E(errs.Conflict, "already_closed", "Violation %d was already closed at %s.", id, cur.ClosedAt.String)
+		}
+		if protocol.Severity(cur.Severity) == protocol.SeverityCritical {
+			agreed, err := s.approve(ctx, q, actor, approveViolation, id, fmt.Sprint(id), cur.SessionID, approvalContent{ClearKind: kind}, note, now)
+			if err != nil {
+				return err
+			}
+			if !agreed.Done {
+				// 1 of 2: the violation stays open, showing who cleared it.
+				row = cur
+				waiting, err = approvalsOf(ctx, q, approveViolation, id)
+				return err
+			}
 		}
 		if row, err = q.ClearViolation(ctx, db.ClearViolationParams{ID: id, ClosedAt: db.NullTime(now),
 			ClearedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}, ClearKind: sql.NullString{String: kind, Valid: true},
@@ -257,6 +276,7 @@ func (s *ChangeService) ClearViolation(ctx context.Context, actor auth.Actor, id
 	if err != nil {
 		return Violation{}, fmt.Errorf("clear violation %d: %w", id, err)
 	}
+	v.Approvals = waiting
 	return v, nil
 }
 

@@ -42,6 +42,10 @@ type Decision struct {
 	// resolution; a delivered gate without it was sent, not yet confirmed
 	// received.
 	AckedAt *time.Time `json:"acked_at,omitempty"`
+	// Approvals are the approvals of a resolution waiting for a second,
+	// different lead on a two-person mission ("1 of 2"); the gate stays
+	// open until then.
+	Approvals []Approval `json:"approvals,omitempty"`
 }
 
 // DecisionService opens decision gates and resolves them.
@@ -204,6 +208,23 @@ func (s *DecisionService) ResolveMany(ctx context.Context, actor auth.Actor, ref
 			}
 			if cur.ResolvedAt.Valid {
 				return errs.E(errs.Conflict, "already_resolved", "%s was already resolved at %s.", ref, cur.ResolvedAt.String)
+			}
+			agreed, err := s.approve(ctx, q, actor, approveDecision, cur.ID, ref, cur.SessionID,
+				approvalContent{Resolution: r.Resolution, Instruction: r.Instruction}, "", now)
+			if err != nil {
+				return err
+			}
+			if !agreed.Done {
+				// 1 of 2: the gate stays open, showing who approved what.
+				d, err := decisionFrom(cur, "")
+				if err != nil {
+					return err
+				}
+				if d.Approvals, err = approvalsOf(ctx, q, approveDecision, cur.ID); err != nil {
+					return err
+				}
+				out = append(out, d)
+				continue
 			}
 			row, err := q.ResolveDecision(ctx, db.ResolveDecisionParams{Ref: ref, Resolution: r.Resolution, Instruction: r.Instruction,
 				ResolvedAt: db.NullTime(now), ResolvedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}})

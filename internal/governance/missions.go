@@ -24,10 +24,13 @@ import (
 
 // Mission is what a set of sessions is working towards.
 type Mission struct {
-	Slug      string    `json:"slug"`
-	Title     string    `json:"title"`
-	Text      string    `json:"text"`
-	HighRisk  bool      `json:"high_risk"`
+	Slug     string `json:"slug"`
+	Title    string `json:"title"`
+	Text     string `json:"text"`
+	HighRisk bool   `json:"high_risk"`
+	// TwoPerson says a gate's resolution, a plan's confirmation and the
+	// clearing of a critical violation take two different leads.
+	TwoPerson bool      `json:"two_person"`
 	Evidence  []string  `json:"evidence"`
 	Contract  []Clause  `json:"contract"`
 	CreatedAt time.Time `json:"created_at"`
@@ -50,12 +53,14 @@ const (
 
 // MissionInput is what a lead gives to create or edit a mission.
 type MissionInput struct {
-	Slug     string   `json:"slug"`
-	Title    string   `json:"title"`
-	Text     string   `json:"text"`
-	HighRisk bool     `json:"high_risk"`
-	Evidence []string `json:"evidence"`
-	Contract []Clause `json:"contract"`
+	Slug     string `json:"slug"`
+	Title    string `json:"title"`
+	Text     string `json:"text"`
+	HighRisk bool   `json:"high_risk"`
+	// TwoPerson asks for two different leads to approve (see Mission).
+	TwoPerson bool     `json:"two_person"`
+	Evidence  []string `json:"evidence"`
+	Contract  []Clause `json:"contract"`
 }
 
 // MissionService creates, lists and edits missions.
@@ -85,7 +90,7 @@ func (s *MissionService) Create(ctx context.Context, actor auth.Actor, in Missio
 			return err
 		}
 		row, err = q.CreateMission(ctx, db.CreateMissionParams{Slug: m.Slug, Title: m.Title, Text: m.Text, HighRisk: m.HighRisk,
-			Evidence: encodeList(m.Evidence), Contract: string(contract),
+			TwoPerson: m.TwoPerson, Evidence: encodeList(m.Evidence), Contract: string(contract),
 			CreatedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}, CreatedAt: db.FormatTime(s.now())})
 		return err
 	})
@@ -164,24 +169,25 @@ func (s *MissionService) Get(ctx context.Context, slug string) (Mission, error) 
 // MissionInput.Validate but invalid_slug.
 func (s *MissionService) Update(ctx context.Context, actor auth.Actor, slug string, in MissionInput) (Mission, error) {
 	return s.Patch(ctx, actor, slug, MissionPatch{Title: &in.Title, Text: &in.Text, HighRisk: &in.HighRisk,
-		Evidence: &in.Evidence, Contract: &in.Contract})
+		TwoPerson: &in.TwoPerson, Evidence: &in.Evidence, Contract: &in.Contract})
 }
 
 // MissionPatch names the fields of a mission to change; a nil field keeps
 // its value.
 type MissionPatch struct {
-	Title    *string   `json:"title"`
-	Text     *string   `json:"text"`
-	HighRisk *bool     `json:"high_risk"`
-	Evidence *[]string `json:"evidence"`
-	Contract *[]Clause `json:"contract"`
+	Title     *string   `json:"title"`
+	Text      *string   `json:"text"`
+	HighRisk  *bool     `json:"high_risk"`
+	TwoPerson *bool     `json:"two_person"`
+	Evidence  *[]string `json:"evidence"`
+	Contract  *[]Clause `json:"contract"`
 }
 
 // Validate returns the patch with the fields it names trimmed, or the
 // first of them over its limit or invalid. Errors as MissionInput.Validate
 // but invalid_slug.
 func (p MissionPatch) Validate() (MissionPatch, error) {
-	out := MissionPatch{HighRisk: p.HighRisk}
+	out := MissionPatch{HighRisk: p.HighRisk, TwoPerson: p.TwoPerson}
 	if p.Title != nil {
 		v, err := validTitle(*p.Title)
 		if err != nil {
@@ -248,6 +254,9 @@ func (s *MissionService) Patch(ctx context.Context, actor auth.Actor, slug strin
 		if p.HighRisk != nil {
 			m.HighRisk = *p.HighRisk
 		}
+		if p.TwoPerson != nil {
+			m.TwoPerson = *p.TwoPerson
+		}
 		if p.Evidence != nil {
 			m.Evidence = *p.Evidence
 		}
@@ -265,7 +274,7 @@ func (s *MissionService) Patch(ctx context.Context, actor auth.Actor, slug strin
 		}
 		now := s.now()
 		row, err = q.UpdateMission(ctx, db.UpdateMissionParams{ID: old.ID, Title: m.Title, Text: m.Text, HighRisk: m.HighRisk,
-			Evidence: encodeList(m.Evidence), Contract: string(contract), UpdatedAt: db.FormatTime(now)})
+			TwoPerson: m.TwoPerson, Evidence: encodeList(m.Evidence), Contract: string(contract), UpdatedAt: db.FormatTime(now)})
 		if err != nil {
 			return err
 		}
@@ -296,6 +305,9 @@ func missionChanges(old, m Mission) string {
 	var out []string
 	if old.HighRisk != m.HighRisk {
 		out = append(out, fmt.Sprintf("high-risk: %s → %s", yesNo(old.HighRisk), yesNo(m.HighRisk)))
+	}
+	if old.TwoPerson != m.TwoPerson {
+		out = append(out, fmt.Sprintf("two people: %s → %s", yesNo(old.TwoPerson), yesNo(m.TwoPerson)))
 	}
 	if old.Title != m.Title {
 		out = append(out, "title")
@@ -329,7 +341,7 @@ func missionNotFound(slug string) error {
 // text_too_long, too_many_entries, empty_entry, evidence_too_long,
 // invalid_clause, contract_too_long.
 func (in MissionInput) Validate() (Mission, error) {
-	m := Mission{Slug: in.Slug, HighRisk: in.HighRisk}
+	m := Mission{Slug: in.Slug, HighRisk: in.HighRisk, TwoPerson: in.TwoPerson}
 	if !slugPattern.MatchString(in.Slug) {
 		return m, errs.E(errs.Invalid, "invalid_slug", "The slug %q must be 1 to 63 lower-case letters, digits and dashes, starting with a letter or digit.", in.Slug).In("slug")
 	}
@@ -397,7 +409,8 @@ func validContract(clauses []Clause) ([]Clause, error) {
 // missionFrom converts a missions row; an error names the row.
 func missionFrom(r db.Mission) (Mission, error) {
 	c := db.StoredRow("missions", r.Slug)
-	m := Mission{Slug: r.Slug, Title: r.Title, Text: r.Text, HighRisk: r.HighRisk, Evidence: c.List("evidence", r.Evidence),
+	m := Mission{Slug: r.Slug, Title: r.Title, Text: r.Text, HighRisk: r.HighRisk, TwoPerson: r.TwoPerson,
+		Evidence: c.List("evidence", r.Evidence),
 		Contract: []Clause{}, CreatedAt: c.Time("created_at", r.CreatedAt)}
 	c.JSON("contract", r.Contract, &m.Contract)
 	if err := c.Err(); err != nil {

@@ -38,6 +38,10 @@ type Plan struct {
 	ProposedAt time.Time  `json:"proposed_at"`
 	DecidedAt  *time.Time `json:"decided_at,omitempty"`
 	Note       string     `json:"note,omitempty"`
+	// Approvals are the confirmations waiting for a second, different
+	// lead on a two-person mission ("1 of 2"); the plan stays proposed
+	// until then.
+	Approvals []Approval `json:"approvals,omitempty"`
 }
 
 // PlanService takes an agent's plans and a lead's verdict on them.
@@ -222,7 +226,10 @@ func (s *PlanService) decidePlan(ctx context.Context, actor auth.Actor, session 
 		return Plan{}, err
 	}
 	now := s.now()
-	var row db.Plan
+	var (
+		row     db.Plan
+		waiting []Approval
+	)
 	err = s.write(ctx, func(q db.Querier) error {
 		sess, err := sessionFor(ctx, q, actor, session)
 		if err != nil {
@@ -233,6 +240,24 @@ func (s *PlanService) decidePlan(ctx context.Context, actor auth.Actor, session 
 		if errors.Is(err, sql.ErrNoRows) {
 			return noPlan
 		} else if err != nil {
+			return err
+		}
+		if latest.Status != PlanProposed {
+			return noPlan.With("plan_status", latest.Status)
+		}
+		if v.status == PlanApproved {
+			agreed, err := s.approve(ctx, q, actor, approvePlan, latest.ID, "", session, approvalContent{}, note, now)
+			if err != nil {
+				return err
+			}
+			if !agreed.Done {
+				// 1 of 2: the plan stays proposed, showing who confirmed it.
+				row = latest
+				waiting, err = approvalsOf(ctx, q, approvePlan, latest.ID)
+				return err
+			}
+		} else if err := q.SettleApprovals(ctx, db.SettleApprovalsParams{Target: approvePlan, TargetID: latest.ID,
+			At: db.NullTime(now)}); err != nil {
 			return err
 		}
 		row, err = q.DecidePlan(ctx, db.DecidePlanParams{ID: latest.ID, Status: v.status, DecidedAt: db.NullTime(now),
@@ -263,6 +288,7 @@ func (s *PlanService) decidePlan(ctx context.Context, actor auth.Actor, session 
 	if err != nil {
 		return Plan{}, fmt.Errorf("%s plan of %s: %w", v.verb, session, err)
 	}
+	p.Approvals = waiting
 	return p, nil
 }
 

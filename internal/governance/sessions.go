@@ -317,7 +317,15 @@ func (s *SessionService) Get(ctx context.Context, actor auth.Actor, id string) (
 				return err
 			}
 		}
-		return changeDetail(ctx, q, &d)
+		if err := changeDetail(ctx, q, &d); err != nil {
+			return err
+		}
+		waiting, err := standingApprovals(ctx, q)
+		if err != nil {
+			return err
+		}
+		d.attach(waiting)
+		return nil
 	})
 	if err != nil {
 		return SessionDetail{}, fmt.Errorf("get session %s: %w", id, err)

@@ -118,7 +118,14 @@ func (k *Kit) Lead() (auth.Actor, string) { return k.Person(auth.Lead) }
 // Agent creates an agent key and returns its actor and secret.
 func (k *Kit) Agent() (auth.Actor, string) {
 	k.TB.Helper()
-	key, err := k.Auth.CreateKey(context.Background(), fmt.Sprintf("agent-%d", k.next()))
+	return k.AgentBy(auth.Actor{})
+}
+
+// AgentBy creates an agent key as creator (a person, who then never
+// approves its work) and returns its actor and secret.
+func (k *Kit) AgentBy(creator auth.Actor) (auth.Actor, string) {
+	k.TB.Helper()
+	key, err := k.Auth.CreateKey(context.Background(), creator, fmt.Sprintf("agent-%d", k.next()))
 	if err != nil {
 		k.TB.Fatal(err)
 	}

@@ -147,7 +147,7 @@ func (k *console) handleKeys() echo.HandlerFunc {
 func (k *console) handleKeyCreate(log *slog.Logger) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		name := strings.TrimSpace(c.FormValue("name"))
-		secret, err := k.auth.CreateKey(c.Request().Context(), name)
+		secret, err := k.auth.CreateKey(c.Request().Context(), httpx.Actor(c), name)
 		if err != nil {
 			msg, ok := fixable(err)
 			if !ok {
