@@ -127,7 +127,7 @@ func (k *console) handleItem() echo.HandlerFunc {
 		ws, _ := webSession(c)
 		canLead := httpx.Actor(c).CanLead()
 		if httpx.IsHTMX(c) {
-			return render(c, http.StatusOK, views.ItemBody(it, canLead, ws.CSRF, views.ItemForm{}))
+			return render(c, http.StatusOK, views.ItemBody(it, canLead, ws.CSRF, views.ItemForm{}, httpx.Actor(c).Email))
 		}
 		p, err := k.page(c, it.Title, "attention")
 		if err != nil {
@@ -165,7 +165,8 @@ func (k *console) handleResolve() echo.HandlerFunc {
 		ref := c.Param("ref")
 		d, err := k.gov.Decisions.Resolve(c.Request().Context(), httpx.Actor(c), ref, c.FormValue("resolution"), c.FormValue("instruction"))
 		done := fmt.Sprintf("%s resolved — the agent gets the resolution and instruction on its next brief.", d.Ref)
-		return k.itemDone(c, action{kind: governance.ItemDecision, ref: ref, done: done}, err, "resolution", "instruction")
+		return k.itemDone(c, action{kind: governance.ItemDecision, ref: ref, done: done, waiting: len(d.Approvals) > 0}, err,
+			"resolution", "instruction")
 	}
 }
 
@@ -215,11 +216,12 @@ func (k *console) handlePlanDecide(verb string, decide func(context.Context, aut
 	return func(c echo.Context) error {
 		id := c.Param("id")
 		name := k.sessionName(c, governance.ItemPlan, id)
-		_, err := decide(c.Request().Context(), httpx.Actor(c), id, c.FormValue("note"))
+		p, err := decide(c.Request().Context(), httpx.Actor(c), id, c.FormValue("note"))
 		if e, ok := errs.As(err); ok && e.Field == "instruction" {
 			err = e.In("note")
 		}
-		return k.itemDone(c, action{kind: governance.ItemPlan, session: id, ref: id, done: fmt.Sprintf(planVerdicts[verb], name)}, err, "note")
+		return k.itemDone(c, action{kind: governance.ItemPlan, session: id, ref: id, done: fmt.Sprintf(planVerdicts[verb], name),
+			waiting: len(p.Approvals) > 0}, err, "note")
 	}
 }
 
@@ -305,6 +307,9 @@ func (k *console) handlePause() echo.HandlerFunc {
 type action struct {
 	kind, session, ref string
 	done               string
+	// waiting says the action was a first approval on a two-person
+	// mission: the item stays, 1 of 2, until a second lead approves.
+	waiting bool
 }
 
 // itemDone answers an action on a queue item. On success its line leaves
@@ -316,6 +321,9 @@ func (k *console) itemDone(c echo.Context, a action, err error, fields ...string
 	if err == nil {
 		if !httpx.IsHTMX(c) {
 			return c.Redirect(http.StatusSeeOther, backTo(c))
+		}
+		if a.waiting {
+			return k.itemWaits(c, a)
 		}
 		return k.lineGone(c, a, a.done)
 	}
@@ -342,7 +350,23 @@ func (k *console) itemDone(c echo.Context, a action, err error, fields ...string
 	} else if gerr != nil {
 		return gerr
 	}
-	return render(c, http.StatusUnprocessableEntity, views.ItemBody(it, httpx.Actor(c).CanLead(), csrfOf(c), f))
+	return render(c, http.StatusUnprocessableEntity, views.ItemBody(it, httpx.Actor(c).CanLead(), csrfOf(c), f, httpx.Actor(c).Email))
+}
+
+// itemWaits answers htmx after a first approval on a two-person mission:
+// the item stays open, showing 1 of 2, and the live region says what
+// happens next.
+func (k *console) itemWaits(c echo.Context, a action) error {
+	it, err := k.gov.Attention.Get(c.Request().Context(), a.kind, a.session, a.ref)
+	if err != nil {
+		return err
+	}
+	ann, err := k.announce(c, "Your approval is 1 of 2 — it takes effect when a second, different lead approves the same.")
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("HX-Trigger", "queue-changed")
+	return render(c, http.StatusOK, templ.Join(views.ItemBody(it, httpx.Actor(c).CanLead(), csrfOf(c), views.ItemForm{}, httpx.Actor(c).Email), views.AnnounceUpdate(ann)))
 }
 
 // lineGone answers htmx with the item's line removed (the answer replaces
@@ -378,9 +402,12 @@ func csrfOf(c echo.Context) string {
 // formErrors turns a domain error a person can fix into form state: the
 // message under the field the error names (errs.FieldOf) when the form
 // shows that field (one of fields), or else over the whole form.
+//
+// A lead refused as the creator of the session's agent key (key_creator)
+// is told so on the form too: they may act, just not approve this.
 func formErrors(err error, values map[string]string, fields ...string) (views.ItemForm, bool) {
 	e, ok := errs.As(err)
-	if !ok || (e.Kind != errs.Invalid && e.Kind != errs.Conflict && e.Kind != errs.NotFound) {
+	if !ok || (e.Kind != errs.Invalid && e.Kind != errs.Conflict && e.Kind != errs.NotFound && e.Code != "key_creator") {
 		return views.ItemForm{}, false
 	}
 	f := views.ItemForm{Values: values, Errors: views.FieldErrors{}}

@@ -24,12 +24,15 @@ func (k *console) handleViolationClear() echo.HandlerFunc {
 			return err
 		}
 		as := c.FormValue("as")
+		waiting := false
 		if err = httpx.Actor(c).RequireLead("clear a violation"); err == nil && as == "" {
 			// The API clears as fixed by default; a person must say which.
 			err = errs.E(errs.Invalid, "clear_as_required", "Choose how the violation was cleared: fixed, or a false positive.").In("as")
 		}
 		if err == nil {
-			_, err = k.gov.Changes.ClearViolation(c.Request().Context(), httpx.Actor(c), id, as, c.FormValue("note"))
+			var v governance.Violation
+			v, err = k.gov.Changes.ClearViolation(c.Request().Context(), httpx.Actor(c), id, as, c.FormValue("note"))
+			waiting = len(v.Approvals) > 0
 			if e, ok := errs.As(err); ok && e.Code == "invalid_clear" {
 				err = errs.E(errs.Invalid, e.Code, "Choose how the violation was cleared: fixed, or a false positive (not %q).", as).In("as")
 			}
@@ -38,7 +41,7 @@ func (k *console) handleViolationClear() echo.HandlerFunc {
 			"fixed":          "Violation cleared as fixed — the HARD_STOP lifts on the agent's next brief.",
 			"false_positive": "Violation cleared as a false positive — the HARD_STOP lifts on the agent's next brief.",
 		}[as]
-		return k.itemDone(c, action{kind: governance.ItemViolation, ref: c.Param("id"), done: done}, err, "as", "note")
+		return k.itemDone(c, action{kind: governance.ItemViolation, ref: c.Param("id"), done: done, waiting: waiting}, err, "as", "note")
 	}
 }
 
