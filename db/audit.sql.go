@@ -177,6 +177,74 @@ func (q *Queries) AuditStaleGates(ctx context.Context, openedBefore string) ([]A
 	return items, nil
 }
 
+const auditUnacknowledgedDeliveries = `-- name: AuditUnacknowledgedDeliveries :many
+SELECT 'resolution' AS kind, d.ref AS ref, d.session_id AS session_id, d.delivered_at AS delivered_at,
+       d.last_delivered_at AS last_delivered_at, d.brief_id AS brief_id
+FROM decisions d
+WHERE d.delivered_at IS NOT NULL AND d.acked_at IS NULL AND d.last_delivered_at <= ?1
+UNION ALL
+SELECT 'plan answer', 'PLAN-' || p.id, p.session_id, p.delivered_at, p.last_delivered_at, p.brief_id
+FROM plans p
+WHERE p.delivered_at IS NOT NULL AND p.acked_at IS NULL AND p.last_delivered_at <= ?1
+UNION ALL
+SELECT 'permission answer', 'PRM-' || pp.id, pp.session_id, pp.delivered_at, pp.last_delivered_at, pp.brief_id
+FROM permission_prompts pp
+WHERE pp.delivered_at IS NOT NULL AND pp.acked_at IS NULL AND pp.last_delivered_at <= ?1
+UNION ALL
+SELECT 'remediation', 'REM-' || r.id, r.session_id, r.delivered_at, r.last_delivered_at, r.brief_id
+FROM remediations r
+WHERE r.delivered_at IS NOT NULL AND r.acked_at IS NULL AND r.last_delivered_at <= ?1
+  AND r.closed_at IS NULL
+ORDER BY delivered_at, kind, ref
+`
+
+type AuditUnacknowledgedDeliveriesRow struct {
+	Kind            string
+	Ref             string
+	SessionID       string
+	DeliveredAt     sql.NullString
+	LastDeliveredAt sql.NullString
+	BriefID         sql.NullString
+}
+
+// Report unacknowledged-deliveries: what a brief handed over (a gate's
+// resolution, a lead's answer to a plan, an answer to a permission prompt,
+// an open remediation request) whose last delivery was at or before
+// cutoff (now minus the delivery lease) and that the agent has not
+// acknowledged: its lease ran out and no brief has taken it again. Each
+// half is a range search of its table's *_unacked_delivered index, which
+// holds exactly the delivered, unacknowledged rows. A remediation closed
+// since no longer needs to reach its agent.
+func (q *Queries) AuditUnacknowledgedDeliveries(ctx context.Context, cutoff sql.NullString) ([]AuditUnacknowledgedDeliveriesRow, error) {
+	rows, err := q.query(ctx, q.auditUnacknowledgedDeliveriesStmt, auditUnacknowledgedDeliveries, cutoff)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AuditUnacknowledgedDeliveriesRow{}
+	for rows.Next() {
+		var i AuditUnacknowledgedDeliveriesRow
+		if err := rows.Scan(
+			&i.Kind,
+			&i.Ref,
+			&i.SessionID,
+			&i.DeliveredAt,
+			&i.LastDeliveredAt,
+			&i.BriefID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const auditUnanswerableAsks = `-- name: AuditUnanswerableAsks :many
 
 SELECT r.id AS run_id, r.status AS run_status, r.session_id, a.id AS ask_id, a.prompt, a.created_at AS asked_at

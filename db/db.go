@@ -63,6 +63,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.auditStaleGatesStmt, err = db.PrepareContext(ctx, auditStaleGates); err != nil {
 		return nil, fmt.Errorf("error preparing query AuditStaleGates: %w", err)
 	}
+	if q.auditUnacknowledgedDeliveriesStmt, err = db.PrepareContext(ctx, auditUnacknowledgedDeliveries); err != nil {
+		return nil, fmt.Errorf("error preparing query AuditUnacknowledgedDeliveries: %w", err)
+	}
 	if q.auditUnanswerableAsksStmt, err = db.PrepareContext(ctx, auditUnanswerableAsks); err != nil {
 		return nil, fmt.Errorf("error preparing query AuditUnanswerableAsks: %w", err)
 	}
@@ -512,6 +515,11 @@ func (q *Queries) Close() error {
 	if q.auditStaleGatesStmt != nil {
 		if cerr := q.auditStaleGatesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing auditStaleGatesStmt: %w", cerr)
+		}
+	}
+	if q.auditUnacknowledgedDeliveriesStmt != nil {
+		if cerr := q.auditUnacknowledgedDeliveriesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing auditUnacknowledgedDeliveriesStmt: %w", cerr)
 		}
 	}
 	if q.auditUnanswerableAsksStmt != nil {
@@ -1201,6 +1209,7 @@ type Queries struct {
 	auditBlockedChangesStmt              *sql.Stmt
 	auditPrematureSideEffectsStmt        *sql.Stmt
 	auditStaleGatesStmt                  *sql.Stmt
+	auditUnacknowledgedDeliveriesStmt    *sql.Stmt
 	auditUnanswerableAsksStmt            *sql.Stmt
 	auditUndeliveredResolutionsStmt      *sql.Stmt
 	clearLoginFailuresStmt               *sql.Stmt
@@ -1347,6 +1356,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		auditBlockedChangesStmt:              q.auditBlockedChangesStmt,
 		auditPrematureSideEffectsStmt:        q.auditPrematureSideEffectsStmt,
 		auditStaleGatesStmt:                  q.auditStaleGatesStmt,
+		auditUnacknowledgedDeliveriesStmt:    q.auditUnacknowledgedDeliveriesStmt,
 		auditUnanswerableAsksStmt:            q.auditUnanswerableAsksStmt,
 		auditUndeliveredResolutionsStmt:      q.auditUndeliveredResolutionsStmt,
 		clearLoginFailuresStmt:               q.clearLoginFailuresStmt,

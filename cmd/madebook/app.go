@@ -58,8 +58,13 @@ func withApp(ctx context.Context, path string, fn func(*app) error) error {
 	return fn(a)
 }
 
-// audit is the audit reports' service.
-func (a *app) audit() *audit.Service { return audit.NewService(a.store, time.Now) }
+// audit is the audit reports' service, applying the server's delivery
+// lease (serve --delivery-lease) to unacknowledged-deliveries.
+func (a *app) audit() *audit.Service {
+	s := audit.NewService(a.store, time.Now)
+	s.SetDeliveryLease(a.gov.DeliveryLease())
+	return s
+}
 
 // importRules stores proposed architecture rules as advisory ones and
 // returns how many it stored.

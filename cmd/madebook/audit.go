@@ -24,7 +24,7 @@ func (a auditFailed) Error() string {
 // runAudit is `madebook audit`: it runs the named audit reports (all of
 // them if none) and exits 1 if any found rows.
 func runAudit(ctx context.Context, c stdio, args []string) error {
-	f := newFlags("audit", "madebook audit [REPORT ...] [--db PATH] [--format table|json|csv] [--older-than 24h] [--min-age 5m]",
+	f := newFlags("audit", "madebook audit [REPORT ...] [--db PATH] [--format table|json|csv] [--older-than 24h] [--min-age 5m] [--delivery-lease 2m]",
 		"Run the audit reports (every one unless named) on one snapshot of the database and\n"+
 			"print them. Passing is zero rows; the command exits 1 if any report found rows, so\n"+
 			"CI can gate on it, and 2 on corrupt stored data (naming the table and row).")
@@ -34,6 +34,9 @@ func runAudit(ctx context.Context, c stdio, args []string) error {
 	olderThan := f.String("older-than", "24h", "stale-gates lists gates open longer than `AGE`")
 	minAge := f.String("min-age", "5m",
 		"undelivered-resolutions lists gates resolved longer ago than `AGE`: a younger resolution is still on its way")
+	lease := f.String("delivery-lease", "2m",
+		"unacknowledged-deliveries lists deliveries not acknowledged within `D`, the server's lease (serve --delivery-lease)")
+	f.env["delivery-lease"] = "MADEBOOK_DELIVERY_LEASE"
 	reports, err := f.parseArgs(c, args)
 	if err != nil {
 		return err
@@ -52,6 +55,9 @@ func runAudit(ctx context.Context, c stdio, args []string) error {
 	}
 	if opts.MinAge, err = audit.ParseMinAge(*minAge); err != nil {
 		return f.fail("--min-age %q is not an age such as 10m, 2h or 1d", *minAge)
+	}
+	if opts.Lease, err = audit.ParseLease(*lease); err != nil || opts.Lease == 0 {
+		return f.fail("--delivery-lease %q is not a duration such as 2m or 30s", *lease)
 	}
 	// Auditing a path that holds no database would create an empty one,
 	// and pass.

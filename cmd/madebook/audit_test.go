@@ -42,12 +42,12 @@ func TestAuditPassesOnACleanDatabase(t *testing.T) {
 				t.Fatalf("audit: %v\n%s", err, out)
 			}
 			checkAuditOutput(t, format, out, map[string]int{"unanswerable-asks": 0, "premature-side-effects": 0,
-				"undelivered-resolutions": 0, "stale-gates": 0, "blocked-changes": 0})
+				"undelivered-resolutions": 0, "stale-gates": 0, "blocked-changes": 0, "unacknowledged-deliveries": 0})
 		})
 	}
 	t.Run("the table says every report passes", func(t *testing.T) {
 		out := mustCLI(t, "", "audit", "--db", path)
-		if strings.Count(out, "0 rows — passing") != 5 || !strings.HasSuffix(out, "5 of 5 reports pass.\n") {
+		if strings.Count(out, "0 rows — passing") != 6 || !strings.HasSuffix(out, "6 of 6 reports pass.\n") {
 			t.Errorf("table:\n%s", out)
 		}
 	})
@@ -78,7 +78,8 @@ func TestAuditExits1WhenAReportHasRows(t *testing.T) {
 		Options: map[string]string{"1": "Yes", "2": "No"}}); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{"unanswerable-asks": 0, "premature-side-effects": 1, "undelivered-resolutions": 0, "stale-gates": 1, "blocked-changes": 0}
+	want := map[string]int{"unanswerable-asks": 0, "premature-side-effects": 1, "undelivered-resolutions": 0, "stale-gates": 1, "blocked-changes": 0,
+		"unacknowledged-deliveries": 0}
 
 	for _, format := range auditFormats {
 		t.Run("--format "+format+" exits 1", func(t *testing.T) {
@@ -104,7 +105,7 @@ func TestAuditExits1WhenAReportHasRows(t *testing.T) {
 	t.Run("the table counts rows and sums up", func(t *testing.T) {
 		out, _ := cli(t, noEnv, "", "audit", "--db", path)
 		for _, s := range []string{"premature-side-effects — Premature side effects\nrun_id", "\n1 row\n",
-			"unanswerable-asks — Unanswerable asks\n0 rows — passing\n", "2 of 5 reports found rows: premature-side-effects, stale-gates.\n"} {
+			"unanswerable-asks — Unanswerable asks\n0 rows — passing\n", "2 of 6 reports found rows: premature-side-effects, stale-gates.\n"} {
 			if !strings.Contains(out, s) {
 				t.Errorf("table lacks %q:\n%s", s, out)
 			}
@@ -147,6 +148,8 @@ func TestAuditCommandLineMistakesAreUsageErrors(t *testing.T) {
 		{"audit", "--db", path, "--format", "xml"},
 		{"audit", "--db", path, "--older-than", "soon"},
 		{"audit", "--db", path, "--older-than", "-1h"},
+		{"audit", "--db", path, "--delivery-lease", "soon"},
+		{"audit", "--db", path, "--delivery-lease", "0"},
 		{"audit", "--db", path, "--nope"},
 		{"audit", "--db", path + ".missing"},
 	} {
@@ -338,6 +341,74 @@ func TestAuditMinAge(t *testing.T) {
 			e, _ := s.req(http.StatusUnprocessableEntity, http.MethodGet, "/api/v1/audit/undelivered-resolutions?min_age="+bad, token, nil)["error"].(map[string]any)
 			if e["code"] != "invalid_min_age" {
 				t.Errorf("min_age=%s: %v, want invalid_min_age", bad, e)
+			}
+		}
+		httpClient.CloseIdleConnections()
+	})
+}
+
+// deliveredAgo makes a database whose one gate a lead resolved and a
+// brief delivered ago (by the real clock), never acknowledged, and returns
+// its path and the lead's token.
+func deliveredAgo(t *testing.T, ago time.Duration) (path, token string) {
+	t.Helper()
+	store, path := testkit.MustOpenDB(t)
+	ctx := context.Background()
+	w := newAuditWorld(t, store, func() time.Time { return time.Now().Add(-ago) })
+	d, err := w.gov.Decisions.Open(ctx, w.agent, w.session, governance.DecisionInput{Title: "Schema", Question: "Drop it?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.gov.Decisions.Resolve(ctx, w.lead, d.Ref, "Keep it.", "Archive instead."); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.gov.Briefs.Brief(ctx, w.agent, governance.BriefRequest{Session: w.session}); err != nil {
+		t.Fatal(err)
+	}
+	return path, w.token
+}
+
+func TestAuditUnacknowledgedDeliveriesUseTheServersLease(t *testing.T) {
+	t.Parallel()
+	path, token := deliveredAgo(t, 5*time.Minute)
+	passes := func(getenv func(string) string, args ...string) bool {
+		t.Helper()
+		out, err := cli(t, getenv, "", append([]string{"audit", "unacknowledged-deliveries", "--db", path, "--format", "json"}, args...)...)
+		if err == nil {
+			checkAuditOutput(t, "json", out, map[string]int{"unacknowledged-deliveries": 0})
+			return true
+		}
+		if !errors.As(err, new(auditFailed)) {
+			t.Fatalf("audit %v: %v\n%s", args, err, out)
+		}
+		checkAuditOutput(t, "json", out, map[string]int{"unacknowledged-deliveries": 1})
+		return false
+	}
+	t.Run("a delivery five minutes unacknowledged is past the default 2m lease", func(t *testing.T) {
+		if passes(noEnv) {
+			t.Error("passes with the default lease")
+		}
+	})
+	t.Run("--delivery-lease 10m and MADEBOOK_DELIVERY_LEASE=10m keep it in its lease", func(t *testing.T) {
+		if !passes(noEnv, "--delivery-lease", "10m") {
+			t.Error("listed with --delivery-lease 10m")
+		}
+		if !passes(envOf(map[string]string{"MADEBOOK_DELIVERY_LEASE": "10m"})) {
+			t.Error("listed with MADEBOOK_DELIVERY_LEASE=10m")
+		}
+	})
+	t.Run("the API applies serve's --delivery-lease", func(t *testing.T) {
+		for _, tc := range []struct {
+			lease string
+			rows  int
+		}{{"2m", 1}, {"10m", 0}} {
+			s := startServe(t, noEnv, "--addr", "127.0.0.1:0", "--db", path, "--delivery-lease", tc.lease)
+			got, _ := s.req(http.StatusOK, http.MethodGet, "/api/v1/audit/unacknowledged-deliveries", token, nil)["rows"].([]any)
+			if len(got) != tc.rows {
+				t.Errorf("serve --delivery-lease %s: %d rows, want %d", tc.lease, len(got), tc.rows)
+			}
+			if err := s.stop(); err != nil {
+				t.Fatal(err)
 			}
 		}
 		httpClient.CloseIdleConnections()

@@ -26,6 +26,9 @@ const (
 	UndeliveredResolutions = "undelivered-resolutions"
 	StaleGates             = "stale-gates"
 	BlockedChanges         = "blocked-changes"
+	// UnacknowledgedDeliveries lists what briefs handed over that the
+	// agent has not acknowledged within the delivery lease.
+	UnacknowledgedDeliveries = "unacknowledged-deliveries"
 )
 
 // DefaultOlderThan is how long a gate stays open before stale-gates lists
@@ -37,6 +40,11 @@ const DefaultOlderThan = 24 * time.Hour
 // resolution younger than that is in flight (its agent briefs every few
 // minutes at most), not lost.
 const DefaultMinAge = 5 * time.Minute
+
+// DefaultLease is the delivery lease unacknowledged-deliveries uses unless
+// the service or Options say otherwise: the server's default (serve
+// --delivery-lease), two minutes.
+const DefaultLease = 2 * time.Minute
 
 // Report describes one built-in report.
 type Report struct {
@@ -74,6 +82,10 @@ var reports = []Report{
 		Finds:   "Change reports refused because the session was BLOCKED (the brake, a plan not yet approved, a plan being revised): an agent that changed code its brief forbade.",
 		Passing: "No agent reported a code change while it was told to stop.",
 		Columns: []string{"id", "session_id", "agent", "attempted_at", "code", "reason", "files"}},
+	{Name: UnacknowledgedDeliveries, Title: "Unacknowledged deliveries",
+		Finds:   "Resolutions, plan answers, permission answers and open remediations a brief handed over that the agent has not acknowledged, whose last delivery is older than the delivery lease (the server's, 2m unless told otherwise): sent, and not known to be read.",
+		Passing: "Every delivery was acknowledged, or is still within its lease.",
+		Columns: []string{"kind", "ref", "session_id", "delivered_at", "last_delivered_at", "unacknowledged_for", "brief_id"}},
 }
 
 // Reports lists the built-in reports, in the order they are shown.
@@ -115,6 +127,10 @@ type Options struct {
 	// MinAge is how long ago a gate must have been resolved for
 	// undelivered-resolutions to list it; zero is DefaultMinAge.
 	MinAge time.Duration
+	// Lease is the delivery lease unacknowledged-deliveries applies: a
+	// delivery is listed once its last hand-over is older than that
+	// without an acknowledgement. Zero is the service's lease.
+	Lease time.Duration
 }
 
 // ParseOlderThan reads an age as the API (?older_than=) and the CLI
@@ -178,6 +194,17 @@ func invalidOlderThan(s string) error {
 	return errs.E(errs.Invalid, "invalid_older_than", "older_than %q is not an age: give a positive duration such as 36h, 90m or 7d.", s)
 }
 
+func invalidLease(s string) error {
+	return errs.E(errs.Invalid, "invalid_lease", "The delivery lease %q is not a duration: give a positive one such as 2m or 30s.", s)
+}
+
+// ParseLease reads a delivery lease as the CLI takes it (--delivery-lease,
+// MADEBOOK_DELIVERY_LEASE): a Go duration ("2m", "30s") or whole days. The
+// empty string is zero: the service's lease. Errors: invalid_lease.
+func ParseLease(s string) (time.Duration, error) {
+	return parseAge(s, 0, invalidLease)
+}
+
 func invalidMinAge(s string) error {
 	return errs.E(errs.Invalid, "invalid_min_age", "min_age %q is not an age: give a positive duration such as 10m, 2h or 1d.", s)
 }
@@ -192,7 +219,8 @@ type Result struct {
 	// durations, NULL as "".
 	Rows [][]string
 	// Records are the typed rows: []UnanswerableAsk, []PrematureSideEffect,
-	// []UndeliveredResolution, []StaleGate or []BlockedChange, never nil.
+	// []UndeliveredResolution, []StaleGate, []BlockedChange or
+	// []UnacknowledgedDelivery, never nil.
 	Records any
 	// Now is the time the report was run at.
 	Now time.Time
@@ -201,6 +229,9 @@ type Result struct {
 	// MinAge is the age undelivered-resolutions used (zero for the
 	// others).
 	MinAge time.Duration
+	// Lease is the delivery lease unacknowledged-deliveries used (zero for
+	// the others).
+	Lease time.Duration
 }
 
 // Passing reports whether the report found nothing.
@@ -278,16 +309,53 @@ type BlockedChange struct {
 	Files []string `json:"files"`
 }
 
+// The kinds of delivery unacknowledged-deliveries lists.
+const (
+	DeliveryResolution       = "resolution"        // a gate's resolution, ref DEC-…
+	DeliveryPlanAnswer       = "plan answer"       // a lead's answer to a plan, ref PLAN-<id>
+	DeliveryPermissionAnswer = "permission answer" // an answer to a permission prompt, ref PRM-<id>
+	DeliveryRemediation      = "remediation"       // an open remediation request, ref REM-<id>
+)
+
+// UnacknowledgedDelivery is a row of unacknowledged-deliveries: one thing
+// a brief handed over whose lease ran out unacknowledged.
+type UnacknowledgedDelivery struct {
+	// Kind is resolution, plan answer, permission answer or remediation.
+	Kind      string `json:"kind"`
+	Ref       string `json:"ref"`
+	SessionID string `json:"session_id"`
+	// DeliveredAt is the first delivery; LastDeliveredAt the latest.
+	DeliveredAt     time.Time `json:"delivered_at"`
+	LastDeliveredAt time.Time `json:"last_delivered_at"`
+	// UnacknowledgedFor is how long since the first delivery, as a Go
+	// duration ("3m0s").
+	UnacknowledgedFor     string `json:"unacknowledged_for"`
+	UnacknowledgedSeconds int64  `json:"unacknowledged_seconds"`
+	// BriefID is the brief that last handed it over: the id the agent
+	// should have acknowledged.
+	BriefID string `json:"brief_id"`
+}
+
 // Service runs the reports. It only reads.
 type Service struct {
 	store db.Transactor
 	now   func() time.Time
+	lease time.Duration
 }
 
-// NewService returns the audit service.
+// NewService returns the audit service, applying DefaultLease until
+// SetDeliveryLease says otherwise.
 func NewService(store db.Transactor, now func() time.Time) *Service {
-	return &Service{store: store, now: func() time.Time { return now().UTC() }}
+	return &Service{store: store, now: func() time.Time { return now().UTC() }, lease: DefaultLease}
 }
+
+// SetDeliveryLease sets the delivery lease unacknowledged-deliveries
+// applies when Options leave it zero: the server's (serve
+// --delivery-lease). Call it before running reports; d must be positive.
+func (s *Service) SetDeliveryLease(d time.Duration) { s.lease = d }
+
+// DeliveryLease is the delivery lease the service applies by default.
+func (s *Service) DeliveryLease() time.Duration { return s.lease }
 
 // Run runs one report. Errors: unknown_report, invalid_older_than (a
 // negative OlderThan), invalid_min_age (a negative MinAge). A stored row
@@ -361,6 +429,12 @@ func (s *Service) defaults(opts Options) (Options, error) {
 	case opts.MinAge < 0:
 		return opts, invalidMinAge(opts.MinAge.String())
 	}
+	switch {
+	case opts.Lease == 0:
+		opts.Lease = s.lease
+	case opts.Lease < 0:
+		return opts, invalidLease(opts.Lease.String())
+	}
 	return opts, nil
 }
 
@@ -389,6 +463,9 @@ func run(ctx context.Context, q db.Querier, rep Report, opts Options) (Result, e
 		res.Records, err = staleGates(ctx, q, &res)
 	case BlockedChanges:
 		res.Records, err = blockedChanges(ctx, q, &res)
+	case UnacknowledgedDeliveries:
+		res.Lease = opts.Lease
+		res.Records, err = unacknowledgedDeliveries(ctx, q, &res)
 	default:
 		err = fmt.Errorf("report %q has no query", rep.Name)
 	}
@@ -495,6 +572,31 @@ func blockedChanges(ctx context.Context, q db.Querier, res *Result) ([]BlockedCh
 		recs[i] = rec
 		res.Rows = append(res.Rows, []string{strconv.FormatInt(r.ID, 10), r.SessionID, r.Agent, stamp(rec.AttemptedAt), r.Code,
 			r.Reason, strings.Join(rec.Files, " ")})
+	}
+	return recs, nil
+}
+
+func unacknowledgedDeliveries(ctx context.Context, q db.Querier, res *Result) ([]UnacknowledgedDelivery, error) {
+	rows, err := q.AuditUnacknowledgedDeliveries(ctx, db.NullTime(res.Now.Add(-res.Lease)))
+	if err != nil {
+		return nil, err
+	}
+	tables := map[string]string{DeliveryResolution: "decisions", DeliveryPlanAnswer: "plans",
+		DeliveryPermissionAnswer: "permission_prompts", DeliveryRemediation: "remediations"}
+	recs := make([]UnacknowledgedDelivery, len(rows))
+	for i, r := range rows {
+		st := db.StoredRow(tables[r.Kind], r.Ref)
+		rec := UnacknowledgedDelivery{Kind: r.Kind, Ref: r.Ref, SessionID: r.SessionID,
+			DeliveredAt: st.NullTime("delivered_at", r.DeliveredAt), LastDeliveredAt: st.NullTime("last_delivered_at", r.LastDeliveredAt),
+			BriefID: r.BriefID.String}
+		if err := st.Err(); err != nil {
+			return nil, err
+		}
+		age := ageAt(res.Now, rec.DeliveredAt)
+		rec.UnacknowledgedFor, rec.UnacknowledgedSeconds = age.String(), int64(age/time.Second)
+		recs[i] = rec
+		res.Rows = append(res.Rows, []string{r.Kind, r.Ref, r.SessionID, stamp(rec.DeliveredAt), stamp(rec.LastDeliveredAt),
+			rec.UnacknowledgedFor, rec.BriefID})
 	}
 	return recs, nil
 }

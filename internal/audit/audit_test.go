@@ -25,6 +25,9 @@ type world struct {
 	lead    auth.Actor
 	agent   auth.Actor
 	session string
+	// last is the id of the last brief taken, which the next brief
+	// acknowledges.
+	last string
 }
 
 func newWorld(t *testing.T) *world {
@@ -90,10 +93,22 @@ func (w *world) resolve(ref string) {
 	w.must(err)
 }
 
-func (w *world) brief() {
+// brief takes a brief as a well-behaved agent does, acknowledging the
+// brief before.
+func (w *world) brief() governance.Brief {
 	w.t.Helper()
-	_, err := w.kit.Gov.Briefs.Brief(context.Background(), w.agent, governance.BriefRequest{Session: w.session})
+	b, err := w.kit.Gov.Briefs.Brief(context.Background(), w.agent, governance.BriefRequest{Session: w.session, Ack: w.last})
 	w.must(err)
+	w.last = b.BriefID
+	return b
+}
+
+// briefNoAck takes a brief as an agent that never acknowledges does.
+func (w *world) briefNoAck() governance.Brief {
+	w.t.Helper()
+	b, err := w.kit.Gov.Briefs.Brief(context.Background(), w.agent, governance.BriefRequest{Session: w.session})
+	w.must(err)
+	return b
 }
 
 // report runs one report with default options.
@@ -128,6 +143,8 @@ func recordCount(r audit.Result) int {
 	case []audit.StaleGate:
 		return len(recs)
 	case []audit.BlockedChange:
+		return len(recs)
+	case []audit.UnacknowledgedDelivery:
 		return len(recs)
 	}
 	panic("unknown records type")
@@ -167,6 +184,7 @@ func (w *world) cleanRun() {
 	d := w.gate("Schema")
 	w.resolve(d.Ref)
 	w.brief()
+	w.brief() // acknowledges the resolution
 	w.gate("Fresh")
 	w.kit.Clock.Advance(time.Hour)
 }
@@ -176,8 +194,8 @@ func TestEveryReportIsEmptyOnACleanRun(t *testing.T) {
 	w.cleanRun()
 	results, err := w.kit.Audit.RunAll(context.Background(), audit.Options{})
 	w.must(err)
-	if len(results) != 5 {
-		t.Fatalf("RunAll gave %d reports, want 5", len(results))
+	if len(results) != 6 {
+		t.Fatalf("RunAll gave %d reports, want 6", len(results))
 	}
 	for i, res := range results {
 		if res.Report.Name != audit.Names()[i] {
@@ -530,7 +548,8 @@ func TestReportsMetadata(t *testing.T) {
 		}
 		names[r.Name] = true
 	}
-	want := []string{"unanswerable-asks", "premature-side-effects", "undelivered-resolutions", "stale-gates", "blocked-changes"}
+	want := []string{"unanswerable-asks", "premature-side-effects", "undelivered-resolutions", "stale-gates", "blocked-changes",
+		"unacknowledged-deliveries"}
 	if strings.Join(audit.Names(), " ") != strings.Join(want, " ") {
 		t.Errorf("names %v, want %v", audit.Names(), want)
 	}
@@ -544,6 +563,7 @@ func TestReportsMetadata(t *testing.T) {
 		{audit.UndeliveredResolutions, audit.UndeliveredResolution{}},
 		{audit.StaleGates, audit.StaleGate{}},
 		{audit.BlockedChanges, audit.BlockedChange{}},
+		{audit.UnacknowledgedDeliveries, audit.UnacknowledgedDelivery{}},
 	} {
 		b, _ := json.Marshal(rec.v)
 		var m map[string]any
@@ -607,3 +627,134 @@ func TestWriters(t *testing.T) {
 }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestUnacknowledgedDeliveries(t *testing.T) {
+	lease := audit.DefaultLease
+	listed := func(w *world, opts audit.Options) []audit.UnacknowledgedDelivery {
+		t.Helper()
+		res := w.reportWith(audit.UnacknowledgedDeliveries, opts)
+		if opts.Lease == 0 && res.Lease != w.kit.Audit.DeliveryLease() {
+			t.Errorf("the result says lease %s, want the service's %s", res.Lease, w.kit.Audit.DeliveryLease())
+		}
+		return res.Records.([]audit.UnacknowledgedDelivery)
+	}
+
+	t.Run("a resolution delivered and never acknowledged is a row once past its lease, and not before", func(t *testing.T) {
+		w := newWorld(t)
+		d := w.gate("Schema")
+		w.resolve(d.Ref)
+		b := w.briefNoAck()
+		at := w.kit.Clock.Now()
+		if got := listed(w, audit.Options{Now: at.Add(lease - time.Second)}); len(got) != 0 {
+			t.Errorf("listed within its lease: %+v", got)
+		}
+		got := listed(w, audit.Options{Now: at.Add(lease + 30*time.Second)})
+		want := []audit.UnacknowledgedDelivery{{Kind: audit.DeliveryResolution, Ref: d.Ref, SessionID: w.session,
+			DeliveredAt: at, LastDeliveredAt: at, UnacknowledgedFor: "2m30s", UnacknowledgedSeconds: 150, BriefID: b.BriefID}}
+		if len(got) != 1 || got[0] != want[0] {
+			t.Errorf("rows %+v, want %+v", got, want)
+		}
+	})
+
+	t.Run("an acknowledged delivery is never a row", func(t *testing.T) {
+		w := newWorld(t)
+		d := w.gate("Schema")
+		w.resolve(d.Ref)
+		w.brief()
+		w.kit.Clock.Advance(time.Second)
+		w.brief()
+		w.kit.Clock.Advance(24 * time.Hour)
+		if got := listed(w, audit.Options{}); len(got) != 0 {
+			t.Errorf("an acknowledged resolution is listed: %+v", got)
+		}
+	})
+
+	t.Run("a redelivered one keeps its first delivered_at and is in flight again until its new lease runs out", func(t *testing.T) {
+		w := newWorld(t)
+		d := w.gate("Schema")
+		w.resolve(d.Ref)
+		first := w.briefNoAck()
+		firstAt := w.kit.Clock.Now()
+		w.kit.Clock.Advance(lease + time.Minute)
+		again := w.briefNoAck()
+		if len(again.Resolutions) != 1 || !again.Resolutions[0].Redelivered {
+			t.Fatalf("the second brief did not redeliver: %+v", again.Resolutions)
+		}
+		lastAt := w.kit.Clock.Now()
+		if got := listed(w, audit.Options{}); len(got) != 0 {
+			t.Errorf("listed just after its redelivery: %+v", got)
+		}
+		w.kit.Clock.Advance(lease)
+		got := listed(w, audit.Options{})
+		if len(got) != 1 {
+			t.Fatalf("rows %+v, want one", got)
+		}
+		if !got[0].DeliveredAt.Equal(firstAt) || !got[0].LastDeliveredAt.Equal(lastAt) || got[0].BriefID != again.BriefID ||
+			got[0].BriefID == first.BriefID || got[0].UnacknowledgedFor != "5m0s" {
+			t.Errorf("row %+v: want delivered_at %s (the first), last %s, brief %s, 5m unacknowledged", got[0], firstAt, lastAt, again.BriefID)
+		}
+	})
+
+	t.Run("the lease comes from the service, and Options override it", func(t *testing.T) {
+		w := newWorld(t)
+		d := w.gate("Schema")
+		w.resolve(d.Ref)
+		w.briefNoAck()
+		at := w.kit.Clock.Now()
+		w.kit.Audit.SetDeliveryLease(10 * time.Minute)
+		t.Cleanup(func() { w.kit.Audit.SetDeliveryLease(audit.DefaultLease) })
+		if got := listed(w, audit.Options{Now: at.Add(5 * time.Minute)}); len(got) != 0 {
+			t.Errorf("listed at 5m with a 10m server lease: %+v", got)
+		}
+		if got := listed(w, audit.Options{Now: at.Add(11 * time.Minute)}); len(got) != 1 {
+			t.Errorf("not listed at 11m with a 10m server lease: %+v", got)
+		}
+		if got := listed(w, audit.Options{Now: at.Add(time.Minute), Lease: 30 * time.Second}); len(got) != 1 {
+			t.Errorf("not listed at 1m with a 30s lease given: %+v", got)
+		}
+		_, err := w.kit.Audit.Run(context.Background(), audit.UnacknowledgedDeliveries, audit.Options{Lease: -time.Second})
+		if errs.CodeOf(err) != "invalid_lease" {
+			t.Errorf("a negative lease: %v", err)
+		}
+	})
+
+	t.Run("remediations and plan answers are listed too; a closed remediation is not", func(t *testing.T) {
+		w := newWorld(t)
+		ctx := context.Background()
+		open, err := w.kit.Gov.Remediations.Request(ctx, w.lead, w.session, governance.RemediationInput{Severity: "required",
+			Instruction: "Rename the handler.", Files: []string{"web/app.go"}})
+		w.must(err)
+		closed, err := w.kit.Gov.Remediations.Request(ctx, w.lead, w.session, governance.RemediationInput{Severity: "advisory",
+			Instruction: "Consider a test."})
+		w.must(err)
+		w.briefNoAck()
+		_, err = w.kit.Gov.Remediations.Close(ctx, w.lead, closed.ID, "done")
+		w.must(err)
+
+		risky := w.kit.Session(w.agent, w.kit.Mission(w.lead, true))
+		p, err := w.kit.Gov.Plans.Propose(ctx, w.agent, risky, governance.PlanInput{Summary: "Migrate billing."})
+		w.must(err)
+		_, err = w.kit.Gov.Plans.Approve(ctx, w.lead, risky, "Go ahead.")
+		w.must(err)
+		_, err = w.kit.Gov.Briefs.Brief(ctx, w.agent, governance.BriefRequest{Session: risky})
+		w.must(err)
+
+		w.kit.Clock.Advance(lease)
+		got := listed(w, audit.Options{})
+		var refs []string
+		for _, r := range got {
+			refs = append(refs, r.Kind+" "+r.Ref)
+		}
+		want := []string{"plan answer PLAN-" + itoa(p.ID), "remediation REM-" + itoa(open.ID)} // delivered at one time: by kind
+		if strings.Join(refs, ", ") != strings.Join(want, ", ") {
+			t.Errorf("rows %v, want %v", refs, want)
+		}
+	})
+}
+
+func TestDefaultLeaseIsTheServers(t *testing.T) {
+	if audit.DefaultLease != governance.DefaultDeliveryLease {
+		t.Errorf("audit.DefaultLease %s, governance.DefaultDeliveryLease %s: the report and the briefs disagree on the default lease",
+			audit.DefaultLease, governance.DefaultDeliveryLease)
+	}
+}

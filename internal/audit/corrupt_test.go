@@ -64,6 +64,13 @@ func TestACorruptRowIsAnErrorNamingIt(t *testing.T) {
 			w.exec(`UPDATE decisions SET opened_at = ? WHERE ref = ?`, early, d.Ref)
 			return "decisions", d.Ref, "opened_at"
 		}},
+		{"an unacknowledged delivery's delivered_at", audit.UnacknowledgedDeliveries, func(w *world) (string, string, string) {
+			d := w.gate("Schema")
+			w.resolve(d.Ref)
+			w.briefNoAck()
+			w.exec(`UPDATE decisions SET delivered_at = ? WHERE ref = ?`, early, d.Ref)
+			return "decisions", d.Ref, "delivered_at"
+		}},
 	} {
 		t.Run(tc.name+" fails "+tc.report+" with an error naming the row", func(t *testing.T) {
 			w := newWorld(t)

@@ -41,6 +41,8 @@ var mustUse = map[string][]string{
 	"AuditUndeliveredResolutions": {"decisions_undelivered"},
 	"AuditStaleGates":             {"decisions_open_by_age"},
 	"AuditBlockedChanges":         {"blocked_changes_by_time"},
+	"AuditUnacknowledgedDeliveries": {"decisions_unacked_delivered", "plans_unacked_delivered",
+		"permission_prompts_unacked_delivered", "remediations_unacked_delivered"},
 }
 
 var (
@@ -97,8 +99,8 @@ func TestEveryReportReadsOnlyThroughIndexes(t *testing.T) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	if want := []string{"AuditBlockedChanges", "AuditPrematureSideEffects", "AuditStaleGates", "AuditUnanswerableAsks",
-		"AuditUndeliveredResolutions"}; !slices.Equal(names, want) {
+	if want := []string{"AuditBlockedChanges", "AuditPrematureSideEffects", "AuditStaleGates", "AuditUnacknowledgedDeliveries",
+		"AuditUnanswerableAsks", "AuditUndeliveredResolutions"}; !slices.Equal(names, want) {
 		t.Fatalf("queries/audit.sql has %v, want %v", names, want)
 	}
 	for _, name := range names {

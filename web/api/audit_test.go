@@ -233,3 +233,55 @@ func TestAuditConsole(t *testing.T) {
 		}
 	})
 }
+
+func TestUnacknowledgedDeliveriesAPIAndConsole(t *testing.T) {
+	t.Parallel()
+	a := webtest.NewAPI(t)
+	ctx := context.Background()
+	id := a.Session(false)
+	d, err := a.Kit.Gov.Decisions.Open(ctx, a.Agent, id, governance.DecisionInput{Title: "Schema", Question: "Drop it?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Kit.Gov.Decisions.Resolve(ctx, a.Lead, d.Ref, "Keep it.", "Archive instead."); err != nil {
+		t.Fatal(err)
+	}
+	b, err := a.Kit.Gov.Briefs.Brief(ctx, a.Agent, governance.BriefRequest{Session: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := audit(a, "/api/v1/audit/unacknowledged-deliveries", a.ViewerTok).Rows; len(rows) != 0 {
+		t.Errorf("listed within its lease: %v", rows)
+	}
+	a.Kit.Clock.Advance(3 * time.Minute)
+	rows := audit(a, "/api/v1/audit/unacknowledged-deliveries", a.ViewerTok).Rows
+	if len(rows) != 1 {
+		t.Fatalf("rows %v, want one", rows)
+	}
+	row := rows[0]
+	if row["kind"] != "resolution" || row["ref"] != d.Ref || row["session_id"] != id || row["brief_id"] != b.BriefID ||
+		row["unacknowledged_for"] != "3m0s" || row["unacknowledged_seconds"] != float64(180) || row["delivered_at"] != row["last_delivered_at"] {
+		t.Errorf("row %v", row)
+	}
+	for _, k := range []string{"delivered_at", "last_delivered_at"} {
+		if s, _ := row[k].(string); !rfc3339UTC.MatchString(s) {
+			t.Errorf("%s %q is not RFC 3339 UTC", k, s)
+		}
+	}
+
+	c := webtest.ConsoleAs(t, a.Srv.URL, a.Viewer.Email)
+	_, body := c.Get("/audit/unacknowledged-deliveries")
+	if strings.Count(body, `data-testid="audit-row"`) != 1 || !strings.Contains(body, d.Ref) || !strings.Contains(body, b.BriefID) {
+		t.Errorf("the console's report lacks the row:\n%s", body)
+	}
+	if !strings.Contains(body, `data-testid="delivery-lease"`) || !strings.Contains(body, "Delivery lease: 2m0s") {
+		t.Error("the console's report does not say which lease it applied")
+	}
+
+	if _, err := a.Kit.Gov.Briefs.Brief(ctx, a.Agent, governance.BriefRequest{Session: id, Ack: b.BriefID}); err != nil {
+		t.Fatal(err)
+	}
+	if rows := audit(a, "/api/v1/audit/unacknowledged-deliveries", a.ViewerTok).Rows; len(rows) != 0 {
+		t.Errorf("listed after its ack: %v", rows)
+	}
+}
