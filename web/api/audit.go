@@ -13,7 +13,8 @@ import (
 // with a personal token; agents are refused): one built-in report as
 // {"report","rows":[…]}, where passing is zero rows. stale-gates takes
 // ?older_than=36h (default 24h), undelivered-resolutions ?min_age=10m
-// (default 5m: a younger resolution is in flight).
+// (default 5m: a younger resolution is in flight); unacknowledged-deliveries
+// applies the server's delivery lease (the service's).
 func handleAuditReport(a *audit.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if err := httpx.Actor(c).RequirePerson("read the audit reports"); err != nil {
