@@ -111,6 +111,26 @@ func (q *Queries) CloseDeviation(ctx context.Context, arg CloseDeviationParams) 
 	return err
 }
 
+const closeDeviationBy = `-- name: CloseDeviationBy :execrows
+UPDATE deviations SET closed_at = ?1, closed_by = ?2
+WHERE id = ?3 AND closed_at IS NULL
+`
+
+type CloseDeviationByParams struct {
+	ClosedAt sql.NullString
+	ClosedBy sql.NullInt64
+	ID       int64
+}
+
+// A person closes a deviation, by closing the remediation it raised.
+func (q *Queries) CloseDeviationBy(ctx context.Context, arg CloseDeviationByParams) (int64, error) {
+	result, err := q.exec(ctx, q.closeDeviationByStmt, closeDeviationBy, arg.ClosedAt, arg.ClosedBy, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const closeViolation = `-- name: CloseViolation :exec
 UPDATE violations SET closed_at = ?1 WHERE id = ?2 AND closed_at IS NULL
 `
@@ -224,7 +244,7 @@ func (q *Queries) CreateCollision(ctx context.Context, arg CreateCollisionParams
 const createDeviation = `-- name: CreateDeviation :one
 INSERT INTO deviations (session_id, rule_id, departure, files, detected_at)
 VALUES (?1, ?2, ?3, ?4, ?5)
-RETURNING id, session_id, rule_id, departure, files, detected_at, closed_at
+RETURNING id, session_id, rule_id, departure, files, detected_at, closed_at, closed_by
 `
 
 type CreateDeviationParams struct {
@@ -252,6 +272,7 @@ func (q *Queries) CreateDeviation(ctx context.Context, arg CreateDeviationParams
 		&i.Files,
 		&i.DetectedAt,
 		&i.ClosedAt,
+		&i.ClosedBy,
 	)
 	return i, err
 }
@@ -520,7 +541,7 @@ func (q *Queries) ListOpenCollisions(ctx context.Context, sessionID string) ([]L
 }
 
 const listOpenDeviations = `-- name: ListOpenDeviations :many
-SELECT d.id, d.session_id, d.rule_id, d.departure, d.files, d.detected_at, d.closed_at, r.concern, r.chosen, r.support, r.total, r.enforced
+SELECT d.id, d.session_id, d.rule_id, d.departure, d.files, d.detected_at, d.closed_at, d.closed_by, r.concern, r.chosen, r.support, r.total, r.enforced
 FROM deviations d
 JOIN rules r ON r.id = d.rule_id
 WHERE d.session_id = ?1 AND d.closed_at IS NULL
@@ -535,6 +556,7 @@ type ListOpenDeviationsRow struct {
 	Files      string
 	DetectedAt string
 	ClosedAt   sql.NullString
+	ClosedBy   sql.NullInt64
 	Concern    string
 	Chosen     string
 	Support    int64
@@ -559,6 +581,7 @@ func (q *Queries) ListOpenDeviations(ctx context.Context, sessionID string) ([]L
 			&i.Files,
 			&i.DetectedAt,
 			&i.ClosedAt,
+			&i.ClosedBy,
 			&i.Concern,
 			&i.Chosen,
 			&i.Support,

@@ -87,8 +87,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.closeDeviationStmt, err = db.PrepareContext(ctx, closeDeviation); err != nil {
 		return nil, fmt.Errorf("error preparing query CloseDeviation: %w", err)
 	}
+	if q.closeDeviationByStmt, err = db.PrepareContext(ctx, closeDeviationBy); err != nil {
+		return nil, fmt.Errorf("error preparing query CloseDeviationBy: %w", err)
+	}
 	if q.closeRemediationStmt, err = db.PrepareContext(ctx, closeRemediation); err != nil {
 		return nil, fmt.Errorf("error preparing query CloseRemediation: %w", err)
+	}
+	if q.closeRemediationsOfDeviationStmt, err = db.PrepareContext(ctx, closeRemediationsOfDeviation); err != nil {
+		return nil, fmt.Errorf("error preparing query CloseRemediationsOfDeviation: %w", err)
+	}
+	if q.closeRemediationsOfViolationStmt, err = db.PrepareContext(ctx, closeRemediationsOfViolation); err != nil {
+		return nil, fmt.Errorf("error preparing query CloseRemediationsOfViolation: %w", err)
 	}
 	if q.closeViolationStmt, err = db.PrepareContext(ctx, closeViolation); err != nil {
 		return nil, fmt.Errorf("error preparing query CloseViolation: %w", err)
@@ -336,6 +345,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listOpenRemediationsStmt, err = db.PrepareContext(ctx, listOpenRemediations); err != nil {
 		return nil, fmt.Errorf("error preparing query ListOpenRemediations: %w", err)
 	}
+	if q.listOpenRemediationsOfDeviationStmt, err = db.PrepareContext(ctx, listOpenRemediationsOfDeviation); err != nil {
+		return nil, fmt.Errorf("error preparing query ListOpenRemediationsOfDeviation: %w", err)
+	}
 	if q.listOpenViolationsStmt, err = db.PrepareContext(ctx, listOpenViolations); err != nil {
 		return nil, fmt.Errorf("error preparing query ListOpenViolations: %w", err)
 	}
@@ -557,9 +569,24 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing closeDeviationStmt: %w", cerr)
 		}
 	}
+	if q.closeDeviationByStmt != nil {
+		if cerr := q.closeDeviationByStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing closeDeviationByStmt: %w", cerr)
+		}
+	}
 	if q.closeRemediationStmt != nil {
 		if cerr := q.closeRemediationStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing closeRemediationStmt: %w", cerr)
+		}
+	}
+	if q.closeRemediationsOfDeviationStmt != nil {
+		if cerr := q.closeRemediationsOfDeviationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing closeRemediationsOfDeviationStmt: %w", cerr)
+		}
+	}
+	if q.closeRemediationsOfViolationStmt != nil {
+		if cerr := q.closeRemediationsOfViolationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing closeRemediationsOfViolationStmt: %w", cerr)
 		}
 	}
 	if q.closeViolationStmt != nil {
@@ -972,6 +999,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listOpenRemediationsStmt: %w", cerr)
 		}
 	}
+	if q.listOpenRemediationsOfDeviationStmt != nil {
+		if cerr := q.listOpenRemediationsOfDeviationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listOpenRemediationsOfDeviationStmt: %w", cerr)
+		}
+	}
 	if q.listOpenViolationsStmt != nil {
 		if cerr := q.listOpenViolationsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listOpenViolationsStmt: %w", cerr)
@@ -1217,7 +1249,10 @@ type Queries struct {
 	closeBreachStmt                      *sql.Stmt
 	closeCollisionStmt                   *sql.Stmt
 	closeDeviationStmt                   *sql.Stmt
+	closeDeviationByStmt                 *sql.Stmt
 	closeRemediationStmt                 *sql.Stmt
+	closeRemediationsOfDeviationStmt     *sql.Stmt
+	closeRemediationsOfViolationStmt     *sql.Stmt
 	closeViolationStmt                   *sql.Stmt
 	countAttentionStmt                   *sql.Stmt
 	countLoginFailuresStmt               *sql.Stmt
@@ -1300,6 +1335,7 @@ type Queries struct {
 	listOpenDeviationsStmt               *sql.Stmt
 	listOpenPermissionPromptsStmt        *sql.Stmt
 	listOpenRemediationsStmt             *sql.Stmt
+	listOpenRemediationsOfDeviationStmt  *sql.Stmt
 	listOpenViolationsStmt               *sql.Stmt
 	listPoliciesStmt                     *sql.Stmt
 	listReleasedOptionsStmt              *sql.Stmt
@@ -1364,7 +1400,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		closeBreachStmt:                      q.closeBreachStmt,
 		closeCollisionStmt:                   q.closeCollisionStmt,
 		closeDeviationStmt:                   q.closeDeviationStmt,
+		closeDeviationByStmt:                 q.closeDeviationByStmt,
 		closeRemediationStmt:                 q.closeRemediationStmt,
+		closeRemediationsOfDeviationStmt:     q.closeRemediationsOfDeviationStmt,
+		closeRemediationsOfViolationStmt:     q.closeRemediationsOfViolationStmt,
 		closeViolationStmt:                   q.closeViolationStmt,
 		countAttentionStmt:                   q.countAttentionStmt,
 		countLoginFailuresStmt:               q.countLoginFailuresStmt,
@@ -1447,6 +1486,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listOpenDeviationsStmt:               q.listOpenDeviationsStmt,
 		listOpenPermissionPromptsStmt:        q.listOpenPermissionPromptsStmt,
 		listOpenRemediationsStmt:             q.listOpenRemediationsStmt,
+		listOpenRemediationsOfDeviationStmt:  q.listOpenRemediationsOfDeviationStmt,
 		listOpenViolationsStmt:               q.listOpenViolationsStmt,
 		listPoliciesStmt:                     q.listPoliciesStmt,
 		listReleasedOptionsStmt:              q.listReleasedOptionsStmt,

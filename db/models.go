@@ -128,6 +128,7 @@ type Deviation struct {
 	Files      string
 	DetectedAt string
 	ClosedAt   sql.NullString
+	ClosedBy   sql.NullInt64
 }
 
 type Event struct {
@@ -231,6 +232,8 @@ type Remediation struct {
 	LastDeliveredAt sql.NullString
 	BriefID         sql.NullString
 	AckedAt         sql.NullString
+	ViolationID     sql.NullInt64
+	DeviationID     sql.NullInt64
 }
 
 type Rule struct {

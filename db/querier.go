@@ -70,7 +70,13 @@ type Querier interface {
 	CloseBreach(ctx context.Context, arg CloseBreachParams) error
 	CloseCollision(ctx context.Context, arg CloseCollisionParams) error
 	CloseDeviation(ctx context.Context, arg CloseDeviationParams) error
+	// A person closes a deviation, by closing the remediation it raised.
+	CloseDeviationBy(ctx context.Context, arg CloseDeviationByParams) (int64, error)
 	CloseRemediation(ctx context.Context, arg CloseRemediationParams) (Remediation, error)
+	// Closes the open remediation a deviation raised, when it closes.
+	CloseRemediationsOfDeviation(ctx context.Context, arg CloseRemediationsOfDeviationParams) ([]Remediation, error)
+	// Closes the open remediation a violation raised, when it closes.
+	CloseRemediationsOfViolation(ctx context.Context, arg CloseRemediationsOfViolationParams) ([]Remediation, error)
 	CloseViolation(ctx context.Context, arg CloseViolationParams) error
 	// How many items of each kind the Attention queue lists under the filters,
 	// and when the newest of them was opened: the counts in every page, and a
@@ -95,6 +101,8 @@ type Querier interface {
 	CreatePermissionPrompt(ctx context.Context, arg CreatePermissionPromptParams) (PermissionPrompt, error)
 	CreatePlan(ctx context.Context, arg CreatePlanParams) (Plan, error)
 	CreatePolicy(ctx context.Context, arg CreatePolicyParams) (Policy, error)
+	// A remediation a violation or a rule raised names it (violation_id,
+	// deviation_id); one a person or a collision raised names neither.
 	CreateRemediation(ctx context.Context, arg CreateRemediationParams) (Remediation, error)
 	CreateRule(ctx context.Context, arg CreateRuleParams) (Rule, error)
 	CreateRun(ctx context.Context, arg CreateRunParams) (Run, error)
@@ -208,6 +216,8 @@ type Querier interface {
 	// The prompts of a session still waiting on a person, oldest first.
 	ListOpenPermissionPrompts(ctx context.Context, sessionID string) ([]PermissionPrompt, error)
 	ListOpenRemediations(ctx context.Context, sessionID string) ([]Remediation, error)
+	// The open remediation a deviation raised, if any.
+	ListOpenRemediationsOfDeviation(ctx context.Context, deviationID sql.NullInt64) ([]Remediation, error)
 	ListOpenViolations(ctx context.Context, sessionID string) ([]Violation, error)
 	ListPolicies(ctx context.Context) ([]Policy, error)
 	// The answers given at the stopping points of a plan, on any of its runs:

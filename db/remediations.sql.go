@@ -33,7 +33,7 @@ const closeRemediation = `-- name: CloseRemediation :one
 UPDATE remediations
 SET closed_at = ?1, closed_by = ?2, close_note = ?3
 WHERE id = ?4 AND closed_at IS NULL
-RETURNING id, session_id, severity, instruction, files, source, created_at, created_by, delivered_at, closed_at, closed_by, close_note, last_delivered_at, brief_id, acked_at
+RETURNING id, session_id, severity, instruction, files, source, created_at, created_by, delivered_at, closed_at, closed_by, close_note, last_delivered_at, brief_id, acked_at, violation_id, deviation_id
 `
 
 type CloseRemediationParams struct {
@@ -67,15 +67,139 @@ func (q *Queries) CloseRemediation(ctx context.Context, arg CloseRemediationPara
 		&i.LastDeliveredAt,
 		&i.BriefID,
 		&i.AckedAt,
+		&i.ViolationID,
+		&i.DeviationID,
 	)
 	return i, err
 }
 
+const closeRemediationsOfDeviation = `-- name: CloseRemediationsOfDeviation :many
+UPDATE remediations
+SET closed_at = ?1, closed_by = ?2, close_note = ?3
+WHERE deviation_id = ?4 AND closed_at IS NULL
+RETURNING id, session_id, severity, instruction, files, source, created_at, created_by, delivered_at, closed_at, closed_by, close_note, last_delivered_at, brief_id, acked_at, violation_id, deviation_id
+`
+
+type CloseRemediationsOfDeviationParams struct {
+	ClosedAt    sql.NullString
+	ClosedBy    sql.NullInt64
+	CloseNote   string
+	DeviationID sql.NullInt64
+}
+
+// Closes the open remediation a deviation raised, when it closes.
+func (q *Queries) CloseRemediationsOfDeviation(ctx context.Context, arg CloseRemediationsOfDeviationParams) ([]Remediation, error) {
+	rows, err := q.query(ctx, q.closeRemediationsOfDeviationStmt, closeRemediationsOfDeviation,
+		arg.ClosedAt,
+		arg.ClosedBy,
+		arg.CloseNote,
+		arg.DeviationID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Remediation{}
+	for rows.Next() {
+		var i Remediation
+		if err := rows.Scan(
+			&i.ID,
+			&i.SessionID,
+			&i.Severity,
+			&i.Instruction,
+			&i.Files,
+			&i.Source,
+			&i.CreatedAt,
+			&i.CreatedBy,
+			&i.DeliveredAt,
+			&i.ClosedAt,
+			&i.ClosedBy,
+			&i.CloseNote,
+			&i.LastDeliveredAt,
+			&i.BriefID,
+			&i.AckedAt,
+			&i.ViolationID,
+			&i.DeviationID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const closeRemediationsOfViolation = `-- name: CloseRemediationsOfViolation :many
+UPDATE remediations
+SET closed_at = ?1, closed_by = ?2, close_note = ?3
+WHERE violation_id = ?4 AND closed_at IS NULL
+RETURNING id, session_id, severity, instruction, files, source, created_at, created_by, delivered_at, closed_at, closed_by, close_note, last_delivered_at, brief_id, acked_at, violation_id, deviation_id
+`
+
+type CloseRemediationsOfViolationParams struct {
+	ClosedAt    sql.NullString
+	ClosedBy    sql.NullInt64
+	CloseNote   string
+	ViolationID sql.NullInt64
+}
+
+// Closes the open remediation a violation raised, when it closes.
+func (q *Queries) CloseRemediationsOfViolation(ctx context.Context, arg CloseRemediationsOfViolationParams) ([]Remediation, error) {
+	rows, err := q.query(ctx, q.closeRemediationsOfViolationStmt, closeRemediationsOfViolation,
+		arg.ClosedAt,
+		arg.ClosedBy,
+		arg.CloseNote,
+		arg.ViolationID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Remediation{}
+	for rows.Next() {
+		var i Remediation
+		if err := rows.Scan(
+			&i.ID,
+			&i.SessionID,
+			&i.Severity,
+			&i.Instruction,
+			&i.Files,
+			&i.Source,
+			&i.CreatedAt,
+			&i.CreatedBy,
+			&i.DeliveredAt,
+			&i.ClosedAt,
+			&i.ClosedBy,
+			&i.CloseNote,
+			&i.LastDeliveredAt,
+			&i.BriefID,
+			&i.AckedAt,
+			&i.ViolationID,
+			&i.DeviationID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const createRemediation = `-- name: CreateRemediation :one
-INSERT INTO remediations (session_id, severity, instruction, files, source, created_at, created_by)
+INSERT INTO remediations (session_id, severity, instruction, files, source, created_at, created_by, violation_id, deviation_id)
 VALUES (?1, ?2, ?3, ?4, ?5,
-        ?6, ?7)
-RETURNING id, session_id, severity, instruction, files, source, created_at, created_by, delivered_at, closed_at, closed_by, close_note, last_delivered_at, brief_id, acked_at
+        ?6, ?7, ?8, ?9)
+RETURNING id, session_id, severity, instruction, files, source, created_at, created_by, delivered_at, closed_at, closed_by, close_note, last_delivered_at, brief_id, acked_at, violation_id, deviation_id
 `
 
 type CreateRemediationParams struct {
@@ -86,8 +210,12 @@ type CreateRemediationParams struct {
 	Source      string
 	CreatedAt   string
 	CreatedBy   sql.NullInt64
+	ViolationID sql.NullInt64
+	DeviationID sql.NullInt64
 }
 
+// A remediation a violation or a rule raised names it (violation_id,
+// deviation_id); one a person or a collision raised names neither.
 func (q *Queries) CreateRemediation(ctx context.Context, arg CreateRemediationParams) (Remediation, error) {
 	row := q.queryRow(ctx, q.createRemediationStmt, createRemediation,
 		arg.SessionID,
@@ -97,6 +225,8 @@ func (q *Queries) CreateRemediation(ctx context.Context, arg CreateRemediationPa
 		arg.Source,
 		arg.CreatedAt,
 		arg.CreatedBy,
+		arg.ViolationID,
+		arg.DeviationID,
 	)
 	var i Remediation
 	err := row.Scan(
@@ -115,6 +245,8 @@ func (q *Queries) CreateRemediation(ctx context.Context, arg CreateRemediationPa
 		&i.LastDeliveredAt,
 		&i.BriefID,
 		&i.AckedAt,
+		&i.ViolationID,
+		&i.DeviationID,
 	)
 	return i, err
 }
@@ -171,7 +303,7 @@ func (q *Queries) DeliverRemediations(ctx context.Context, arg DeliverRemediatio
 }
 
 const getRemediation = `-- name: GetRemediation :one
-SELECT id, session_id, severity, instruction, files, source, created_at, created_by, delivered_at, closed_at, closed_by, close_note, last_delivered_at, brief_id, acked_at FROM remediations WHERE id = ?1
+SELECT id, session_id, severity, instruction, files, source, created_at, created_by, delivered_at, closed_at, closed_by, close_note, last_delivered_at, brief_id, acked_at, violation_id, deviation_id FROM remediations WHERE id = ?1
 `
 
 func (q *Queries) GetRemediation(ctx context.Context, id int64) (Remediation, error) {
@@ -193,12 +325,14 @@ func (q *Queries) GetRemediation(ctx context.Context, id int64) (Remediation, er
 		&i.LastDeliveredAt,
 		&i.BriefID,
 		&i.AckedAt,
+		&i.ViolationID,
+		&i.DeviationID,
 	)
 	return i, err
 }
 
 const listOpenRemediations = `-- name: ListOpenRemediations :many
-SELECT id, session_id, severity, instruction, files, source, created_at, created_by, delivered_at, closed_at, closed_by, close_note, last_delivered_at, brief_id, acked_at FROM remediations
+SELECT id, session_id, severity, instruction, files, source, created_at, created_by, delivered_at, closed_at, closed_by, close_note, last_delivered_at, brief_id, acked_at, violation_id, deviation_id FROM remediations
 WHERE session_id = ?1 AND closed_at IS NULL
 ORDER BY created_at, id
 `
@@ -228,6 +362,54 @@ func (q *Queries) ListOpenRemediations(ctx context.Context, sessionID string) ([
 			&i.LastDeliveredAt,
 			&i.BriefID,
 			&i.AckedAt,
+			&i.ViolationID,
+			&i.DeviationID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listOpenRemediationsOfDeviation = `-- name: ListOpenRemediationsOfDeviation :many
+SELECT id, session_id, severity, instruction, files, source, created_at, created_by, delivered_at, closed_at, closed_by, close_note, last_delivered_at, brief_id, acked_at, violation_id, deviation_id FROM remediations WHERE deviation_id = ?1 AND closed_at IS NULL
+`
+
+// The open remediation a deviation raised, if any.
+func (q *Queries) ListOpenRemediationsOfDeviation(ctx context.Context, deviationID sql.NullInt64) ([]Remediation, error) {
+	rows, err := q.query(ctx, q.listOpenRemediationsOfDeviationStmt, listOpenRemediationsOfDeviation, deviationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Remediation{}
+	for rows.Next() {
+		var i Remediation
+		if err := rows.Scan(
+			&i.ID,
+			&i.SessionID,
+			&i.Severity,
+			&i.Instruction,
+			&i.Files,
+			&i.Source,
+			&i.CreatedAt,
+			&i.CreatedBy,
+			&i.DeliveredAt,
+			&i.ClosedAt,
+			&i.ClosedBy,
+			&i.CloseNote,
+			&i.LastDeliveredAt,
+			&i.BriefID,
+			&i.AckedAt,
+			&i.ViolationID,
+			&i.DeviationID,
 		); err != nil {
 			return nil, err
 		}
@@ -243,7 +425,7 @@ func (q *Queries) ListOpenRemediations(ctx context.Context, sessionID string) ([
 }
 
 const listSessionRemediations = `-- name: ListSessionRemediations :many
-SELECT id, session_id, severity, instruction, files, source, created_at, created_by, delivered_at, closed_at, closed_by, close_note, last_delivered_at, brief_id, acked_at FROM remediations
+SELECT id, session_id, severity, instruction, files, source, created_at, created_by, delivered_at, closed_at, closed_by, close_note, last_delivered_at, brief_id, acked_at, violation_id, deviation_id FROM remediations
 WHERE session_id = ?1
 ORDER BY created_at, id
 `
@@ -273,6 +455,8 @@ func (q *Queries) ListSessionRemediations(ctx context.Context, sessionID string)
 			&i.LastDeliveredAt,
 			&i.BriefID,
 			&i.AckedAt,
+			&i.ViolationID,
+			&i.DeviationID,
 		); err != nil {
 			return nil, err
 		}

@@ -64,6 +64,11 @@ RETURNING *;
 -- name: CloseDeviation :exec
 UPDATE deviations SET closed_at = sqlc.arg(closed_at) WHERE id = sqlc.arg(id) AND closed_at IS NULL;
 
+-- name: CloseDeviationBy :execrows
+-- A person closes a deviation, by closing the remediation it raised.
+UPDATE deviations SET closed_at = sqlc.arg(closed_at), closed_by = sqlc.arg(closed_by)
+WHERE id = sqlc.arg(id) AND closed_at IS NULL;
+
 -- name: ListOpenBreaches :many
 SELECT * FROM breaches WHERE session_id = sqlc.arg(session_id) AND closed_at IS NULL ORDER BY detected_at, id;
 

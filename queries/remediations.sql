@@ -1,7 +1,27 @@
 -- name: CreateRemediation :one
-INSERT INTO remediations (session_id, severity, instruction, files, source, created_at, created_by)
+-- A remediation a violation or a rule raised names it (violation_id,
+-- deviation_id); one a person or a collision raised names neither.
+INSERT INTO remediations (session_id, severity, instruction, files, source, created_at, created_by, violation_id, deviation_id)
 VALUES (sqlc.arg(session_id), sqlc.arg(severity), sqlc.arg(instruction), sqlc.arg(files), sqlc.arg(source),
-        sqlc.arg(created_at), sqlc.narg(created_by))
+        sqlc.arg(created_at), sqlc.narg(created_by), sqlc.narg(violation_id), sqlc.narg(deviation_id))
+RETURNING *;
+
+-- name: ListOpenRemediationsOfDeviation :many
+-- The open remediation a deviation raised, if any.
+SELECT * FROM remediations WHERE deviation_id = sqlc.arg(deviation_id) AND closed_at IS NULL;
+
+-- name: CloseRemediationsOfViolation :many
+-- Closes the open remediation a violation raised, when it closes.
+UPDATE remediations
+SET closed_at = sqlc.arg(closed_at), closed_by = sqlc.narg(closed_by), close_note = sqlc.arg(close_note)
+WHERE violation_id = sqlc.arg(violation_id) AND closed_at IS NULL
+RETURNING *;
+
+-- name: CloseRemediationsOfDeviation :many
+-- Closes the open remediation a deviation raised, when it closes.
+UPDATE remediations
+SET closed_at = sqlc.arg(closed_at), closed_by = sqlc.narg(closed_by), close_note = sqlc.arg(close_note)
+WHERE deviation_id = sqlc.arg(deviation_id) AND closed_at IS NULL
 RETURNING *;
 
 -- name: GetRemediation :one

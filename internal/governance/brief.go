@@ -514,7 +514,8 @@ func inputsFrom(st db.GetBriefStateRow, r rows) (briefInputs, error) {
 		}
 		in.remediations[i] = m
 		f.Remediations = append(f.Remediations, protocol.Remediation{ID: fmt.Sprintf("REM-%d", m.ID),
-			Required: m.Severity == SeverityRequired, Instruction: m.Instruction, Files: m.Files, CreatedAt: m.CreatedAt})
+			Required: m.Severity == SeverityRequired, Instruction: m.Instruction, Files: m.Files, CreatedAt: m.CreatedAt,
+			For: m.RaisedBy})
 	}
 	for _, v := range r.violations {
 		c := db.StoredRow("violations", v.ID)

@@ -93,7 +93,10 @@ type Collision struct {
 // sessions' changes, and records what it found; each report replaces the
 // last. A critical violation stays open until a person clears it (an agent
 // must not make a HARD_STOP go away by hiding what tripped it); everything
-// else a later report no longer has closes by itself.
+// else a later report no longer has closes by itself. A new high
+// violation, and a departure from an enforced rule held with 70%
+// confidence or more, raises a required remediation (source violation,
+// rule), which closes with it.
 //
 // While the session's brief holds a BLOCKED reason (the brake, a plan not
 // yet approved on a high-risk mission, a plan being revised) the change is
@@ -154,10 +157,10 @@ func (s *ChangeService) Report(ctx context.Context, actor auth.Actor, session st
 		if err := s.recordChange(ctx, q, session, c, risk, now); err != nil {
 			return err
 		}
-		if err := s.recordViolations(ctx, q, session, findings, now); err != nil {
+		if err := s.recordViolations(ctx, q, actor, session, findings, now); err != nil {
 			return err
 		}
-		if err := s.recordDeviations(ctx, q, session, devs, now); err != nil {
+		if err := s.recordDeviations(ctx, q, actor, session, devs, ruleList, now); err != nil {
 			return err
 		}
 		if err := s.recordBreaches(ctx, q, session, breaches, now); err != nil {
@@ -218,7 +221,8 @@ func (s *ChangeService) refuseBlocked(ctx context.Context, q db.Querier, actor a
 }
 
 // ClearViolation closes a violation a person looked at: fixed, or a false
-// positive, with a note; it is recorded in the session's timeline. Errors:
+// positive, with a note; it is recorded in the session's timeline. The
+// remediation a high violation raised closes with it. Errors:
 // forbidden (not a lead), invalid_clear, note_too_long,
 // violation_not_found, already_closed.
 func (s *ChangeService) ClearViolation(ctx context.Context, actor auth.Actor, id int64, kind, note string) (Violation, error) {
@@ -262,12 +266,25 @@ func (s *ChangeService) ClearViolation(ctx context.Context, actor auth.Actor, id
 				return err
 			}
 		}
+		by := sql.NullInt64{Int64: actor.UserID, Valid: true}
 		if row, err = q.ClearViolation(ctx, db.ClearViolationParams{ID: id, ClosedAt: db.NullTime(now),
-			ClearedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}, ClearKind: sql.NullString{String: kind, Valid: true},
+			ClearedBy: by, ClearKind: sql.NullString{String: kind, Valid: true},
 			ClearNote: note}); err != nil {
 			return err
 		}
-		return s.event(ctx, q, row.SessionID, actor, now, "violation.cleared", fmt.Sprint(id), kind+": "+note)
+		if err := s.event(ctx, q, row.SessionID, actor, now, "violation.cleared", fmt.Sprint(id), kind+": "+note); err != nil {
+			return err
+		}
+		closeNote := fmt.Sprintf("Closed with violation %d, cleared as %s", id, kind)
+		if note != "" {
+			closeNote += ": " + note
+		}
+		closed, err := q.CloseRemediationsOfViolation(ctx, db.CloseRemediationsOfViolationParams{ViolationID: sql.NullInt64{Int64: id, Valid: true},
+			ClosedAt: db.NullTime(now), ClosedBy: by, CloseNote: closeNote})
+		if err != nil {
+			return err
+		}
+		return s.closedRemediations(ctx, q, actor, closed, now)
 	})
 	if err != nil {
 		return Violation{}, fmt.Errorf("clear violation %d: %w", id, err)
@@ -333,8 +350,11 @@ func (s *ChangeService) recordChange(ctx context.Context, q db.Querier, session 
 }
 
 // recordViolations opens what the change newly trips and closes what it no
-// longer trips, except critical violations, which only a person clears.
-func (s *ChangeService) recordViolations(ctx context.Context, q db.Querier, session string, found []policy.Finding, now time.Time) error {
+// longer trips, except critical violations, which only a person clears. A
+// new high violation raises a required remediation; a violation closing
+// closes the remediation it raised.
+func (s *ChangeService) recordViolations(ctx context.Context, q db.Querier, actor auth.Actor, session string, found []policy.Finding,
+	now time.Time) error {
 	open, err := q.ListOpenViolations(ctx, session)
 	if err != nil {
 		return err
@@ -354,6 +374,15 @@ func (s *ChangeService) recordViolations(ctx context.Context, q db.Querier, sess
 			if err := q.CloseViolation(ctx, db.CloseViolationParams{ID: v.ID, ClosedAt: db.NullTime(now)}); err != nil {
 				return err
 			}
+			closed, err := q.CloseRemediationsOfViolation(ctx, db.CloseRemediationsOfViolationParams{
+				ViolationID: sql.NullInt64{Int64: v.ID, Valid: true}, ClosedAt: db.NullTime(now),
+				CloseNote: fmt.Sprintf("A later change no longer trips %s: closed with violation %d.", v.Policy, v.ID)})
+			if err != nil {
+				return err
+			}
+			if err := s.closedRemediations(ctx, q, actor, closed, now); err != nil {
+				return err
+			}
 		}
 	}
 	for _, f := range found {
@@ -361,16 +390,60 @@ func (s *ChangeService) recordViolations(ctx context.Context, q db.Querier, sess
 			continue
 		}
 		have[key(f.PolicyID, f.File, f.Match)] = true
-		if _, err := q.CreateViolation(ctx, db.CreateViolationParams{SessionID: session, PolicyID: f.PolicyID, Policy: f.Policy,
+		v, err := q.CreateViolation(ctx, db.CreateViolationParams{SessionID: session, PolicyID: f.PolicyID, Policy: f.Policy,
 			Severity: string(f.Severity), Action: string(f.Action), Match: f.Match, File: f.File, Line: int64(f.Line),
-			DetectedAt: db.FormatTime(now)}); err != nil {
+			DetectedAt: db.FormatTime(now)})
+		if err != nil {
+			return err
+		}
+		if err := s.remediateViolation(ctx, q, actor, v, now); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s *ChangeService) recordDeviations(ctx context.Context, q db.Querier, session string, found []rules.Deviation, now time.Time) error {
+// remediateViolation raises the required remediation a new high violation
+// asks for (source violation): it names the policy, what matched and
+// where, never the matched text itself. Other violations raise none (a
+// critical one is a HARD_STOP until a person clears it).
+func (s *ChangeService) remediateViolation(ctx context.Context, q db.Querier, actor auth.Actor, v db.Violation, now time.Time) error {
+	if !violationFact(v).Remediates() {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString(v.Policy + " was violated")
+	if v.Match != "" {
+		b.WriteString(" by " + v.Match)
+	}
+	files := []string{}
+	if v.File != "" {
+		files = append(files, v.File)
+		b.WriteString(" in " + v.File)
+		if v.Line > 0 {
+			fmt.Fprintf(&b, ":%d", v.Line)
+		}
+	}
+	b.WriteString(". Change the code so that the policy no longer matches, then report the change again.")
+	return s.raiseRemediation(ctx, q, actor, db.CreateRemediationParams{SessionID: v.SessionID, Instruction: b.String(),
+		Files: encodeList(files), Source: SourceViolation, ViolationID: sql.NullInt64{Int64: v.ID, Valid: true}}, now)
+}
+
+// violationFact is a violations row as the protocol sees it.
+func violationFact(v db.Violation) protocol.Violation {
+	return protocol.Violation{ID: fmt.Sprintf("VIO-%d", v.ID), Policy: v.Policy, Severity: protocol.Severity(v.Severity),
+		BlockMerge: v.Action == "block_merge", Match: v.Match, File: v.File}
+}
+
+// recordDeviations opens the departures the change newly makes and closes
+// those it no longer makes. A departure from an enforced rule held with
+// 70% confidence or more raises a required remediation (source rule)
+// whose instruction is the reason's own words, naming the compliant
+// alternative; it closes with the deviation, or when the rule no longer
+// holds the agent to it (it became advisory since). An open deviation
+// whose rule became enforceable since raises its remediation now.
+func (s *ChangeService) recordDeviations(ctx context.Context, q db.Querier, actor auth.Actor, session string, found []rules.Deviation,
+	ruleList []rules.Rule, now time.Time) error {
 	open, err := q.ListOpenDeviations(ctx, session)
 	if err != nil {
 		return err
@@ -384,22 +457,83 @@ func (s *ChangeService) recordDeviations(ctx context.Context, q db.Querier, sess
 	for _, d := range open {
 		k := key(d.RuleID, d.Departure)
 		have[k] = true
-		if !still[k] {
+		fact := protocol.Deviation{Departure: d.Departure, Chosen: d.Chosen, Concern: d.Concern, Support: int(d.Support),
+			Total: int(d.Total), Enforced: d.Enforced}
+		switch {
+		case !still[k]:
 			if err := q.CloseDeviation(ctx, db.CloseDeviationParams{ID: d.ID, ClosedAt: db.NullTime(now)}); err != nil {
 				return err
 			}
+			if err := s.closeDeviationRemediations(ctx, q, actor, d.ID, now,
+				fmt.Sprintf("A later change no longer departs from the %s rule (%s): closed with deviation %d.", d.Concern, d.Departure, d.ID)); err != nil {
+				return err
+			}
+		case !fact.Enforceable():
+			if err := s.closeDeviationRemediations(ctx, q, actor, d.ID, now,
+				fmt.Sprintf("The %s rule no longer holds agents to %s (not enforced, or under 70%% confidence): deviation %d is advisory now.",
+					d.Concern, d.Chosen, d.ID)); err != nil {
+				return err
+			}
+		default:
+			raised, err := q.ListOpenRemediationsOfDeviation(ctx, sql.NullInt64{Int64: d.ID, Valid: true})
+			if err != nil {
+				return err
+			}
+			if len(raised) == 0 {
+				files := db.StoredRow("deviations", d.ID)
+				fact.Files = files.List("files", d.Files)
+				if err := files.Err(); err != nil {
+					return err
+				}
+				if err := s.remediateDeviation(ctx, q, actor, session, d.ID, fact, now); err != nil {
+					return err
+				}
+			}
 		}
+	}
+	byID := make(map[int64]rules.Rule, len(ruleList))
+	for _, r := range ruleList {
+		byID[r.ID] = r
 	}
 	for _, d := range found {
 		if have[key(d.RuleID, d.Departure)] {
 			continue
 		}
-		if _, err := q.CreateDeviation(ctx, db.CreateDeviationParams{SessionID: session, RuleID: d.RuleID, Departure: d.Departure,
-			Files: encodeList(d.Files), DetectedAt: db.FormatTime(now)}); err != nil {
+		row, err := q.CreateDeviation(ctx, db.CreateDeviationParams{SessionID: session, RuleID: d.RuleID, Departure: d.Departure,
+			Files: encodeList(d.Files), DetectedAt: db.FormatTime(now)})
+		if err != nil {
 			return err
+		}
+		r := byID[d.RuleID]
+		fact := protocol.Deviation{Departure: d.Departure, Chosen: r.Chosen, Concern: r.Concern, Support: r.Support, Total: r.Total,
+			Enforced: r.Enforced, Files: d.Files}
+		if fact.Enforceable() {
+			if err := s.remediateDeviation(ctx, q, actor, session, row.ID, fact, now); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// remediateDeviation raises the required remediation an enforceable
+// deviation asks for (source rule), in the words of its reason.
+func (s *ChangeService) remediateDeviation(ctx context.Context, q db.Querier, actor auth.Actor, session string, id int64,
+	d protocol.Deviation, now time.Time) error {
+	return s.raiseRemediation(ctx, q, actor, db.CreateRemediationParams{SessionID: session, Instruction: d.Instruction(),
+		Files: encodeList(d.Files), Source: SourceRule, DeviationID: sql.NullInt64{Int64: id, Valid: true}}, now)
+}
+
+// closeDeviationRemediations closes the open remediation the deviation
+// raised, if any, by no person, with the note.
+func (s *ChangeService) closeDeviationRemediations(ctx context.Context, q db.Querier, actor auth.Actor, id int64, now time.Time,
+	note string) error {
+	closed, err := q.CloseRemediationsOfDeviation(ctx, db.CloseRemediationsOfDeviationParams{DeviationID: sql.NullInt64{Int64: id, Valid: true},
+		ClosedAt: db.NullTime(now), CloseNote: note})
+	if err != nil {
+		return err
+	}
+	return s.closedRemediations(ctx, q, actor, closed, now)
 }
 
 func (s *ChangeService) recordBreaches(ctx context.Context, q db.Querier, session string, found []protocol.Breach, now time.Time) error {
@@ -473,7 +607,7 @@ func (s *ChangeService) recordCollisions(ctx context.Context, q db.Querier, acto
 		}
 		r, err := q.CreateRemediation(ctx, db.CreateRemediationParams{SessionID: user, Severity: SeverityRequired,
 			Instruction: fmt.Sprintf("Session %s changed %s, which you build against: re-read %s before you build on it.", changer, symbol, symbol),
-			Files:       encodeList(nil), Source: "collision", CreatedAt: db.FormatTime(now)})
+			Files:       encodeList(nil), Source: SourceCollision, CreatedAt: db.FormatTime(now)})
 		if err != nil {
 			return err
 		}

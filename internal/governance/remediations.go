@@ -19,6 +19,21 @@ const (
 	SeverityAdvisory = "advisory"
 )
 
+// The sources of a remediation: who or what raised it.
+const (
+	// SourcePerson: a lead asked for it.
+	SourcePerson = "person"
+	// SourceRule: a departure from an enforced architecture rule held with
+	// 70% confidence or more raised it; it closes with the deviation.
+	SourceRule = "rule"
+	// SourceViolation: a high severity policy violation raised it; it
+	// closes with the violation.
+	SourceViolation = "violation"
+	// SourceCollision: another session changed a symbol this one builds
+	// against.
+	SourceCollision = "collision"
+)
+
 // The limits of a remediation request, in characters (runes) or entries.
 const (
 	MaxRemediationInstruction = input.Text // what to fix, and how
@@ -28,12 +43,17 @@ const (
 
 // Remediation is a request to fix something the agent is authorised to fix.
 type Remediation struct {
-	ID          int64      `json:"id"`
-	Session     string     `json:"session"`
-	Severity    string     `json:"severity"`
-	Instruction string     `json:"instruction"`
-	Files       []string   `json:"files"`
-	Source      string     `json:"source"`
+	ID          int64    `json:"id"`
+	Session     string   `json:"session"`
+	Severity    string   `json:"severity"`
+	Instruction string   `json:"instruction"`
+	Files       []string `json:"files"`
+	// Source is who or what raised it: person, rule, violation or
+	// collision.
+	Source string `json:"source"`
+	// RaisedBy is the reason ref of the violation (VIO-<id>) or deviation
+	// (DEV-<id>) that raised it, for sources violation and rule.
+	RaisedBy    string     `json:"raised_by,omitempty"`
 	CreatedAt   time.Time  `json:"created_at"`
 	DeliveredAt *time.Time `json:"delivered_at"`
 	// AckedAt is when the agent acknowledged the brief that delivered it.
@@ -89,7 +109,7 @@ func (s *RemediationService) Request(ctx context.Context, actor auth.Actor, sess
 			return err
 		}
 		row, err = q.CreateRemediation(ctx, db.CreateRemediationParams{SessionID: session, Severity: in.Severity,
-			Instruction: instruction, Files: encodeList(files), Source: "person", CreatedAt: db.FormatTime(now),
+			Instruction: instruction, Files: encodeList(files), Source: SourcePerson, CreatedAt: db.FormatTime(now),
 			CreatedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}})
 		if err != nil {
 			return err
@@ -107,6 +127,8 @@ func (s *RemediationService) Request(ctx context.Context, actor auth.Actor, sess
 }
 
 // Close closes a remediation request with a note: it no longer
+// holds the agent. Closing one a violation or a rule raised closes that
+// violation or deviation too, as this person's, so that nothing of it
 // holds the agent. Errors: forbidden (not a lead), note_too_long,
 // remediation_not_found, already_closed.
 func (s *RemediationService) Close(ctx context.Context, actor auth.Actor, id int64, note string) (Remediation, error) {
@@ -134,7 +156,10 @@ func (s *RemediationService) Close(ctx context.Context, actor auth.Actor, id int
 		if err != nil {
 			return err
 		}
-		return s.event(ctx, q, row.SessionID, actor, now, "remediation.closed", fmt.Sprint(id), note)
+		if err := s.event(ctx, q, row.SessionID, actor, now, "remediation.closed", fmt.Sprint(id), note); err != nil {
+			return err
+		}
+		return s.closeRaiser(ctx, q, actor, row, note, now)
 	})
 	if err != nil {
 		return Remediation{}, fmt.Errorf("close remediation %d: %w", id, err)
@@ -146,11 +171,79 @@ func (s *RemediationService) Close(ctx context.Context, actor auth.Actor, id int
 	return m, nil
 }
 
+// closeRaiser closes, as the person's, the violation or deviation that
+// raised the remediation the person closed, and records it in the
+// timeline. One already closed stays as it was.
+func (s *RemediationService) closeRaiser(ctx context.Context, q db.Querier, actor auth.Actor, r db.Remediation, note string, now time.Time) error {
+	by := sql.NullInt64{Int64: actor.UserID, Valid: true}
+	detail := fmt.Sprintf("closed with remediation %d", r.ID)
+	if note != "" {
+		detail += ": " + note
+	}
+	switch {
+	case r.ViolationID.Valid:
+		_, err := q.ClearViolation(ctx, db.ClearViolationParams{ID: r.ViolationID.Int64, ClosedAt: db.NullTime(now), ClearedBy: by,
+			ClearNote: note})
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("close violation %d: %w", r.ViolationID.Int64, err)
+		}
+		return s.event(ctx, q, r.SessionID, actor, now, "violation.cleared", fmt.Sprint(r.ViolationID.Int64), detail)
+	case r.DeviationID.Valid:
+		n, err := q.CloseDeviationBy(ctx, db.CloseDeviationByParams{ID: r.DeviationID.Int64, ClosedAt: db.NullTime(now), ClosedBy: by})
+		if err != nil {
+			return fmt.Errorf("close deviation %d: %w", r.DeviationID.Int64, err)
+		}
+		if n == 0 {
+			return nil
+		}
+		return s.event(ctx, q, r.SessionID, actor, now, "deviation.closed", fmt.Sprint(r.DeviationID.Int64), detail)
+	}
+	return nil
+}
+
+// raiseRemediation records a required remediation a violation or a rule
+// raised (p names which) and its remediation.requested event, by actor
+// (the agent whose change report found it).
+func (c *core) raiseRemediation(ctx context.Context, q db.Querier, actor auth.Actor, p db.CreateRemediationParams, now time.Time) error {
+	p.Severity, p.CreatedAt = SeverityRequired, db.FormatTime(now)
+	r, err := q.CreateRemediation(ctx, p)
+	if err != nil {
+		return fmt.Errorf("raise a remediation (%s): %w", p.Source, err)
+	}
+	return c.event(ctx, q, r.SessionID, actor, now, "remediation.requested", fmt.Sprint(r.ID), r.Instruction)
+}
+
+// closedRemediations records in the timeline, by actor, the closing of
+// each remediation in rows (those a closing violation or deviation took
+// with it).
+func (c *core) closedRemediations(ctx context.Context, q db.Querier, actor auth.Actor, rows []db.Remediation, now time.Time) error {
+	for _, r := range rows {
+		if err := c.event(ctx, q, r.SessionID, actor, now, "remediation.closed", fmt.Sprint(r.ID), r.CloseNote); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// raisedBy is the reason ref of what raised a remediation: VIO-<id> for a
+// violation, DEV-<id> for a deviation, "" otherwise.
+func raisedBy(r db.Remediation) string {
+	switch {
+	case r.ViolationID.Valid:
+		return fmt.Sprintf("VIO-%d", r.ViolationID.Int64)
+	case r.DeviationID.Valid:
+		return fmt.Sprintf("DEV-%d", r.DeviationID.Int64)
+	}
+	return ""
+}
+
 // remediationFrom converts a remediations row; an error names the row.
 func remediationFrom(r db.Remediation) (Remediation, error) {
 	c := db.StoredRow("remediations", r.ID)
 	m := Remediation{ID: r.ID, Session: r.SessionID, Severity: r.Severity, Instruction: r.Instruction,
-		Files: c.List("files", r.Files), Source: r.Source, CreatedAt: c.Time("created_at", r.CreatedAt),
+		Files: c.List("files", r.Files), Source: r.Source, RaisedBy: raisedBy(r), CreatedAt: c.Time("created_at", r.CreatedAt),
 		DeliveredAt: c.TimePtr("delivered_at", r.DeliveredAt), AckedAt: c.TimePtr("acked_at", r.AckedAt),
 		ClosedAt: c.TimePtr("closed_at", r.ClosedAt), CloseNote: r.CloseNote}
 	if err := c.Err(); err != nil {

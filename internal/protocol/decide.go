@@ -301,6 +301,9 @@ func reasons(f Facts) []Reason {
 		rs = append(rs, r)
 	}
 	for _, m := range f.Remediations {
+		if m.For != "" && standsFor(f, m.For) {
+			continue // the fact's own REMEDIATE reason stands for it
+		}
 		r := Reason{State: ContinueWithWarning, Code: CodeRemediationAdvisory, Ref: m.ID, Files: m.Files, at: m.CreatedAt}
 		if m.Required {
 			r.State, r.Code, r.Text = Remediate, CodeRemediationRequired, t.cat("Fix this, then report again: ", m.Instruction)
@@ -362,7 +365,7 @@ func violationReason(t *texts, v Violation) Reason {
 		r.State, r.Code = HardStop, CodeCriticalViolation
 		t.write(" This is a critical control: stop, and do not work around it.")
 		r.blocked = scopeAllWork
-	case v.Severity == SeverityHigh:
+	case v.Remediates():
 		r.State, r.Code = Remediate, CodeHighViolation
 		t.write(" Fix it, then report the change again.")
 		r.allowed = r.Files
@@ -378,8 +381,7 @@ func deviationReason(t *texts, d Deviation) Reason {
 	r := Reason{Ref: d.ID, Files: d.Files, at: d.At}
 	if d.Enforceable() {
 		r.State, r.Code = Remediate, CodeRuleDeviation
-		r.Text = t.cat(d.Departure, " departs from this workspace's approach. Use ", d.Chosen, " — chosen for ", d.Concern,
-			" in ", strconv.Itoa(d.Support), " of ", strconv.Itoa(d.Total), " components.")
+		r.Text = enforcedText(t, d)
 		r.allowed = d.Files
 		return r
 	}
@@ -387,6 +389,30 @@ func deviationReason(t *texts, d Deviation) Reason {
 	r.Text = t.cat(d.Departure, " departs from this workspace's approach (", d.Chosen, ", inferred with ",
 		strconv.Itoa(d.ConfidencePercent()), "% confidence — advisory).")
 	return r
+}
+
+// enforcedText is the text of rule_deviation, naming the compliant
+// alternative.
+func enforcedText(t *texts, d Deviation) string {
+	return t.cat(d.Departure, " departs from this workspace's approach. Use ", d.Chosen, " — chosen for ", d.Concern,
+		" in ", strconv.Itoa(d.Support), " of ", strconv.Itoa(d.Total), " components.")
+}
+
+// standsFor reports whether the violation or deviation with the id is
+// among the facts and fires REMEDIATE itself, so that its reason stands
+// for the remediation it raised.
+func standsFor(f Facts, id string) bool {
+	for _, v := range f.Violations {
+		if v.ID == id {
+			return v.Remediates()
+		}
+	}
+	for _, d := range f.Deviations {
+		if d.ID == id {
+			return d.Enforceable()
+		}
+	}
+	return false
 }
 
 // The texts of plan_revising, one per revising lifecycle state.

@@ -345,6 +345,28 @@ func rules() []rule {
 			files:   []string{"web/src/store.ts"},
 		},
 		{
+			name: "a high violation and the required remediation it raised are one reason: high_violation",
+			facts: protocol.Facts{Violations: []protocol.Violation{highViolation()},
+				Remediations: []protocol.Remediation{raisedBy("REM-010", highViolation().ID, "db/report.go")}},
+			want:    protocol.Remediate,
+			codes:   one(protocol.CodeHighViolation),
+			ref:     "VIO-002",
+			prefix:  `No SQL string building was violated by fmt.Sprintf("SELECT. Found in db/report.go.`,
+			allowed: []string{"db/report.go"},
+			files:   []string{"db/report.go"},
+		},
+		{
+			name: "an enforced deviation and the required remediation it raised are one reason: rule_deviation",
+			facts: protocol.Facts{Deviations: []protocol.Deviation{reduxDeviation(31, 34, true)},
+				Remediations: []protocol.Remediation{raisedBy("REM-011", "DEV-001", "web/src/store.ts")}},
+			want:    protocol.Remediate,
+			codes:   one(protocol.CodeRuleDeviation),
+			ref:     "DEV-001",
+			text:    "redux-toolkit departs from this workspace's approach. Use React Query — chosen for server state in 31 of 34 components.",
+			allowed: []string{"web/src/store.ts"},
+			files:   []string{"web/src/store.ts"},
+		},
+		{
 			name:     "a change touching a path the mission contract forbids is REMEDIATE and allows undoing those files",
 			facts:    breach(protocol.ForbidPath, "migrations/**", []string{"migrations/0042.sql", "migrations/0043.sql"}, 0),
 			want:     protocol.Remediate,
@@ -1648,5 +1670,77 @@ func TestLifecycleRevising(t *testing.T) {
 				t.Errorf("Revising() = %v", got)
 			}
 		})
+	}
+}
+
+// raisedBy is a required remediation a violation or a deviation raised.
+func raisedBy(id, fact string, files ...string) protocol.Remediation {
+	return protocol.Remediation{ID: id, Required: true, Instruction: "Fix what " + fact + " found.", Files: files,
+		CreatedAt: at(6), For: fact}
+}
+
+func TestARaisedRemediationGivesItsOwnReasonOnlyWithoutItsFact(t *testing.T) {
+	now := at(60)
+	for _, tc := range []struct {
+		name          string
+		facts         protocol.Facts
+		reasons, also []string // code:ref
+	}{
+		{"its high violation fires: one reason, the violation's",
+			protocol.Facts{Violations: []protocol.Violation{highViolation()}, Remediations: []protocol.Remediation{raisedBy("REM-1", "VIO-002")}},
+			[]string{"high_violation:VIO-002"}, nil},
+		{"its enforced deviation fires: one reason, the deviation's",
+			protocol.Facts{Deviations: []protocol.Deviation{reduxDeviation(31, 34, true)}, Remediations: []protocol.Remediation{raisedBy("REM-1", "DEV-001")}},
+			[]string{"rule_deviation:DEV-001"}, nil},
+		{"its violation is gone (closed): the remediation is remediation_required, not dropped",
+			protocol.Facts{Remediations: []protocol.Remediation{raisedBy("REM-1", "VIO-002")}},
+			[]string{"remediation_required:REM-1"}, nil},
+		{"its deviation's rule is no longer enforced: the remediation still holds REMEDIATE, the deviation warns",
+			protocol.Facts{Deviations: []protocol.Deviation{reduxDeviation(31, 34, false)}, Remediations: []protocol.Remediation{raisedBy("REM-1", "DEV-001")}},
+			[]string{"remediation_required:REM-1"}, []string{"rule_advisory:DEV-001"}},
+		{"a remediation naming another fact does not hide this one's",
+			protocol.Facts{Violations: []protocol.Violation{highViolation()}, Remediations: []protocol.Remediation{raisedBy("REM-1", "VIO-777")}},
+			[]string{"remediation_required:REM-1", "high_violation:VIO-002"}, nil}, // as old: then by ref
+		{"two high violations, each with its remediation: two reasons, one a fact",
+			protocol.Facts{Violations: []protocol.Violation{highViolation(), {ID: "VIO-020", Policy: "No eval", Severity: protocol.SeverityHigh,
+				Match: "eval(", File: "web/app.js", At: at(7)}},
+				Remediations: []protocol.Remediation{raisedBy("REM-1", "VIO-002"), raisedBy("REM-2", "VIO-020")}},
+			[]string{"high_violation:VIO-002", "high_violation:VIO-020"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := protocol.Decide(tc.facts, now)
+			checkShape(t, b)
+			pairs := func(rs []protocol.Reason) []string {
+				var out []string
+				for _, r := range rs {
+					out = append(out, string(r.Code)+":"+r.Ref)
+				}
+				return out
+			}
+			if got := pairs(b.Reasons); !slices.Equal(got, tc.reasons) {
+				t.Errorf("reasons %v, want %v", got, tc.reasons)
+			}
+			if got := pairs(b.Also); !slices.Equal(got, tc.also) {
+				t.Errorf("also %v, want %v", got, tc.also)
+			}
+		})
+	}
+}
+
+func TestARaisedRemediationSaysWhatItsFactSays(t *testing.T) {
+	d := reduxDeviation(31, 34, true)
+	b := protocol.Decide(protocol.Facts{Deviations: []protocol.Deviation{d}}, at(60))
+	if d.Instruction() != b.Reason {
+		t.Errorf("Instruction() %q, the reason %q: a rule's remediation must say what its reason says", d.Instruction(), b.Reason)
+	}
+	for _, tc := range []struct {
+		v    protocol.Violation
+		want bool
+	}{
+		{highViolation(), true}, {blockMergeViolation(), false}, {criticalSecret(), false}, {mediumViolation(), false}, {lowViolation(), false},
+	} {
+		if got := tc.v.Remediates(); got != tc.want {
+			t.Errorf("%s (%s, block_merge %t).Remediates() = %t, want %t", tc.v.ID, tc.v.Severity, tc.v.BlockMerge, got, tc.want)
+		}
 	}
 }

@@ -147,6 +147,13 @@ type Remediation struct {
 	Instruction string
 	Files       []string
 	CreatedAt   time.Time
+	// For is the ID of the violation or deviation that raised it (a high
+	// violation's or an enforced rule's remediation), empty for one a
+	// person or a collision raised. While that fact is among the facts and
+	// fires REMEDIATE itself (high_violation, rule_deviation), its reason
+	// stands for the remediation, which gives none of its own: one fact,
+	// one reason.
+	For string
 }
 
 // Violation is an open policy violation found in the session's change.
@@ -162,6 +169,13 @@ type Violation struct {
 	// File is where it was found.
 	File string
 	At   time.Time
+}
+
+// Remediates reports whether the violation fires REMEDIATE
+// (high_violation): a high severity policy whose action is violation, not
+// block_merge. Such a violation raises a required remediation.
+func (v Violation) Remediates() bool {
+	return !v.BlockMerge && v.Severity == SeverityHigh
 }
 
 // Deviation is a change that adds a departure from an architecture rule.
@@ -181,6 +195,15 @@ type Deviation struct {
 // the rule is enforced and its confidence (Support/Total) is at least 70%.
 func (d Deviation) Enforceable() bool {
 	return d.Enforced && d.Total > 0 && d.Support*100 >= 70*d.Total
+}
+
+// Instruction is what an enforceable deviation's reason (rule_deviation)
+// says, naming the compliant alternative: "redux-toolkit departs from this
+// workspace's approach. Use React Query — chosen for server state in 31
+// of 34 components." The remediation it raises carries the same words.
+func (d Deviation) Instruction() string {
+	var t texts
+	return enforcedText(&t, d)
 }
 
 // ConfidencePercent is the rule's confidence, rounded down, so that a rule
