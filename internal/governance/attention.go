@@ -430,7 +430,7 @@ var sources = map[string]func(context.Context, db.Querier, db.CountAttentionPara
 			c := db.StoredRow("remediations", r.ID)
 			item := AttentionItem{Kind: ItemRemediation, State: protocol.Remediate, Ref: strconv.FormatInt(r.ID, 10),
 				Session: r.SessionID, SessionTitle: r.SessionTitle, Agent: r.Agent, Mission: r.MissionSlug,
-				MissionTitle: r.MissionTitle, Title: "Required remediation", Detail: r.Instruction, By: r.RequestedBy,
+				MissionTitle: r.MissionTitle, Title: remediationTitle(r.Source), Detail: r.Instruction, By: r.RequestedBy,
 				Files: c.List("files", r.Files), BlockedScope: []string{}, AllowedScope: []string{}, OpenedAt: c.Time("created_at", r.CreatedAt)}
 			if err := c.Err(); err != nil {
 				return nil, err
@@ -496,4 +496,18 @@ var sources = map[string]func(context.Context, db.Querier, db.CountAttentionPara
 		}
 		return items, err
 	},
+}
+
+// remediationTitle is a required remediation's title in the queue, naming
+// what raised it when a violation or a rule did (it closes with that).
+func remediationTitle(source string) string {
+	switch source {
+	case SourceViolation:
+		return "Required remediation of a high violation"
+	case SourceRule:
+		return "Required remediation of a rule deviation"
+	case SourceCollision:
+		return "Required remediation after a collision"
+	}
+	return "Required remediation"
 }
