@@ -41,12 +41,13 @@ type Querier interface {
 	AuditStaleGates(ctx context.Context, openedBefore string) ([]AuditStaleGatesRow, error)
 	// Report unacknowledged-deliveries: what a brief handed over (a gate's
 	// resolution, a lead's answer to a plan, an answer to a permission prompt,
-	// an open remediation request) whose last delivery was at or before
-	// cutoff (now minus the delivery lease) and that the agent has not
-	// acknowledged: its lease ran out and no brief has taken it again. Each
-	// half is a range search of its table's *_unacked_delivered index, which
-	// holds exactly the delivered, unacknowledged rows. A remediation closed
-	// since no longer needs to reach its agent.
+	// an open remediation request) that the agent has not acknowledged within
+	// a lease: its last delivery was at or before cutoff (now minus the
+	// delivery lease), or it was delivered again (which only a lease that ran
+	// out unacknowledged does), so an agent that briefs often and never acks
+	// stays listed. Each part reads its table's *_unacked_delivered index,
+	// which holds exactly the delivered, unacknowledged rows. A remediation
+	// closed since no longer needs to reach its agent.
 	AuditUnacknowledgedDeliveries(ctx context.Context, cutoff sql.NullString) ([]AuditUnacknowledgedDeliveriesRow, error)
 	// The built-in audit reports (seed 001). Passing is zero rows. Each query
 	// starts from the few rows it reports on, through a partial index, and

@@ -79,27 +79,32 @@ ORDER BY b.attempted_at, b.id;
 -- name: AuditUnacknowledgedDeliveries :many
 -- Report unacknowledged-deliveries: what a brief handed over (a gate's
 -- resolution, a lead's answer to a plan, an answer to a permission prompt,
--- an open remediation request) whose last delivery was at or before
--- cutoff (now minus the delivery lease) and that the agent has not
--- acknowledged: its lease ran out and no brief has taken it again. Each
--- half is a range search of its table's *_unacked_delivered index, which
--- holds exactly the delivered, unacknowledged rows. A remediation closed
--- since no longer needs to reach its agent.
+-- an open remediation request) that the agent has not acknowledged within
+-- a lease: its last delivery was at or before cutoff (now minus the
+-- delivery lease), or it was delivered again (which only a lease that ran
+-- out unacknowledged does), so an agent that briefs often and never acks
+-- stays listed. Each part reads its table's *_unacked_delivered index,
+-- which holds exactly the delivered, unacknowledged rows. A remediation
+-- closed since no longer needs to reach its agent.
 SELECT 'resolution' AS kind, d.ref AS ref, d.session_id AS session_id, d.delivered_at AS delivered_at,
        d.last_delivered_at AS last_delivered_at, d.brief_id AS brief_id
 FROM decisions d
-WHERE d.delivered_at IS NOT NULL AND d.acked_at IS NULL AND d.last_delivered_at <= sqlc.arg(cutoff)
+WHERE d.delivered_at IS NOT NULL AND d.acked_at IS NULL
+  AND (d.last_delivered_at <= sqlc.arg(cutoff) OR d.delivered_at < d.last_delivered_at)
 UNION ALL
 SELECT 'plan answer', 'PLAN-' || p.id, p.session_id, p.delivered_at, p.last_delivered_at, p.brief_id
 FROM plans p
-WHERE p.delivered_at IS NOT NULL AND p.acked_at IS NULL AND p.last_delivered_at <= sqlc.arg(cutoff)
+WHERE p.delivered_at IS NOT NULL AND p.acked_at IS NULL
+  AND (p.last_delivered_at <= sqlc.arg(cutoff) OR p.delivered_at < p.last_delivered_at)
 UNION ALL
 SELECT 'permission answer', 'PRM-' || pp.id, pp.session_id, pp.delivered_at, pp.last_delivered_at, pp.brief_id
 FROM permission_prompts pp
-WHERE pp.delivered_at IS NOT NULL AND pp.acked_at IS NULL AND pp.last_delivered_at <= sqlc.arg(cutoff)
+WHERE pp.delivered_at IS NOT NULL AND pp.acked_at IS NULL
+  AND (pp.last_delivered_at <= sqlc.arg(cutoff) OR pp.delivered_at < pp.last_delivered_at)
 UNION ALL
 SELECT 'remediation', 'REM-' || r.id, r.session_id, r.delivered_at, r.last_delivered_at, r.brief_id
 FROM remediations r
-WHERE r.delivered_at IS NOT NULL AND r.acked_at IS NULL AND r.last_delivered_at <= sqlc.arg(cutoff)
+WHERE r.delivered_at IS NOT NULL AND r.acked_at IS NULL
+  AND (r.last_delivered_at <= sqlc.arg(cutoff) OR r.delivered_at < r.last_delivered_at)
   AND r.closed_at IS NULL
 ORDER BY delivered_at, kind, ref;

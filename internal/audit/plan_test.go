@@ -31,6 +31,13 @@ var allowedScans = map[string]string{
 	// change report refused while its session was BLOCKED): the report is
 	// the table, read in order through its index.
 	"blocked_changes_by_time": "refused change reports, each a row of the report",
+	// Partial: what was delivered and not acknowledged, one index a
+	// deliverable table; an acknowledgement removes the row from it. The
+	// report lists those past their lease or delivered again, most of it.
+	"decisions_unacked_delivered":          "delivered, unacknowledged resolutions",
+	"plans_unacked_delivered":              "delivered, unacknowledged plan answers",
+	"permission_prompts_unacked_delivered": "delivered, unacknowledged permission answers",
+	"remediations_unacked_delivered":       "delivered, unacknowledged remediations",
 }
 
 // mustUse is an index each query's plan must name: the path it was written
