@@ -17,6 +17,7 @@ import (
 	"github.com/madebook/madebook/internal/change"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/glob"
+	"github.com/madebook/madebook/internal/notify"
 	"github.com/madebook/madebook/internal/policy"
 	"github.com/madebook/madebook/internal/protocol"
 	"github.com/madebook/madebook/internal/rules"
@@ -154,7 +155,7 @@ func (s *ChangeService) Report(ctx context.Context, actor auth.Actor, session st
 		if err := s.recordChange(ctx, q, session, c, risk, now); err != nil {
 			return err
 		}
-		if err := s.recordViolations(ctx, q, session, findings, now); err != nil {
+		if err := s.recordViolations(ctx, q, actor, session, findings, now); err != nil {
 			return err
 		}
 		if err := s.recordDeviations(ctx, q, session, devs, now); err != nil {
@@ -334,7 +335,9 @@ func (s *ChangeService) recordChange(ctx context.Context, q db.Querier, session 
 
 // recordViolations opens what the change newly trips and closes what it no
 // longer trips, except critical violations, which only a person clears.
-func (s *ChangeService) recordViolations(ctx context.Context, q db.Querier, session string, found []policy.Finding, now time.Time) error {
+// Each violation it opens is a violation.detected event on the timeline
+// (naming the redacted match, never the secret).
+func (s *ChangeService) recordViolations(ctx context.Context, q db.Querier, actor auth.Actor, session string, found []policy.Finding, now time.Time) error {
 	open, err := q.ListOpenViolations(ctx, session)
 	if err != nil {
 		return err
@@ -361,9 +364,14 @@ func (s *ChangeService) recordViolations(ctx context.Context, q db.Querier, sess
 			continue
 		}
 		have[key(f.PolicyID, f.File, f.Match)] = true
-		if _, err := q.CreateViolation(ctx, db.CreateViolationParams{SessionID: session, PolicyID: f.PolicyID, Policy: f.Policy,
+		v, err := q.CreateViolation(ctx, db.CreateViolationParams{SessionID: session, PolicyID: f.PolicyID, Policy: f.Policy,
 			Severity: string(f.Severity), Action: string(f.Action), Match: f.Match, File: f.File, Line: int64(f.Line),
-			DetectedAt: db.FormatTime(now)}); err != nil {
+			DetectedAt: db.FormatTime(now)})
+		if err != nil {
+			return err
+		}
+		if err := s.event(ctx, q, session, actor, now, notify.KindViolationDetected, fmt.Sprint(v.ID),
+			fmt.Sprintf("%s %s: %s in %s:%d", v.Severity, v.Policy, v.Match, v.File, v.Line)); err != nil {
 			return err
 		}
 	}
