@@ -285,6 +285,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getWebSessionStmt, err = db.PrepareContext(ctx, getWebSession); err != nil {
 		return nil, fmt.Errorf("error preparing query GetWebSession: %w", err)
 	}
+	if q.getWebhookStmt, err = db.PrepareContext(ctx, getWebhook); err != nil {
+		return nil, fmt.Errorf("error preparing query GetWebhook: %w", err)
+	}
 	if q.getWebhookTargetStmt, err = db.PrepareContext(ctx, getWebhookTarget); err != nil {
 		return nil, fmt.Errorf("error preparing query GetWebhookTarget: %w", err)
 	}
@@ -923,6 +926,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getWebSessionStmt: %w", cerr)
 		}
 	}
+	if q.getWebhookStmt != nil {
+		if cerr := q.getWebhookStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getWebhookStmt: %w", cerr)
+		}
+	}
 	if q.getWebhookTargetStmt != nil {
 		if cerr := q.getWebhookTargetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getWebhookTargetStmt: %w", cerr)
@@ -1379,6 +1387,7 @@ type Queries struct {
 	getUserByTokenHashStmt               *sql.Stmt
 	getViolationStmt                     *sql.Stmt
 	getWebSessionStmt                    *sql.Stmt
+	getWebhookStmt                       *sql.Stmt
 	getWebhookTargetStmt                 *sql.Stmt
 	giveUpOutboxStmt                     *sql.Stmt
 	listAgentKeysStmt                    *sql.Stmt
@@ -1538,6 +1547,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getUserByTokenHashStmt:               q.getUserByTokenHashStmt,
 		getViolationStmt:                     q.getViolationStmt,
 		getWebSessionStmt:                    q.getWebSessionStmt,
+		getWebhookStmt:                       q.getWebhookStmt,
 		getWebhookTargetStmt:                 q.getWebhookTargetStmt,
 		giveUpOutboxStmt:                     q.giveUpOutboxStmt,
 		listAgentKeysStmt:                    q.listAgentKeysStmt,

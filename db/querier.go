@@ -166,6 +166,8 @@ type Querier interface {
 	GetUserByTokenHash(ctx context.Context, tokenHash string) (User, error)
 	GetViolation(ctx context.Context, id int64) (Violation, error)
 	GetWebSession(ctx context.Context, idHash string) (GetWebSessionRow, error)
+	// An endpoint not removed, with who added it.
+	GetWebhook(ctx context.Context, id int64) (GetWebhookRow, error)
 	// Where and how a sender sends an endpoint's notifications.
 	GetWebhookTarget(ctx context.Context, id int64) (GetWebhookTargetRow, error)
 	GiveUpOutbox(ctx context.Context, arg GiveUpOutboxParams) (int64, error)

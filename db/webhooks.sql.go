@@ -144,6 +144,34 @@ func (q *Queries) CreateWebhook(ctx context.Context, arg CreateWebhookParams) (W
 	return i, err
 }
 
+const getWebhook = `-- name: GetWebhook :one
+SELECT w.id, w.url, w.events, w.created_at, COALESCE(u.email, '') AS created_by_email
+FROM webhooks w LEFT JOIN users u ON u.id = w.created_by
+WHERE w.id = ?1 AND w.removed_at IS NULL
+`
+
+type GetWebhookRow struct {
+	ID             int64
+	Url            string
+	Events         string
+	CreatedAt      string
+	CreatedByEmail string
+}
+
+// An endpoint not removed, with who added it.
+func (q *Queries) GetWebhook(ctx context.Context, id int64) (GetWebhookRow, error) {
+	row := q.queryRow(ctx, q.getWebhookStmt, getWebhook, id)
+	var i GetWebhookRow
+	err := row.Scan(
+		&i.ID,
+		&i.Url,
+		&i.Events,
+		&i.CreatedAt,
+		&i.CreatedByEmail,
+	)
+	return i, err
+}
+
 const getWebhookTarget = `-- name: GetWebhookTarget :one
 SELECT id, url, secret, removed_at FROM webhooks WHERE id = ?1
 `

@@ -18,6 +18,12 @@ SELECT id, events FROM webhooks WHERE removed_at IS NULL ORDER BY id;
 -- Where and how a sender sends an endpoint's notifications.
 SELECT id, url, secret, removed_at FROM webhooks WHERE id = sqlc.arg(id);
 
+-- name: GetWebhook :one
+-- An endpoint not removed, with who added it.
+SELECT w.id, w.url, w.events, w.created_at, COALESCE(u.email, '') AS created_by_email
+FROM webhooks w LEFT JOIN users u ON u.id = w.created_by
+WHERE w.id = sqlc.arg(id) AND w.removed_at IS NULL;
+
 -- name: RemoveWebhook :execrows
 UPDATE webhooks SET removed_at = sqlc.arg(removed_at) WHERE id = sqlc.arg(id) AND removed_at IS NULL;
 

@@ -3,6 +3,7 @@ package governance
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -89,6 +90,8 @@ type Webhook struct {
 	CreatedBy string    `json:"created_by"`
 	// Deliveries are its newest notifications (List only).
 	Deliveries []WebhookDelivery `json:"deliveries"`
+	// RemovedAt is when it was removed (Remove only).
+	RemovedAt *time.Time `json:"removed_at,omitempty"`
 }
 
 // WebhookDelivery is one notification to an endpoint and where its
@@ -204,26 +207,37 @@ func deliveryFrom(d db.ListWebhookDeliveriesRow) (WebhookDelivery, error) {
 	return v, nil
 }
 
-// Remove removes an endpoint (admin): nothing more is sent to it, and
-// what it was still owed is given up; its history stays. Errors:
-// forbidden, webhook_not_found.
-func (s *WebhookService) Remove(ctx context.Context, actor auth.Actor, id int64) error {
+// Remove removes an endpoint (admin) and returns it: nothing more is
+// sent to it, and what it was still owed is given up; its history stays.
+// Errors: forbidden, webhook_not_found.
+func (s *WebhookService) Remove(ctx context.Context, actor auth.Actor, id int64) (Webhook, error) {
 	if err := actor.RequireAdmin("remove a webhook endpoint"); err != nil {
-		return err
+		return Webhook{}, err
 	}
-	now := db.FormatTime(s.now())
+	now := s.now()
+	removed := sql.NullString{String: db.FormatTime(now), Valid: true}
+	var row db.GetWebhookRow
 	err := s.write(ctx, func(q db.Querier) error {
-		n, err := q.RemoveWebhook(ctx, db.RemoveWebhookParams{RemovedAt: sql.NullString{String: now, Valid: true}, ID: id})
-		if err != nil {
+		var err error
+		row, err = q.GetWebhook(ctx, id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return errs.E(errs.NotFound, "webhook_not_found", "No webhook endpoint has the id %d.", id)
+		} else if err != nil {
 			return err
 		}
-		if n == 0 {
-			return errs.E(errs.NotFound, "webhook_not_found", "No webhook endpoint has the id %d.", id)
+		if _, err := q.RemoveWebhook(ctx, db.RemoveWebhookParams{RemovedAt: removed, ID: id}); err != nil {
+			return err
 		}
-		return q.AbandonWebhookOutbox(ctx, db.AbandonWebhookOutboxParams{GaveUpAt: sql.NullString{String: now, Valid: true}, WebhookID: id})
+		return q.AbandonWebhookOutbox(ctx, db.AbandonWebhookOutboxParams{GaveUpAt: removed, WebhookID: id})
 	})
 	if err != nil {
-		return fmt.Errorf("remove webhook %d: %w", id, err)
+		return Webhook{}, fmt.Errorf("remove webhook %d: %w", id, err)
 	}
-	return nil
+	c := db.StoredRow("webhooks", row.ID)
+	w := Webhook{ID: row.ID, URL: row.Url, Events: c.List("events", row.Events), CreatedAt: c.Time("created_at", row.CreatedAt),
+		CreatedBy: row.CreatedByEmail, Deliveries: []WebhookDelivery{}, RemovedAt: &now}
+	if err := c.Err(); err != nil {
+		return Webhook{}, fmt.Errorf("remove webhook %d: %w", id, err)
+	}
+	return w, nil
 }

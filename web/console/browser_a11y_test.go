@@ -46,6 +46,7 @@ func TestBrowserEveryPagePassesAxe(t *testing.T) {
 		"/admin/policies":      {"/admin/policies"},
 		"/admin/rules":         {"/admin/rules"},
 		"/admin/tools":         {"/admin/tools"},
+		"/admin/webhooks":      {"/admin/webhooks"},
 	}
 	for _, name := range audit.Names() {
 		pages["/audit/:report"] = append(pages["/audit/:report"], "/audit/"+name)
@@ -101,6 +102,10 @@ func a11yWorkspace(t *testing.T) axeWorkspace {
 	bg := context.Background()
 	admin, _ := kit.Person(auth.Admin)
 	agent, _ := kit.Agent()
+	// An endpoint, so that the notifications page lists deliveries of
+	// everything below.
+	must(t)(kit.Gov.Webhooks.Create(bg, admin, governance.WebhookInput{URL: "https://hooks.example.com/services/T000/B000/a-long-path-that-must-wrap-on-a-phone",
+		Secret: "a11y-signing-secret", Events: []string{"attention.created", "hard_stop"}}))
 
 	// Sessions in the states a lead acts on.
 	risky, plain := kit.Mission(admin, true), kit.Mission(admin, false)
