@@ -22,8 +22,8 @@ import (
 	"github.com/madebook/madebook/internal/gate"
 	"github.com/madebook/madebook/internal/ids"
 	"github.com/madebook/madebook/internal/input"
-	"github.com/madebook/madebook/internal/notify"
 	"github.com/madebook/madebook/internal/lifecycle"
+	"github.com/madebook/madebook/internal/notify"
 	"github.com/madebook/madebook/internal/plan"
 )
 

@@ -99,7 +99,7 @@ type Sender struct {
 // timeout, a 30 s lease, 32 rows a claim, 8 at once, a look every 2 s.
 func NewSender(store db.Transactor, logger *slog.Logger) *Sender {
 	return &Sender{Store: store, Logger: logger, Now: time.Now, Jitter: rand.Float64,
-		Client: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		Client:  &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		Timeout: 10 * time.Second, Lease: 30 * time.Second, Batch: 32, Parallel: 8, Poll: 2 * time.Second}
 }
 
