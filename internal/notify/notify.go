@@ -264,7 +264,7 @@ func causeOf(ctx context.Context, q db.Querier, ev Event) (note, bool, error) {
 				return nt, false, errors.New("a permission prompt was requested but none is open")
 			}
 			p := open[len(open)-1]
-			nt.item.kind, nt.item.ref, nt.headline = itemPermission, fmt.Sprintf("PRM-%d", p.ID), "A permission prompt waits"
+			nt.item.kind, nt.item.ref, nt.headline = itemPermission, strconv.FormatInt(p.ID, 10), "A permission prompt waits"
 			nt.lines = []string{p.Prompt}
 		case "task.blocked":
 			var payload struct {
