@@ -335,14 +335,18 @@ func (n *Notifier) body(event string, nt note, s db.GetSessionRow) (string, erro
 		rich.WriteString("\n>" + escape(clip(l)))
 	}
 	fmt.Fprintf(&rich, "\n<%s|Open in Madebook>", link)
-	b, err := json.Marshal(Payload{Text: plain.String(),
+	// Slack's control characters are escaped already: JSON's escaping of
+	// them for HTML would only make the body harder to read.
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(Payload{Text: plain.String(),
 		Blocks: []Block{{Type: "section", Text: BlockText{Type: "mrkdwn", Text: rich.String()}}},
 		Madebook: Meta{Event: event, Kind: nt.item.kind, Ref: nt.item.ref, Session: s.ID, Mission: s.MissionSlug, Agent: s.Agent,
-			Link: link, At: nt.at}})
-	if err != nil {
+			Link: link, At: nt.at}}); err != nil {
 		return "", fmt.Errorf("notify: encode: %w", err)
 	}
-	return string(b), nil
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 // escape makes text safe in Slack's mrkdwn: &, < and > are its control
