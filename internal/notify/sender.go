@@ -205,10 +205,10 @@ func (s *Sender) send(ctx context.Context, r db.ClaimOutboxRow) error {
 	}
 	status, failure := s.post(ctx, target.Url, target.Secret, r)
 	now := s.Now()
-	if ctx.Err() != nil {
+	if failure != "" && ctx.Err() != nil {
 		return nil // shutting down: the lease brings the row back
 	}
-	if failure == "" {
+	if failure == "" { // recorded even while shutting down: the write outlives ctx
 		return s.Store.Write(ctx, func(q db.Querier) error {
 			_, err := q.MarkOutboxDelivered(ctx, db.MarkOutboxDeliveredParams{DeliveredAt: sql.NullString{String: db.FormatTime(now), Valid: true},
 				Status: sql.NullInt64{Int64: int64(status), Valid: true}, ID: r.ID})
