@@ -7,13 +7,22 @@ import (
 	"github.com/madebook/madebook/internal/auth"
 )
 
-// RecordEvent records one timeline event in a write of its own, as every
+// TimelineEvent is one event RecordEvents records.
+type TimelineEvent struct{ Kind, Ref, Detail string }
+
+// RecordEvents records timeline events on a session in one write, as a
 // use case does, for the tests of what events cause: the path the gate
-// expiry's decision.expired takes.
-func (s *Services) RecordEvent(ctx context.Context, actor auth.Actor, session, kind, ref, detail string) error {
+// expiry's decision.expired takes, and that of a remediation requested
+// with the violation that caused it.
+func (s *Services) RecordEvents(ctx context.Context, actor auth.Actor, session string, evs ...TimelineEvent) error {
 	c := s.Sessions.core
 	return c.write(ctx, func(q db.Querier) error {
-		return c.event(ctx, q, session, actor, c.now(), kind, ref, detail)
+		for _, e := range evs {
+			if err := c.event(ctx, q, session, actor, c.now(), e.Kind, e.Ref, e.Detail); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -219,6 +220,30 @@ func TestACriticalViolationIsOneHardStopPerSubscribedEndpoint(t *testing.T) {
 	}
 }
 
+// A required remediation requested in the same write as the critical
+// violation that caused it is part of its HARD_STOP: one notification per
+// endpoint, naming both. One requested on its own is its own.
+func TestARemediationOfAViolationIsPartOfItsHardStop(t *testing.T) {
+	w := newWorld(t)
+	both := hook(t, w, notify.AttentionCreated, notify.HardStop)
+	res := must(w.Gov.Changes.Report(t.Context(), w.agent, w.session, secretChange))(t)
+	r := must(w.Gov.Remediations.Request(t.Context(), w.lead, w.session, governance.RemediationInput{Severity: governance.SeverityRequired,
+		Instruction: "Rotate the key and remove it from deploy.sh."}))(t)
+	before := len(outbox(t, w.Kit))
+	// As a change report that opens a violation and requests its
+	// remediation records them: in one write.
+	if err := w.Gov.RecordEvents(t.Context(), auth.Actor{}, w.session,
+		governance.TimelineEvent{Kind: "remediation.requested", Ref: fmt.Sprint(r.ID), Detail: r.Instruction},
+		governance.TimelineEvent{Kind: notify.KindViolationDetected, Ref: fmt.Sprint(res.Violations[0].ID)}); err != nil {
+		t.Fatal(err)
+	}
+	rows := outbox(t, w.Kit)[before:]
+	if len(rows) != 1 || rows[0].webhook != both || rows[0].event != notify.HardStop ||
+		!strings.Contains(rows[0].payload.Text, "Required remediation: Rotate the key") {
+		t.Fatalf("notifications %+v, want one HARD_STOP naming the remediation", rows)
+	}
+}
+
 // An expired gate (the event gate expiry records) is a decision.expired
 // notification, to its subscribers only, linking to the gate.
 func TestAnExpiredGateIsNotified(t *testing.T) {
@@ -226,7 +251,8 @@ func TestAnExpiredGateIsNotified(t *testing.T) {
 	expiries := hook(t, w, notify.DecisionExpired)
 	hook(t, w, notify.HardStop)
 	d := must(w.Gov.Decisions.Open(t.Context(), w.agent, w.session, governance.DecisionInput{Title: "Schema", Question: "Drop the table?"}))(t)
-	if err := w.Gov.RecordEvent(t.Context(), auth.Actor{}, w.session, notify.KindDecisionExpired, d.Ref, d.Question); err != nil {
+	if err := w.Gov.RecordEvents(t.Context(), auth.Actor{}, w.session, governance.TimelineEvent{Kind: notify.KindDecisionExpired,
+		Ref: d.Ref, Detail: d.Question}); err != nil {
 		t.Fatal(err)
 	}
 	rows := outbox(t, w.Kit)

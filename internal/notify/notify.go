@@ -44,9 +44,8 @@ const (
 // Events are the notification events, in the order forms list them.
 var Events = []string{AttentionCreated, DecisionExpired, HardStop}
 
-// Timeline event kinds that cause notifications and are recorded outside
-// this package's mapping's own knowledge of their services: the
-// violation's and the expired gate's.
+// Timeline event kinds that cause notifications and exist for them: the
+// services that record them name them by these constants.
 const (
 	// KindViolationDetected is recorded for each violation a change
 	// report opens; its ref is the violation's id.
@@ -144,17 +143,9 @@ func (n *Notifier) Enqueue(ctx context.Context, q db.Querier, evs []Event) error
 		if !ok {
 			continue
 		}
-		if nt.item.kind == itemViolation {
-			if i := slices.IndexFunc(notes, func(o note) bool {
-				return o.item.kind == itemViolation && o.item.session == nt.item.session
-			}); i >= 0 {
-				notes[i].lines = append(notes[i].lines, nt.lines...)
-				notes[i].headline = fmt.Sprintf("HARD_STOP: %d critical violations", len(notes[i].lines))
-				continue
-			}
-		}
 		notes = append(notes, nt)
 	}
+	notes = merge(notes)
 	if len(notes) == 0 {
 		return nil
 	}
@@ -199,6 +190,41 @@ func (n *Notifier) Enqueue(ctx context.Context, q db.Querier, evs []Event) error
 		}
 	}
 	return nil
+}
+
+// merge makes one notification of each session's HARD_STOP in one write:
+// the critical violations one change report opens, and the required
+// remediations requested with them, are one cause. Every other
+// notification stands alone.
+func merge(notes []note) []note {
+	stops := map[string]int{} // session → index of its violation note
+	drop := make([]bool, len(notes))
+	for i, nt := range notes {
+		if nt.item.kind != itemViolation {
+			continue
+		}
+		j, ok := stops[nt.item.session]
+		if !ok {
+			stops[nt.item.session] = i
+			continue
+		}
+		notes[j].lines = append(notes[j].lines, nt.lines...)
+		notes[j].headline = fmt.Sprintf("HARD_STOP: %d critical violations", len(notes[j].lines))
+		drop[i] = true
+	}
+	for i, nt := range notes {
+		if j, ok := stops[nt.item.session]; ok && nt.item.kind == itemRemediation {
+			notes[j].lines = append(notes[j].lines, "Required remediation: "+strings.Join(nt.lines, " "))
+			drop[i] = true
+		}
+	}
+	out := notes[:0]
+	for i, nt := range notes {
+		if !drop[i] {
+			out = append(out, nt)
+		}
+	}
+	return out
 }
 
 // causeOf maps one timeline event to the notification it causes, if any:
