@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -138,5 +140,59 @@ func TestNotificationsSurviveAKill(t *testing.T) {
 		if l["level"] == "ERROR" || l["msg"] == "NOT JSON" {
 			t.Errorf("the restarted server logged %v", l)
 		}
+	}
+}
+
+// TestServeSendsAHardStop: serve sends a HARD_STOP to a subscribed
+// endpoint as soon as the change that trips it is reported, signed,
+// linking to the violation under --public-url; the log says how long it
+// took.
+func TestServeSendsAHardStop(t *testing.T) {
+	t.Parallel()
+	path := tempDB(t)
+	lead, agent := setupPeople(t, path)
+	mustCLI(t, "admin-password-1\n", "user", "add", "--email", "admin@example.com", "--role", "admin", "--db", path)
+	admin := secretOf(t, mustCLI(t, "", "token", "create", "--email", "admin@example.com", "--db", path), tokenLine)
+	rcv := &killReceiver{t: t, secret: "serve-test-signing-secret", accepting: true, tried: map[string]int{}, accepted: map[string]int{}}
+	got := make(chan map[string]any, 4)
+	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rcv.ServeHTTP(w, r)
+		var p map[string]any
+		if err := json.Unmarshal(body, &p); err != nil {
+			t.Errorf("payload %s: %v", body, err)
+		}
+		got <- p
+	}))
+	t.Cleanup(endpoint.Close)
+	s := startServe(t, noEnv, "--addr", "127.0.0.1:0", "--db", path, "--public-url", "https://madebook.example.com/")
+
+	s.req(http.StatusCreated, http.MethodPost, "/api/v1/webhooks", admin, map[string]any{"url": endpoint.URL,
+		"secret": rcv.secret, "events": []string{"hard_stop"}})
+	s.req(http.StatusCreated, http.MethodPost, "/api/v1/missions", lead, map[string]any{"slug": "stop", "title": "Stop"})
+	session, _ := s.req(http.StatusCreated, http.MethodPost, "/api/v1/sessions", agent, map[string]any{
+		"mission": "stop", "agent": "claude-code", "title": "Deploy"})["id"].(string)
+	start := time.Now()
+	res := s.req(http.StatusOK, http.MethodPost, "/api/v1/sessions/"+session+"/changes", agent, map[string]any{
+		"files": []map[string]any{{"path": "deploy.sh", "content": "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"}}})
+	vs, _ := res["violations"].([]any)
+	if len(vs) != 1 {
+		t.Fatalf("violations %v", res["violations"])
+	}
+	id := fmt.Sprint(vs[0].(map[string]any)["id"])
+	var p map[string]any
+	select {
+	case p = <-got:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no HARD_STOP arrived within 30 s")
+	}
+	t.Logf("the HARD_STOP arrived %s after the change was reported", time.Since(start).Round(time.Millisecond))
+	m, _ := p["madebook"].(map[string]any)
+	if m["event"] != "hard_stop" || m["link"] != "https://madebook.example.com/attention/items/violation/"+session+"/"+id {
+		t.Errorf("payload %v", p)
+	}
+	if _, accepted := rcv.seen(); accepted != 1 {
+		t.Errorf("%d accepted", accepted)
 	}
 }
