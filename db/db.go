@@ -24,6 +24,9 @@ func New(db DBTX) *Queries {
 func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	q := Queries{db: db}
 	var err error
+	if q.abandonWebhookOutboxStmt, err = db.PrepareContext(ctx, abandonWebhookOutbox); err != nil {
+		return nil, fmt.Errorf("error preparing query AbandonWebhookOutbox: %w", err)
+	}
 	if q.ackPermissionAnswersStmt, err = db.PrepareContext(ctx, ackPermissionAnswers); err != nil {
 		return nil, fmt.Errorf("error preparing query AckPermissionAnswers: %w", err)
 	}
@@ -48,6 +51,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.addLoginFailureStmt, err = db.PrepareContext(ctx, addLoginFailure); err != nil {
 		return nil, fmt.Errorf("error preparing query AddLoginFailure: %w", err)
 	}
+	if q.addOutboxStmt, err = db.PrepareContext(ctx, addOutbox); err != nil {
+		return nil, fmt.Errorf("error preparing query AddOutbox: %w", err)
+	}
 	if q.answerAskStmt, err = db.PrepareContext(ctx, answerAsk); err != nil {
 		return nil, fmt.Errorf("error preparing query AnswerAsk: %w", err)
 	}
@@ -71,6 +77,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.auditUndeliveredResolutionsStmt, err = db.PrepareContext(ctx, auditUndeliveredResolutions); err != nil {
 		return nil, fmt.Errorf("error preparing query AuditUndeliveredResolutions: %w", err)
+	}
+	if q.claimOutboxStmt, err = db.PrepareContext(ctx, claimOutbox); err != nil {
+		return nil, fmt.Errorf("error preparing query ClaimOutbox: %w", err)
 	}
 	if q.clearLoginFailuresStmt, err = db.PrepareContext(ctx, clearLoginFailures); err != nil {
 		return nil, fmt.Errorf("error preparing query ClearLoginFailures: %w", err)
@@ -176,6 +185,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.createWebSessionStmt, err = db.PrepareContext(ctx, createWebSession); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateWebSession: %w", err)
+	}
+	if q.createWebhookStmt, err = db.PrepareContext(ctx, createWebhook); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateWebhook: %w", err)
 	}
 	if q.decidePlanStmt, err = db.PrepareContext(ctx, decidePlan); err != nil {
 		return nil, fmt.Errorf("error preparing query DecidePlan: %w", err)
@@ -284,6 +296,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.getWebSessionStmt, err = db.PrepareContext(ctx, getWebSession); err != nil {
 		return nil, fmt.Errorf("error preparing query GetWebSession: %w", err)
+	}
+	if q.getWebhookStmt, err = db.PrepareContext(ctx, getWebhook); err != nil {
+		return nil, fmt.Errorf("error preparing query GetWebhook: %w", err)
+	}
+	if q.getWebhookTargetStmt, err = db.PrepareContext(ctx, getWebhookTarget); err != nil {
+		return nil, fmt.Errorf("error preparing query GetWebhookTarget: %w", err)
+	}
+	if q.giveUpOutboxStmt, err = db.PrepareContext(ctx, giveUpOutbox); err != nil {
+		return nil, fmt.Errorf("error preparing query GiveUpOutbox: %w", err)
 	}
 	if q.listAgentKeysStmt, err = db.PrepareContext(ctx, listAgentKeys); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAgentKeys: %w", err)
@@ -402,11 +423,32 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listUsersStmt, err = db.PrepareContext(ctx, listUsers); err != nil {
 		return nil, fmt.Errorf("error preparing query ListUsers: %w", err)
 	}
+	if q.listWebhookDeliveriesStmt, err = db.PrepareContext(ctx, listWebhookDeliveries); err != nil {
+		return nil, fmt.Errorf("error preparing query ListWebhookDeliveries: %w", err)
+	}
+	if q.listWebhookSubscriptionsStmt, err = db.PrepareContext(ctx, listWebhookSubscriptions); err != nil {
+		return nil, fmt.Errorf("error preparing query ListWebhookSubscriptions: %w", err)
+	}
+	if q.listWebhooksStmt, err = db.PrepareContext(ctx, listWebhooks); err != nil {
+		return nil, fmt.Errorf("error preparing query ListWebhooks: %w", err)
+	}
+	if q.markOutboxDeliveredStmt, err = db.PrepareContext(ctx, markOutboxDelivered); err != nil {
+		return nil, fmt.Errorf("error preparing query MarkOutboxDelivered: %w", err)
+	}
+	if q.markOutboxFailedStmt, err = db.PrepareContext(ctx, markOutboxFailed); err != nil {
+		return nil, fmt.Errorf("error preparing query MarkOutboxFailed: %w", err)
+	}
 	if q.nextDecisionNumberStmt, err = db.PrepareContext(ctx, nextDecisionNumber); err != nil {
 		return nil, fmt.Errorf("error preparing query NextDecisionNumber: %w", err)
 	}
+	if q.nextOutboxDueStmt, err = db.PrepareContext(ctx, nextOutboxDue); err != nil {
+		return nil, fmt.Errorf("error preparing query NextOutboxDue: %w", err)
+	}
 	if q.pauseSessionStmt, err = db.PrepareContext(ctx, pauseSession); err != nil {
 		return nil, fmt.Errorf("error preparing query PauseSession: %w", err)
+	}
+	if q.removeWebhookStmt, err = db.PrepareContext(ctx, removeWebhook); err != nil {
+		return nil, fmt.Errorf("error preparing query RemoveWebhook: %w", err)
 	}
 	if q.resolveDecisionStmt, err = db.PrepareContext(ctx, resolveDecision); err != nil {
 		return nil, fmt.Errorf("error preparing query ResolveDecision: %w", err)
@@ -464,6 +506,11 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 
 func (q *Queries) Close() error {
 	var err error
+	if q.abandonWebhookOutboxStmt != nil {
+		if cerr := q.abandonWebhookOutboxStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing abandonWebhookOutboxStmt: %w", cerr)
+		}
+	}
 	if q.ackPermissionAnswersStmt != nil {
 		if cerr := q.ackPermissionAnswersStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing ackPermissionAnswersStmt: %w", cerr)
@@ -504,6 +551,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing addLoginFailureStmt: %w", cerr)
 		}
 	}
+	if q.addOutboxStmt != nil {
+		if cerr := q.addOutboxStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing addOutboxStmt: %w", cerr)
+		}
+	}
 	if q.answerAskStmt != nil {
 		if cerr := q.answerAskStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing answerAskStmt: %w", cerr)
@@ -542,6 +594,11 @@ func (q *Queries) Close() error {
 	if q.auditUndeliveredResolutionsStmt != nil {
 		if cerr := q.auditUndeliveredResolutionsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing auditUndeliveredResolutionsStmt: %w", cerr)
+		}
+	}
+	if q.claimOutboxStmt != nil {
+		if cerr := q.claimOutboxStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing claimOutboxStmt: %w", cerr)
 		}
 	}
 	if q.clearLoginFailuresStmt != nil {
@@ -717,6 +774,11 @@ func (q *Queries) Close() error {
 	if q.createWebSessionStmt != nil {
 		if cerr := q.createWebSessionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing createWebSessionStmt: %w", cerr)
+		}
+	}
+	if q.createWebhookStmt != nil {
+		if cerr := q.createWebhookStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createWebhookStmt: %w", cerr)
 		}
 	}
 	if q.decidePlanStmt != nil {
@@ -897,6 +959,21 @@ func (q *Queries) Close() error {
 	if q.getWebSessionStmt != nil {
 		if cerr := q.getWebSessionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getWebSessionStmt: %w", cerr)
+		}
+	}
+	if q.getWebhookStmt != nil {
+		if cerr := q.getWebhookStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getWebhookStmt: %w", cerr)
+		}
+	}
+	if q.getWebhookTargetStmt != nil {
+		if cerr := q.getWebhookTargetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getWebhookTargetStmt: %w", cerr)
+		}
+	}
+	if q.giveUpOutboxStmt != nil {
+		if cerr := q.giveUpOutboxStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing giveUpOutboxStmt: %w", cerr)
 		}
 	}
 	if q.listAgentKeysStmt != nil {
@@ -1094,14 +1171,49 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listUsersStmt: %w", cerr)
 		}
 	}
+	if q.listWebhookDeliveriesStmt != nil {
+		if cerr := q.listWebhookDeliveriesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listWebhookDeliveriesStmt: %w", cerr)
+		}
+	}
+	if q.listWebhookSubscriptionsStmt != nil {
+		if cerr := q.listWebhookSubscriptionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listWebhookSubscriptionsStmt: %w", cerr)
+		}
+	}
+	if q.listWebhooksStmt != nil {
+		if cerr := q.listWebhooksStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listWebhooksStmt: %w", cerr)
+		}
+	}
+	if q.markOutboxDeliveredStmt != nil {
+		if cerr := q.markOutboxDeliveredStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing markOutboxDeliveredStmt: %w", cerr)
+		}
+	}
+	if q.markOutboxFailedStmt != nil {
+		if cerr := q.markOutboxFailedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing markOutboxFailedStmt: %w", cerr)
+		}
+	}
 	if q.nextDecisionNumberStmt != nil {
 		if cerr := q.nextDecisionNumberStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nextDecisionNumberStmt: %w", cerr)
 		}
 	}
+	if q.nextOutboxDueStmt != nil {
+		if cerr := q.nextOutboxDueStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nextOutboxDueStmt: %w", cerr)
+		}
+	}
 	if q.pauseSessionStmt != nil {
 		if cerr := q.pauseSessionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing pauseSessionStmt: %w", cerr)
+		}
+	}
+	if q.removeWebhookStmt != nil {
+		if cerr := q.removeWebhookStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing removeWebhookStmt: %w", cerr)
 		}
 	}
 	if q.resolveDecisionStmt != nil {
@@ -1228,6 +1340,7 @@ func (q *Queries) queryRow(ctx context.Context, stmt *sql.Stmt, query string, ar
 type Queries struct {
 	db                                   DBTX
 	tx                                   *sql.Tx
+	abandonWebhookOutboxStmt             *sql.Stmt
 	ackPermissionAnswersStmt             *sql.Stmt
 	ackPlanAnswersStmt                   *sql.Stmt
 	ackRemediationsStmt                  *sql.Stmt
@@ -1236,6 +1349,7 @@ type Queries struct {
 	addChangeSymbolStmt                  *sql.Stmt
 	addEventStmt                         *sql.Stmt
 	addLoginFailureStmt                  *sql.Stmt
+	addOutboxStmt                        *sql.Stmt
 	answerAskStmt                        *sql.Stmt
 	answerPermissionPromptStmt           *sql.Stmt
 	auditBlockedChangesStmt              *sql.Stmt
@@ -1244,6 +1358,7 @@ type Queries struct {
 	auditUnacknowledgedDeliveriesStmt    *sql.Stmt
 	auditUnanswerableAsksStmt            *sql.Stmt
 	auditUndeliveredResolutionsStmt      *sql.Stmt
+	claimOutboxStmt                      *sql.Stmt
 	clearLoginFailuresStmt               *sql.Stmt
 	clearViolationStmt                   *sql.Stmt
 	closeBreachStmt                      *sql.Stmt
@@ -1279,6 +1394,7 @@ type Queries struct {
 	createUserStmt                       *sql.Stmt
 	createViolationStmt                  *sql.Stmt
 	createWebSessionStmt                 *sql.Stmt
+	createWebhookStmt                    *sql.Stmt
 	decidePlanStmt                       *sql.Stmt
 	deleteChangeSymbolsStmt              *sql.Stmt
 	deleteExpiredWebSessionsStmt         *sql.Stmt
@@ -1315,6 +1431,9 @@ type Queries struct {
 	getUserByTokenHashStmt               *sql.Stmt
 	getViolationStmt                     *sql.Stmt
 	getWebSessionStmt                    *sql.Stmt
+	getWebhookStmt                       *sql.Stmt
+	getWebhookTargetStmt                 *sql.Stmt
+	giveUpOutboxStmt                     *sql.Stmt
 	listAgentKeysStmt                    *sql.Stmt
 	listAllStandingApprovalsStmt         *sql.Stmt
 	listAttentionAsksStmt                *sql.Stmt
@@ -1354,8 +1473,15 @@ type Queries struct {
 	listUndeliveredPlanAnswersStmt       *sql.Stmt
 	listUndeliveredResolutionsStmt       *sql.Stmt
 	listUsersStmt                        *sql.Stmt
+	listWebhookDeliveriesStmt            *sql.Stmt
+	listWebhookSubscriptionsStmt         *sql.Stmt
+	listWebhooksStmt                     *sql.Stmt
+	markOutboxDeliveredStmt              *sql.Stmt
+	markOutboxFailedStmt                 *sql.Stmt
 	nextDecisionNumberStmt               *sql.Stmt
+	nextOutboxDueStmt                    *sql.Stmt
 	pauseSessionStmt                     *sql.Stmt
+	removeWebhookStmt                    *sql.Stmt
 	resolveDecisionStmt                  *sql.Stmt
 	resumeSessionStmt                    *sql.Stmt
 	revokeAgentKeyStmt                   *sql.Stmt
@@ -1379,6 +1505,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 	return &Queries{
 		db:                                   tx,
 		tx:                                   tx,
+		abandonWebhookOutboxStmt:             q.abandonWebhookOutboxStmt,
 		ackPermissionAnswersStmt:             q.ackPermissionAnswersStmt,
 		ackPlanAnswersStmt:                   q.ackPlanAnswersStmt,
 		ackRemediationsStmt:                  q.ackRemediationsStmt,
@@ -1387,6 +1514,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		addChangeSymbolStmt:                  q.addChangeSymbolStmt,
 		addEventStmt:                         q.addEventStmt,
 		addLoginFailureStmt:                  q.addLoginFailureStmt,
+		addOutboxStmt:                        q.addOutboxStmt,
 		answerAskStmt:                        q.answerAskStmt,
 		answerPermissionPromptStmt:           q.answerPermissionPromptStmt,
 		auditBlockedChangesStmt:              q.auditBlockedChangesStmt,
@@ -1395,6 +1523,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		auditUnacknowledgedDeliveriesStmt:    q.auditUnacknowledgedDeliveriesStmt,
 		auditUnanswerableAsksStmt:            q.auditUnanswerableAsksStmt,
 		auditUndeliveredResolutionsStmt:      q.auditUndeliveredResolutionsStmt,
+		claimOutboxStmt:                      q.claimOutboxStmt,
 		clearLoginFailuresStmt:               q.clearLoginFailuresStmt,
 		clearViolationStmt:                   q.clearViolationStmt,
 		closeBreachStmt:                      q.closeBreachStmt,
@@ -1430,6 +1559,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		createUserStmt:                       q.createUserStmt,
 		createViolationStmt:                  q.createViolationStmt,
 		createWebSessionStmt:                 q.createWebSessionStmt,
+		createWebhookStmt:                    q.createWebhookStmt,
 		decidePlanStmt:                       q.decidePlanStmt,
 		deleteChangeSymbolsStmt:              q.deleteChangeSymbolsStmt,
 		deleteExpiredWebSessionsStmt:         q.deleteExpiredWebSessionsStmt,
@@ -1466,6 +1596,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getUserByTokenHashStmt:               q.getUserByTokenHashStmt,
 		getViolationStmt:                     q.getViolationStmt,
 		getWebSessionStmt:                    q.getWebSessionStmt,
+		getWebhookStmt:                       q.getWebhookStmt,
+		getWebhookTargetStmt:                 q.getWebhookTargetStmt,
+		giveUpOutboxStmt:                     q.giveUpOutboxStmt,
 		listAgentKeysStmt:                    q.listAgentKeysStmt,
 		listAllStandingApprovalsStmt:         q.listAllStandingApprovalsStmt,
 		listAttentionAsksStmt:                q.listAttentionAsksStmt,
@@ -1505,8 +1638,15 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listUndeliveredPlanAnswersStmt:       q.listUndeliveredPlanAnswersStmt,
 		listUndeliveredResolutionsStmt:       q.listUndeliveredResolutionsStmt,
 		listUsersStmt:                        q.listUsersStmt,
+		listWebhookDeliveriesStmt:            q.listWebhookDeliveriesStmt,
+		listWebhookSubscriptionsStmt:         q.listWebhookSubscriptionsStmt,
+		listWebhooksStmt:                     q.listWebhooksStmt,
+		markOutboxDeliveredStmt:              q.markOutboxDeliveredStmt,
+		markOutboxFailedStmt:                 q.markOutboxFailedStmt,
 		nextDecisionNumberStmt:               q.nextDecisionNumberStmt,
+		nextOutboxDueStmt:                    q.nextOutboxDueStmt,
 		pauseSessionStmt:                     q.pauseSessionStmt,
+		removeWebhookStmt:                    q.removeWebhookStmt,
 		resolveDecisionStmt:                  q.resolveDecisionStmt,
 		resumeSessionStmt:                    q.resumeSessionStmt,
 		revokeAgentKeyStmt:                   q.revokeAgentKeyStmt,

@@ -171,6 +171,20 @@ type Mission struct {
 	TwoPerson bool
 }
 
+type Outbox struct {
+	ID            int64
+	WebhookID     int64
+	Event         string
+	Payload       string
+	CreatedAt     string
+	Attempts      int64
+	NextAttemptAt string
+	DeliveredAt   sql.NullString
+	LastStatus    sql.NullInt64
+	LastError     sql.NullString
+	GaveUpAt      sql.NullString
+}
+
 type PermissionPrompt struct {
 	ID              int64
 	SessionID       string
@@ -342,4 +356,14 @@ type WebSession struct {
 	CsrfToken  string
 	CreatedAt  string
 	LastSeenAt string
+}
+
+type Webhook struct {
+	ID        int64
+	Url       string
+	Secret    string
+	Events    string
+	CreatedAt string
+	CreatedBy sql.NullInt64
+	RemovedAt sql.NullString
 }

@@ -10,6 +10,8 @@ import (
 )
 
 type Querier interface {
+	// A removed endpoint's notifications not yet sent are given up.
+	AbandonWebhookOutbox(ctx context.Context, arg AbandonWebhookOutboxParams) error
 	AckPermissionAnswers(ctx context.Context, arg AckPermissionAnswersParams) (int64, error)
 	AckPlanAnswers(ctx context.Context, arg AckPlanAnswersParams) (int64, error)
 	AckRemediations(ctx context.Context, arg AckRemediationsParams) (int64, error)
@@ -19,6 +21,7 @@ type Querier interface {
 	AddChangeSymbol(ctx context.Context, arg AddChangeSymbolParams) error
 	AddEvent(ctx context.Context, arg AddEventParams) error
 	AddLoginFailure(ctx context.Context, arg AddLoginFailureParams) error
+	AddOutbox(ctx context.Context, arg AddOutboxParams) (int64, error)
 	// Answers an ask once: a second answer matches no row.
 	AnswerAsk(ctx context.Context, arg AnswerAskParams) (Ask, error)
 	// Records a person's answer, only while the prompt waits.
@@ -66,6 +69,11 @@ type Querier interface {
 	// decisions_undelivered, which holds exactly the resolved, undelivered
 	// gates.
 	AuditUndeliveredResolutions(ctx context.Context, resolvedBefore sql.NullString) ([]AuditUndeliveredResolutionsRow, error)
+	// Claims up to lim due rows: moving next_attempt_at to the lease's end
+	// takes them out of every other sender's claim until it runs out. The
+	// WHERE guard is the claim: a row another sender claimed first is no
+	// longer due.
+	ClaimOutbox(ctx context.Context, arg ClaimOutboxParams) ([]ClaimOutboxRow, error)
 	ClearLoginFailures(ctx context.Context, email string) error
 	ClearViolation(ctx context.Context, arg ClearViolationParams) (Violation, error)
 	CloseBreach(ctx context.Context, arg CloseBreachParams) error
@@ -112,6 +120,7 @@ type Querier interface {
 	CreateUser(ctx context.Context, arg CreateUserParams) (User, error)
 	CreateViolation(ctx context.Context, arg CreateViolationParams) (Violation, error)
 	CreateWebSession(ctx context.Context, arg CreateWebSessionParams) error
+	CreateWebhook(ctx context.Context, arg CreateWebhookParams) (Webhook, error)
 	// Approves or rejects the session's latest plan, only while it is proposed.
 	DecidePlan(ctx context.Context, arg DecidePlanParams) (Plan, error)
 	DeleteChangeSymbols(ctx context.Context, sessionID string) error
@@ -175,6 +184,11 @@ type Querier interface {
 	GetUserByTokenHash(ctx context.Context, tokenHash string) (User, error)
 	GetViolation(ctx context.Context, id int64) (Violation, error)
 	GetWebSession(ctx context.Context, idHash string) (GetWebSessionRow, error)
+	// An endpoint not removed, with who added it.
+	GetWebhook(ctx context.Context, id int64) (GetWebhookRow, error)
+	// Where and how a sender sends an endpoint's notifications.
+	GetWebhookTarget(ctx context.Context, id int64) (GetWebhookTargetRow, error)
+	GiveUpOutbox(ctx context.Context, arg GiveUpOutboxParams) (int64, error)
 	ListAgentKeys(ctx context.Context) ([]ListAgentKeysRow, error)
 	// Every approval still waiting for its second, for the pages that show
 	// "1 of 2": few at any time, as approvals settle when they take effect.
@@ -249,9 +263,22 @@ type Querier interface {
 	// What the next brief would hand over, read without stamping (the preview).
 	ListUndeliveredResolutions(ctx context.Context, arg ListUndeliveredResolutionsParams) ([]ListUndeliveredResolutionsRow, error)
 	ListUsers(ctx context.Context) ([]ListUsersRow, error)
+	// An endpoint's newest notifications, sent or not.
+	ListWebhookDeliveries(ctx context.Context, arg ListWebhookDeliveriesParams) ([]ListWebhookDeliveriesRow, error)
+	// What the outbox writer needs of each endpoint not removed.
+	ListWebhookSubscriptions(ctx context.Context) ([]ListWebhookSubscriptionsRow, error)
+	// The endpoints not removed, oldest first, with who added them.
+	ListWebhooks(ctx context.Context) ([]ListWebhooksRow, error)
+	MarkOutboxDelivered(ctx context.Context, arg MarkOutboxDeliveredParams) (int64, error)
+	// Records a failed attempt and when to try again; only the sender whose
+	// claim is the latest (attempts unchanged since) records it.
+	MarkOutboxFailed(ctx context.Context, arg MarkOutboxFailedParams) (int64, error)
 	// Safe inside a write transaction: there is one writer.
 	NextDecisionNumber(ctx context.Context) (int64, error)
+	// When the earliest row still to send is due; '' when none is.
+	NextOutboxDue(ctx context.Context) (string, error)
 	PauseSession(ctx context.Context, arg PauseSessionParams) (int64, error)
+	RemoveWebhook(ctx context.Context, arg RemoveWebhookParams) (int64, error)
 	// Resolves a gate once: a second resolve matches no row.
 	ResolveDecision(ctx context.Context, arg ResolveDecisionParams) (Decision, error)
 	ResumeSession(ctx context.Context, id string) (int64, error)

@@ -399,6 +399,26 @@ func routeTable() []routeCase {
 				return fmt.Sprintf("/api/v1/tools/route-table/put-%d", slugs), map[string]any{"side_effecting": true}, ""
 			},
 			want: statuses(http.StatusOK, []caller{asAdmin})},
+		// Webhook endpoints are not in the snapshot: writes stays false.
+		{method: http.MethodGet, path: "/api/v1/webhooks",
+			setup: func(*webtest.API) (string, any, string) { return "/api/v1/webhooks", nil, "" },
+			want:  statuses(http.StatusOK, []caller{asAdmin})},
+		{method: http.MethodPost, path: "/api/v1/webhooks",
+			setup: func(*webtest.API) (string, any, string) {
+				return "/api/v1/webhooks", map[string]any{"url": "https://hooks.example.com/route-table",
+					"secret": "route-table-signing-secret", "events": []string{"hard_stop"}}, ""
+			},
+			want: statuses(http.StatusCreated, []caller{asAdmin})},
+		{method: http.MethodDelete, path: "/api/v1/webhooks/:id",
+			setup: func(a *webtest.API) (string, any, string) {
+				w, err := a.Kit.Gov.Webhooks.Create(ctx, a.Admin, governance.WebhookInput{URL: "https://hooks.example.com/route-table",
+					Secret: "route-table-signing-secret", Events: []string{"attention.created"}})
+				if err != nil {
+					a.T.Fatal(err)
+				}
+				return fmt.Sprintf("/api/v1/webhooks/%d", w.ID), nil, ""
+			},
+			want: statuses(http.StatusOK, []caller{asAdmin})},
 		{method: http.MethodPost, path: "/api/v1/sessions/:id/tool-calls/check",
 			setup: func(a *webtest.API) (string, any, string) {
 				id, r := run(a)
@@ -521,6 +541,11 @@ func routeTable() []routeCase {
 		consoleOnly(http.MethodGet, "/admin/tools", nil),
 		consoleOnly(http.MethodPost, "/admin/tools", nil),
 		consoleOnly(http.MethodPost, "/admin/tools/delete", nil),
+		consoleOnly(http.MethodGet, "/admin/webhooks", nil),
+		consoleOnly(http.MethodPost, "/admin/webhooks", nil),
+		consoleOnly(http.MethodPost, "/admin/webhooks/:id/remove", func(*webtest.API) (string, string) {
+			return "/admin/webhooks/1/remove", ""
+		}),
 		consoleOnly(http.MethodPost, "/asks/:id/answer", func(a *webtest.API) (string, string) {
 			return "/asks/ask_unknown/answer", ""
 		}),

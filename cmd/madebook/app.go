@@ -75,7 +75,7 @@ func (a *app) importRules(ctx context.Context, rs []rules.Rule) (int, error) {
 // handler is the whole HTTP surface: the console, the API and /brief.
 // stopping is closed when the server begins to shut down.
 func (a *app) handler(logger *slog.Logger, secureCookies bool, stopping <-chan struct{}) http.Handler {
-	return web.NewServer(web.Deps{Auth: a.auth, Gov: a.gov, Ledger: ledger.NewService(a.store, time.Now, a.gov.Briefs),
+	return web.NewServer(web.Deps{Auth: a.auth, Gov: a.gov, Ledger: ledger.NewService(a.store, time.Now, a.gov.Briefs, a.gov.Notify),
 		Audit: a.audit(), Health: a.store.Ping, Logger: logger, SecureCookies: secureCookies, Stopping: stopping})
 }
 

@@ -213,6 +213,8 @@ func TestCommandLineMistakesAreUsageErrors(t *testing.T) {
 		{"an unexpected argument after key create", []string{"key", "create", "--name", "a", "--db", path, "b"}},
 		{"a delivery lease under a second", []string{"serve", "--delivery-lease", "500ms", "--db", path}},
 		{"a delivery lease that is not a duration", []string{"serve", "--delivery-lease", "soon", "--db", path}},
+		{"a public URL that is not absolute", []string{"serve", "--public-url", "madebook.example.com", "--db", path}},
+		{"a public URL that is not http", []string{"serve", "--public-url", "ftp://madebook.example.com", "--db", path}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

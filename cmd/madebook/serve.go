@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/notify"
 )
 
 // serveConfig is serve's settings, from its flags and the environment.
@@ -27,15 +29,19 @@ type serveConfig struct {
 	// lease is how long a delivery waits for the agent's acknowledgement
 	// before a brief hands it over again.
 	lease time.Duration
+	// publicURL is the console's address as people reach it, which
+	// notifications link to; "" is http:// and the listener's address.
+	publicURL string
 }
 
 // runServe is `madebook serve`: it migrates the database, then serves the
 // console and the API until ctx is done; with --demo, on a throwaway
 // database with a simulated agent.
 func runServe(ctx context.Context, c stdio, args []string) error {
-	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH] [--secure-cookies] [--delivery-lease D] [--demo]",
+	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH] [--public-url URL] [--secure-cookies] [--delivery-lease D] [--demo]",
 		"Migrate the database (creating it on first start), then serve the console, the JSON API\n"+
-			"and /brief until interrupted (Ctrl-C, SIGTERM), logging JSON lines on stdout.\n\n"+
+			"and /brief until interrupted (Ctrl-C, SIGTERM), logging JSON lines on stdout, and send\n"+
+			"the webhook notifications the outbox holds.\n\n"+
 			"--demo serves a throwaway database instead, removed at exit: missions, sessions in every\n"+
 			"state, a simulated agent that keeps briefing and now and then opens a gate, and\n"+
 			"demo credentials printed on stdout.")
@@ -43,6 +49,8 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 	f.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "listen on `ADDR`, a host:port; port 0 picks a free one")
 	f.env["addr"] = "MADEBOOK_ADDR"
 	path := f.dbFlag()
+	f.StringVar(&cfg.publicURL, "public-url", "", "link notifications to the console at `URL`, its address as people reach it (e.g. https://madebook.example.com); default http:// and --addr")
+	f.env["public-url"] = "MADEBOOK_PUBLIC_URL"
 	f.BoolVar(&cfg.secureCookies, "secure-cookies", false, "make the console's cookies Secure and __Host-, for serving over TLS")
 	f.env["secure-cookies"] = "MADEBOOK_SECURE_COOKIES"
 	f.DurationVar(&cfg.lease, "delivery-lease", governance.DefaultDeliveryLease,
@@ -54,6 +62,12 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 	}
 	if cfg.lease < time.Second {
 		return f.fail("--delivery-lease is %s; it must be at least 1s", cfg.lease)
+	}
+	if cfg.publicURL != "" {
+		u, err := url.Parse(cfg.publicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return f.fail("--public-url is %q; it must be an absolute http:// or https:// address", cfg.publicURL)
+		}
 	}
 	if cfg.demo && f.isSet("db") {
 		return f.fail("--demo makes its own throwaway database: leave out --db")
@@ -103,6 +117,11 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 		ReadTimeout: time.Minute, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	srv.RegisterOnShutdown(func() { close(stopping) })
+	public := cfg.publicURL
+	if public == "" {
+		public = dialURL(ln.Addr())
+	}
+	a.gov.SetPublicURL(public)
 
 	flushCtx, stopFlush := context.WithCancel(context.WithoutCancel(ctx))
 	flushed := make(chan struct{})
@@ -111,9 +130,18 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 		a.runBriefTimes(flushCtx, time.Second, func(err error) { logger.Error("brief times", "error", err) })
 	}()
 
+	// The webhook sender runs until the server has shut down (requests
+	// that write notifications have finished by then).
+	sendCtx, stopSend := context.WithCancel(context.WithoutCancel(ctx))
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		notify.NewSender(a.store, logger).Run(sendCtx)
+	}()
+
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	logger.Info("listening", "addr", "http://"+ln.Addr().String(), "db", a.path)
+	logger.Info("listening", "addr", "http://"+ln.Addr().String(), "db", a.path, "public_url", public)
 
 	// The demo plays against the server's own listener; a failure to set
 	// it up stops the server.
@@ -148,6 +176,8 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 		}
 		cancel()
 	}
+	stopSend()
+	<-sent
 	stopFlush()
 	<-flushed
 	if errors.Is(err, http.ErrServerClosed) {

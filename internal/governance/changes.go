@@ -17,6 +17,7 @@ import (
 	"github.com/madebook/madebook/internal/change"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/glob"
+	"github.com/madebook/madebook/internal/notify"
 	"github.com/madebook/madebook/internal/policy"
 	"github.com/madebook/madebook/internal/protocol"
 	"github.com/madebook/madebook/internal/rules"
@@ -350,9 +351,11 @@ func (s *ChangeService) recordChange(ctx context.Context, q db.Querier, session 
 }
 
 // recordViolations opens what the change newly trips and closes what it no
-// longer trips, except critical violations, which only a person clears. A
-// new high violation raises a required remediation; a violation closing
-// closes the remediation it raised.
+// longer trips, except critical violations, which only a person clears.
+// Each violation it opens is a violation.detected event on the timeline
+// (naming the redacted match, never the secret); a new high violation
+// raises a required remediation, and a violation closing closes the
+// remediation it raised.
 func (s *ChangeService) recordViolations(ctx context.Context, q db.Querier, actor auth.Actor, session string, found []policy.Finding,
 	now time.Time) error {
 	open, err := q.ListOpenViolations(ctx, session)
@@ -394,6 +397,10 @@ func (s *ChangeService) recordViolations(ctx context.Context, q db.Querier, acto
 			Severity: string(f.Severity), Action: string(f.Action), Match: f.Match, File: f.File, Line: int64(f.Line),
 			DetectedAt: db.FormatTime(now)})
 		if err != nil {
+			return err
+		}
+		if err := s.event(ctx, q, session, actor, now, notify.KindViolationDetected, fmt.Sprint(v.ID),
+			fmt.Sprintf("%s %s: %s in %s:%d", v.Severity, v.Policy, v.Match, v.File, v.Line)); err != nil {
 			return err
 		}
 		if err := s.remediateViolation(ctx, q, actor, v, now); err != nil {

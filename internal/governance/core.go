@@ -28,6 +28,7 @@ import (
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/input"
+	"github.com/madebook/madebook/internal/notify"
 )
 
 // MaxNote is the most characters of the note a person leaves on what they
@@ -55,6 +56,11 @@ type Services struct {
 	Briefs       *BriefService       // Brief, FlushTimes, RunTimes
 	Lifecycle    *LifecycleService   // Report
 	Permissions  *PermissionService  // Answer
+	Webhooks     *WebhookService     // Create, List, Remove
+	// Notify writes the notifications every write's timeline events cause
+	// to the webhook outbox, in the write's transaction; the ledger shares
+	// it.
+	Notify *notify.Notifier
 
 	now func() time.Time
 }
@@ -63,12 +69,12 @@ type Services struct {
 // is the clock (tests pass a fixed one).
 func New(store db.Transactor, now func() time.Time) *Services {
 	c := &core{store: store, now: func() time.Time { return now().UTC() }, touches: touches{pending: map[string]time.Time{}},
-		cache: newStateCache(), lease: DefaultDeliveryLease}
+		cache: newStateCache(), lease: DefaultDeliveryLease, notes: notify.NewNotifier("")}
 	plans := &PlanService{c}
 	return &Services{Missions: &MissionService{c}, Sessions: &SessionService{c}, Decisions: &DecisionService{c},
 		Plans: plans, Lifecycle: &LifecycleService{core: c, plans: plans}, Remediations: &RemediationService{c}, Changes: &ChangeService{core: c},
 		Evidence: &EvidenceService{c}, Policies: &PolicyService{c}, Attention: &AttentionService{c},
-		Briefs: &BriefService{c}, Permissions: &PermissionService{c}, now: c.now}
+		Briefs: &BriefService{c}, Permissions: &PermissionService{c}, Webhooks: &WebhookService{c}, Notify: c.notes, now: c.now}
 }
 
 // SetDeliveryLease sets how long a delivery waits for the agent's
@@ -78,6 +84,10 @@ func (s *Services) SetDeliveryLease(d time.Duration) { s.Briefs.lease = d }
 
 // DeliveryLease is how long a delivery waits for its acknowledgement.
 func (s *Services) DeliveryLease() time.Duration { return s.Briefs.lease }
+
+// SetPublicURL sets the console's public address, which notifications'
+// deep links start with (serve --public-url). Call it before serving.
+func (s *Services) SetPublicURL(u string) { s.Notify.SetPublicURL(u) }
 
 // Now is the services' clock, for views that say how long ago things were.
 func (s *Services) Now() time.Time { return s.now() }
@@ -96,29 +106,41 @@ type core struct {
 	// lease is how long a delivery waits for its acknowledgement before a
 	// brief hands it over again.
 	lease time.Duration
+	// notes writes the notifications a write's events cause.
+	notes *notify.Notifier
 }
 
 // write runs fn in one write transaction and then forgets the cached state
-// of every session the transaction recorded an event for.
+// of every session the transaction recorded an event for. Before the
+// transaction commits, the notifications its events cause are written to
+// the webhook outbox in it: a cause and its notifications land together
+// or not at all.
 func (c *core) write(ctx context.Context, fn func(db.Querier) error) error {
 	t := &eventTracker{Querier: nil}
 	err := c.store.Write(ctx, func(q db.Querier) error {
 		t.Querier = q
-		return fn(t)
+		if err := fn(t); err != nil {
+			return err
+		}
+		return c.notes.Enqueue(ctx, q, t.events)
 	})
 	c.cache.forget(t.sessions)
 	return err
 }
 
-// eventTracker notes the sessions whose timeline a transaction writes to.
+// eventTracker notes the sessions whose timeline a transaction writes to,
+// and the events, for the notifications they cause.
 type eventTracker struct {
 	db.Querier
 	sessions []string
+	events   []notify.Event
 }
 
-// AddEvent records the event and notes its session.
+// AddEvent records the event and notes it and its session.
 func (t *eventTracker) AddEvent(ctx context.Context, arg db.AddEventParams) error {
 	t.sessions = append(t.sessions, arg.SessionID)
+	t.events = append(t.events, notify.Event{Session: arg.SessionID, At: arg.At, Actor: arg.Actor, Kind: arg.Kind,
+		Ref: arg.Ref, Detail: arg.Detail})
 	return t.Querier.AddEvent(ctx, arg)
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/madebook/madebook/internal/ids"
 	"github.com/madebook/madebook/internal/input"
 	"github.com/madebook/madebook/internal/lifecycle"
+	"github.com/madebook/madebook/internal/notify"
 	"github.com/madebook/madebook/internal/plan"
 )
 
@@ -57,6 +58,7 @@ type Service struct {
 	store  db.Transactor
 	now    func() time.Time
 	briefs Briefs
+	notes  *notify.Notifier
 }
 
 // Briefs tells the executor gate what a session's brief says now.
@@ -71,9 +73,10 @@ type Briefs interface {
 }
 
 // NewService returns the ledger service; briefs is what its executor gate
-// asks about sessions' briefs.
-func NewService(store db.Transactor, now func() time.Time, briefs Briefs) *Service {
-	return &Service{store: store, now: func() time.Time { return now().UTC() }, briefs: briefs}
+// asks about sessions' briefs, notes what writes the notifications its
+// events cause (governance's Services.Notify).
+func NewService(store db.Transactor, now func() time.Time, briefs Briefs, notes *notify.Notifier) *Service {
+	return &Service{store: store, now: func() time.Time { return now().UTC() }, briefs: briefs, notes: notes}
 }
 
 // Run is one run of an agent's work.
@@ -225,7 +228,7 @@ func (s *Service) openRun(ctx context.Context, actor auth.Actor, session, name, 
 		if err != nil {
 			return err
 		}
-		return event(ctx, q, session, actor, now, "run.started", row.ID, name)
+		return s.event(ctx, q, session, actor, now, "run.started", row.ID, name)
 	})
 	if err != nil {
 		return Run{}, false, fmt.Errorf("start run on %s: %w", session, err)
@@ -266,7 +269,7 @@ func (s *Service) FinishRun(ctx context.Context, actor auth.Actor, id, status st
 		if row, err = q.SetRunStatus(ctx, db.SetRunStatusParams{ID: id, Status: status, EndedAt: db.NullTime(now)}); err != nil {
 			return err
 		}
-		return event(ctx, q, r.SessionID, actor, now, "run."+status, id, r.Name)
+		return s.event(ctx, q, r.SessionID, actor, now, "run."+status, id, r.Name)
 	})
 	if err != nil {
 		return Run{}, fmt.Errorf("finish run %s: %w", id, err)
@@ -367,7 +370,7 @@ func (s *Service) RecordAsk(ctx context.Context, actor auth.Actor, runID string,
 			ParkedFrom: r.Status, CreatedAt: db.FormatTime(now), StoppingPoint: sp}); err != nil {
 			return triggerError(err)
 		}
-		return event(ctx, q, r.SessionID, actor, now, "ask.opened", a.ID, prompt)
+		return s.event(ctx, q, r.SessionID, actor, now, "ask.opened", a.ID, prompt)
 	})
 	if err != nil {
 		return Ask{}, fmt.Errorf("ask on run %s: %w", runID, err)
@@ -421,7 +424,7 @@ func (s *Service) AnswerAsk(ctx context.Context, actor auth.Actor, id, option st
 		if _, err := q.SetRunStatus(ctx, db.SetRunStatusParams{ID: cur.RunID, Status: cur.ParkedFrom, EndedAt: ended}); err != nil {
 			return err
 		}
-		return event(ctx, q, cur.SessionID, actor, now, "ask.answered", id, option+": "+label)
+		return s.event(ctx, q, cur.SessionID, actor, now, "ask.answered", id, option+": "+label)
 	})
 	if err != nil {
 		return Ask{}, fmt.Errorf("answer ask %s: %w", id, err)
@@ -777,12 +780,15 @@ func ownRun(ctx context.Context, q db.Querier, actor auth.Actor, id string) (db.
 	return r, nil
 }
 
-func event(ctx context.Context, q db.Querier, session string, actor auth.Actor, at time.Time, kind, ref, detail string) error {
-	if err := q.AddEvent(ctx, db.AddEventParams{SessionID: session, At: db.FormatTime(at), Actor: actor.Label(),
-		Kind: kind, Ref: ref, Detail: detail}); err != nil {
+// event records one line of a session's timeline, and in the same
+// transaction the notifications it causes (an ask opened: a new
+// Attention item).
+func (s *Service) event(ctx context.Context, q db.Querier, session string, actor auth.Actor, at time.Time, kind, ref, detail string) error {
+	arg := db.AddEventParams{SessionID: session, At: db.FormatTime(at), Actor: actor.Label(), Kind: kind, Ref: ref, Detail: detail}
+	if err := q.AddEvent(ctx, arg); err != nil {
 		return fmt.Errorf("record %s: %w", kind, err)
 	}
-	return nil
+	return s.notes.Enqueue(ctx, q, []notify.Event{{Session: session, At: arg.At, Actor: arg.Actor, Kind: kind, Ref: ref, Detail: detail}})
 }
 
 // runFrom converts a runs row; an error names the row.

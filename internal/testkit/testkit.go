@@ -64,7 +64,7 @@ func New(tb testing.TB) *Kit {
 	clock := &Clock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
 	gov := governance.New(store, clock.Now)
 	k := &Kit{TB: tb, Path: path, Store: store, Auth: auth.NewService(store, clock.Now).WithPasswordCost(bcrypt.MinCost),
-		Gov: gov, Ledger: ledger.NewService(store, clock.Now, gov.Briefs),
+		Gov: gov, Ledger: ledger.NewService(store, clock.Now, gov.Briefs, gov.Notify),
 		Audit: audit.NewService(store, clock.Now), Clock: clock}
 	// As on a fresh database: the "Secrets in source" policy set.
 	if err := k.Gov.Policies.InstallDefaults(context.Background()); err != nil {

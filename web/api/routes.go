@@ -55,4 +55,7 @@ func Routes(e *echo.Echo, d Deps) {
 	v1.PUT("/tools", handleToolSet(d.Ledger))
 	v1.PUT("/tools/:server/:tool", handleToolPut(d.Ledger))
 	v1.GET("/audit/:report", handleAuditReport(d.Audit))
+	v1.GET("/webhooks", handleWebhookList(d.Gov.Webhooks))
+	v1.POST("/webhooks", handleWebhookCreate(d.Gov.Webhooks))
+	v1.DELETE("/webhooks/:id", handleWebhookDelete(d.Gov.Webhooks))
 }

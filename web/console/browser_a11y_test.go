@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"github.com/madebook/madebook/internal/change"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
+	"github.com/madebook/madebook/internal/notify"
 	"github.com/madebook/madebook/internal/plan"
 	"github.com/madebook/madebook/internal/testkit"
 	"github.com/madebook/madebook/web"
@@ -46,6 +49,7 @@ func TestBrowserEveryPagePassesAxe(t *testing.T) {
 		"/admin/policies":      {"/admin/policies"},
 		"/admin/rules":         {"/admin/rules"},
 		"/admin/tools":         {"/admin/tools"},
+		"/admin/webhooks":      {"/admin/webhooks"},
 	}
 	for _, name := range audit.Names() {
 		pages["/audit/:report"] = append(pages["/audit/:report"], "/audit/"+name)
@@ -101,6 +105,14 @@ func a11yWorkspace(t *testing.T) axeWorkspace {
 	bg := context.Background()
 	admin, _ := kit.Person(auth.Admin)
 	agent, _ := kit.Agent()
+	// An endpoint that refuses, so that the notifications page lists
+	// deliveries of everything below, and their failures.
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "this endpoint refuses every delivery, with a long explanation that must wrap on a phone", http.StatusBadGateway)
+	}))
+	t.Cleanup(refusing.Close)
+	must(t)(kit.Gov.Webhooks.Create(bg, admin, governance.WebhookInput{URL: refusing.URL + "/services/T000/B000/a-long-path-that-must-wrap-on-a-phone",
+		Secret: "a11y-signing-secret", Events: []string{"attention.created", "hard_stop"}}))
 
 	// Sessions in the states a lead acts on.
 	risky, plain := kit.Mission(admin, true), kit.Mission(admin, false)
@@ -125,6 +137,9 @@ func a11yWorkspace(t *testing.T) axeWorkspace {
 		Content: "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"}}}))
 	must(t)(kit.Gov.Remediations.Request(bg, admin, stopped, governance.RemediationInput{Severity: governance.SeverityRequired,
 		Instruction: "Rotate the key.", Files: []string{"deploy.sh"}}))
+	sender := notify.NewSender(kit.Store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	sender.Now = kit.Clock.Now
+	must(t)(sender.RunOnce(bg))
 	return axeWorkspace{kit: kit, e: e, srv: srv, admin: admin, gated: gated, planned: planned, plain: plain, stopped: stopped}
 }
 

@@ -545,7 +545,32 @@ func consoleRouteTable() []consoleRouteCase {
 				return consoleCall{path: "/admin/tools/delete", state: e.toolsState,
 					form: url.Values{"server": {"github"}, "tool": {tool}}}
 			}},
+		{method: http.MethodGet, path: "/admin/webhooks", setup: page("/admin/webhooks"), want: adminPage},
+		{method: http.MethodPost, path: "/admin/webhooks", want: adminAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				return consoleCall{path: "/admin/webhooks", state: e.webhooksState,
+					form: url.Values{"url": {"https://hooks.example.com/" + e.unique("hook")}, "secret": {"console-signing-secret"},
+						"events": {"hard_stop", "decision.expired"}}}
+			}},
+		{method: http.MethodPost, path: "/admin/webhooks/:id/remove", want: adminAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				w, err := e.Kit.Gov.Webhooks.Create(ctx, e.Admin, governance.WebhookInput{URL: "https://hooks.example.com/" + e.unique("gone"),
+					Secret: "console-signing-secret", Events: []string{"attention.created"}})
+				e.fatal(err)
+				return consoleCall{path: fmt.Sprintf("/admin/webhooks/%d/remove", w.ID), state: e.webhooksState}
+			}},
 	}
+}
+
+// webhooksState lists the webhook endpoints.
+func (e *consoleEnv) webhooksState() string {
+	ws, err := e.Kit.Gov.Webhooks.List(context.Background(), e.Admin)
+	e.fatal(err)
+	var b strings.Builder
+	for _, w := range ws {
+		fmt.Fprintf(&b, "%d %s %v\n", w.ID, w.URL, w.Events)
+	}
+	return b.String()
 }
 
 // isConsoleRoute reports whether a registered route belongs to the console.

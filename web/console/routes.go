@@ -68,7 +68,8 @@ func Routes(e *echo.Echo, d Deps) ErrorRenderer {
 	e.POST("/missions/:slug", k.handleUpdateMission(), in...)
 	e.GET("/audit", k.handleAudit(), in...)
 	e.GET("/audit/:report", k.handleAuditReport(), in...)
-	// Admin pages: users and agent keys (admins only; every action logged).
+	// Admin pages: users, agent keys, policies, rules, tools, webhook
+	// endpoints (admins only; every action logged).
 	admin := append(in[:len(in):len(in)], k.requireAdmin)
 	e.GET("/admin/users", k.handleUsers(), admin...)
 	e.POST("/admin/users", k.handleUserAdd(d.Logger), admin...)
@@ -85,5 +86,8 @@ func Routes(e *echo.Echo, d Deps) ErrorRenderer {
 	e.GET("/admin/tools", k.handleTools(), admin...)
 	e.POST("/admin/tools", k.handleToolSave(), admin...)
 	e.POST("/admin/tools/delete", k.handleToolDelete(), admin...)
+	e.GET("/admin/webhooks", k.handleWebhooks(), admin...)
+	e.POST("/admin/webhooks", k.handleWebhookAdd(d.Logger), admin...)
+	e.POST("/admin/webhooks/:id/remove", k.handleWebhookRemove(d.Logger), admin...)
 	return k.renderError
 }

@@ -1,0 +1,94 @@
+package console_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/notify"
+	"github.com/madebook/madebook/web/webtest"
+)
+
+// An admin adds an endpoint in the console, sees a refused form's
+// messages beside their fields, sees each delivery and why it failed, and
+// removes the endpoint; the secret is never shown.
+func TestConsoleWebhooks(t *testing.T) {
+	kit, base := consoleServer(t, false)
+	admin, _ := kit.Person(auth.Admin)
+	lead, _ := kit.Lead()
+	agent, _ := kit.Agent()
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(refusing.Close)
+	const secret = "console-test-signing-secret"
+
+	b := webtest.ConsoleAs(t, base, admin.Email)
+	if res, body := b.Get("/admin/webhooks"); res.StatusCode != http.StatusOK || !strings.Contains(body, "No endpoint yet") {
+		t.Fatalf("notifications page: %d", res.StatusCode)
+	}
+	res, body := b.PostForm("/admin/webhooks", url.Values{"url": {refusing.URL}, "secret": {"short"}, "events": {"hard_stop"}})
+	if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, `data-testid="error-secret"`) ||
+		!strings.Contains(body, `value="`+refusing.URL+`"`) || !strings.Contains(body, `value="hard_stop" checked`) {
+		t.Fatalf("a short secret: %d, not said beside the secret with the form kept", res.StatusCode)
+	}
+	if res, body := b.PostForm("/admin/webhooks", url.Values{"url": {refusing.URL}, "secret": {secret}}); res.StatusCode != http.StatusUnprocessableEntity ||
+		!strings.Contains(body, `data-testid="error-events"`) {
+		t.Fatalf("no events: %d, not said beside the events", res.StatusCode)
+	}
+	if res, body := b.PostForm("/admin/webhooks", url.Values{"url": {"hooks.example.com"}, "secret": {secret}, "events": {"hard_stop"}}); res.StatusCode != http.StatusUnprocessableEntity ||
+		!strings.Contains(body, `data-testid="error-url"`) {
+		t.Fatalf("a relative url: %d, not said beside the url", res.StatusCode)
+	}
+	res, _ = b.PostForm("/admin/webhooks", url.Values{"url": {refusing.URL}, "secret": {secret}, "events": {"attention.created", "hard_stop"}})
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/admin/webhooks?done=added" {
+		t.Fatalf("add: %d %s", res.StatusCode, res.Header.Get("Location"))
+	}
+
+	// A gate, and one refused attempt to tell the endpoint of it.
+	s := kit.Session(agent, kit.Mission(lead, false))
+	if _, err := kit.Gov.Decisions.Open(context.Background(), agent, s, governance.DecisionInput{Title: "Schema", Question: "Drop it?"}); err != nil {
+		t.Fatal(err)
+	}
+	sender := notify.NewSender(kit.Store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	sender.Now = kit.Clock.Now
+	if n, err := sender.RunOnce(context.Background()); err != nil || n != 1 {
+		t.Fatalf("send: %d, %v", n, err)
+	}
+	_, body = b.Get("/admin/webhooks?done=added")
+	for _, want := range []string{`data-testid="webhook"`, refusing.URL, `<span class="chip">attention.created</span>`, admin.Email,
+		`data-testid="delivery"`, "pending", "HTTP 503 Service Unavailable: down for maintenance", "<td>1</td>"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page does not show %q", want)
+		}
+	}
+	if strings.Contains(body, secret) {
+		t.Error("the page shows the secret")
+	}
+
+	if res, _ := webtest.ConsoleAs(t, base, lead.Email).Get("/admin/webhooks"); res.StatusCode != http.StatusForbidden {
+		t.Errorf("a lead GET /admin/webhooks: %d", res.StatusCode)
+	}
+	ws, err := kit.Gov.Webhooks.List(context.Background(), admin)
+	if err != nil || len(ws) != 1 {
+		t.Fatalf("list: %v %v", ws, err)
+	}
+	res, _ = b.PostForm(fmt.Sprintf("/admin/webhooks/%d/remove", ws[0].ID), nil)
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("remove: %d", res.StatusCode)
+	}
+	if _, body := b.Get("/admin/webhooks?done=removed"); !strings.Contains(body, "No endpoint yet") || !strings.Contains(body, "Removed the endpoint") {
+		t.Error("the removed endpoint is still listed")
+	}
+	if res, _ := b.PostForm(fmt.Sprintf("/admin/webhooks/%d/remove", ws[0].ID), nil); res.StatusCode != http.StatusNotFound {
+		t.Errorf("removing it again: %d", res.StatusCode)
+	}
+}
