@@ -19,7 +19,8 @@ WITH scope AS (
     AND (CAST(?2 AS TEXT) = '' OR s.agent = ?2)
     AND (CAST(?3 AS TEXT) = '' OR s.id = ?3)
 ),
-decision AS (SELECT COUNT(*) AS n, COALESCE(MAX(d.opened_at), '') AS latest
+decision AS (SELECT COUNT(*) AS n, COALESCE(MAX(d.opened_at), '') AS latest,
+    COUNT(d.expired_at) AS expired, COALESCE(MAX(d.expired_at), '') AS latest_expired
   FROM decisions d JOIN scope ON scope.id = d.session_id WHERE d.resolved_at IS NULL),
 plan AS (SELECT COUNT(*) AS n, COALESCE(MAX(p.proposed_at), '') AS latest
   FROM plans p JOIN scope ON scope.id = p.session_id WHERE p.status = 'proposed' AND scope.high_risk),
@@ -38,7 +39,8 @@ task AS (SELECT COUNT(*) AS n, COALESCE(MAX(t.updated_at), '') AS latest
 SELECT decision.n AS decisions, plan.n AS plans, paused.n AS paused, ask.n AS asks,
        violation.n AS violations, remediation.n AS remediations, permission.n AS permissions, task.n AS tasks,
        CAST(MAX(decision.latest, plan.latest, paused.latest, ask.latest, violation.latest, remediation.latest,
-                permission.latest, task.latest) AS TEXT) AS latest
+                permission.latest, task.latest) AS TEXT) AS latest,
+       decision.expired AS expired, CAST(decision.latest_expired AS TEXT) AS latest_expired
 FROM decision, plan, paused, ask, violation, remediation, permission, task
 `
 
@@ -49,20 +51,24 @@ type CountAttentionParams struct {
 }
 
 type CountAttentionRow struct {
-	Decisions    int64
-	Plans        int64
-	Paused       int64
-	Asks         int64
-	Violations   int64
-	Remediations int64
-	Permissions  int64
-	Tasks        int64
-	Latest       string
+	Decisions     int64
+	Plans         int64
+	Paused        int64
+	Asks          int64
+	Violations    int64
+	Remediations  int64
+	Permissions   int64
+	Tasks         int64
+	Latest        string
+	Expired       int64
+	LatestExpired string
 }
 
 // How many items of each kind the Attention queue lists under the filters,
 // and when the newest of them was opened: the counts in every page, and a
-// fingerprint of the queue (an item added or removed changes it).
+// fingerprint of the queue (an item added or removed changes it). expired
+// and latest_expired count the open gates the sweep stamped expired, so
+// that the sweep's stamp (a gate moving to the top) changes it too.
 func (q *Queries) CountAttention(ctx context.Context, arg CountAttentionParams) (CountAttentionRow, error) {
 	row := q.queryRow(ctx, q.countAttentionStmt, countAttention, arg.Mission, arg.Agent, arg.Session)
 	var i CountAttentionRow
@@ -76,6 +82,8 @@ func (q *Queries) CountAttention(ctx context.Context, arg CountAttentionParams) 
 		&i.Permissions,
 		&i.Tasks,
 		&i.Latest,
+		&i.Expired,
+		&i.LatestExpired,
 	)
 	return i, err
 }
@@ -213,8 +221,8 @@ func (q *Queries) ListAttentionBlockedTasks(ctx context.Context, arg ListAttenti
 
 const listAttentionDecisions = `-- name: ListAttentionDecisions :many
 
-SELECT d.ref, d.title, d.question, d.proposal, d.blocked_scope, d.allowed_scope, d.opened_at,
-       s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
+SELECT d.ref, d.title, d.question, d.proposal, d.blocked_scope, d.allowed_scope, d.opened_at, d.expired_at,
+       m.gate_ttl, s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
 FROM decisions d
 JOIN sessions s ON s.id = d.session_id
 JOIN missions m ON m.id = s.mission_id
@@ -239,6 +247,8 @@ type ListAttentionDecisionsRow struct {
 	BlockedScope string
 	AllowedScope string
 	OpenedAt     string
+	ExpiredAt    sql.NullString
+	GateTtl      int64
 	SessionID    string
 	SessionTitle string
 	Agent        string
@@ -250,7 +260,8 @@ type ListAttentionDecisionsRow struct {
 // same three optional filters (an empty string matches everything), in
 // the same order, so that their parameters share one shape: the mission's
 // slug, the agent's name and the session's id.
-// Open gates, oldest first.
+// Open gates, oldest first, with their mission's gate_ttl and the
+// sweep's expiry stamp: whether one is expired is the clock's to say.
 func (q *Queries) ListAttentionDecisions(ctx context.Context, arg ListAttentionDecisionsParams) ([]ListAttentionDecisionsRow, error) {
 	rows, err := q.query(ctx, q.listAttentionDecisionsStmt, listAttentionDecisions, arg.Mission, arg.Agent, arg.Session)
 	if err != nil {
@@ -268,6 +279,8 @@ func (q *Queries) ListAttentionDecisions(ctx context.Context, arg ListAttentionD
 			&i.BlockedScope,
 			&i.AllowedScope,
 			&i.OpenedAt,
+			&i.ExpiredAt,
+			&i.GateTtl,
 			&i.SessionID,
 			&i.SessionTitle,
 			&i.Agent,

@@ -222,6 +222,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.deliverResolutionsStmt, err = db.PrepareContext(ctx, deliverResolutions); err != nil {
 		return nil, fmt.Errorf("error preparing query DeliverResolutions: %w", err)
 	}
+	if q.expireDecisionsStmt, err = db.PrepareContext(ctx, expireDecisions); err != nil {
+		return nil, fmt.Errorf("error preparing query ExpireDecisions: %w", err)
+	}
 	if q.getAgentKeyStmt, err = db.PrepareContext(ctx, getAgentKey); err != nil {
 		return nil, fmt.Errorf("error preparing query GetAgentKey: %w", err)
 	}
@@ -338,6 +341,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.listEvidenceStmt, err = db.PrepareContext(ctx, listEvidence); err != nil {
 		return nil, fmt.Errorf("error preparing query ListEvidence: %w", err)
+	}
+	if q.listGateTTLsStmt, err = db.PrepareContext(ctx, listGateTTLs); err != nil {
+		return nil, fmt.Errorf("error preparing query ListGateTTLs: %w", err)
 	}
 	if q.listMissionSessionIDsStmt, err = db.PrepareContext(ctx, listMissionSessionIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query ListMissionSessionIDs: %w", err)
@@ -836,6 +842,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing deliverResolutionsStmt: %w", cerr)
 		}
 	}
+	if q.expireDecisionsStmt != nil {
+		if cerr := q.expireDecisionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing expireDecisionsStmt: %w", cerr)
+		}
+	}
 	if q.getAgentKeyStmt != nil {
 		if cerr := q.getAgentKeyStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getAgentKeyStmt: %w", cerr)
@@ -1029,6 +1040,11 @@ func (q *Queries) Close() error {
 	if q.listEvidenceStmt != nil {
 		if cerr := q.listEvidenceStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listEvidenceStmt: %w", cerr)
+		}
+	}
+	if q.listGateTTLsStmt != nil {
+		if cerr := q.listGateTTLsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listGateTTLsStmt: %w", cerr)
 		}
 	}
 	if q.listMissionSessionIDsStmt != nil {
@@ -1406,6 +1422,7 @@ type Queries struct {
 	deliverPlanAnswersStmt               *sql.Stmt
 	deliverRemediationsStmt              *sql.Stmt
 	deliverResolutionsStmt               *sql.Stmt
+	expireDecisionsStmt                  *sql.Stmt
 	getAgentKeyStmt                      *sql.Stmt
 	getAgentKeyByHashStmt                *sql.Stmt
 	getAgentKeyByNameStmt                *sql.Stmt
@@ -1445,6 +1462,7 @@ type Queries struct {
 	listAttentionRemediationsStmt        *sql.Stmt
 	listAttentionViolationsStmt          *sql.Stmt
 	listEvidenceStmt                     *sql.Stmt
+	listGateTTLsStmt                     *sql.Stmt
 	listMissionSessionIDsStmt            *sql.Stmt
 	listMissionsStmt                     *sql.Stmt
 	listMissionsWithSessionCountsStmt    *sql.Stmt
@@ -1571,6 +1589,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		deliverPlanAnswersStmt:               q.deliverPlanAnswersStmt,
 		deliverRemediationsStmt:              q.deliverRemediationsStmt,
 		deliverResolutionsStmt:               q.deliverResolutionsStmt,
+		expireDecisionsStmt:                  q.expireDecisionsStmt,
 		getAgentKeyStmt:                      q.getAgentKeyStmt,
 		getAgentKeyByHashStmt:                q.getAgentKeyByHashStmt,
 		getAgentKeyByNameStmt:                q.getAgentKeyByNameStmt,
@@ -1610,6 +1629,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listAttentionRemediationsStmt:        q.listAttentionRemediationsStmt,
 		listAttentionViolationsStmt:          q.listAttentionViolationsStmt,
 		listEvidenceStmt:                     q.listEvidenceStmt,
+		listGateTTLsStmt:                     q.listGateTTLsStmt,
 		listMissionSessionIDsStmt:            q.listMissionSessionIDsStmt,
 		listMissionsStmt:                     q.listMissionsStmt,
 		listMissionsWithSessionCountsStmt:    q.listMissionsWithSessionCountsStmt,

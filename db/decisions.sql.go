@@ -34,7 +34,7 @@ const createDecision = `-- name: CreateDecision :one
 INSERT INTO decisions (id, ref, session_id, title, question, proposal, blocked_scope, allowed_scope, opened_at)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6,
         ?7, ?8, ?9)
-RETURNING id, ref, session_id, title, question, proposal, blocked_scope, allowed_scope, opened_at, resolution, instruction, resolved_at, resolved_by, delivered_at, last_delivered_at, brief_id, acked_at
+RETURNING id, ref, session_id, title, question, proposal, blocked_scope, allowed_scope, opened_at, resolution, instruction, resolved_at, resolved_by, delivered_at, last_delivered_at, brief_id, acked_at, expired_at
 `
 
 type CreateDecisionParams struct {
@@ -80,6 +80,7 @@ func (q *Queries) CreateDecision(ctx context.Context, arg CreateDecisionParams) 
 		&i.LastDeliveredAt,
 		&i.BriefID,
 		&i.AckedAt,
+		&i.ExpiredAt,
 	)
 	return i, err
 }
@@ -151,8 +152,57 @@ func (q *Queries) DeliverResolutions(ctx context.Context, arg DeliverResolutions
 	return items, nil
 }
 
+const expireDecisions = `-- name: ExpireDecisions :many
+UPDATE decisions
+SET expired_at = ?1
+WHERE resolved_at IS NULL AND expired_at IS NULL AND opened_at <= ?2
+  AND session_id IN (SELECT s.id FROM sessions s JOIN missions m ON m.id = s.mission_id
+                     WHERE m.gate_ttl = ?3)
+RETURNING ref, session_id, question
+`
+
+type ExpireDecisionsParams struct {
+	Now     sql.NullString
+	Cutoff  string
+	GateTtl int64
+}
+
+type ExpireDecisionsRow struct {
+	Ref       string
+	SessionID string
+	Question  string
+}
+
+// Stamps expired_at on the open gates of missions whose gate_ttl is
+// gate_ttl and that were opened at or before cutoff (now - gate_ttl):
+// open longer than their time to live. Each gate is stamped once: a gate
+// already stamped, or resolved, matches no row, so sweeps that race (two
+// replicas, a restart) record each expiry once.
+func (q *Queries) ExpireDecisions(ctx context.Context, arg ExpireDecisionsParams) ([]ExpireDecisionsRow, error) {
+	rows, err := q.query(ctx, q.expireDecisionsStmt, expireDecisions, arg.Now, arg.Cutoff, arg.GateTtl)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ExpireDecisionsRow{}
+	for rows.Next() {
+		var i ExpireDecisionsRow
+		if err := rows.Scan(&i.Ref, &i.SessionID, &i.Question); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const getDecisionByRef = `-- name: GetDecisionByRef :one
-SELECT id, ref, session_id, title, question, proposal, blocked_scope, allowed_scope, opened_at, resolution, instruction, resolved_at, resolved_by, delivered_at, last_delivered_at, brief_id, acked_at FROM decisions WHERE ref = ?1
+SELECT id, ref, session_id, title, question, proposal, blocked_scope, allowed_scope, opened_at, resolution, instruction, resolved_at, resolved_by, delivered_at, last_delivered_at, brief_id, acked_at, expired_at FROM decisions WHERE ref = ?1
 `
 
 func (q *Queries) GetDecisionByRef(ctx context.Context, ref string) (Decision, error) {
@@ -176,12 +226,42 @@ func (q *Queries) GetDecisionByRef(ctx context.Context, ref string) (Decision, e
 		&i.LastDeliveredAt,
 		&i.BriefID,
 		&i.AckedAt,
+		&i.ExpiredAt,
 	)
 	return i, err
 }
 
+const listGateTTLs = `-- name: ListGateTTLs :many
+SELECT DISTINCT gate_ttl FROM missions WHERE gate_ttl > 0 ORDER BY gate_ttl
+`
+
+// The gate times to live that missions set (seconds, 0 = never), each once:
+// the sweep expires the gates of each in one statement.
+func (q *Queries) ListGateTTLs(ctx context.Context) ([]int64, error) {
+	rows, err := q.query(ctx, q.listGateTTLsStmt, listGateTTLs)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var gate_ttl int64
+		if err := rows.Scan(&gate_ttl); err != nil {
+			return nil, err
+		}
+		items = append(items, gate_ttl)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listOpenDecisions = `-- name: ListOpenDecisions :many
-SELECT id, ref, session_id, title, question, proposal, blocked_scope, allowed_scope, opened_at, resolution, instruction, resolved_at, resolved_by, delivered_at, last_delivered_at, brief_id, acked_at FROM decisions
+SELECT id, ref, session_id, title, question, proposal, blocked_scope, allowed_scope, opened_at, resolution, instruction, resolved_at, resolved_by, delivered_at, last_delivered_at, brief_id, acked_at, expired_at FROM decisions
 WHERE session_id = ?1 AND resolved_at IS NULL
 ORDER BY opened_at, ref
 `
@@ -213,6 +293,7 @@ func (q *Queries) ListOpenDecisions(ctx context.Context, sessionID string) ([]De
 			&i.LastDeliveredAt,
 			&i.BriefID,
 			&i.AckedAt,
+			&i.ExpiredAt,
 		); err != nil {
 			return nil, err
 		}
@@ -228,7 +309,7 @@ func (q *Queries) ListOpenDecisions(ctx context.Context, sessionID string) ([]De
 }
 
 const listSessionDecisions = `-- name: ListSessionDecisions :many
-SELECT d.id, d.ref, d.session_id, d.title, d.question, d.proposal, d.blocked_scope, d.allowed_scope, d.opened_at, d.resolution, d.instruction, d.resolved_at, d.resolved_by, d.delivered_at, d.last_delivered_at, d.brief_id, d.acked_at, COALESCE(u.email, '') AS resolved_by_email
+SELECT d.id, d.ref, d.session_id, d.title, d.question, d.proposal, d.blocked_scope, d.allowed_scope, d.opened_at, d.resolution, d.instruction, d.resolved_at, d.resolved_by, d.delivered_at, d.last_delivered_at, d.brief_id, d.acked_at, d.expired_at, COALESCE(u.email, '') AS resolved_by_email
 FROM decisions d
 LEFT JOIN users u ON u.id = d.resolved_by
 WHERE d.session_id = ?1
@@ -267,6 +348,7 @@ func (q *Queries) ListSessionDecisions(ctx context.Context, sessionID string) ([
 			&i.Decision.LastDeliveredAt,
 			&i.Decision.BriefID,
 			&i.Decision.AckedAt,
+			&i.Decision.ExpiredAt,
 			&i.ResolvedByEmail,
 		); err != nil {
 			return nil, err
@@ -353,7 +435,7 @@ UPDATE decisions
 SET resolution = ?1, instruction = ?2,
     resolved_at = ?3, resolved_by = ?4
 WHERE ref = ?5 AND resolved_at IS NULL
-RETURNING id, ref, session_id, title, question, proposal, blocked_scope, allowed_scope, opened_at, resolution, instruction, resolved_at, resolved_by, delivered_at, last_delivered_at, brief_id, acked_at
+RETURNING id, ref, session_id, title, question, proposal, blocked_scope, allowed_scope, opened_at, resolution, instruction, resolved_at, resolved_by, delivered_at, last_delivered_at, brief_id, acked_at, expired_at
 `
 
 type ResolveDecisionParams struct {
@@ -392,6 +474,7 @@ func (q *Queries) ResolveDecision(ctx context.Context, arg ResolveDecisionParams
 		&i.LastDeliveredAt,
 		&i.BriefID,
 		&i.AckedAt,
+		&i.ExpiredAt,
 	)
 	return i, err
 }

@@ -11,10 +11,10 @@ import (
 )
 
 const createMission = `-- name: CreateMission :one
-INSERT INTO missions (slug, title, text, high_risk, two_person, evidence, contract, created_by, created_at, updated_at)
+INSERT INTO missions (slug, title, text, high_risk, two_person, evidence, contract, created_by, created_at, updated_at, gate_ttl)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6,
-        ?7, ?8, ?9, ?9)
-RETURNING id, slug, title, text, high_risk, evidence, contract, created_by, created_at, updated_at, two_person
+        ?7, ?8, ?9, ?9, ?10)
+RETURNING id, slug, title, text, high_risk, evidence, contract, created_by, created_at, updated_at, gate_ttl, two_person
 `
 
 type CreateMissionParams struct {
@@ -27,6 +27,7 @@ type CreateMissionParams struct {
 	Contract  string
 	CreatedBy sql.NullInt64
 	CreatedAt string
+	GateTtl   int64
 }
 
 func (q *Queries) CreateMission(ctx context.Context, arg CreateMissionParams) (Mission, error) {
@@ -40,6 +41,7 @@ func (q *Queries) CreateMission(ctx context.Context, arg CreateMissionParams) (M
 		arg.Contract,
 		arg.CreatedBy,
 		arg.CreatedAt,
+		arg.GateTtl,
 	)
 	var i Mission
 	err := row.Scan(
@@ -53,13 +55,14 @@ func (q *Queries) CreateMission(ctx context.Context, arg CreateMissionParams) (M
 		&i.CreatedBy,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.GateTtl,
 		&i.TwoPerson,
 	)
 	return i, err
 }
 
 const getMissionBySlug = `-- name: GetMissionBySlug :one
-SELECT id, slug, title, text, high_risk, evidence, contract, created_by, created_at, updated_at, two_person FROM missions WHERE slug = ?1
+SELECT id, slug, title, text, high_risk, evidence, contract, created_by, created_at, updated_at, gate_ttl, two_person FROM missions WHERE slug = ?1
 `
 
 func (q *Queries) GetMissionBySlug(ctx context.Context, slug string) (Mission, error) {
@@ -76,6 +79,7 @@ func (q *Queries) GetMissionBySlug(ctx context.Context, slug string) (Mission, e
 		&i.CreatedBy,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.GateTtl,
 		&i.TwoPerson,
 	)
 	return i, err
@@ -111,7 +115,7 @@ func (q *Queries) ListMissionSessionIDs(ctx context.Context, missionID int64) ([
 }
 
 const listMissions = `-- name: ListMissions :many
-SELECT id, slug, title, text, high_risk, evidence, contract, created_by, created_at, updated_at, two_person FROM missions ORDER BY slug
+SELECT id, slug, title, text, high_risk, evidence, contract, created_by, created_at, updated_at, gate_ttl, two_person FROM missions ORDER BY slug
 `
 
 func (q *Queries) ListMissions(ctx context.Context) ([]Mission, error) {
@@ -134,6 +138,7 @@ func (q *Queries) ListMissions(ctx context.Context) ([]Mission, error) {
 			&i.CreatedBy,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.GateTtl,
 			&i.TwoPerson,
 		); err != nil {
 			return nil, err
@@ -150,7 +155,7 @@ func (q *Queries) ListMissions(ctx context.Context) ([]Mission, error) {
 }
 
 const listMissionsWithSessionCounts = `-- name: ListMissionsWithSessionCounts :many
-SELECT m.id, m.slug, m.title, m.text, m.high_risk, m.evidence, m.contract, m.created_by, m.created_at, m.updated_at, m.two_person,
+SELECT m.id, m.slug, m.title, m.text, m.high_risk, m.evidence, m.contract, m.created_by, m.created_at, m.updated_at, m.gate_ttl, m.two_person,
        (SELECT COUNT(*) FROM sessions s WHERE s.mission_id = m.id) AS sessions
 FROM missions m
 ORDER BY m.slug
@@ -183,6 +188,7 @@ func (q *Queries) ListMissionsWithSessionCounts(ctx context.Context) ([]ListMiss
 			&i.Mission.CreatedBy,
 			&i.Mission.CreatedAt,
 			&i.Mission.UpdatedAt,
+			&i.Mission.GateTtl,
 			&i.Mission.TwoPerson,
 			&i.Sessions,
 		); err != nil {
@@ -202,9 +208,10 @@ func (q *Queries) ListMissionsWithSessionCounts(ctx context.Context) ([]ListMiss
 const updateMission = `-- name: UpdateMission :one
 UPDATE missions
 SET title = ?1, text = ?2, high_risk = ?3, two_person = ?4,
-    evidence = ?5, contract = ?6, updated_at = ?7
-WHERE id = ?8
-RETURNING id, slug, title, text, high_risk, evidence, contract, created_by, created_at, updated_at, two_person
+    evidence = ?5, contract = ?6, updated_at = ?7,
+    gate_ttl = ?8
+WHERE id = ?9
+RETURNING id, slug, title, text, high_risk, evidence, contract, created_by, created_at, updated_at, gate_ttl, two_person
 `
 
 type UpdateMissionParams struct {
@@ -215,6 +222,7 @@ type UpdateMissionParams struct {
 	Evidence  string
 	Contract  string
 	UpdatedAt string
+	GateTtl   int64
 	ID        int64
 }
 
@@ -228,6 +236,7 @@ func (q *Queries) UpdateMission(ctx context.Context, arg UpdateMissionParams) (M
 		arg.Evidence,
 		arg.Contract,
 		arg.UpdatedAt,
+		arg.GateTtl,
 		arg.ID,
 	)
 	var i Mission
@@ -242,6 +251,7 @@ func (q *Queries) UpdateMission(ctx context.Context, arg UpdateMissionParams) (M
 		&i.CreatedBy,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.GateTtl,
 		&i.TwoPerson,
 	)
 	return i, err

@@ -118,6 +118,7 @@ type Decision struct {
 	LastDeliveredAt sql.NullString
 	BriefID         sql.NullString
 	AckedAt         sql.NullString
+	ExpiredAt       sql.NullString
 }
 
 type Deviation struct {
@@ -168,6 +169,7 @@ type Mission struct {
 	CreatedBy sql.NullInt64
 	CreatedAt string
 	UpdatedAt string
+	GateTtl   int64
 	TwoPerson bool
 }
 

@@ -89,7 +89,9 @@ type Querier interface {
 	CloseViolation(ctx context.Context, arg CloseViolationParams) error
 	// How many items of each kind the Attention queue lists under the filters,
 	// and when the newest of them was opened: the counts in every page, and a
-	// fingerprint of the queue (an item added or removed changes it).
+	// fingerprint of the queue (an item added or removed changes it). expired
+	// and latest_expired count the open gates the sweep stamped expired, so
+	// that the sweep's stamp (a gate moving to the top) changes it too.
 	CountAttention(ctx context.Context, arg CountAttentionParams) (CountAttentionRow, error)
 	CountLoginFailures(ctx context.Context, arg CountLoginFailuresParams) (CountLoginFailuresRow, error)
 	// A session's tasks: how many were created, how many completed or failed
@@ -145,6 +147,12 @@ type Querier interface {
 	// are one statement, so two racing briefs cannot both hand over one row
 	// within a lease.
 	DeliverResolutions(ctx context.Context, arg DeliverResolutionsParams) ([]DeliverResolutionsRow, error)
+	// Stamps expired_at on the open gates of missions whose gate_ttl is
+	// gate_ttl and that were opened at or before cutoff (now - gate_ttl):
+	// open longer than their time to live. Each gate is stamped once: a gate
+	// already stamped, or resolved, matches no row, so sweeps that race (two
+	// replicas, a restart) record each expiry once.
+	ExpireDecisions(ctx context.Context, arg ExpireDecisionsParams) ([]ExpireDecisionsRow, error)
 	GetAgentKey(ctx context.Context, id int64) (AgentKey, error)
 	GetAgentKeyByHash(ctx context.Context, keyHash string) (AgentKey, error)
 	GetAgentKeyByName(ctx context.Context, name string) (AgentKey, error)
@@ -153,7 +161,7 @@ type Querier interface {
 	GetApprovalPolicy(ctx context.Context, sessionID string) (GetApprovalPolicyRow, error)
 	GetAsk(ctx context.Context, id string) (GetAskRow, error)
 	// Everything the brief needs about a session in one read: its brake, its
-	// mission's risk, its latest plan, how many gates, remediations and
+	// mission's risk and gate_ttl, its latest plan, how many gates, remediations and
 	// permission prompts are open (the lists are read only when not empty),
 	// and what waits to be handed over or acknowledged: unacked counts what
 	// was decided for the agent and not acknowledged, and oldest_delivery is
@@ -203,7 +211,8 @@ type Querier interface {
 	// same three optional filters (an empty string matches everything), in
 	// the same order, so that their parameters share one shape: the mission's
 	// slug, the agent's name and the session's id.
-	// Open gates, oldest first.
+	// Open gates, oldest first, with their mission's gate_ttl and the
+	// sweep's expiry stamp: whether one is expired is the clock's to say.
 	ListAttentionDecisions(ctx context.Context, arg ListAttentionDecisionsParams) ([]ListAttentionDecisionsRow, error)
 	// Paused sessions, longest paused first.
 	ListAttentionPauses(ctx context.Context, arg ListAttentionPausesParams) ([]ListAttentionPausesRow, error)
@@ -217,6 +226,9 @@ type Querier interface {
 	// Open critical violations (HARD_STOP until a person clears them), oldest first.
 	ListAttentionViolations(ctx context.Context, arg ListAttentionViolationsParams) ([]ListAttentionViolationsRow, error)
 	ListEvidence(ctx context.Context, sessionID string) ([]Evidence, error)
+	// The gate times to live that missions set (seconds, 0 = never), each once:
+	// the sweep expires the gates of each in one statement.
+	ListGateTTLs(ctx context.Context) ([]int64, error)
 	// The sessions working on a mission, oldest first: what a change to the
 	// mission re-briefs.
 	ListMissionSessionIDs(ctx context.Context, missionID int64) ([]string, error)

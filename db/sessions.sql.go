@@ -61,6 +61,7 @@ func (q *Queries) CreateSession(ctx context.Context, arg CreateSessionParams) (S
 const getBriefState = `-- name: GetBriefState :one
 SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason, s.lifecycle, s.lifecycle_at,
        CAST((SELECT m.high_risk FROM missions m WHERE m.id = s.mission_id) AS BOOLEAN) AS high_risk,
+       CAST((SELECT m.gate_ttl FROM missions m WHERE m.id = s.mission_id) AS INTEGER) AS gate_ttl,
        CAST(COALESCE((SELECT p.status FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_status,
        CAST(COALESCE((SELECT p.note FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_note,
        CAST(COALESCE((SELECT p.proposed_at FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_proposed_at,
@@ -101,6 +102,7 @@ type GetBriefStateRow struct {
 	Lifecycle        string
 	LifecycleAt      sql.NullString
 	HighRisk         bool
+	GateTtl          int64
 	PlanStatus       string
 	PlanNote         string
 	PlanProposedAt   string
@@ -117,7 +119,7 @@ type GetBriefStateRow struct {
 }
 
 // Everything the brief needs about a session in one read: its brake, its
-// mission's risk, its latest plan, how many gates, remediations and
+// mission's risk and gate_ttl, its latest plan, how many gates, remediations and
 // permission prompts are open (the lists are read only when not empty),
 // and what waits to be handed over or acknowledged: unacked counts what
 // was decided for the agent and not acknowledged, and oldest_delivery is
@@ -136,6 +138,7 @@ func (q *Queries) GetBriefState(ctx context.Context, id string) (GetBriefStateRo
 		&i.Lifecycle,
 		&i.LifecycleAt,
 		&i.HighRisk,
+		&i.GateTtl,
 		&i.PlanStatus,
 		&i.PlanNote,
 		&i.PlanProposedAt,
@@ -154,7 +157,7 @@ func (q *Queries) GetBriefState(ctx context.Context, id string) (GetBriefStateRo
 }
 
 const getSession = `-- name: GetSession :one
-SELECT s.id, s.mission_id, s.agent_key_id, s.agent, s.title, s.lifecycle, s.paused_at, s.paused_by, s.pause_reason, s.last_brief_at, s.created_at, s.lifecycle_at, s.external_id, m.slug AS mission_slug, m.high_risk AS mission_high_risk
+SELECT s.id, s.mission_id, s.agent_key_id, s.agent, s.title, s.lifecycle, s.paused_at, s.paused_by, s.pause_reason, s.last_brief_at, s.created_at, s.lifecycle_at, s.external_id, m.slug AS mission_slug, m.high_risk AS mission_high_risk, m.gate_ttl AS mission_gate_ttl
 FROM sessions s
 JOIN missions m ON m.id = s.mission_id
 WHERE s.id = ?1
@@ -176,6 +179,7 @@ type GetSessionRow struct {
 	ExternalID      sql.NullString
 	MissionSlug     string
 	MissionHighRisk bool
+	MissionGateTtl  int64
 }
 
 func (q *Queries) GetSession(ctx context.Context, id string) (GetSessionRow, error) {
@@ -197,6 +201,7 @@ func (q *Queries) GetSession(ctx context.Context, id string) (GetSessionRow, err
 		&i.ExternalID,
 		&i.MissionSlug,
 		&i.MissionHighRisk,
+		&i.MissionGateTtl,
 	)
 	return i, err
 }

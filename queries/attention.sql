@@ -4,9 +4,10 @@
 -- slug, the agent's name and the session's id.
 
 -- name: ListAttentionDecisions :many
--- Open gates, oldest first.
-SELECT d.ref, d.title, d.question, d.proposal, d.blocked_scope, d.allowed_scope, d.opened_at,
-       s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
+-- Open gates, oldest first, with their mission's gate_ttl and the
+-- sweep's expiry stamp: whether one is expired is the clock's to say.
+SELECT d.ref, d.title, d.question, d.proposal, d.blocked_scope, d.allowed_scope, d.opened_at, d.expired_at,
+       m.gate_ttl, s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
 FROM decisions d
 JOIN sessions s ON s.id = d.session_id
 JOIN missions m ON m.id = s.mission_id
@@ -113,7 +114,9 @@ ORDER BY t.updated_at, t.session_id, t.task;
 -- name: CountAttention :one
 -- How many items of each kind the Attention queue lists under the filters,
 -- and when the newest of them was opened: the counts in every page, and a
--- fingerprint of the queue (an item added or removed changes it).
+-- fingerprint of the queue (an item added or removed changes it). expired
+-- and latest_expired count the open gates the sweep stamped expired, so
+-- that the sweep's stamp (a gate moving to the top) changes it too.
 WITH scope AS (
   SELECT s.id, s.paused_at, m.high_risk
   FROM sessions s
@@ -122,7 +125,8 @@ WITH scope AS (
     AND (CAST(sqlc.arg(agent) AS TEXT) = '' OR s.agent = sqlc.arg(agent))
     AND (CAST(sqlc.arg(session) AS TEXT) = '' OR s.id = sqlc.arg(session))
 ),
-decision AS (SELECT COUNT(*) AS n, COALESCE(MAX(d.opened_at), '') AS latest
+decision AS (SELECT COUNT(*) AS n, COALESCE(MAX(d.opened_at), '') AS latest,
+    COUNT(d.expired_at) AS expired, COALESCE(MAX(d.expired_at), '') AS latest_expired
   FROM decisions d JOIN scope ON scope.id = d.session_id WHERE d.resolved_at IS NULL),
 plan AS (SELECT COUNT(*) AS n, COALESCE(MAX(p.proposed_at), '') AS latest
   FROM plans p JOIN scope ON scope.id = p.session_id WHERE p.status = 'proposed' AND scope.high_risk),
@@ -141,5 +145,6 @@ task AS (SELECT COUNT(*) AS n, COALESCE(MAX(t.updated_at), '') AS latest
 SELECT decision.n AS decisions, plan.n AS plans, paused.n AS paused, ask.n AS asks,
        violation.n AS violations, remediation.n AS remediations, permission.n AS permissions, task.n AS tasks,
        CAST(MAX(decision.latest, plan.latest, paused.latest, ask.latest, violation.latest, remediation.latest,
-                permission.latest, task.latest) AS TEXT) AS latest
+                permission.latest, task.latest) AS TEXT) AS latest,
+       decision.expired AS expired, CAST(decision.latest_expired AS TEXT) AS latest_expired
 FROM decision, plan, paused, ask, violation, remediation, permission, task;

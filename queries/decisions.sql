@@ -55,3 +55,21 @@ ORDER BY resolved_at, ref;
 -- The agent acknowledged brief_id: what it delivered was received.
 UPDATE decisions SET acked_at = sqlc.arg(now)
 WHERE session_id = sqlc.arg(session_id) AND brief_id = sqlc.arg(brief_id) AND acked_at IS NULL AND delivered_at IS NOT NULL;
+
+-- name: ListGateTTLs :many
+-- The gate times to live that missions set (seconds, 0 = never), each once:
+-- the sweep expires the gates of each in one statement.
+SELECT DISTINCT gate_ttl FROM missions WHERE gate_ttl > 0 ORDER BY gate_ttl;
+
+-- name: ExpireDecisions :many
+-- Stamps expired_at on the open gates of missions whose gate_ttl is
+-- gate_ttl and that were opened at or before cutoff (now - gate_ttl):
+-- open longer than their time to live. Each gate is stamped once: a gate
+-- already stamped, or resolved, matches no row, so sweeps that race (two
+-- replicas, a restart) record each expiry once.
+UPDATE decisions
+SET expired_at = sqlc.arg(now)
+WHERE resolved_at IS NULL AND expired_at IS NULL AND opened_at <= sqlc.arg(cutoff)
+  AND session_id IN (SELECT s.id FROM sessions s JOIN missions m ON m.id = s.mission_id
+                     WHERE m.gate_ttl = sqlc.arg(gate_ttl))
+RETURNING ref, session_id, question;

@@ -1,7 +1,7 @@
 -- name: CreateMission :one
-INSERT INTO missions (slug, title, text, high_risk, two_person, evidence, contract, created_by, created_at, updated_at)
+INSERT INTO missions (slug, title, text, high_risk, two_person, evidence, contract, created_by, created_at, updated_at, gate_ttl)
 VALUES (sqlc.arg(slug), sqlc.arg(title), sqlc.arg(text), sqlc.arg(high_risk), sqlc.arg(two_person), sqlc.arg(evidence),
-        sqlc.arg(contract), sqlc.arg(created_by), sqlc.arg(created_at), sqlc.arg(created_at))
+        sqlc.arg(contract), sqlc.arg(created_by), sqlc.arg(created_at), sqlc.arg(created_at), sqlc.arg(gate_ttl))
 RETURNING *;
 
 -- name: GetMissionBySlug :one
@@ -22,7 +22,8 @@ ORDER BY m.slug;
 -- Everything but the slug (a mission's name for agents) may change.
 UPDATE missions
 SET title = sqlc.arg(title), text = sqlc.arg(text), high_risk = sqlc.arg(high_risk), two_person = sqlc.arg(two_person),
-    evidence = sqlc.arg(evidence), contract = sqlc.arg(contract), updated_at = sqlc.arg(updated_at)
+    evidence = sqlc.arg(evidence), contract = sqlc.arg(contract), updated_at = sqlc.arg(updated_at),
+    gate_ttl = sqlc.arg(gate_ttl)
 WHERE id = sqlc.arg(id)
 RETURNING *;
 

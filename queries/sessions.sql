@@ -5,7 +5,7 @@ VALUES (sqlc.arg(id), sqlc.arg(mission_id), sqlc.arg(agent_key_id), sqlc.arg(age
 RETURNING *;
 
 -- name: GetSession :one
-SELECT s.*, m.slug AS mission_slug, m.high_risk AS mission_high_risk
+SELECT s.*, m.slug AS mission_slug, m.high_risk AS mission_high_risk, m.gate_ttl AS mission_gate_ttl
 FROM sessions s
 JOIN missions m ON m.id = s.mission_id
 WHERE s.id = sqlc.arg(id);
@@ -17,7 +17,7 @@ WHERE agent_key_id = sqlc.arg(agent_key_id) AND external_id = sqlc.arg(external_
 
 -- name: GetBriefState :one
 -- Everything the brief needs about a session in one read: its brake, its
--- mission's risk, its latest plan, how many gates, remediations and
+-- mission's risk and gate_ttl, its latest plan, how many gates, remediations and
 -- permission prompts are open (the lists are read only when not empty),
 -- and what waits to be handed over or acknowledged: unacked counts what
 -- was decided for the agent and not acknowledged, and oldest_delivery is
@@ -27,6 +27,7 @@ WHERE agent_key_id = sqlc.arg(agent_key_id) AND external_id = sqlc.arg(external_
 -- ran out) or it acknowledges something.
 SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason, s.lifecycle, s.lifecycle_at,
        CAST((SELECT m.high_risk FROM missions m WHERE m.id = s.mission_id) AS BOOLEAN) AS high_risk,
+       CAST((SELECT m.gate_ttl FROM missions m WHERE m.id = s.mission_id) AS INTEGER) AS gate_ttl,
        CAST(COALESCE((SELECT p.status FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_status,
        CAST(COALESCE((SELECT p.note FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_note,
        CAST(COALESCE((SELECT p.proposed_at FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_proposed_at,

@@ -8,7 +8,7 @@ import (
 )
 
 // benchFacts is a busy session: something fires at every state, and
-// several things fire at most of them.
+// several things fire at most of them; one gate has expired.
 func benchFacts() protocol.Facts {
 	t0 := time.Date(2025, 6, 2, 10, 0, 0, 0, time.UTC)
 	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
@@ -20,7 +20,8 @@ func benchFacts() protocol.Facts {
 			{Ref: "DEC-003", Title: "Currency rounding", Question: "Round half-even or half-up?",
 				BlockedScope: []string{"internal/billing/round.go"}, AllowedScope: []string{"internal/billing", "tests"}, OpenedAt: at(9)},
 			{Ref: "DEC-001", Title: "Auth provider", Question: "Keep the in-house session store?",
-				BlockedScope: []string{"internal/auth"}, AllowedScope: []string{"web", "tests"}, OpenedAt: at(3)},
+				BlockedScope: []string{"internal/auth"}, AllowedScope: []string{"web", "tests"}, OpenedAt: at(3),
+				TTL: 30 * time.Minute}, // expired at(33)
 			{Ref: "DEC-002", Title: "Legacy billing", Question: "Drop the legacy billing table?",
 				BlockedScope: []string{"migrations", "internal/billing"}, AllowedScope: []string{"web", "views"}, OpenedAt: at(5)},
 		},

@@ -17,6 +17,7 @@ const (
 	CodePlanNotApproved     Code = "plan_not_approved"    // BLOCKED
 	CodePlanRevising        Code = "plan_revising"        // BLOCKED
 	CodeDecisionOpen        Code = "decision_open"        // DECISION_REQUIRED
+	CodeDecisionExpired     Code = "decision_expired"     // DECISION_REQUIRED: a gate open past its mission's gate_ttl
 	CodePermissionRequested Code = "permission_requested" // DECISION_REQUIRED
 	CodeRemediationRequired Code = "remediation_required" // REMEDIATE
 	CodeHighViolation       Code = "high_violation"       // REMEDIATE
@@ -93,7 +94,7 @@ const ContinueText = "Nothing is in your way: continue the mission."
 // Decide returns the brief for a session with the given facts at time now.
 // It is pure and deterministic: the same facts give the same brief.
 func Decide(f Facts, now time.Time) Brief {
-	rs := reasons(f)
+	rs := reasons(f, now)
 	sortReasons(rs)
 
 	b := Brief{
@@ -257,8 +258,9 @@ func (t *texts) cat(parts ...string) string {
 	return t.since(start)
 }
 
-// reasons lists one reason for every fact that fires, in no particular order.
-func reasons(f Facts) []Reason {
+// reasons lists one reason for every fact that fires at now, in no
+// particular order.
+func reasons(f Facts, now time.Time) []Reason {
 	// One allocation: at most one reason per fact, plus the pause, the plan,
 	// the lifecycle and the risk.
 	n := len(f.Violations) + len(f.Decisions) + len(f.PermissionPrompts) + len(f.Remediations) +
@@ -287,9 +289,14 @@ func reasons(f Facts) []Reason {
 			blocked: scopePlanBlocked, allowed: scopePlanAllowed})
 	}
 	for _, d := range f.Decisions {
-		rs = append(rs, Reason{State: DecisionRequired, Code: CodeDecisionOpen, Ref: d.Ref,
-			Text: t.cat(d.Ref, " is waiting on a person: ", d.Question), at: d.OpenedAt,
-			blocked: d.BlockedScope, allowed: d.AllowedScope})
+		r := Reason{State: DecisionRequired, Code: CodeDecisionOpen, Ref: d.Ref, at: d.OpenedAt,
+			blocked: d.BlockedScope, allowed: d.AllowedScope}
+		if _, expired := d.Expiry(now); expired {
+			r.Code, r.Text = CodeDecisionExpired, expiredText(&t, d, now)
+		} else {
+			r.Text = t.cat(d.Ref, " is waiting on a person: ", d.Question)
+		}
+		rs = append(rs, r)
 	}
 	for _, p := range f.PermissionPrompts {
 		r := Reason{State: DecisionRequired, Code: CodePermissionRequested, Ref: p.ID,
@@ -339,6 +346,68 @@ func reasons(f Facts) []Reason {
 				", which this session changed. Madebook is re-briefing it; you do not need to stop.")})
 	}
 	return rs
+}
+
+// expiredText says that a gate expired unanswered, after how long, and
+// that it still blocks: "DEC-003 expired unanswered after 4h: <question>
+// Nothing on its blocked scope proceeds; a lead can still resolve it."
+// How long is the mission's gate_ttl when it ran out; for a gate recorded
+// expired under an earlier gate_ttl, how long it had been open then, to
+// the minute.
+func expiredText(t *texts, d Decision, now time.Time) string {
+	after := d.TTL
+	if d.TTL <= 0 || now.Before(d.OpenedAt.Add(d.TTL)) {
+		after = d.ExpiredAt.Sub(d.OpenedAt)
+		if after >= time.Minute {
+			after = after.Truncate(time.Minute)
+		}
+	}
+	start := t.b.Len()
+	var buf [32]byte
+	t.write(d.Ref, " expired unanswered after ")
+	t.b.Write(AppendDuration(buf[:0], after))
+	t.write(": ", d.Question)
+	if q := d.Question; q != "" && !strings.ContainsAny(q[len(q)-1:], ".?!") {
+		t.write(".")
+	}
+	t.write(" Nothing on its blocked scope proceeds; a lead can still resolve it.")
+	return t.since(start)
+}
+
+// FormatDuration writes a duration as people write it and as Go's
+// time.ParseDuration reads it back, without zero units: "4h", "1h30m",
+// "45m", "2h30m15s"; "0s" for zero. It is how a mission's gate_ttl is
+// shown.
+func FormatDuration(d time.Duration) string {
+	var buf [32]byte
+	return string(AppendDuration(buf[:0], d))
+}
+
+// AppendDuration appends FormatDuration(d) to b. Fractions of a second
+// are dropped.
+func AppendDuration(b []byte, d time.Duration) []byte {
+	if d < 0 {
+		b = append(b, '-')
+		d = -d
+	}
+	secs := int64(d / time.Second)
+	if secs == 0 {
+		return append(b, "0s"...)
+	}
+	h, m, s := secs/3600, secs/60%60, secs%60
+	if h > 0 {
+		b = strconv.AppendInt(b, h, 10)
+		b = append(b, 'h')
+	}
+	if m > 0 {
+		b = strconv.AppendInt(b, m, 10)
+		b = append(b, 'm')
+	}
+	if s > 0 {
+		b = strconv.AppendInt(b, s, 10)
+		b = append(b, 's')
+	}
+	return b
 }
 
 func violationReason(t *texts, v Violation) Reason {

@@ -242,6 +242,105 @@ func rules() []rule {
 			text:  "DEC-007 is waiting on a person: Call it Ledger or Journal?",
 		},
 
+		// DECISION_REQUIRED, expired: a gate open past its mission's gate_ttl
+		{
+			name:    "a gate open longer than its mission's gate_ttl is still DECISION_REQUIRED, says it expired unanswered and keeps its scopes",
+			facts:   protocol.Facts{Decisions: []protocol.Decision{expiredGate()}},
+			want:    protocol.DecisionRequired,
+			codes:   one(protocol.CodeDecisionExpired),
+			ref:     "DEC-004",
+			text:    "DEC-004 expired unanswered after 1h30m: Drop the legacy billing table? Nothing on its blocked scope proceeds; a lead can still resolve it.",
+			blocked: []string{"migrations"},
+			allowed: []string{"web"},
+		},
+		{
+			name:    "a gate open exactly its gate_ttl has expired",
+			facts:   protocol.Facts{Decisions: []protocol.Decision{withGate(expiredGate(), func(d *protocol.Decision) { d.TTL = now.Sub(d.OpenedAt) })}},
+			want:    protocol.DecisionRequired,
+			codes:   one(protocol.CodeDecisionExpired),
+			ref:     "DEC-004",
+			text:    "DEC-004 expired unanswered after 1h56m: Drop the legacy billing table? Nothing on its blocked scope proceeds; a lead can still resolve it.",
+			blocked: []string{"migrations"},
+			allowed: []string{"web"},
+		},
+		{
+			name:    "a gate one nanosecond short of its gate_ttl is still only open",
+			facts:   protocol.Facts{Decisions: []protocol.Decision{withGate(expiredGate(), func(d *protocol.Decision) { d.TTL = now.Sub(d.OpenedAt) + 1 })}},
+			want:    protocol.DecisionRequired,
+			codes:   one(protocol.CodeDecisionOpen),
+			ref:     "DEC-004",
+			text:    "DEC-004 is waiting on a person: Drop the legacy billing table?",
+			blocked: []string{"migrations"},
+			allowed: []string{"web"},
+		},
+		{
+			name:    "a gate within a 4h gate_ttl is open, not expired",
+			facts:   protocol.Facts{Decisions: []protocol.Decision{withGate(expiredGate(), func(d *protocol.Decision) { d.TTL = 4 * time.Hour })}},
+			want:    protocol.DecisionRequired,
+			codes:   one(protocol.CodeDecisionOpen),
+			ref:     "DEC-004",
+			text:    "DEC-004 is waiting on a person: Drop the legacy billing table?",
+			blocked: []string{"migrations"},
+			allowed: []string{"web"},
+		},
+		{
+			name: "a gate on a mission without gate_ttl never expires, however old",
+			facts: protocol.Facts{Decisions: []protocol.Decision{withGate(expiredGate(), func(d *protocol.Decision) {
+				d.TTL, d.OpenedAt = 0, now.AddDate(-2, 0, 0)
+			})}},
+			want:    protocol.DecisionRequired,
+			codes:   one(protocol.CodeDecisionOpen),
+			ref:     "DEC-004",
+			text:    "DEC-004 is waiting on a person: Drop the legacy billing table?",
+			blocked: []string{"migrations"},
+			allowed: []string{"web"},
+		},
+		{
+			name: "a gate recorded expired stays expired when its mission's gate_ttl is lifted, and says how long it had waited then",
+			facts: protocol.Facts{Decisions: []protocol.Decision{withGate(expiredGate(), func(d *protocol.Decision) {
+				d.TTL, d.ExpiredAt = 0, d.OpenedAt.Add(90*time.Minute+25*time.Second)
+			})}},
+			want:    protocol.DecisionRequired,
+			codes:   one(protocol.CodeDecisionExpired),
+			ref:     "DEC-004",
+			text:    "DEC-004 expired unanswered after 1h30m: Drop the legacy billing table? Nothing on its blocked scope proceeds; a lead can still resolve it.",
+			blocked: []string{"migrations"},
+			allowed: []string{"web"},
+		},
+		{
+			name: "a gate recorded expired stays expired when its mission's gate_ttl is raised past its age",
+			facts: protocol.Facts{Decisions: []protocol.Decision{withGate(expiredGate(), func(d *protocol.Decision) {
+				d.TTL, d.ExpiredAt = 8*time.Hour, d.OpenedAt.Add(90*time.Minute)
+			})}},
+			want:    protocol.DecisionRequired,
+			codes:   one(protocol.CodeDecisionExpired),
+			ref:     "DEC-004",
+			prefix:  "DEC-004 expired unanswered after 1h30m: ",
+			blocked: []string{"migrations"},
+			allowed: []string{"web"},
+		},
+		{
+			name: "an expired gate whose question has no closing mark gets a full stop before what follows",
+			facts: protocol.Facts{Decisions: []protocol.Decision{withGate(expiredGate(), func(d *protocol.Decision) {
+				d.Question, d.BlockedScope, d.AllowedScope = "Ledger or Journal", nil, nil
+			})}},
+			want:  protocol.DecisionRequired,
+			codes: one(protocol.CodeDecisionExpired),
+			ref:   "DEC-004",
+			text:  "DEC-004 expired unanswered after 1h30m: Ledger or Journal. Nothing on its blocked scope proceeds; a lead can still resolve it.",
+		},
+		{
+			name:        "an expired gate is never called rejected",
+			facts:       protocol.Facts{Decisions: []protocol.Decision{expiredGate()}},
+			want:        protocol.DecisionRequired,
+			codes:       one(protocol.CodeDecisionExpired),
+			ref:         "DEC-004",
+			contains:    []string{"expired unanswered", "a lead can still resolve it"},
+			notContains: []string{"reject"},
+			blocked:     []string{"migrations"},
+			allowed:     []string{"web"},
+		},
+
 		{
 			name:    "a pending permission prompt is DECISION_REQUIRED, names the tool and the paths, and blocks both",
 			facts:   protocol.Facts{PermissionPrompts: []protocol.PermissionPrompt{migrationPrompt()}},
@@ -530,6 +629,12 @@ func rules() []rule {
 	return rs
 }
 
+// withGate is the gate d changed by fn.
+func withGate(d protocol.Decision, fn func(*protocol.Decision)) protocol.Decision {
+	fn(&d)
+	return d
+}
+
 // prompt is a session with one pending permission prompt, opened at(age).
 func prompt(id string, age int, tool, question string, paths ...string) protocol.Facts {
 	return protocol.Facts{PermissionPrompts: []protocol.PermissionPrompt{{ID: id, Prompt: question,
@@ -680,6 +785,7 @@ func TestReasonCodesAreSpelledAsOnTheWire(t *testing.T) {
 		{protocol.CodePlanNotApproved, "plan_not_approved"},
 		{protocol.CodePlanRevising, "plan_revising"},
 		{protocol.CodeDecisionOpen, "decision_open"},
+		{protocol.CodeDecisionExpired, "decision_expired"},
 		{protocol.CodePermissionRequested, "permission_requested"},
 		{protocol.CodeRemediationRequired, "remediation_required"},
 		{protocol.CodeHighViolation, "high_violation"},
@@ -841,8 +947,8 @@ func TestPrecedenceBetweenEveryPairOfStates(t *testing.T) {
 	}
 }
 
-// TestPrecedenceBetweenEveryPairOfCauses checks every pair of the sixteen
-// causes, not just one per state: the more severe wins and the other is in
+// TestPrecedenceBetweenEveryPairOfCauses checks every pair of the
+// seventeen causes, not just one per state: the more severe wins and the other is in
 // also; two causes at one state are both reasons.
 func TestPrecedenceBetweenEveryPairOfCauses(t *testing.T) {
 	cs := causes()
@@ -1742,5 +1848,70 @@ func TestARaisedRemediationSaysWhatItsFactSays(t *testing.T) {
 		if got := tc.v.Remediates(); got != tc.want {
 			t.Errorf("%s (%s, block_merge %t).Remediates() = %t, want %t", tc.v.ID, tc.v.Severity, tc.v.BlockMerge, got, tc.want)
 		}
+	}
+}
+
+func TestGateExpiry(t *testing.T) {
+	opened := at(0)
+	stamp := at(200)
+	tests := []struct {
+		name    string
+		ttl     time.Duration
+		stamped time.Time
+		now     time.Time
+		want    bool
+		at      time.Time
+	}{
+		{name: "no gate_ttl and no stamp: never expired", now: at(100000)},
+		{name: "before the ttl runs out: not expired", ttl: time.Hour, now: at(59)},
+		{name: "a nanosecond before: not expired", ttl: time.Hour, now: at(60).Add(-1)},
+		{name: "when the ttl runs out: expired, at opened plus ttl", ttl: time.Hour, now: at(60), want: true, at: at(60)},
+		{name: "after: expired, still at opened plus ttl", ttl: time.Hour, now: at(600), want: true, at: at(60)},
+		{name: "after, and stamped by the sweep later: at opened plus ttl", ttl: time.Hour, stamped: stamp, now: at(600), want: true, at: at(60)},
+		{name: "stamped, the ttl since lifted: expired at the stamp", stamped: stamp, now: at(600), want: true, at: stamp},
+		{name: "stamped, the ttl since raised past the gate's age: expired at the stamp", ttl: 24 * time.Hour, stamped: stamp, now: at(600), want: true, at: stamp},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := protocol.GateExpiry(opened, tt.ttl, tt.stamped, tt.now)
+			if ok != tt.want || !got.Equal(tt.at) {
+				t.Errorf("GateExpiry = %v, %v; want %v, %v", got, ok, tt.at, tt.want)
+			}
+			d := protocol.Decision{OpenedAt: opened, TTL: tt.ttl, ExpiredAt: tt.stamped}
+			if got2, ok2 := d.Expiry(tt.now); ok2 != ok || !got2.Equal(got) {
+				t.Errorf("Decision.Expiry = %v, %v; GateExpiry said %v, %v", got2, ok2, got, ok)
+			}
+		})
+	}
+}
+
+func TestFormatDuration(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{4 * time.Hour, "4h"},
+		{90 * time.Minute, "1h30m"},
+		{150 * time.Minute, "2h30m"},
+		{45 * time.Minute, "45m"},
+		{time.Minute, "1m"},
+		{90 * time.Second, "1m30s"},
+		{2*time.Hour + 30*time.Minute + 15*time.Second, "2h30m15s"},
+		{30 * 24 * time.Hour, "720h"},
+		{0, "0s"},
+		{1500 * time.Millisecond, "1s"},
+		{-90 * time.Minute, "-1h30m"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			got := protocol.FormatDuration(tt.d)
+			if got != tt.want {
+				t.Fatalf("FormatDuration(%v) = %q, want %q", tt.d, got, tt.want)
+			}
+			back, err := time.ParseDuration(got)
+			if err != nil || back != tt.d.Truncate(time.Second) {
+				t.Errorf("ParseDuration(%q) = %v, %v; want %v", got, back, err, tt.d.Truncate(time.Second))
+			}
+		})
 	}
 }

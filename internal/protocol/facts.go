@@ -138,6 +138,37 @@ type Decision struct {
 	BlockedScope []string
 	AllowedScope []string
 	OpenedAt     time.Time
+	// TTL is the mission's gate_ttl: how long the gate may wait on a
+	// person before it expires. Zero: it never does.
+	TTL time.Duration
+	// ExpiredAt is when Madebook recorded the gate as expired (the
+	// sweep's stamp); zero when it has not. A gate once recorded expired
+	// stays expired whatever its mission's gate_ttl becomes.
+	ExpiredAt time.Time
+}
+
+// Expiry reports whether the gate is expired at now, and when it expired.
+// See GateExpiry.
+func (d Decision) Expiry(now time.Time) (time.Time, bool) {
+	return GateExpiry(d.OpenedAt, d.TTL, d.ExpiredAt, now)
+}
+
+// GateExpiry is the rule of gates that expire: a gate opened at opened,
+// on a mission whose gate_ttl is ttl (zero: never), is expired at now when
+// it has been open for ttl or longer, or when Madebook recorded it as
+// expired (stamped, non-zero). It returns when the gate expired: opened
+// plus ttl when the ttl has run out, else the stamp. An expired gate still
+// blocks what it blocked; only a person's resolution lifts it.
+func GateExpiry(opened time.Time, ttl time.Duration, stamped, now time.Time) (time.Time, bool) {
+	if ttl > 0 {
+		if at := opened.Add(ttl); !now.Before(at) {
+			return at, true
+		}
+	}
+	if !stamped.IsZero() {
+		return stamped, true
+	}
+	return time.Time{}, false
 }
 
 // Remediation is an open remediation request.

@@ -55,6 +55,14 @@ func billingGate() protocol.Decision {
 		OpenedAt:     at(3)}
 }
 
+// expiredGate is a gate on a mission whose gate_ttl is 90 minutes, opened
+// at(4): it ran out at(94), before now.
+func expiredGate() protocol.Decision {
+	return protocol.Decision{Ref: "DEC-004", Title: "Legacy billing", Question: "Drop the legacy billing table?",
+		BlockedScope: []string{"migrations"}, AllowedScope: []string{"web"},
+		OpenedAt: at(4), TTL: 90 * time.Minute}
+}
+
 func requiredRemediation() protocol.Remediation {
 	return protocol.Remediation{ID: "REM-001", Required: true,
 		Instruction: "Re-read billing.Charge: its signature changed.",
@@ -121,6 +129,8 @@ func causes() []cause {
 			func() protocol.Facts { return protocol.Facts{Lifecycle: revising()} }},
 		{"an open decision gate", protocol.DecisionRequired, protocol.CodeDecisionOpen,
 			func() protocol.Facts { return protocol.Facts{Decisions: []protocol.Decision{billingGate()}} }},
+		{"a decision gate open past its mission's gate_ttl", protocol.DecisionRequired, protocol.CodeDecisionExpired,
+			func() protocol.Facts { return protocol.Facts{Decisions: []protocol.Decision{expiredGate()}} }},
 		{"a pending permission prompt", protocol.DecisionRequired, protocol.CodePermissionRequested,
 			func() protocol.Facts {
 				return protocol.Facts{PermissionPrompts: []protocol.PermissionPrompt{migrationPrompt()}}
