@@ -43,14 +43,22 @@ func ParseRole(s string) (Role, error) {
 	return "", errs.E(errs.Invalid, "invalid_role", "Unknown role %q: use admin, lead or viewer.", s)
 }
 
-// Actor is whoever is calling: a person (UserID set) or an agent (KeyID set).
+// Actor is whoever is calling: a person (UserID set) or an agent (KeyID set);
+// or Madebook itself (System set), for what it does on its own, such as
+// recording that a gate expired. A system actor is neither a person nor
+// an agent, so it passes no Require check.
 type Actor struct {
 	UserID  int64
 	Email   string
 	Role    Role
 	KeyID   int64
 	KeyName string
+	System  string
 }
+
+// System is Madebook itself doing the named work on its own, e.g.
+// System("gate-expiry"); timelines label it "system:gate-expiry".
+func System(name string) Actor { return Actor{System: name} }
 
 // IsAgent reports whether the actor is an agent key.
 func (a Actor) IsAgent() bool { return a.KeyID != 0 }
@@ -64,8 +72,12 @@ func (a Actor) CanLead() bool { return a.IsPerson() && (a.Role == Lead || a.Role
 // IsAdmin reports whether the actor is an admin.
 func (a Actor) IsAdmin() bool { return a.IsPerson() && a.Role == Admin }
 
-// Label names the actor in timelines: "person:EMAIL" or "agent:NAME".
+// Label names the actor in timelines: "person:EMAIL", "agent:NAME" or
+// "system:NAME".
 func (a Actor) Label() string {
+	if a.System != "" && !a.IsPerson() && !a.IsAgent() {
+		return "system:" + a.System
+	}
 	if a.IsAgent() {
 		return "agent:" + a.KeyName
 	}

@@ -87,6 +87,30 @@ type AttentionItem struct {
 	// two-person mission ("1 of 2"), for decision, plan and violation
 	// items.
 	Approvals []Approval `json:"approvals,omitempty"`
+	// Expired says a gate is open past its mission's gate_ttl (by the
+	// clock when the queue was read): it comes first in the queue, before
+	// everything else, still blocking and still to be resolved. Expired is
+	// not rejected. ExpiredAt is when it expired.
+	Expired   bool       `json:"expired,omitempty"`
+	ExpiredAt *time.Time `json:"expired_at,omitempty"`
+
+	// gateTTL and stamped are what says whether a gate is expired: its
+	// mission's gate_ttl and the sweep's stamp.
+	gateTTL GateTTL
+	stamped time.Time
+}
+
+// settle decides whether a gate item is expired at now
+// (protocol.GateExpiry's rule).
+func (it *AttentionItem) settle(now time.Time) {
+	if it.Kind != ItemDecision {
+		return
+	}
+	at, expired := protocol.GateExpiry(it.OpenedAt, time.Duration(it.gateTTL), it.stamped, now)
+	it.Expired, it.ExpiredAt = expired, nil
+	if expired {
+		it.ExpiredAt = &at
+	}
 }
 
 // AttentionFilter narrows the queue. An empty field matches everything.
@@ -128,6 +152,10 @@ type AttentionCounts struct {
 	// counts, a fingerprint of the queue, which changes whenever an item
 	// is added or removed.
 	Latest string
+	// expired and latestExpired count the gates the sweep recorded
+	// expired: their rise to the top changes the fingerprint too.
+	expired       int
+	latestExpired string
 }
 
 // Total is how many items there are of every kind.
@@ -147,14 +175,16 @@ func (c AttentionCounts) Fingerprint() string {
 		fmt.Fprintf(h, "%d.", c.ByKind[k])
 	}
 	h.Write([]byte(c.Latest))
+	fmt.Fprintf(h, ".%d.%s", c.expired, c.latestExpired)
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
 // AttentionPage is one page of the queue under a filter.
 type AttentionPage struct {
-	// Items are the page's items, grouped by session: the session with the
-	// most severe item first (then the one waiting longest), and in each
-	// session most severe first, then oldest.
+	// Items are the page's items, grouped by session: the session with an
+	// expired gate first (the one that expired earliest), then the session
+	// with the most severe item (then the one waiting longest), and in each
+	// session its expired gates first, then most severe, then oldest.
 	Items []AttentionItem
 	// Counts are the counts by kind under the filter's mission, agent and
 	// session, from the same snapshot as Items.
@@ -171,13 +201,15 @@ type AttentionPage struct {
 // More reports whether items follow this page.
 func (p AttentionPage) More() bool { return p.From+len(p.Items) < p.Total }
 
-// List lists everything a person must act on, most severe first, then
-// oldest first. Anyone signed in may read it.
+// List lists everything a person must act on: expired gates first (the
+// earliest expired first), then most severe first, then oldest first.
+// Anyone signed in may read it.
 func (s *AttentionService) List(ctx context.Context) ([]AttentionItem, error) {
 	var items []AttentionItem
+	now := s.now()
 	err := s.store.Read(ctx, func(q db.Querier) error {
 		var err error
-		items, err = collect(ctx, q, AttentionFilter{})
+		items, err = collect(ctx, q, AttentionFilter{}, now)
 		return err
 	})
 	if err != nil {
@@ -197,12 +229,13 @@ func (s *AttentionService) Page(ctx context.Context, f AttentionFilter, from, li
 	from, limit = max(from, 0), max(limit, 1)
 	var items []AttentionItem
 	var counts db.CountAttentionRow
+	now := s.now()
 	err := s.store.Read(ctx, func(q db.Querier) error {
 		var err error
 		if counts, err = q.CountAttention(ctx, f.params()); err != nil {
 			return err
 		}
-		items, err = collect(ctx, q, f)
+		items, err = collect(ctx, q, f, now)
 		return err
 	})
 	if err != nil {
@@ -227,9 +260,10 @@ func (s *AttentionService) Get(ctx context.Context, kind, session, ref string) (
 		return AttentionItem{}, missing
 	}
 	var items []AttentionItem
+	now := s.now()
 	err := s.store.Read(ctx, func(q db.Querier) error {
 		var err error
-		items, err = collect(ctx, q, f)
+		items, err = collect(ctx, q, f, now)
 		return err
 	})
 	if err != nil {
@@ -275,14 +309,18 @@ func (s *AttentionService) Watch() (<-chan struct{}, func()) {
 }
 
 func countsOf(r db.CountAttentionRow) AttentionCounts {
-	return AttentionCounts{Latest: r.Latest, ByKind: map[string]int{
+	return AttentionCounts{Latest: r.Latest, expired: int(r.Expired), latestExpired: r.LatestExpired, ByKind: map[string]int{
 		ItemDecision: int(r.Decisions), ItemPlan: int(r.Plans), ItemPaused: int(r.Paused), ItemAsk: int(r.Asks),
 		ItemViolation: int(r.Violations), ItemRemediation: int(r.Remediations), ItemPermission: int(r.Permissions),
 		ItemTask: int(r.Tasks)}}
 }
 
-// bySeverity orders items most severe first, then oldest, then by ref.
+// bySeverity orders items expired gates first (the earliest expired
+// first), then most severe first, then oldest, then by ref.
 func bySeverity(a, b AttentionItem) int {
+	if c := byExpiry(a, b); c != 0 {
+		return c
+	}
 	if a.State != b.State {
 		return int(b.State) - int(a.State)
 	}
@@ -292,24 +330,57 @@ func bySeverity(a, b AttentionItem) int {
 	return strings.Compare(a.Ref, b.Ref)
 }
 
-// groupBySession orders items by session: the session whose most severe
-// item is the most severe first (of two, the one whose item of that
-// severity has waited longer), and within a session by severity.
+// byExpiry puts an expired gate before anything that is not, and of two
+// expired gates the one that expired first; it says nothing of the rest.
+func byExpiry(a, b AttentionItem) int {
+	switch {
+	case a.Expired && b.Expired:
+		return a.ExpiredAt.Compare(*b.ExpiredAt)
+	case a.Expired:
+		return -1
+	case b.Expired:
+		return 1
+	}
+	return 0
+}
+
+// groupBySession orders items by session: a session with an expired gate
+// first (of two, the one whose gate expired first), then the session
+// whose most severe item is the most severe (of two, the one whose item
+// of that severity has waited longer), and within a session as
+// bySeverity.
 func groupBySession(items []AttentionItem) {
 	type rank struct {
-		state protocol.State
-		since time.Time
+		expired   bool
+		expiredAt time.Time
+		state     protocol.State
+		since     time.Time
 	}
 	ranks := map[string]rank{}
 	for _, it := range items {
 		r, ok := ranks[it.Session]
-		if !ok || it.State > r.state || (it.State == r.state && it.OpenedAt.Before(r.since)) {
-			ranks[it.Session] = rank{it.State, it.OpenedAt}
+		if it.Expired && (!r.expired || it.ExpiredAt.Before(r.expiredAt)) {
+			r.expired, r.expiredAt = true, *it.ExpiredAt
 		}
+		if !ok || it.State > r.state || (it.State == r.state && it.OpenedAt.Before(r.since)) {
+			r.state, r.since = it.State, it.OpenedAt
+		}
+		ranks[it.Session] = r
 	}
 	slices.SortStableFunc(items, func(a, b AttentionItem) int {
 		if a.Session != b.Session {
 			ra, rb := ranks[a.Session], ranks[b.Session]
+			if ra.expired != rb.expired {
+				if ra.expired {
+					return -1
+				}
+				return 1
+			}
+			if ra.expired {
+				if c := ra.expiredAt.Compare(rb.expiredAt); c != 0 {
+					return c
+				}
+			}
 			if ra.state != rb.state {
 				return int(rb.state) - int(ra.state)
 			}
@@ -323,8 +394,8 @@ func groupBySession(items []AttentionItem) {
 }
 
 // collect reads the items the filter selects, in one snapshot (q), one
-// query per kind.
-func collect(ctx context.Context, q db.Querier, f AttentionFilter) ([]AttentionItem, error) {
+// query per kind, with the gates that are expired at now marked so.
+func collect(ctx context.Context, q db.Querier, f AttentionFilter, now time.Time) ([]AttentionItem, error) {
 	items := []AttentionItem{}
 	for _, kind := range AttentionKinds {
 		if f.Kind != "" && f.Kind != kind {
@@ -335,6 +406,9 @@ func collect(ctx context.Context, q db.Querier, f AttentionFilter) ([]AttentionI
 			return nil, fmt.Errorf("%s items: %w", kind, err)
 		}
 		items = append(items, more...)
+	}
+	for i := range items {
+		items[i].settle(now)
 	}
 	return items, withApprovals(ctx, q, items)
 }
@@ -489,7 +563,7 @@ var sources = map[string]func(context.Context, db.Querier, db.CountAttentionPara
 				Session: d.SessionID, SessionTitle: d.SessionTitle, Agent: d.Agent, Mission: d.MissionSlug,
 				MissionTitle: d.MissionTitle, Title: d.Title, Question: d.Question, Proposal: d.Proposal,
 				BlockedScope: c.List("blocked_scope", d.BlockedScope), AllowedScope: c.List("allowed_scope", d.AllowedScope),
-				OpenedAt: c.Time("opened_at", d.OpenedAt)})
+				OpenedAt: c.Time("opened_at", d.OpenedAt), gateTTL: gateTTLOf(d.GateTtl), stamped: c.NullTime("expired_at", d.ExpiredAt)})
 			if err := c.Err(); err != nil {
 				return nil, err
 			}

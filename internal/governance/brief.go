@@ -457,8 +457,23 @@ func assemble(in briefInputs, resolutions []Resolution, now time.Time) Brief {
 	}
 	p := protocol.Decide(in.facts, now)
 	return Brief{Session: in.state.ID, NextAction: p.NextAction, Reason: p.Reason, Reasons: p.Reasons, Also: p.Also,
-		BlockedScope: p.BlockedScope, AllowedScope: p.AllowedScope, Decisions: in.decisions, Remediations: in.remediations,
+		BlockedScope: p.BlockedScope, AllowedScope: p.AllowedScope, Decisions: in.decisionsAt(now), Remediations: in.remediations,
 		Resolutions: resolutions, Permissions: []PermissionAnswer{}, Protocol: protocol.Text, GeneratedAt: p.GeneratedAt}
+}
+
+// decisionsAt are the open gates as they stand at now: whether each is
+// expired depends on the clock, so it is settled here, on a copy, and
+// never in the inputs a cache shares.
+func (in briefInputs) decisionsAt(now time.Time) []Decision {
+	ttl := gateTTLOf(in.state.GateTtl)
+	if ttl <= 0 || len(in.decisions) == 0 {
+		return in.decisions // only a stamp expires them, and decisionFrom read it
+	}
+	out := slices.Clone(in.decisions)
+	for i := range out {
+		out[i].expireAt(ttl, now)
+	}
+	return out
 }
 
 // rows is what loadInputs reads of a session besides its state.
@@ -498,14 +513,23 @@ func inputsFrom(st db.GetBriefStateRow, r rows) (briefInputs, error) {
 			return briefInputs{}, err
 		}
 	}
+	ttl := time.Duration(gateTTLOf(st.GateTtl))
 	for i, row := range r.decisions {
 		d, err := decisionFrom(row, "")
 		if err != nil {
 			return briefInputs{}, err
 		}
 		in.decisions[i] = d
+		var stamped time.Time
+		if d.ExpiredAt != nil {
+			stamped = *d.ExpiredAt
+		}
+		// Whether the gate is expired is the engine's to say, at the
+		// brief's now: the cached facts carry the rule's inputs, not its
+		// answer.
 		f.Decisions = append(f.Decisions, protocol.Decision{Ref: d.Ref, Title: d.Title, Question: d.Question,
-			Proposal: d.Proposal, BlockedScope: d.BlockedScope, AllowedScope: d.AllowedScope, OpenedAt: d.OpenedAt})
+			Proposal: d.Proposal, BlockedScope: d.BlockedScope, AllowedScope: d.AllowedScope, OpenedAt: d.OpenedAt,
+			TTL: ttl, ExpiredAt: stamped})
 	}
 	for i, row := range r.remediations {
 		m, err := remediationFrom(row)

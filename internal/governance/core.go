@@ -46,7 +46,7 @@ func validNote(note string) (string, error) {
 type Services struct {
 	Missions     *MissionService     // Create, List, ListSummaries, Get, Update, Patch
 	Sessions     *SessionService     // Create, Get, List, Pause, Resume
-	Decisions    *DecisionService    // Open, Resolve, ResolveMany
+	Decisions    *DecisionService    // Open, Resolve, ResolveMany, ExpireDue
 	Plans        *PlanService        // Propose, Approve, Modify, Reject
 	Remediations *RemediationService // Request, Close
 	Changes      *ChangeService      // Report, ClearViolation

@@ -30,11 +30,89 @@ type Mission struct {
 	HighRisk bool   `json:"high_risk"`
 	// TwoPerson says a gate's resolution, a plan's confirmation and the
 	// clearing of a critical violation take two different leads.
-	TwoPerson bool      `json:"two_person"`
-	Evidence  []string  `json:"evidence"`
-	Contract  []Clause  `json:"contract"`
+	TwoPerson bool     `json:"two_person"`
+	Evidence  []string `json:"evidence"`
+	Contract  []Clause `json:"contract"`
+	// GateTTL is how long the mission's gates may wait on a person before
+	// they expire; zero: never.
+	GateTTL   GateTTL   `json:"gate_ttl"`
 	CreatedAt time.Time `json:"created_at"`
 }
+
+// GateTTL is how long a gate may wait on a person before it expires
+// (still blocking, first in the Attention view, escalated); zero: never.
+// JSON and forms carry it as a Go duration without zero units, e.g. "4h",
+// "1h30m", and "" for none.
+type GateTTL time.Duration
+
+// The bounds of a mission's gate_ttl.
+const (
+	MinGateTTL = GateTTL(time.Minute)
+	MaxGateTTL = GateTTL(30 * 24 * time.Hour)
+)
+
+// ParseGateTTL reads a gate_ttl as people write it: a Go duration such as
+// "4h", "90m" or "2h30m", from MinGateTTL to MaxGateTTL in whole seconds;
+// "" (or only spaces) is none. Errors: invalid_gate_ttl (about the field
+// gate_ttl).
+func ParseGateTTL(s string) (GateTTL, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, nil
+	}
+	invalid := func(format string, args ...any) error {
+		return errs.E(errs.Invalid, "invalid_gate_ttl", format, args...).In("gate_ttl")
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, invalid("gate_ttl %q is not a duration: write it as 4h, 90m or 2h30m, or leave it empty for gates that never expire.", clip(s, 40))
+	}
+	switch t := GateTTL(d); {
+	case t < MinGateTTL:
+		return 0, invalid("gate_ttl %s is shorter than %s: a person needs time to answer (leave it empty for gates that never expire).", s, MinGateTTL)
+	case t > MaxGateTTL:
+		return 0, invalid("gate_ttl %s is longer than %s (30 days).", s, MaxGateTTL)
+	case d%time.Second != 0:
+		return 0, invalid("gate_ttl %s is not a whole number of seconds.", s)
+	default:
+		return t, nil
+	}
+}
+
+// clip cuts s to at most n runes, marking the cut, to quote it in a message.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+// String is the gate_ttl as people write it, "" for none.
+func (t GateTTL) String() string {
+	if t <= 0 {
+		return ""
+	}
+	return protocol.FormatDuration(time.Duration(t))
+}
+
+// Seconds is the gate_ttl as it is stored.
+func (t GateTTL) Seconds() int64 { return int64(time.Duration(t) / time.Second) }
+
+// MarshalText writes the gate_ttl as String does.
+func (t GateTTL) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// UnmarshalText reads a gate_ttl as ParseGateTTL does.
+func (t *GateTTL) UnmarshalText(b []byte) error {
+	v, err := ParseGateTTL(string(b))
+	if err != nil {
+		return err
+	}
+	*t = v
+	return nil
+}
+
+// gateTTLOf reads a stored gate_ttl (seconds).
+func gateTTLOf(seconds int64) GateTTL { return GateTTL(time.Duration(seconds) * time.Second) }
 
 // Clause is one term of a mission's contract.
 type Clause = change.Clause
@@ -61,6 +139,9 @@ type MissionInput struct {
 	TwoPerson bool     `json:"two_person"`
 	Evidence  []string `json:"evidence"`
 	Contract  []Clause `json:"contract"`
+	// GateTTL is how long the mission's gates may wait before they expire,
+	// as ParseGateTTL reads it: "4h", "90m"; "" or absent for never.
+	GateTTL string `json:"gate_ttl"`
 }
 
 // MissionService creates, lists and edits missions.
@@ -90,7 +171,7 @@ func (s *MissionService) Create(ctx context.Context, actor auth.Actor, in Missio
 			return err
 		}
 		row, err = q.CreateMission(ctx, db.CreateMissionParams{Slug: m.Slug, Title: m.Title, Text: m.Text, HighRisk: m.HighRisk,
-			TwoPerson: m.TwoPerson, Evidence: encodeList(m.Evidence), Contract: string(contract),
+			TwoPerson: m.TwoPerson, Evidence: encodeList(m.Evidence), Contract: string(contract), GateTtl: m.GateTTL.Seconds(),
 			CreatedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}, CreatedAt: db.FormatTime(s.now())})
 		return err
 	})
@@ -159,7 +240,7 @@ func (s *MissionService) Get(ctx context.Context, slug string) (Mission, error) 
 }
 
 // Update changes a mission's title, text, high-risk flag, required
-// evidence and contract; the slug never changes (in.Slug is ignored). A
+// evidence, contract and gate_ttl; the slug never changes (in.Slug is ignored). A
 // change that alters anything records a "mission.updated" event, naming
 // who changed what, on every session of the mission, in the same
 // transaction: that is the session's record of why its brief changed
@@ -169,7 +250,7 @@ func (s *MissionService) Get(ctx context.Context, slug string) (Mission, error) 
 // MissionInput.Validate but invalid_slug.
 func (s *MissionService) Update(ctx context.Context, actor auth.Actor, slug string, in MissionInput) (Mission, error) {
 	return s.Patch(ctx, actor, slug, MissionPatch{Title: &in.Title, Text: &in.Text, HighRisk: &in.HighRisk,
-		TwoPerson: &in.TwoPerson, Evidence: &in.Evidence, Contract: &in.Contract})
+		TwoPerson: &in.TwoPerson, Evidence: &in.Evidence, Contract: &in.Contract, GateTTL: &in.GateTTL})
 }
 
 // MissionPatch names the fields of a mission to change; a nil field keeps
@@ -181,6 +262,8 @@ type MissionPatch struct {
 	TwoPerson *bool     `json:"two_person"`
 	Evidence  *[]string `json:"evidence"`
 	Contract  *[]Clause `json:"contract"`
+	// GateTTL is as MissionInput's; "" lifts it (gates never expire).
+	GateTTL *string `json:"gate_ttl"`
 }
 
 // Validate returns the patch with the fields it names trimmed, or the
@@ -215,6 +298,14 @@ func (p MissionPatch) Validate() (MissionPatch, error) {
 			return out, err
 		}
 		out.Contract = &v
+	}
+	if p.GateTTL != nil {
+		t, err := ParseGateTTL(*p.GateTTL)
+		if err != nil {
+			return out, err
+		}
+		v := t.String()
+		out.GateTTL = &v
 	}
 	return out, nil
 }
@@ -263,6 +354,11 @@ func (s *MissionService) Patch(ctx context.Context, actor auth.Actor, slug strin
 		if p.Contract != nil {
 			m.Contract = *p.Contract
 		}
+		if p.GateTTL != nil {
+			if m.GateTTL, err = ParseGateTTL(*p.GateTTL); err != nil {
+				return err
+			}
+		}
 		contract, err := json.Marshal(m.Contract)
 		if err != nil {
 			return fmt.Errorf("encode contract: %w", err)
@@ -274,7 +370,8 @@ func (s *MissionService) Patch(ctx context.Context, actor auth.Actor, slug strin
 		}
 		now := s.now()
 		row, err = q.UpdateMission(ctx, db.UpdateMissionParams{ID: old.ID, Title: m.Title, Text: m.Text, HighRisk: m.HighRisk,
-			TwoPerson: m.TwoPerson, Evidence: encodeList(m.Evidence), Contract: string(contract), UpdatedAt: db.FormatTime(now)})
+			TwoPerson: m.TwoPerson, Evidence: encodeList(m.Evidence), Contract: string(contract), GateTtl: m.GateTTL.Seconds(),
+			UpdatedAt: db.FormatTime(now)})
 		if err != nil {
 			return err
 		}
@@ -321,7 +418,18 @@ func missionChanges(old, m Mission) string {
 	if !slices.Equal(old.Contract, m.Contract) {
 		out = append(out, "contract")
 	}
+	if old.GateTTL != m.GateTTL {
+		out = append(out, fmt.Sprintf("gate TTL: %s → %s", orNever(old.GateTTL), orNever(m.GateTTL)))
+	}
 	return strings.Join(out, "; ")
+}
+
+// orNever is a gate_ttl for the timeline: "never" when there is none.
+func orNever(t GateTTL) string {
+	if t <= 0 {
+		return "never"
+	}
+	return t.String()
 }
 
 func yesNo(b bool) string {
@@ -339,7 +447,7 @@ func missionNotFound(slug string) error {
 // field that is missing, over its limit or invalid; every error names its
 // field. Errors: invalid_slug, title_required, title_too_long,
 // text_too_long, too_many_entries, empty_entry, evidence_too_long,
-// invalid_clause, contract_too_long.
+// invalid_clause, contract_too_long, invalid_gate_ttl.
 func (in MissionInput) Validate() (Mission, error) {
 	m := Mission{Slug: in.Slug, HighRisk: in.HighRisk, TwoPerson: in.TwoPerson}
 	if !slugPattern.MatchString(in.Slug) {
@@ -356,6 +464,9 @@ func (in MissionInput) Validate() (Mission, error) {
 		return m, err
 	}
 	if m.Contract, err = validContract(in.Contract); err != nil {
+		return m, err
+	}
+	if m.GateTTL, err = ParseGateTTL(in.GateTTL); err != nil {
 		return m, err
 	}
 	return m, nil
@@ -411,7 +522,7 @@ func missionFrom(r db.Mission) (Mission, error) {
 	c := db.StoredRow("missions", r.Slug)
 	m := Mission{Slug: r.Slug, Title: r.Title, Text: r.Text, HighRisk: r.HighRisk, TwoPerson: r.TwoPerson,
 		Evidence: c.List("evidence", r.Evidence),
-		Contract: []Clause{}, CreatedAt: c.Time("created_at", r.CreatedAt)}
+		Contract: []Clause{}, GateTTL: gateTTLOf(r.GateTtl), CreatedAt: c.Time("created_at", r.CreatedAt)}
 	c.JSON("contract", r.Contract, &m.Contract)
 	if err := c.Err(); err != nil {
 		return Mission{}, err

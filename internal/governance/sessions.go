@@ -284,6 +284,7 @@ func (s *SessionService) Get(ctx context.Context, actor auth.Actor, id string) (
 			if d.Decisions[i], err = decisionFrom(r.Decision, r.ResolvedByEmail); err != nil {
 				return err
 			}
+			d.Decisions[i].expireAt(gateTTLOf(row.MissionGateTtl), now)
 		}
 		prompts, err := q.ListSessionPermissionPrompts(ctx, id)
 		if err != nil {
