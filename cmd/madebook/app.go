@@ -84,3 +84,16 @@ func (a *app) handler(logger *slog.Logger, secureCookies bool, stopping <-chan s
 func (a *app) runBriefTimes(ctx context.Context, interval time.Duration, report func(error)) {
 	a.gov.Briefs.RunTimes(ctx, interval, report)
 }
+
+// runExpiry records the gates open past their mission's gate_ttl as
+// expired, at once and then every interval until ctx is done, logging how
+// many each sweep recorded (when any) and its failures.
+func (a *app) runExpiry(ctx context.Context, interval time.Duration, logger *slog.Logger) {
+	a.gov.Decisions.RunExpiry(ctx, interval, func(n int, err error) {
+		if err != nil {
+			logger.Error("gate expiry", "error", err)
+		} else if n > 0 {
+			logger.Info("gates expired", "count", n)
+		}
+	})
+}

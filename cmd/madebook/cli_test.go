@@ -215,6 +215,8 @@ func TestCommandLineMistakesAreUsageErrors(t *testing.T) {
 		{"a delivery lease that is not a duration", []string{"serve", "--delivery-lease", "soon", "--db", path}},
 		{"a public URL that is not absolute", []string{"serve", "--public-url", "madebook.example.com", "--db", path}},
 		{"a public URL that is not http", []string{"serve", "--public-url", "ftp://madebook.example.com", "--db", path}},
+		{"an expiry sweep under a second", []string{"serve", "--expiry-sweep", "100ms", "--db", path}},
+		{"an expiry sweep that is not a duration", []string{"serve", "--expiry-sweep", "often", "--db", path}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

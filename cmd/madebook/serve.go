@@ -32,13 +32,16 @@ type serveConfig struct {
 	// publicURL is the console's address as people reach it, which
 	// notifications link to; "" is http:// and the listener's address.
 	publicURL string
+	// expirySweep is how often gates open past their mission's gate_ttl
+	// are recorded expired (and so escalated).
+	expirySweep time.Duration
 }
 
 // runServe is `madebook serve`: it migrates the database, then serves the
 // console and the API until ctx is done; with --demo, on a throwaway
 // database with a simulated agent.
 func runServe(ctx context.Context, c stdio, args []string) error {
-	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH] [--public-url URL] [--secure-cookies] [--delivery-lease D] [--demo]",
+	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH] [--public-url URL] [--secure-cookies] [--delivery-lease D] [--expiry-sweep D] [--demo]",
 		"Migrate the database (creating it on first start), then serve the console, the JSON API\n"+
 			"and /brief until interrupted (Ctrl-C, SIGTERM), logging JSON lines on stdout, and send\n"+
 			"the webhook notifications the outbox holds.\n\n"+
@@ -56,6 +59,9 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 	f.DurationVar(&cfg.lease, "delivery-lease", governance.DefaultDeliveryLease,
 		"hand a delivery over again when its brief is not acknowledged within `D` (e.g. 2m, 30s)")
 	f.env["delivery-lease"] = "MADEBOOK_DELIVERY_LEASE"
+	f.DurationVar(&cfg.expirySweep, "expiry-sweep", governance.DefaultExpirySweep,
+		"record gates open past their mission's gate_ttl as expired every `D` (e.g. 30s), and once at start")
+	f.env["expiry-sweep"] = "MADEBOOK_EXPIRY_SWEEP"
 	f.BoolVar(&cfg.demo, "demo", false, "a throwaway demo: its own temporary database, a simulated agent")
 	if err := f.parse(c, args); err != nil {
 		return err
@@ -68,6 +74,9 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return f.fail("--public-url is %q; it must be an absolute http:// or https:// address", cfg.publicURL)
 		}
+	}
+	if cfg.expirySweep < time.Second {
+		return f.fail("--expiry-sweep is %s; it must be at least 1s", cfg.expirySweep)
 	}
 	if cfg.demo && f.isSet("db") {
 		return f.fail("--demo makes its own throwaway database: leave out --db")
@@ -129,6 +138,14 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 		defer close(flushed)
 		a.runBriefTimes(flushCtx, time.Second, func(err error) { logger.Error("brief times", "error", err) })
 	}()
+	// The expiry sweep runs once now, then every cfg.expirySweep; every
+	// replica may run it (each gate is recorded once).
+	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		a.runExpiry(sweepCtx, cfg.expirySweep, logger)
+	}()
 
 	// The webhook sender runs until the server has shut down (requests
 	// that write notifications have finished by then).
@@ -176,6 +193,8 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 		}
 		cancel()
 	}
+	stopSweep()
+	<-swept
 	stopSend()
 	<-sent
 	stopFlush()
