@@ -97,8 +97,17 @@ func orDash(s string) string {
 	return s
 }
 
-// decisionState names a gate's state the way a person reads it.
+// decisionState names a gate's state the way a person reads it: an
+// expired gate is still open (expired is never rejected), and a gate
+// resolved after it expired says so.
 func decisionState(d governance.Decision) string {
+	switch {
+	case d.Expired && d.ExpiredAt != nil:
+		return "open, expired unanswered at " + Stamp(*d.ExpiredAt)
+	case d.ExpiredAt != nil:
+		return deliveryState(d.DeliveredAt, d.AckedAt, d.Status == governance.DecisionResolved) +
+			" (it had expired unanswered at " + Stamp(*d.ExpiredAt) + ")"
+	}
 	return deliveryState(d.DeliveredAt, d.AckedAt, d.Status == governance.DecisionResolved)
 }
 

@@ -75,7 +75,8 @@ func (k *console) handleEditMission() echo.HandlerFunc {
 			return err
 		}
 		return k.missionForm(c, http.StatusOK, views.MissionForm{Editing: true, Slug: m.Slug, Title: m.Title, Text: m.Text,
-			HighRisk: m.HighRisk, TwoPerson: m.TwoPerson, Evidence: views.EvidenceText(m.Evidence), Contract: views.ContractText(m.Contract)})
+			HighRisk: m.HighRisk, TwoPerson: m.TwoPerson, Evidence: views.EvidenceText(m.Evidence), Contract: views.ContractText(m.Contract),
+			GateTTL: m.GateTTL.String()})
 	}
 }
 
@@ -115,7 +116,7 @@ func (k *console) missionFormError(c echo.Context, f views.MissionForm, err erro
 	}
 	field := errs.FieldOf(err)
 	switch field {
-	case "title", "text", "high_risk", "two_person", "evidence", "contract":
+	case "title", "text", "high_risk", "two_person", "evidence", "contract", "gate_ttl":
 	case "slug":
 		if f.Editing { // not a field of the edit form
 			field = ""
@@ -137,7 +138,7 @@ func missionFormOf(c echo.Context, editing bool) views.MissionForm {
 	f := views.MissionForm{Editing: editing, Slug: strings.TrimSpace(c.FormValue("slug")), Title: c.FormValue("title"),
 		Text: c.FormValue("text"), HighRisk: c.FormValue("high_risk") != "", TwoPerson: c.FormValue("two_person") != "",
 		Evidence: c.FormValue("evidence"),
-		Contract: c.FormValue("contract")}
+		Contract: c.FormValue("contract"), GateTTL: c.FormValue("gate_ttl")}
 	if editing {
 		f.Slug = c.Param("slug")
 	}
@@ -149,7 +150,7 @@ func missionFormOf(c echo.Context, editing bool) views.MissionForm {
 // lines skipped). The service checks what they say.
 func missionInputOf(f views.MissionForm) governance.MissionInput {
 	in := governance.MissionInput{Slug: f.Slug, Title: f.Title, Text: f.Text, HighRisk: f.HighRisk, TwoPerson: f.TwoPerson,
-		Evidence: []string{}, Contract: []governance.Clause{}}
+		Evidence: []string{}, Contract: []governance.Clause{}, GateTTL: f.GateTTL}
 	for _, e := range strings.FieldsFunc(f.Evidence, func(r rune) bool { return r == ',' || r == '\n' || r == '\r' }) {
 		if e = strings.TrimSpace(e); e != "" {
 			in.Evidence = append(in.Evidence, e)

@@ -88,7 +88,7 @@ func (e *msEnv) api(method, path, secret string, body any) (int, map[string]any)
 func (e *msEnv) state() string {
 	e.T.Helper()
 	var b strings.Builder
-	for _, q := range []string{`SELECT id, slug, title, text, high_risk, evidence, contract, updated_at FROM missions ORDER BY id`,
+	for _, q := range []string{`SELECT id, slug, title, text, high_risk, evidence, contract, gate_ttl, updated_at FROM missions ORDER BY id`,
 		`SELECT id, session_id, kind, ref, detail FROM events ORDER BY id`} {
 		fmt.Fprintln(&b, strings.Join(e.Kit.Rows(q), "\n"))
 	}
@@ -247,6 +247,10 @@ func TestConsoleMissionFormRefusesBadInputAndWritesNothing(t *testing.T) {
 		{"a duplicate slug is refused", "/missions", good(map[string]string{"slug": taken}), "slug",
 			fmt.Sprintf("A mission with the slug %q already exists.", taken)},
 		{"an edit without a title is refused", "/missions/" + taken, good(map[string]string{"title": ""}), "title", "The title is required."},
+		{"a gate_ttl under a minute is refused", "/missions", good(map[string]string{"gate_ttl": "30s"}), "gate_ttl",
+			"gate_ttl 30s is shorter than 1m"},
+		{"an edit with a gate_ttl that is not a duration is refused", "/missions/" + taken,
+			good(map[string]string{"gate_ttl": "soon"}), "gate_ttl", `gate_ttl "soon" is not a duration`},
 		{"an edit with a non-numeric max_files_changed is refused", "/missions/" + taken,
 			good(map[string]string{"contract": "max_files_changed 1.5"}), "contract", `not "1.5"`},
 	}
@@ -391,5 +395,37 @@ func TestMissionAPIGetAndPatch(t *testing.T) {
 	}
 	if br := e.brief(session); br.NextAction != protocol.Continue {
 		t.Fatalf("after turning high-risk off the session briefs %s", br.NextAction)
+	}
+}
+
+// A lead sets a mission's gate_ttl in the form, sees it in the list and in
+// the edit form (as it is shown everywhere, "1h30m" for "90m"), and lifts
+// it by emptying the field.
+func TestConsoleMissionGateTTL(t *testing.T) {
+	e := newMsEnv(t)
+	b := e.signIn(e.Lead.Email)
+	r := b.Submit("/missions", url.Values{"slug": {"expiring"}, "title": {"Expiring gates"}, "gate_ttl": {"90m"}})
+	if r.Status != http.StatusSeeOther {
+		t.Fatalf("create: status %d:\n%s", r.Status, r.Text())
+	}
+	if m := e.mission("expiring"); m.GateTTL.String() != "1h30m" {
+		t.Fatalf("created with gate_ttl %q, want 1h30m", m.GateTTL)
+	}
+	if row := msRow(t, b.Open("/missions").Text(), "expiring"); !strings.Contains(row, "gates expire after 1h30m") {
+		t.Errorf("the row does not say when gates expire:\n%s", row)
+	}
+	edit := b.Open("/missions/expiring/edit")
+	if !strings.Contains(edit.Text(), `name="gate_ttl" value="1h30m"`) {
+		t.Errorf("the edit form does not hold the gate_ttl:\n%s", edit.Text())
+	}
+	r = b.Submit("/missions/expiring", url.Values{"title": {"Expiring gates"}, "gate_ttl": {""}})
+	if r.Status != http.StatusSeeOther {
+		t.Fatalf("edit: status %d:\n%s", r.Status, r.Text())
+	}
+	if m := e.mission("expiring"); m.GateTTL != 0 {
+		t.Fatalf("an emptied gate_ttl left %q", m.GateTTL)
+	}
+	if row := msRow(t, b.Open("/missions").Text(), "expiring"); strings.Contains(row, "gates expire") {
+		t.Errorf("a mission whose gates never expire says they do:\n%s", row)
 	}
 }
