@@ -97,3 +97,19 @@ func (a *app) runExpiry(ctx context.Context, interval time.Duration, logger *slo
 		}
 	})
 }
+
+// openGateAgo opens a gate on the session as the agent whose key is
+// secret, as if age ago (the demo's gate that nobody answered in time). It
+// writes through a second set of services with a clock set back: the
+// session must not have been briefed yet, so that no cached brief misses
+// the gate.
+func (a *app) openGateAgo(ctx context.Context, secret, session string, g gateTopic, age time.Duration) error {
+	agent, err := a.auth.Authenticate(ctx, secret)
+	if err != nil {
+		return err
+	}
+	then := time.Now().Add(-age)
+	_, err = governance.New(a.store, func() time.Time { return then }).Decisions.Open(ctx, agent, session,
+		governance.DecisionInput{Title: g.title, Question: g.question, Proposal: g.proposal, BlockedScope: g.blocked, AllowedScope: g.allowed})
+	return err
+}

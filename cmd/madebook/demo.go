@@ -54,7 +54,10 @@ func runDemo(ctx context.Context, a *app, base string, pace demoPace, stdout io.
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	defer transport.CloseIdleConnections()
-	api := &demoAPI{base: base, lead: token, agent: key, client: &http.Client{Transport: transport, Timeout: 10 * time.Second}}
+	api := &demoAPI{base: base, lead: token, agent: key, client: &http.Client{Transport: transport, Timeout: 10 * time.Second},
+		gateAgo: func(ctx context.Context, session string, g gateTopic, age time.Duration) error {
+			return a.openGateAgo(ctx, key, session, g, age)
+		}}
 	sessions, err := api.seed(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -88,6 +91,9 @@ func runDemo(ctx context.Context, a *app, base string, pace demoPace, stdout io.
 type demoAPI struct {
 	base, lead, agent string
 	client            *http.Client
+	// gateAgo opens a gate as the demo agent as if age ago: the API opens
+	// gates now, and the demo shows one nobody answered in time.
+	gateAgo func(ctx context.Context, session string, g gateTopic, age time.Duration) error
 }
 
 // call sends body as JSON with the secret and decodes the answer into out
@@ -137,7 +143,7 @@ func (d *demoAPI) seed(ctx context.Context) ([]demoSession, error) {
 	for _, m := range []map[string]any{
 		{"slug": "billing-cleanup", "title": "Retire the legacy billing tables", "high_risk": true, "evidence": []string{"tests"},
 			"text": "Move the last readers of billing_v1 to the ledger, then drop billing_v1 and billing_v1_items."},
-		{"slug": "checkout-redesign", "title": "One-page checkout",
+		{"slug": "checkout-redesign", "title": "One-page checkout", "gate_ttl": "4h",
 			"text": "Merge the three checkout steps into one page. The payment provider and its configuration stay as they are."},
 		{"slug": "search-latency", "title": "Halve search latency",
 			"text": "Bring the p95 of /search under 200 ms without changing its results."},
@@ -211,6 +217,13 @@ func (d *demoAPI) seed(ctx context.Context) ([]demoSession, error) {
 		},
 		gated("checkout-redesign", "Merge the cart and checkout pages", gateTopics[0]), // DECISION_REQUIRED
 		gated("search-latency", "Add a full-text index", gateTopics[1]),                // DECISION_REQUIRED
+		func() error { // DECISION_REQUIRED, expired: nobody answered it for five hours; the mission's gates expire after four
+			id, err := open("checkout-redesign", "Retire the 2019 coupon codes", false)
+			if err != nil {
+				return err
+			}
+			return d.gateAgo(ctx, id, expiredTopic, 5*time.Hour)
+		},
 		func() error { // a run parked on a question
 			id, err := open("search-latency", "Profile the search endpoint", true)
 			if err != nil {
@@ -327,6 +340,10 @@ var gateTopics = []gateTopic{
 	{"Data backfill", "Backfill 1.2 M rows of search_clicks now, or let them fill in over a week?",
 		"Let them fill in; the backfill doubles the database load for an hour.", []string{"db/migrations", "scripts/backfill/"}, []string{"internal/search/"}},
 }
+
+// expiredTopic is the demo's gate that nobody answered in time.
+var expiredTopic = gateTopic{"Coupon codes", "Delete the 2019 coupon codes, or keep them for the accounting export?",
+	"Keep them, marked inactive.", []string{"db/migrations", "internal/coupons/"}, []string{"web/checkout/"}}
 
 // gate opens a gate on the session, as its agent, and returns its
 // reference.

@@ -158,8 +158,11 @@ func TestServeDemo(t *testing.T) {
 				t.Errorf("no %s item: %v", k, kinds)
 			}
 		}
-		if kinds["decision"] < 2 {
-			t.Errorf("%d decision items, want two open gates", kinds["decision"])
+		if kinds["decision"] < 3 {
+			t.Errorf("%d decision items, want two open gates and an expired one", kinds["decision"])
+		}
+		if first, _ := items[0].(map[string]any); first["kind"] != "decision" || first["expired"] != true || first["title"] != "Coupon codes" {
+			t.Errorf("the first item is %v, want the gate that expired unanswered", first)
 		}
 	})
 
@@ -254,12 +257,13 @@ func TestTheSimulatedAgentOpensGatesUpToItsCap(t *testing.T) {
 		return gates
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for openGates() < 2+pace.maxGates && time.Now().Before(deadline) {
+	const seeded = 3 // two open gates and one expired
+	for openGates() < seeded+pace.maxGates && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	time.Sleep(10 * pace.gateEvery)
-	if n := openGates(); n != 2+pace.maxGates {
-		t.Errorf("%d open gates, want the seeding's 2 and the agent's %d", n, pace.maxGates)
+	if n := openGates(); n != seeded+pace.maxGates {
+		t.Errorf("%d open gates, want the seeding's %d and the agent's %d", n, seeded, pace.maxGates)
 	}
 	cancel()
 	select {
