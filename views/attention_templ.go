@@ -55,7 +55,7 @@ func AttentionPage(p Page, in Inbox) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>Attention</h1><p class=\"muted keys\">Grouped by session, most severe first. New items arrive by themselves. Keys: <kbd>j</kbd>/<kbd>k</kbd> move, <kbd>Enter</kbd> opens, <kbd>x</kbd> selects a gate for bulk resolve, <kbd>Esc</kbd> closes.</p><div id=\"announce\" class=\"announce\" role=\"status\" aria-live=\"polite\" data-testid=\"announce\"></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>Attention</h1><p class=\"muted keys\">Grouped by session: gates that expired unanswered first, then most severe first. New items arrive by themselves. Keys: <kbd>j</kbd>/<kbd>k</kbd> move, <kbd>Enter</kbd> opens, <kbd>x</kbd> selects a gate for bulk resolve, <kbd>Esc</kbd> closes.</p><div id=\"announce\" class=\"announce\" role=\"status\" aria-live=\"polite\" data-testid=\"announce\"></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
