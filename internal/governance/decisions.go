@@ -231,6 +231,9 @@ func (s *DecisionService) ResolveMany(ctx context.Context, actor auth.Actor, ref
 				if d.Approvals, err = approvalsOf(ctx, q, approveDecision, cur.ID); err != nil {
 					return err
 				}
+				if err := settleExpiry(ctx, q, &d, now); err != nil {
+					return err
+				}
 				out = append(out, d)
 				continue
 			}

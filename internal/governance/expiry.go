@@ -36,6 +36,17 @@ func (d *Decision) expireAt(ttl GateTTL, now time.Time) {
 	}
 }
 
+// settleExpiry settles whether an open gate read alone is expired at now,
+// reading its mission's gate_ttl.
+func settleExpiry(ctx context.Context, q db.Querier, d *Decision, now time.Time) error {
+	s, err := q.GetSession(ctx, d.Session)
+	if err != nil {
+		return fmt.Errorf("session of %s: %w", d.Ref, err)
+	}
+	d.expireAt(gateTTLOf(s.MissionGateTtl), now)
+	return nil
+}
+
 // SweepActor is who records gates expired in timelines: Madebook's own
 // sweep, "system:gate-expiry".
 var SweepActor = auth.System("gate-expiry")

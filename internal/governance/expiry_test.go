@@ -384,3 +384,33 @@ func TestAttentionPutsExpiredGatesFirst(t *testing.T) {
 		}
 	})
 }
+
+// On a two-person mission the first lead's approval of an expired gate
+// leaves it open and still expired ("1 of 2"); the second lead's resolves
+// it, and it is delivered as any resolution.
+func TestAnExpiredGateOnATwoPersonMission(t *testing.T) {
+	w := newWorld(t)
+	second := person(t, w.Kit, auth.Lead)
+	must(w.Gov.Missions.Create(t.Context(), w.lead, governance.MissionInput{Slug: "both", Title: "Two people",
+		TwoPerson: true, GateTTL: "1h"}))(t)
+	session := w.Session(w.agent, "both")
+	g := must(w.Gov.Decisions.Open(t.Context(), w.agent, session, gate("Drop the legacy billing table?")))(t)
+	w.Clock.Advance(time.Hour)
+
+	one := must(w.Gov.Decisions.Resolve(t.Context(), w.lead, g.Ref, "Keep it", "Archive instead."))(t)
+	if one.Status != governance.DecisionOpen || len(one.Approvals) != 1 || !one.Expired || one.ExpiredAt == nil {
+		t.Fatalf("after one lead: %+v, want open, 1 of 2, still expired", one)
+	}
+	b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, governance.BriefRequest{Session: session}))(t)
+	if codes(b) != "decision_expired |" {
+		t.Fatalf("brief after one lead: %s, want decision_expired", codes(b))
+	}
+	two := must(w.Gov.Decisions.Resolve(t.Context(), second, g.Ref, "Keep it", "Archive instead."))(t)
+	if two.Status != governance.DecisionResolved || two.Expired {
+		t.Fatalf("after the second lead: %+v, want resolved", two)
+	}
+	b = must(w.Gov.Briefs.Brief(t.Context(), w.agent, governance.BriefRequest{Session: session}))(t)
+	if b.NextAction != protocol.Continue || len(b.Resolutions) != 1 || b.Resolutions[0].Ref != g.Ref {
+		t.Fatalf("brief %v with %+v, want CONTINUE delivering %s", b.NextAction, b.Resolutions, g.Ref)
+	}
+}
