@@ -11,6 +11,7 @@ import (
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/notify"
 	"github.com/madebook/madebook/internal/protocol"
 )
 
@@ -412,5 +413,46 @@ func TestAnExpiredGateOnATwoPersonMission(t *testing.T) {
 	b = must(w.Gov.Briefs.Brief(t.Context(), w.agent, governance.BriefRequest{Session: session}))(t)
 	if b.NextAction != protocol.Continue || len(b.Resolutions) != 1 || b.Resolutions[0].Ref != g.Ref {
 		t.Fatalf("brief %v with %+v, want CONTINUE delivering %s", b.NextAction, b.Resolutions, g.Ref)
+	}
+}
+
+// The sweep's record is what escalates an expired gate: one
+// decision.expired notification per subscribed endpoint, in the sweep's
+// transaction, linking to the gate; a second sweep, or a racing one,
+// sends nothing more.
+func TestTheSweepEscalatesAnExpiredGateOnce(t *testing.T) {
+	w := newWorld(t)
+	slug := ttlMission(t, w, "1h")
+	session := w.Session(w.agent, slug)
+	subscribed := hook(t, w, notify.DecisionExpired)
+	hook(t, w, notify.HardStop)
+	g := must(w.Gov.Decisions.Open(t.Context(), w.agent, session, gate("Drop the legacy billing table?")))(t)
+	before := len(outbox(t, w.Kit))
+	w.Clock.Advance(time.Hour)
+	replica := governance.New(w.Store, w.Clock.Now)
+	var wg sync.WaitGroup
+	for _, svc := range []*governance.DecisionService{w.Gov.Decisions, replica.Decisions, w.Gov.Decisions} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := svc.ExpireDue(t.Context()); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	must(w.Gov.Decisions.ExpireDue(t.Context()))(t)
+	rows := outbox(t, w.Kit)[before:]
+	var expiries []outboxRow
+	for _, r := range rows {
+		if r.event == notify.DecisionExpired {
+			expiries = append(expiries, r)
+		}
+	}
+	if len(expiries) != 1 || expiries[0].webhook != subscribed {
+		t.Fatalf("notifications %+v, want one decision.expired to endpoint %d", rows, subscribed)
+	}
+	if m := expiries[0].payload.Madebook; m.Ref != g.Ref || m.Session != session {
+		t.Errorf("the notification links to %+v, want %s on %s", m, g.Ref, session)
 	}
 }
