@@ -280,7 +280,13 @@ func TestBrowserPushKeepsTheFormBeingTyped(t *testing.T) {
 	}
 	notReloaded(t, ctx)
 
-	gate := `[data-testid=attention-item][data-ref="` + in.gates[0] + `"]`
+	// A gate among the loaded lines: gates opened in the same instant are
+	// ordered by their sessions' random ids, so which ones load varies.
+	ref, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("[data-testid=attention-item][data-kind=decision]").dataset.ref`))
+	if err != nil {
+		t.Fatalf("no gate among the loaded lines: %v", err)
+	}
+	gate := `[data-testid=attention-item][data-ref="` + ref + `"]`
 	webtest.OpenItem(t, ctx, gate)
 	webtest.Do(t, ctx, "type a resolution", chromedp.SendKeys(chromedp.CSS(gate+` input[name=resolution]`), "Keep the ta"))
 
