@@ -5,6 +5,7 @@ import (
 
 	"github.com/madebook/madebook/web/api"
 	"github.com/madebook/madebook/web/console"
+	"github.com/madebook/madebook/web/httpx"
 	"github.com/madebook/madebook/web/mcp"
 )
 
@@ -13,6 +14,7 @@ import (
 // table. It returns how pages answer errors.
 func routes(e *echo.Echo, d Deps) console.ErrorRenderer {
 	e.GET("/healthz", handleHealth(d.Health))
+	e.GET("/metrics", handleMetrics(d.Metrics), httpx.RequireBearer(d.Auth))
 	e.GET("/static/*", handleStatic())
 	e.GET("/favicon.ico", handleFavicon())
 	api.Routes(e, api.Deps{Auth: d.Auth, Gov: d.Gov, Ledger: d.Ledger, Audit: d.Audit})

@@ -152,6 +152,9 @@ func routeTable() []routeCase {
 		{method: http.MethodGet, path: "/healthz", public: true,
 			setup: func(*webtest.API) (string, any, string) { return "/healthz", nil, "" },
 			want:  with(statuses(http.StatusOK, everyone), asAnonymous, http.StatusOK)},
+		{method: http.MethodGet, path: "/metrics", page: true, // Prometheus text, not JSON
+			setup: func(*webtest.API) (string, any, string) { return "/metrics", nil, "" },
+			want:  statuses(http.StatusOK, []caller{asAdmin})},
 		{method: http.MethodGet, path: "/api/v1/openapi.json", public: true,
 			setup: func(*webtest.API) (string, any, string) { return "/api/v1/openapi.json", nil, "" },
 			want:  with(statuses(http.StatusOK, everyone), asAnonymous, http.StatusOK)},

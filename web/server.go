@@ -17,6 +17,7 @@ import (
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
+	"github.com/madebook/madebook/web/metrics"
 )
 
 // MaxBody is the largest request body accepted: 1 MiB.
@@ -38,6 +39,9 @@ type Deps struct {
 	// console's push streams end and a graceful shutdown does not wait on
 	// them (nil: never).
 	Stopping <-chan struct{}
+	// Metrics are served at /metrics to an admin token (nil: the server
+	// makes its own).
+	Metrics *metrics.Metrics
 }
 
 // NewServer returns the HTTP handler with every route and middleware.
@@ -61,8 +65,24 @@ func NewServer(d Deps) *echo.Echo {
 			return nil
 		},
 	}))
+	if d.Metrics == nil {
+		d.Metrics = NewMetrics(d.Gov)
+	}
+	e.Use(d.Metrics.Middleware())
 	e.Use(middleware.Recover())
 	e.Use(limitBody(MaxBody))
 	e.HTTPErrorHandler = errorHandler(d.Logger, routes(e, d))
 	return e
+}
+
+// NewMetrics returns the metrics of a server over gov: the Attention view
+// counted at each scrape, and what briefs hand over counted as their
+// writes commit.
+func NewMetrics(gov *governance.Services) *metrics.Metrics {
+	m := metrics.New(func(ctx context.Context) (map[string]int, error) {
+		c, err := gov.Attention.Counts(ctx, governance.AttentionFilter{})
+		return c.ByKind, err
+	})
+	gov.Observe(m.Events)
+	return m
 }

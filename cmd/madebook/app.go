@@ -14,6 +14,7 @@ import (
 	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/internal/rules"
 	"github.com/madebook/madebook/web"
+	"github.com/madebook/madebook/web/metrics"
 )
 
 // app is an open, migrated database and the services over it: what every
@@ -74,9 +75,9 @@ func (a *app) importRules(ctx context.Context, rs []rules.Rule) (int, error) {
 
 // handler is the whole HTTP surface: the console, the API and /brief.
 // stopping is closed when the server begins to shut down.
-func (a *app) handler(logger *slog.Logger, secureCookies bool, stopping <-chan struct{}) http.Handler {
+func (a *app) handler(logger *slog.Logger, secureCookies bool, stopping <-chan struct{}, m *metrics.Metrics) http.Handler {
 	return web.NewServer(web.Deps{Auth: a.auth, Gov: a.gov, Ledger: ledger.NewService(a.store, time.Now, a.gov.Briefs, a.gov.Notify),
-		Audit: a.audit(), Health: a.store.Ping, Logger: logger, SecureCookies: secureCookies, Stopping: stopping})
+		Audit: a.audit(), Health: a.store.Ping, Logger: logger, SecureCookies: secureCookies, Stopping: stopping, Metrics: m})
 }
 
 // runBriefTimes writes the agents' last-brief times, kept in memory, every

@@ -19,6 +19,7 @@ import (
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/notify"
+	"github.com/madebook/madebook/web"
 )
 
 // serveConfig is serve's settings, from its flags and the environment.
@@ -35,13 +36,16 @@ type serveConfig struct {
 	// expirySweep is how often gates open past their mission's gate_ttl
 	// are recorded expired (and so escalated).
 	expirySweep time.Duration
+	// metricsAddr, when set, serves /metrics without a token on a
+	// listener of its own (keep it off the public network).
+	metricsAddr string
 }
 
 // runServe is `madebook serve`: it migrates the database, then serves the
 // console and the API until ctx is done; with --demo, on a throwaway
 // database with a simulated agent.
 func runServe(ctx context.Context, c stdio, args []string) error {
-	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH] [--public-url URL] [--secure-cookies] [--delivery-lease D] [--expiry-sweep D] [--demo]",
+	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH] [--public-url URL] [--metrics-addr ADDR] [--secure-cookies] [--delivery-lease D] [--expiry-sweep D] [--demo]",
 		"Migrate the database (creating it on first start), then serve the console, the JSON API\n"+
 			"and /brief until interrupted (Ctrl-C, SIGTERM), logging JSON lines on stdout, and send\n"+
 			"the webhook notifications the outbox holds.\n\n"+
@@ -54,6 +58,8 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 	path := f.dbFlag()
 	f.StringVar(&cfg.publicURL, "public-url", "", "link notifications to the console at `URL`, its address as people reach it (e.g. https://madebook.example.com); default http:// and --addr")
 	f.env["public-url"] = "MADEBOOK_PUBLIC_URL"
+	f.StringVar(&cfg.metricsAddr, "metrics-addr", "", "also serve /metrics (Prometheus), without a token, on `ADDR`, a host:port kept off the public network; on --addr it takes an admin's token")
+	f.env["metrics-addr"] = "MADEBOOK_METRICS_ADDR"
 	f.BoolVar(&cfg.secureCookies, "secure-cookies", false, "make the console's cookies Secure and __Host-, for serving over TLS")
 	f.env["secure-cookies"] = "MADEBOOK_SECURE_COOKIES"
 	f.DurationVar(&cfg.lease, "delivery-lease", governance.DefaultDeliveryLease,
@@ -122,7 +128,25 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 	// Shutdown waits for every handler; the console's push streams end
 	// when it begins, instead of holding it for its whole timeout.
 	stopping := make(chan struct{})
-	srv := &http.Server{Handler: a.handler(logger, cfg.secureCookies, stopping), ReadHeaderTimeout: 10 * time.Second,
+	m := web.NewMetrics(a.gov)
+	var metricsSrv *http.Server
+	if cfg.metricsAddr != "" {
+		mln, err := net.Listen("tcp", cfg.metricsAddr)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("listen for metrics on %s: %w", cfg.metricsAddr, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", m.Handler())
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := metricsSrv.Serve(mln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				logger.Error("metrics listener", "error", err)
+			}
+		}()
+		logger.Info("metrics", "addr", "http://"+mln.Addr().String()+"/metrics")
+	}
+	srv := &http.Server{Handler: a.handler(logger, cfg.secureCookies, stopping, m), ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: time.Minute, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	srv.RegisterOnShutdown(func() { close(stopping) })
@@ -153,7 +177,9 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 	sent := make(chan struct{})
 	go func() {
 		defer close(sent)
-		notify.NewSender(a.store, logger).Run(sendCtx)
+		sender := notify.NewSender(a.store, logger)
+		sender.Outcome = m.WebhookOutcome
+		sender.Run(sendCtx)
 	}()
 
 	served := make(chan error, 1)
@@ -192,6 +218,9 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 			err = serr
 		}
 		cancel()
+	}
+	if metricsSrv != nil {
+		metricsSrv.Close()
 	}
 	stopSweep()
 	<-swept

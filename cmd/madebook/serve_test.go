@@ -240,7 +240,7 @@ func TestTheSimulatedAgentOpensGatesUpToItsCap(t *testing.T) {
 	var mu sync.Mutex
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewJSONHandler(&lockedWriter{mu: &mu, w: &logs}, nil))
-	srv := httptest.NewServer(a.handler(slog.New(slog.DiscardHandler), false, nil))
+	srv := httptest.NewServer(a.handler(slog.New(slog.DiscardHandler), false, nil, nil))
 	defer srv.Close()
 
 	demoCtx, cancel := context.WithCancel(ctx)
@@ -279,5 +279,43 @@ func TestTheSimulatedAgentOpensGatesUpToItsCap(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), `"level":"WARN"`) {
 		t.Errorf("the agent logged a failure:\n%s", logs.String())
+	}
+}
+
+// --metrics-addr serves /metrics on a listener of its own, without a
+// token; on the main listener the same path takes an admin's token.
+func TestServeMetricsOnTheirOwnListener(t *testing.T) {
+	t.Parallel()
+	s := startServe(t, noEnv, "--addr", "127.0.0.1:0", "--db", tempDB(t), "--metrics-addr", "127.0.0.1:0")
+	lines := waitForLog(t, s, func(m string) bool { return m == "listening" })
+	var metricsURL, mainURL string
+	for _, l := range lines {
+		switch l["msg"] {
+		case "metrics":
+			metricsURL, _ = l["addr"].(string)
+		case "listening":
+			mainURL, _ = l["addr"].(string)
+		}
+	}
+	if metricsURL == "" || mainURL == "" {
+		t.Fatalf("no metrics or listening line: %v", lines)
+	}
+	res, err := httpClient.Get(mainURL + "/metrics")
+	if err != nil || res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("GET /metrics on the main listener without a token: %v %v", res.StatusCode, err)
+	}
+	res.Body.Close()
+	if res, err = httpClient.Get(metricsURL); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(body), "madebook_attention_items") ||
+		!strings.Contains(string(body), `madebook_request_duration_seconds_count{method="GET",route="/metrics"} 1`) {
+		t.Fatalf("GET %s: %d\n%s", metricsURL, res.StatusCode, body)
+	}
+	httpClient.CloseIdleConnections()
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/madebook/madebook/db"
@@ -82,6 +83,12 @@ func New(store db.Transactor, now func() time.Time) *Services {
 // --delivery-lease). Call it before serving; d must be positive.
 func (s *Services) SetDeliveryLease(d time.Duration) { s.Briefs.lease = d }
 
+// Observe has fn told, after each write commits, the kinds of the
+// timeline events it recorded (metrics count deliveries by them). fn runs
+// on the writer's goroutine: it must be quick and must not call back into
+// the services.
+func (s *Services) Observe(fn func(kinds []string)) { s.Briefs.observer.Store(&fn) }
+
 // DeliveryLease is how long a delivery waits for its acknowledgement.
 func (s *Services) DeliveryLease() time.Duration { return s.Briefs.lease }
 
@@ -106,6 +113,9 @@ type core struct {
 	// lease is how long a delivery waits for its acknowledgement before a
 	// brief hands it over again.
 	lease time.Duration
+	// observer is told the kinds of the events each write committed (for
+	// metrics); nil tells nobody.
+	observer atomic.Pointer[func(kinds []string)]
 	// notes writes the notifications a write's events cause.
 	notes *notify.Notifier
 }
@@ -125,6 +135,13 @@ func (c *core) write(ctx context.Context, fn func(db.Querier) error) error {
 		return c.notes.Enqueue(ctx, q, t.events)
 	})
 	c.cache.forget(t.sessions)
+	if observe := c.observer.Load(); err == nil && observe != nil && len(t.events) > 0 {
+		kinds := make([]string, len(t.events))
+		for i, e := range t.events {
+			kinds[i] = e.Kind
+		}
+		(*observe)(kinds)
+	}
 	return err
 }
 

@@ -93,6 +93,17 @@ type Sender struct {
 	// commit of this process, but another process's rows are only seen
 	// by looking.
 	Poll time.Duration
+	// Outcome, when set, is told how each recorded attempt ended:
+	// delivered, failed (to be retried) or given_up (for metrics).
+	Outcome func(outcome string)
+}
+
+// outcome tells Outcome how an attempt ended, once it is recorded.
+func (s *Sender) outcome(o string, err error) error {
+	if err == nil && s.Outcome != nil {
+		s.Outcome(o)
+	}
+	return err
 }
 
 // NewSender returns a sender over store with the defaults: a 10 s
@@ -209,11 +220,11 @@ func (s *Sender) send(ctx context.Context, r db.ClaimOutboxRow) error {
 		return nil // shutting down: the lease brings the row back
 	}
 	if failure == "" { // recorded even while shutting down: the write outlives ctx
-		return s.Store.Write(ctx, func(q db.Querier) error {
+		return s.outcome("delivered", s.Store.Write(ctx, func(q db.Querier) error {
 			_, err := q.MarkOutboxDelivered(ctx, db.MarkOutboxDeliveredParams{DeliveredAt: sql.NullString{String: db.FormatTime(now), Valid: true},
 				Status: sql.NullInt64{Int64: int64(status), Valid: true}, ID: r.ID})
 			return err
-		})
+		}))
 	}
 	created, err := db.ParseTime(r.CreatedAt)
 	if err != nil {
@@ -228,7 +239,11 @@ func (s *Sender) send(ctx context.Context, r db.ClaimOutboxRow) error {
 // sender claimed the row) records nothing.
 func (s *Sender) record(ctx context.Context, r db.ClaimOutboxRow, now time.Time, status int, failure string, giveUp bool) error {
 	st := sql.NullInt64{Int64: int64(status), Valid: status != 0}
-	return s.Store.Write(ctx, func(q db.Querier) error {
+	o := "failed"
+	if giveUp {
+		o = "given_up"
+	}
+	return s.outcome(o, s.Store.Write(ctx, func(q db.Querier) error {
 		if giveUp {
 			_, err := q.GiveUpOutbox(ctx, db.GiveUpOutboxParams{Status: st, Error: nullString(failure),
 				GaveUpAt: sql.NullString{String: db.FormatTime(now), Valid: true}, ID: r.ID, Attempts: r.Attempts})
@@ -248,7 +263,7 @@ func (s *Sender) record(ctx context.Context, r db.ClaimOutboxRow, now time.Time,
 		_, err = q.MarkOutboxFailed(ctx, db.MarkOutboxFailedParams{Status: st, Error: nullString(failure),
 			NextAttemptAt: db.FormatTime(next), ID: r.ID, Attempts: r.Attempts})
 		return err
-	})
+	}))
 }
 
 // maxError is the most characters of a failure kept on the row.

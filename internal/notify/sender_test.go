@@ -201,6 +201,13 @@ func TestEveryNotificationArrivesOnceThoughRefusedTwice(t *testing.T) {
 	var e *env
 	rcv, srv := newReceiver(t, func() time.Time { return e.Clock.Now() }, 2)
 	e = newEnv(t, srv.URL)
+	var mu sync.Mutex
+	outcomes := map[string]int{}
+	e.sender.Outcome = func(o string) {
+		mu.Lock()
+		defer mu.Unlock()
+		outcomes[o]++
+	}
 	e.gates(t, 3)
 	start := e.Clock.Now()
 
@@ -252,6 +259,10 @@ func TestEveryNotificationArrivesOnceThoughRefusedTwice(t *testing.T) {
 		if d.Status != governance.DeliveryDelivered || d.Attempts != 3 || d.LastStatus != 200 || d.LastError != "" || d.DeliveredAt == nil {
 			t.Errorf("delivered: %+v", d)
 		}
+	}
+	// Each attempt's outcome is told once it is recorded (the metrics).
+	if outcomes["failed"] != 6 || outcomes["delivered"] != 3 || outcomes["given_up"] != 0 {
+		t.Errorf("outcomes told: %v, want 6 failed and 3 delivered", outcomes)
 	}
 }
 
