@@ -64,6 +64,7 @@ var commands = []command{
 	{"rules infer", "propose architecture rules from a repository's imports", runRulesInfer},
 	{"agent", "make an agent's calls from a shell; exit status by next_action (agent --help)", runAgent},
 	{"hook claude-code", "a Claude Code command hook: the event's JSON on stdin, the answer's on stdout", runHookClaudeCode},
+	{"bench", "measure /brief and the executor check against /healthz on a throwaway database", runBench},
 }
 
 // run is the whole program: main only calls it.

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/governance"
+)
+
+// benchRounds is how many turns the routes take at each measure.
+const benchRounds = 5
+
+// benchConfig is bench's settings.
+type benchConfig struct {
+	sessions    int
+	duration    time.Duration
+	concurrency int
+	rate        int
+}
+
+// runBench is `madebook bench`: it serves Madebook on a throwaway
+// database with sessions loaded, then measures, side by side in one run,
+// what an agent's calls cost against the cheapest route the server has
+// (/healthz): requests per second with clients that wait for each answer
+// (closed loop), and the 99th percentile latency at a fixed rate (open
+// loop), printing each figure and its ratio to /healthz's.
+func runBench(ctx context.Context, c stdio, args []string) error {
+	f := newFlags("bench", "madebook bench [--sessions N] [--duration D] [--concurrency N] [--rate R]",
+		"Serve Madebook on a throwaway database with N sessions of one agent (one in ten with an\n"+
+			"open gate, every one briefed once), then measure over loopback HTTP, one route at a\n"+
+			"time: /healthz (the floor), POST /brief and the executor check (POST\n"+
+			"/api/v1/sessions/ID/tool-calls/check, an Edit of web/app.js). Closed loop: C clients\n"+
+			"for D each, requests per second. Open loop: R requests a second for D each, p50 and\n"+
+			"p99 latency. Prints each figure and its ratio to /healthz's, and the goals.")
+	var cfg benchConfig
+	f.IntVar(&cfg.sessions, "sessions", 5000, "load `N` sessions")
+	f.DurationVar(&cfg.duration, "duration", 5*time.Second, "measure each route for `D`")
+	f.IntVar(&cfg.concurrency, "concurrency", 32, "`N` clients in the closed loop")
+	f.IntVar(&cfg.rate, "rate", 1000, "`R` requests a second in the open loop")
+	if err := f.parse(c, args); err != nil {
+		return err
+	}
+	if cfg.sessions < 1 || cfg.concurrency < 1 || cfg.rate < 1 || cfg.duration < 100*time.Millisecond {
+		return f.fail("--sessions, --concurrency and --rate must be at least 1, --duration at least 100ms")
+	}
+	dir, err := os.MkdirTemp("", "madebook-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	a, err := openApp(ctx, filepath.Join(dir, "bench.db"))
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+
+	fmt.Fprintf(c.stdout, "loading %d sessions…\n", cfg.sessions)
+	key, ids, err := benchLoad(ctx, a, cfg.sessions)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: a.handler(slog.New(slog.DiscardHandler), false, nil, nil)}
+	go srv.Serve(ln)
+	defer srv.Close()
+	base := "http://" + ln.Addr().String()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}}
+
+	brief := func(i int) *http.Request {
+		req, _ := http.NewRequest(http.MethodPost, base+"/brief", bytes.NewReader([]byte(`{"session":"`+ids[i%len(ids)]+`"}`)))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		return req
+	}
+	check := func(i int) *http.Request {
+		req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/sessions/"+ids[i%len(ids)]+"/tool-calls/check",
+			bytes.NewReader([]byte(`{"tool":"Edit","input":{"file_path":"web/app.js","old_string":"a","new_string":"b"}}`)))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		return req
+	}
+	health := func(int) *http.Request {
+		req, _ := http.NewRequest(http.MethodGet, base+"/healthz", nil)
+		return req
+	}
+	// Every session briefs once: the steady state of agents at work.
+	for i := range ids {
+		if err := benchDo(client, brief(i)); err != nil {
+			return fmt.Errorf("warming up: %w", err)
+		}
+	}
+	routes := []struct {
+		name string
+		req  func(int) *http.Request
+	}{{"/healthz", health}, {"/brief", brief}, {"check", check}}
+
+	// The routes take turns, in rounds, so that a machine busy with
+	// something else for a while weighs on each of them alike.
+	slice := cfg.duration / benchRounds
+	fmt.Fprintf(c.stdout, "closed loop: %d clients, %s a route (in %d turns)\n", cfg.concurrency, cfg.duration, benchRounds)
+	answered, failed := map[string]int64{}, map[string]int64{}
+	for range benchRounds {
+		for _, r := range routes {
+			n, bad := benchClosed(client, r.req, cfg.concurrency, slice)
+			answered[r.name] += n
+			failed[r.name] += bad
+		}
+	}
+	rps := map[string]float64{}
+	for _, r := range routes {
+		rps[r.name] = float64(answered[r.name]) / (slice * benchRounds).Seconds()
+		fmt.Fprintf(c.stdout, "  %-9s %9.0f req/s  %5.2f× /healthz%s\n", r.name, rps[r.name], rps[r.name]/rps["/healthz"], failures(failed[r.name]))
+	}
+	fmt.Fprintf(c.stdout, "open loop: %d req/s, %s a route (in %d turns)\n", cfg.rate, cfg.duration, benchRounds)
+	lats := map[string][]time.Duration{}
+	clear(failed)
+	for range benchRounds {
+		for _, r := range routes {
+			lat, bad := benchOpen(client, r.req, cfg.rate, slice)
+			lats[r.name] = append(lats[r.name], lat...)
+			failed[r.name] += bad
+		}
+	}
+	p99 := map[string]time.Duration{}
+	for _, r := range routes {
+		p50 := percentile(lats[r.name], 0.50)
+		p99[r.name] = percentile(lats[r.name], 0.99)
+		fmt.Fprintf(c.stdout, "  %-9s p50 %8s  p99 %8s  %5.2f× /healthz p99%s\n", r.name, p50.Round(time.Microsecond),
+			p99[r.name].Round(time.Microsecond), float64(p99[r.name])/float64(p99["/healthz"]), failures(failed[r.name]))
+	}
+	fmt.Fprintf(c.stdout, "goals: /brief ≥ 0.80× /healthz req/s (%.2f×), /brief p99 ≤ 2× /healthz p99 (%.2f×), check p99 ≤ /brief p99 (%.2f×)\n",
+		rps["/brief"]/rps["/healthz"], float64(p99["/brief"])/float64(p99["/healthz"]), float64(p99["check"])/float64(p99["/brief"]))
+	return nil
+}
+
+// benchLoad makes an agent key and n sessions of it on one mission, one
+// in ten with an open gate, and returns the key's secret and the ids.
+func benchLoad(ctx context.Context, a *app, n int) (string, []string, error) {
+	u, err := a.auth.AddUser(ctx, "bench@example.com", "bench-password-123", auth.Lead)
+	if err != nil {
+		return "", nil, err
+	}
+	lead := auth.Actor{UserID: u.ID, Email: u.Email, Role: u.Role}
+	if _, err := a.gov.Missions.Create(ctx, lead, governance.MissionInput{Slug: "bench", Title: "Bench"}); err != nil {
+		return "", nil, err
+	}
+	key, err := a.auth.CreateKey(ctx, auth.Actor{}, "bench-agent")
+	if err != nil {
+		return "", nil, err
+	}
+	agent, err := a.auth.Authenticate(ctx, key)
+	if err != nil {
+		return "", nil, err
+	}
+	ids := make([]string, n)
+	for i := range ids {
+		s, err := a.gov.Sessions.Create(ctx, agent, governance.SessionInput{Mission: "bench", Title: fmt.Sprintf("work %d", i)})
+		if err != nil {
+			return "", nil, err
+		}
+		ids[i] = s.ID
+		if i%10 == 0 {
+			if _, err := a.gov.Decisions.Open(ctx, agent, s.ID, governance.DecisionInput{Title: "Schema",
+				Question: "Drop the legacy billing table?", BlockedScope: []string{"db/migrations"}, AllowedScope: []string{"web/"}}); err != nil {
+				return "", nil, err
+			}
+		}
+	}
+	return key, ids, nil
+}
+
+// benchDo sends one request and reads its answer; a status over 299 is an
+// error.
+func benchDo(client *http.Client, req *http.Request) error {
+	res, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if err == nil && res.StatusCode > 299 {
+		err = fmt.Errorf("%s %s: status %d", req.Method, req.URL.Path, res.StatusCode)
+	}
+	return err
+}
+
+// benchClosed runs clients that each send the next request when the last
+// is answered, for d, and returns how many were answered and failed.
+func benchClosed(client *http.Client, req func(int) *http.Request, clients int, d time.Duration) (int64, int64) {
+	var done, failed, next atomic.Int64
+	stop := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(stop) {
+				if benchDo(client, req(int(next.Add(1)))) != nil {
+					failed.Add(1)
+				} else {
+					done.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return done.Load(), failed.Load()
+}
+
+// benchOpen sends rate requests a second for d, each at its scheduled
+// time whether or not the ones before were answered, and returns the
+// latencies, measured from when each was due (so a stalled server is not
+// hidden by a waiting sender), and how many failed.
+func benchOpen(client *http.Client, req func(int) *http.Request, rate int, d time.Duration) ([]time.Duration, int64) {
+	n := int(float64(rate) * d.Seconds())
+	interval := time.Second / time.Duration(rate)
+	lat := make([]time.Duration, n)
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range n {
+		due := start.Add(time.Duration(i) * interval)
+		time.Sleep(time.Until(due))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if benchDo(client, req(i)) != nil {
+				failed.Add(1)
+			}
+			lat[i] = time.Since(due)
+		}()
+	}
+	wg.Wait()
+	return lat, failed.Load()
+}
+
+// percentile is the p-th latency (0 < p ≤ 1) of lat, which it sorts.
+func percentile(lat []time.Duration, p float64) time.Duration {
+	if len(lat) == 0 {
+		return 0
+	}
+	slices.Sort(lat)
+	return lat[min(len(lat)-1, int(float64(len(lat))*p))]
+}
+
+// failures says how many requests failed, when any did.
+func failures(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("  (%d failed)", n)
+}

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// madebook bench measures the three routes both ways and prints each
+// figure with its ratio to /healthz, and the goals; nothing fails.
+func TestBenchPrintsTheRatiosSideBySide(t *testing.T) {
+	t.Parallel()
+	out, err := cli(t, noEnv, "", "bench", "--sessions", "30", "--duration", "250ms", "--concurrency", "2", "--rate", "200")
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, out)
+	}
+	for _, want := range []string{"loading 30 sessions", "closed loop: 2 clients", "open loop: 200 req/s", "goals: /brief ≥ 0.80× /healthz req/s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, route := range []string{"/healthz", "/brief", "check"} {
+		if n := strings.Count(out, "  "+route+" "); n != 2 {
+			t.Errorf("%s has %d lines, want one per loop:\n%s", route, n, out)
+		}
+	}
+	if strings.Contains(out, "failed") {
+		t.Errorf("requests failed:\n%s", out)
+	}
+}
+
+func TestBenchRefusesNonsense(t *testing.T) {
+	t.Parallel()
+	if out, err := cli(t, noEnv, "", "bench", "--rate", "0"); err == nil || !strings.Contains(err.Error(), "--rate") {
+		t.Fatalf("bench --rate 0: %v %q", err, out)
+	}
+}
