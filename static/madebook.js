@@ -13,6 +13,13 @@
   document.addEventListener("htmx:sseClose", function () { streamUp = false; });
   window.madebookStreamDown = function () { return !streamUp && !document.hidden; };
 
+  // The poll: every 3 s while the stream is down, a madebook-poll event on
+  // <body>, which the queue and the navigation's count listen for. (A
+  // trigger filter in the markup would need eval, which the CSP forbids.)
+  setInterval(function () {
+    if (window.htmx && document.body && window.madebookStreamDown()) htmx.trigger(document.body, "madebook-poll");
+  }, 3000);
+
   // A hidden or left page closes its stream: a browser holds only six
   // connections to a site, and a stream holds one for as long as it is
   // open. Shown again, the page reconnects, and the stream says at once
@@ -85,6 +92,12 @@
   }
 
   document.addEventListener("change", function (e) {
+    // A select marked data-autosubmit submits its form when it changes
+    // (no inline handler: the CSP allows no inline script).
+    if (e.target.matches && e.target.matches("select[data-autosubmit]") && e.target.form) {
+      e.target.form.requestSubmit();
+      return;
+    }
     if (e.target && e.target.name === "refs") { remember(); updateBulk(); }
   });
 

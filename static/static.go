@@ -45,6 +45,13 @@ func URL(name string) string {
 	return "/static/" + name + "?v=" + h
 }
 
+// Has reports whether name is one of the assets (a file: the folder
+// that holds them is not one).
+func Has(name string) bool {
+	_, ok := hashes[name]
+	return ok
+}
+
 // Current reports whether v is the current hash of the asset.
 func Current(name, v string) bool {
 	h, ok := hashes[name]

@@ -113,7 +113,7 @@ func QueueView(in Inbox) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "\" hx-trigger=\"sse:queue, queue-changed from:body, every 3s [madebookStreamDown()]\" hx-swap=\"outerHTML\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "\" hx-trigger=\"sse:queue, queue-changed from:body, madebook-poll from:body\" hx-swap=\"outerHTML\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -444,7 +444,7 @@ func Filters(in Inbox) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<label for=\"filter-mission\">Mission</label> <select id=\"filter-mission\" name=\"mission\" data-testid=\"filter-mission\" onchange=\"this.form.requestSubmit()\"><option value=\"\">every mission</option> ")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<label for=\"filter-mission\">Mission</label> <select id=\"filter-mission\" name=\"mission\" data-testid=\"filter-mission\" data-autosubmit><option value=\"\">every mission</option> ")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

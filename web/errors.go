@@ -21,6 +21,11 @@ func errorHandler(log *slog.Logger, page console.ErrorRenderer) echo.HTTPErrorHa
 			return
 		}
 		status, body := errorBody(err)
+		if status >= http.StatusInternalServerError && clientGone(c, err) {
+			// Nobody is left to answer: the status is for the request log.
+			c.Response().WriteHeader(StatusClientGone)
+			return
+		}
 		if status >= http.StatusInternalServerError {
 			log.ErrorContext(c.Request().Context(), "internal error", "path", c.Request().URL.Path, "error", err)
 		}

@@ -8,6 +8,7 @@ package web
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -42,34 +43,23 @@ type Deps struct {
 	// Metrics are served at /metrics to an admin token (nil: the server
 	// makes its own).
 	Metrics *metrics.Metrics
+	// TrustedProxies are the proxies whose X-Forwarded-For (or X-Real-IP)
+	// names the client; with none, the client is the TCP peer.
+	TrustedProxies []*net.IPNet
 }
 
 // NewServer returns the HTTP handler with every route and middleware.
 func NewServer(d Deps) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	e.Use(middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
-		LogMethod: true, LogURIPath: true, LogStatus: true, LogLatency: true, LogError: true, LogRemoteIP: true,
-		HandleError: true,
-		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
-			level := slog.LevelInfo
-			if v.Status >= http.StatusInternalServerError {
-				level = slog.LevelError
-			}
-			attrs := []slog.Attr{slog.String("method", v.Method), slog.String("path", v.URIPath),
-				slog.Int("status", v.Status), slog.Duration("latency", v.Latency), slog.String("remote", v.RemoteIP)}
-			if v.Error != nil && v.Status >= http.StatusInternalServerError {
-				attrs = append(attrs, slog.String("error", v.Error.Error()))
-			}
-			d.Logger.LogAttrs(c.Request().Context(), level, "request", attrs...)
-			return nil
-		},
-	}))
+	e.IPExtractor = clientIP(d.TrustedProxies)
+	e.Use(requestLog(d.Logger))
 	if d.Metrics == nil {
 		d.Metrics = NewMetrics(d.Gov)
 	}
 	e.Use(d.Metrics.Middleware())
 	e.Use(middleware.Recover())
+	e.Use(securityHeaders())
 	e.Use(limitBody(MaxBody))
 	e.HTTPErrorHandler = errorHandler(d.Logger, routes(e, d))
 	return e
@@ -85,4 +75,31 @@ func NewMetrics(gov *governance.Services) *metrics.Metrics {
 	})
 	gov.Observe(m.Events)
 	return m
+}
+
+// requestLog logs one line per request: method, path, status, latency and
+// the client's address (c.RealIP(), the same the sign-in limits use).
+// Server faults are errors with their cause; a request whose client hung
+// up is "client gone", status 499, at info (with what stopped it).
+func requestLog(logger *slog.Logger) echo.MiddlewareFunc {
+	return middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
+		LogMethod: true, LogURIPath: true, LogStatus: true, LogLatency: true, LogError: true, LogRemoteIP: true,
+		HandleError: true,
+		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			level, msg := slog.LevelInfo, "request"
+			switch {
+			case v.Status == StatusClientGone:
+				msg = "client gone"
+			case v.Status >= http.StatusInternalServerError:
+				level = slog.LevelError
+			}
+			attrs := []slog.Attr{slog.String("method", v.Method), slog.String("path", v.URIPath),
+				slog.Int("status", v.Status), slog.Duration("latency", v.Latency), slog.String("remote", v.RemoteIP)}
+			if v.Error != nil && v.Status >= http.StatusInternalServerError {
+				attrs = append(attrs, slog.String("error", v.Error.Error()))
+			}
+			logger.LogAttrs(c.Request().Context(), level, msg, attrs...)
+			return nil
+		},
+	})
 }

@@ -10,11 +10,15 @@ import (
 )
 
 // handleStatic serves GET /static/*: embedded assets, cached forever when
-// addressed by their current hash.
+// addressed by their current hash. Only the assets themselves are served:
+// a folder (/static/ itself) is a 404, never a listing.
 func handleStatic() echo.HandlerFunc {
 	files := http.FileServer(http.FS(static.FS))
 	return func(c echo.Context) error {
 		name := strings.TrimPrefix(c.Request().URL.Path, "/static/")
+		if !static.Has(name) {
+			return echo.ErrNotFound
+		}
 		if static.Current(name, c.QueryParam("v")) {
 			c.Response().Header().Set("Cache-Control", "public, max-age=31536000, immutable")
 		} else {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -74,10 +75,12 @@ func (a *app) importRules(ctx context.Context, rs []rules.Rule) (int, error) {
 }
 
 // handler is the whole HTTP surface: the console, the API and /brief.
-// stopping is closed when the server begins to shut down.
-func (a *app) handler(logger *slog.Logger, secureCookies bool, stopping <-chan struct{}, m *metrics.Metrics) http.Handler {
+// stopping is closed when the server begins to shut down; proxies are the
+// trusted proxies (--trusted-proxy).
+func (a *app) handler(logger *slog.Logger, secureCookies bool, proxies []*net.IPNet, stopping <-chan struct{}, m *metrics.Metrics) http.Handler {
 	return web.NewServer(web.Deps{Auth: a.auth, Gov: a.gov, Ledger: ledger.NewService(a.store, time.Now, a.gov.Briefs, a.gov.Notify),
-		Audit: a.audit(), Health: a.store.Ping, Logger: logger, SecureCookies: secureCookies, Stopping: stopping, Metrics: m})
+		Audit: a.audit(), Health: a.store.Ping, Logger: logger, SecureCookies: secureCookies, Stopping: stopping, Metrics: m,
+		TrustedProxies: proxies})
 }
 
 // runBriefTimes writes the agents' last-brief times, kept in memory, every

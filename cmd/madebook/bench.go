@@ -75,7 +75,7 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: a.handler(slog.New(slog.DiscardHandler), false, nil, nil)}
+	srv := &http.Server{Handler: a.handler(slog.New(slog.DiscardHandler), false, nil, nil, nil)}
 	go srv.Serve(ln)
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()

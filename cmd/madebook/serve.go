@@ -39,13 +39,37 @@ type serveConfig struct {
 	// metricsAddr, when set, serves /metrics without a token on a
 	// listener of its own (keep it off the public network).
 	metricsAddr string
+	// trustedProxies are the proxies whose forwarding headers name the
+	// client (--trusted-proxy); none: the client is the TCP peer.
+	trustedProxies proxyList
+}
+
+// proxyList is --trusted-proxy: CIDRs or addresses, the flag repeated or
+// its values comma-separated.
+type proxyList []*net.IPNet
+
+func (p *proxyList) String() string {
+	var s []string
+	for _, n := range *p {
+		s = append(s, n.String())
+	}
+	return strings.Join(s, ",")
+}
+
+func (p *proxyList) Set(v string) error {
+	nets, err := web.ParseProxies(v)
+	if err != nil {
+		return err
+	}
+	*p = append(*p, nets...)
+	return nil
 }
 
 // runServe is `madebook serve`: it migrates the database, then serves the
 // console and the API until ctx is done; with --demo, on a throwaway
 // database with a simulated agent.
 func runServe(ctx context.Context, c stdio, args []string) error {
-	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH] [--public-url URL] [--metrics-addr ADDR] [--secure-cookies] [--delivery-lease D] [--expiry-sweep D] [--demo]",
+	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH] [--public-url URL] [--metrics-addr ADDR] [--secure-cookies] [--delivery-lease D] [--expiry-sweep D] [--trusted-proxy CIDR]... [--demo]",
 		"Migrate the database (creating it on first start), then serve the console, the JSON API\n"+
 			"and /brief until interrupted (Ctrl-C, SIGTERM), logging JSON lines on stdout, and send\n"+
 			"the webhook notifications the outbox holds.\n\n"+
@@ -68,6 +92,9 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 	f.DurationVar(&cfg.expirySweep, "expiry-sweep", governance.DefaultExpirySweep,
 		"record gates open past their mission's gate_ttl as expired every `D` (e.g. 30s), and once at start")
 	f.env["expiry-sweep"] = "MADEBOOK_EXPIRY_SWEEP"
+	f.Var(&cfg.trustedProxies, "trusted-proxy",
+		"trust X-Forwarded-For and X-Real-IP from the proxies at `CIDR` (e.g. 10.0.0.0/8, 127.0.0.1; repeat or comma-separate); otherwise the client is the TCP peer")
+	f.env["trusted-proxy"] = "MADEBOOK_TRUSTED_PROXIES"
 	f.BoolVar(&cfg.demo, "demo", false, "a throwaway demo: its own temporary database, a simulated agent")
 	if err := f.parse(c, args); err != nil {
 		return err
@@ -146,7 +173,7 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 		}()
 		logger.Info("metrics", "addr", "http://"+mln.Addr().String()+"/metrics")
 	}
-	srv := &http.Server{Handler: a.handler(logger, cfg.secureCookies, stopping, m), ReadHeaderTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: a.handler(logger, cfg.secureCookies, cfg.trustedProxies, stopping, m), ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: time.Minute, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	srv.RegisterOnShutdown(func() { close(stopping) })
@@ -184,7 +211,8 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	logger.Info("listening", "addr", "http://"+ln.Addr().String(), "db", a.path, "public_url", public)
+	logger.Info("listening", "addr", "http://"+ln.Addr().String(), "db", a.path, "public_url", public,
+		"trusted_proxies", cfg.trustedProxies.String())
 
 	// The demo plays against the server's own listener; a failure to set
 	// it up stops the server.

@@ -240,7 +240,7 @@ func TestTheSimulatedAgentOpensGatesUpToItsCap(t *testing.T) {
 	var mu sync.Mutex
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewJSONHandler(&lockedWriter{mu: &mu, w: &logs}, nil))
-	srv := httptest.NewServer(a.handler(slog.New(slog.DiscardHandler), false, nil, nil))
+	srv := httptest.NewServer(a.handler(slog.New(slog.DiscardHandler), false, nil, nil, nil))
 	defer srv.Close()
 
 	demoCtx, cancel := context.WithCancel(ctx)

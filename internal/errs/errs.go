@@ -22,6 +22,7 @@ const (
 	TooLarge                 // 413: the body is over the limit
 	Invalid                  // 422: valid JSON, invalid content
 	TooMany                  // 429: slow down
+	Unsupported              // 415: a body in a media type not taken
 )
 
 // Error is a domain error with a code and a message for people.

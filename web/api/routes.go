@@ -8,14 +8,16 @@ import (
 
 // Routes registers every route of the JSON API, in one list. Every route
 // but the document that describes them takes a bearer credential: an
-// agent key or a personal token.
+// agent key or a personal token. A body sent to /brief or /api/v1 must be
+// JSON (415 otherwise); the Claude Code hook checks its own body, which
+// Claude Code sends.
 func Routes(e *echo.Echo, d Deps) {
 	e.GET("/api/v1/openapi.json", handleOpenAPI())
 	bearer := httpx.RequireBearer(d.Auth)
-	e.POST("/brief", handleBrief(d.Gov.Briefs), bearer)
+	e.POST("/brief", handleBrief(d.Gov.Briefs), bearer, httpx.RequireJSON)
 	e.POST("/hooks/claude-code", handleClaudeCodeHook(e), bearer)
 
-	v1 := e.Group("/api/v1", bearer)
+	v1 := e.Group("/api/v1", bearer, httpx.RequireJSON)
 	v1.GET("/attention", handleAttentionList(d.Gov.Attention))
 	v1.GET("/missions", handleMissionList(d.Gov.Missions))
 	v1.POST("/missions", handleMissionCreate(d.Gov.Missions))

@@ -69,6 +69,7 @@ var statusOf = map[errs.Kind]int{
 	errs.TooLarge:     http.StatusRequestEntityTooLarge,
 	errs.Invalid:      http.StatusUnprocessableEntity,
 	errs.TooMany:      http.StatusTooManyRequests,
+	errs.Unsupported:  http.StatusUnsupportedMediaType,
 }
 
 // Status is the HTTP status that answers an error of kind k.

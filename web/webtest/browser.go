@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/chromedp"
 
 	"github.com/madebook/madebook/internal/testkit"
@@ -34,8 +36,49 @@ func StartBrowserApp(t *testing.T) *BrowserApp {
 }
 
 // NewBrowser starts headless Chromium. Without it the test is skipped,
-// unless MADEBOOK_REQUIRE_BROWSER=1 (as in CI), when it fails.
+// unless MADEBOOK_REQUIRE_BROWSER=1 (as in CI), when it fails. The test
+// fails at its end if the browser refused anything under the Content
+// Security Policy (an inline script or style, an eval): that part of the
+// console would be broken.
 func NewBrowser(t *testing.T) context.Context {
+	t.Helper()
+	ctx := OpenBrowser(t)
+	violations := WatchCSP(t, ctx)
+	t.Cleanup(func() {
+		for _, v := range violations() {
+			t.Errorf("the browser reported a Content Security Policy violation: %s", v)
+		}
+	})
+	return ctx
+}
+
+// WatchCSP collects what the browser of ctx reports about the Content
+// Security Policy from now on (the console's "Refused to …" lines); the
+// function returns them so far.
+func WatchCSP(t *testing.T, ctx context.Context) func() []string {
+	t.Helper()
+	var mu sync.Mutex
+	var seen []string
+	err := chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*cdplog.EventEntryAdded); ok && e.Entry != nil && strings.Contains(e.Entry.Text, "Content Security Policy") {
+			mu.Lock()
+			seen = append(seen, e.Entry.Text)
+			mu.Unlock()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), seen...)
+	}
+}
+
+// OpenBrowser is NewBrowser without the check of the Content Security
+// Policy, for a test of that check itself.
+func OpenBrowser(t *testing.T) context.Context {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
