@@ -62,6 +62,7 @@ func BenchmarkBriefThroughput(b *testing.B) {
 	for _, body := range bodies {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/brief", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
 		res, err := client.Do(req)
 		if err != nil {
 			b.Fatal(err)

@@ -154,6 +154,7 @@ func TestOddPathParametersNeverGet500(t *testing.T) {
 				t.Fatal(err)
 			}
 			req.Header.Set("Authorization", "Bearer "+tp.token)
+			req.Header.Set("Content-Type", "application/json")
 			r := a.Send(req)
 			if r.Status >= 500 {
 				t.Errorf("%s %s: status %d; body %s", tp.method, webtest.Short([]byte(path)), r.Status, webtest.Short(r.Body))

@@ -94,6 +94,9 @@ func call(t *testing.T, method, url, secret, body string) (int, string) {
 	if secret != "" {
 		req.Header.Set("Authorization", "Bearer "+secret)
 	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	res, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
 	if err != nil {
 		t.Fatal(err)

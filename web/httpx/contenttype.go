@@ -12,16 +12,17 @@ import (
 )
 
 // RequireJSON refuses a request body that is not declared JSON with 415
-// unsupported_media_type: a body needs `Content-Type: application/json`
-// (parameters such as charset allowed). A request with no body may leave
-// the header out, as may a GET. It keeps a browser's form or text/plain
+// unsupported_media_type: the body of a POST, PUT or PATCH needs
+// `Content-Type: application/json` (parameters such as charset allowed);
+// one with no body may leave the header out. It keeps a browser's form or text/plain
 // post, which a page on another site can send without asking, from ever
 // reaching a JSON handler.
 func RequireJSON(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		switch r.Method {
-		case http.MethodGet, http.MethodHead, http.MethodOptions:
+		case http.MethodPost, http.MethodPut, http.MethodPatch:
+		default:
 			return next(c)
 		}
 		ct := r.Header.Get(echo.HeaderContentType)
