@@ -495,6 +495,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.touchWebSessionStmt, err = db.PrepareContext(ctx, touchWebSession); err != nil {
 		return nil, fmt.Errorf("error preparing query TouchWebSession: %w", err)
 	}
+	if q.trimLoginFailuresStmt, err = db.PrepareContext(ctx, trimLoginFailures); err != nil {
+		return nil, fmt.Errorf("error preparing query TrimLoginFailures: %w", err)
+	}
 	if q.updateMissionStmt, err = db.PrepareContext(ctx, updateMission); err != nil {
 		return nil, fmt.Errorf("error preparing query UpdateMission: %w", err)
 	}
@@ -1297,6 +1300,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing touchWebSessionStmt: %w", cerr)
 		}
 	}
+	if q.trimLoginFailuresStmt != nil {
+		if cerr := q.trimLoginFailuresStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing trimLoginFailuresStmt: %w", cerr)
+		}
+	}
 	if q.updateMissionStmt != nil {
 		if cerr := q.updateMissionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing updateMissionStmt: %w", cerr)
@@ -1513,6 +1521,7 @@ type Queries struct {
 	supersedePlansStmt                   *sql.Stmt
 	touchSessionBriefStmt                *sql.Stmt
 	touchWebSessionStmt                  *sql.Stmt
+	trimLoginFailuresStmt                *sql.Stmt
 	updateMissionStmt                    *sql.Stmt
 	upsertChangeStmt                     *sql.Stmt
 	upsertTaskStmt                       *sql.Stmt
@@ -1680,6 +1689,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		supersedePlansStmt:                   q.supersedePlansStmt,
 		touchSessionBriefStmt:                q.touchSessionBriefStmt,
 		touchWebSessionStmt:                  q.touchWebSessionStmt,
+		trimLoginFailuresStmt:                q.trimLoginFailuresStmt,
 		updateMissionStmt:                    q.updateMissionStmt,
 		upsertChangeStmt:                     q.upsertChangeStmt,
 		upsertTaskStmt:                       q.upsertTaskStmt,

@@ -310,6 +310,9 @@ type Querier interface {
 	// Stamps last_brief_at; briefs are read-only, so these stamps are batched.
 	TouchSessionBrief(ctx context.Context, arg TouchSessionBriefParams) error
 	TouchWebSession(ctx context.Context, arg TouchWebSessionParams) error
+	// Keeps the newest `keep` failures: the table's size has a bound whatever
+	// emails and addresses the callers choose.
+	TrimLoginFailures(ctx context.Context, keep int64) error
 	// Everything but the slug (a mission's name for agents) may change.
 	UpdateMission(ctx context.Context, arg UpdateMissionParams) (Mission, error)
 	UpsertChange(ctx context.Context, arg UpsertChangeParams) error

@@ -176,3 +176,15 @@ func (q *Queries) TouchWebSession(ctx context.Context, arg TouchWebSessionParams
 	_, err := q.exec(ctx, q.touchWebSessionStmt, touchWebSession, arg.LastSeenAt, arg.IDHash)
 	return err
 }
+
+const trimLoginFailures = `-- name: TrimLoginFailures :exec
+DELETE FROM login_failures
+WHERE id <= (SELECT f.id FROM login_failures f ORDER BY f.id DESC LIMIT 1 OFFSET ?1)
+`
+
+// Keeps the newest `keep` failures: the table's size has a bound whatever
+// emails and addresses the callers choose.
+func (q *Queries) TrimLoginFailures(ctx context.Context, keep int64) error {
+	_, err := q.exec(ctx, q.trimLoginFailuresStmt, trimLoginFailures, keep)
+	return err
+}

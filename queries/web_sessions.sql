@@ -35,3 +35,9 @@ DELETE FROM login_failures WHERE email = sqlc.arg(email);
 
 -- name: DeleteOldLoginFailures :exec
 DELETE FROM login_failures WHERE at < sqlc.arg(before);
+
+-- name: TrimLoginFailures :exec
+-- Keeps the newest `keep` failures: the table's size has a bound whatever
+-- emails and addresses the callers choose.
+DELETE FROM login_failures
+WHERE id <= (SELECT f.id FROM login_failures f ORDER BY f.id DESC LIMIT 1 OFFSET sqlc.arg(keep));

@@ -128,6 +128,8 @@ type Service struct {
 	now   func() time.Time
 	seen  seenCache
 	cost  int // bcrypt's
+	// keepFailures is how many failed sign-ins are remembered at most.
+	keepFailures int64
 
 	dummyOnce sync.Once
 	dummy     []byte
@@ -136,7 +138,7 @@ type Service struct {
 // NewService returns the credentials service.
 func NewService(store db.Transactor, now func() time.Time) *Service {
 	return &Service{store: store, now: now, seen: seenCache{ttl: seenTTL, entries: map[string]seenEntry{}},
-		cost: bcrypt.DefaultCost}
+		cost: bcrypt.DefaultCost, keepFailures: maxFailuresKept}
 }
 
 // WithPasswordCost sets bcrypt's cost for new passwords (tests use

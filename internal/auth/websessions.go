@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -21,10 +22,31 @@ const (
 	// touchEvery bounds how often a session's last use is written.
 	touchEvery = time.Minute
 
-	failureWindow      = 15 * time.Minute
 	maxFailuresAccount = 5
 	maxFailuresAddress = 20
+	// maxFailuresKept bounds the failures remembered: the newest are kept,
+	// so that callers who choose ever new emails and addresses cannot grow
+	// the table without end.
+	maxFailuresKept = 50_000
+	// maxKey bounds the email stored as a limit's key (the longest
+	// address RFC 5321 allows).
+	maxKey = 254
 )
+
+// SignInWindow is how long a failed sign-in counts against its account
+// and its address: the wait a refused sign-in is told (Retry-After).
+const SignInWindow = 15 * time.Minute
+
+// addressKey is the key of a client address for its sign-in limit: an
+// IPv4 address itself, an IPv6 address its /64 (one subscriber's
+// network, which holds more addresses than any limit could count).
+func addressKey(address string) string {
+	ip := net.ParseIP(address)
+	if ip == nil || ip.To4() != nil {
+		return address
+	}
+	return (&net.IPNet{IP: ip.Mask(net.CIDRMask(64, 128)), Mask: net.CIDRMask(64, 128)}).String()
+}
 
 // WebSession is a signed-in console session.
 type WebSession struct {
@@ -36,20 +58,33 @@ type WebSession struct {
 
 var errNoSession = errs.E(errs.Unauthorized, "signed_out", "Sign in to continue.")
 
-// Login checks an email and password, at most 5 failures per account and
-// 20 per address in 15 minutes, and starts a console session. It returns
-// the session's secret token (for the cookie). Errors: too_many_attempts,
-// invalid_credentials.
+// Login checks an email and password and starts a console session. It
+// returns the session's secret token (for the cookie). Failures are
+// limited two ways in 15 minutes: 5 per account (whatever addresses they
+// come from, so one account cannot be guessed at from many) and 20 per
+// client address (an IPv6 address counts as its /64; so one client
+// cannot spray a password over many accounts). Errors:
+// too_many_attempts, invalid_credentials.
 func (s *Service) Login(ctx context.Context, email, password, address string) (string, WebSession, error) {
 	email = strings.ToLower(strings.TrimSpace(email))
+	key := email
+	if len(key) > maxKey {
+		key = key[:maxKey]
+	}
+	address = addressKey(address)
 	now := s.now()
-	since := db.FormatTime(now.Add(-failureWindow))
-	n, err := s.store.Reader().CountLoginFailures(ctx, db.CountLoginFailuresParams{Email: email, Address: address, Since: since})
+	since := db.FormatTime(now.Add(-SignInWindow))
+	n, err := s.store.Reader().CountLoginFailures(ctx, db.CountLoginFailuresParams{Email: key, Address: address, Since: since})
 	if err != nil {
 		return "", WebSession{}, fmt.Errorf("login: %w", err)
 	}
-	if n.ByEmail >= maxFailuresAccount || n.ByAddress >= maxFailuresAddress {
-		return "", WebSession{}, errs.E(errs.TooMany, "too_many_attempts", "Too many failed sign-ins. Wait 15 minutes and try again.")
+	if n.ByEmail >= maxFailuresAccount {
+		return "", WebSession{}, errs.E(errs.TooMany, "too_many_attempts",
+			"Too many failed sign-ins to this account. Wait 15 minutes and try again, or ask an admin to check the account.")
+	}
+	if n.ByAddress >= maxFailuresAddress {
+		return "", WebSession{}, errs.E(errs.TooMany, "too_many_attempts",
+			"Too many failed sign-ins from your address. Wait 15 minutes and try again.")
 	}
 	u, err := s.CheckPassword(ctx, email, password)
 	if errs.CodeOf(err) == "invalid_credentials" {
@@ -57,7 +92,10 @@ func (s *Service) Login(ctx context.Context, email, password, address string) (s
 			if err := q.DeleteOldLoginFailures(ctx, since); err != nil {
 				return err
 			}
-			return q.AddLoginFailure(ctx, db.AddLoginFailureParams{Email: email, Address: address, At: db.FormatTime(now)})
+			if err := q.AddLoginFailure(ctx, db.AddLoginFailureParams{Email: key, Address: address, At: db.FormatTime(now)}); err != nil {
+				return err
+			}
+			return q.TrimLoginFailures(ctx, s.keepFailures)
 		}); werr != nil {
 			return "", WebSession{}, fmt.Errorf("login: %w", werr)
 		}
@@ -74,7 +112,7 @@ func (s *Service) Login(ctx context.Context, email, password, address string) (s
 		return "", WebSession{}, err
 	}
 	err = s.store.Write(ctx, func(q db.Querier) error {
-		if err := q.ClearLoginFailures(ctx, email); err != nil {
+		if err := q.ClearLoginFailures(ctx, key); err != nil {
 			return err
 		}
 		if _, err := q.DeleteExpiredWebSessions(ctx, db.DeleteExpiredWebSessionsParams{

@@ -2,11 +2,13 @@ package console
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
 
+	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/views"
 	"github.com/madebook/madebook/web/httpx"
@@ -27,7 +29,8 @@ func (k *console) handleLoginPage() echo.HandlerFunc {
 }
 
 // handleLogin serves POST /login: a new session with a new id (any old one
-// ends), or the form again with what went wrong.
+// ends), or the form again with what went wrong (429 with Retry-After when
+// the account or the client's address has failed too often).
 func (k *console) handleLogin() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		email := strings.TrimSpace(c.FormValue("email"))
@@ -40,6 +43,9 @@ func (k *console) handleLogin() echo.HandlerFunc {
 			f, err := k.loginForm(c, email, e.Message)
 			if err != nil {
 				return err
+			}
+			if e.Kind == errs.TooMany {
+				c.Response().Header().Set("Retry-After", strconv.Itoa(int(auth.SignInWindow.Seconds())))
 			}
 			return render(c, httpx.Status(e.Kind), views.Login(views.Page{Title: "Sign in", Assets: assets}, f))
 		}

@@ -166,8 +166,11 @@ func TestConsoleSignInIsRateLimited(t *testing.T) {
 	}
 	t.Run("per account: even the right password waits", func(t *testing.T) {
 		res, body := b.Post("/login", url.Values{"email": {lead.Email}, "password": {"password-123"}}, "same-origin")
-		if res.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, "Too many failed sign-ins") {
+		if res.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, "Too many failed sign-ins to this account") {
 			t.Fatalf("status %d", res.StatusCode)
+		}
+		if got := res.Header.Get("Retry-After"); got != "900" {
+			t.Errorf("Retry-After %q, want 900 (the window)", got)
 		}
 		kit.Clock.Advance(16 * time.Minute)
 		if res, _ := b.Post("/login", url.Values{"email": {lead.Email}, "password": {"password-123"}}, "same-origin"); res.StatusCode != http.StatusSeeOther {
@@ -179,7 +182,8 @@ func TestConsoleSignInIsRateLimited(t *testing.T) {
 			b.Post("/login", url.Values{"email": {"nobody" + string(rune('a'+i)) + "@example.com"}, "password": {"x-x-x-x-x"}}, "same-origin")
 		}
 		other, _ := kit.Lead()
-		if res, _ := b.Post("/login", url.Values{"email": {other.Email}, "password": {"password-123"}}, "same-origin"); res.StatusCode != http.StatusTooManyRequests {
+		res, body := b.Post("/login", url.Values{"email": {other.Email}, "password": {"password-123"}}, "same-origin")
+		if res.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, "Too many failed sign-ins from your address") {
 			t.Fatalf("status %d", res.StatusCode)
 		}
 	})
