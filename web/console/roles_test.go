@@ -640,6 +640,17 @@ func TestEveryConsoleRouteAnswersEachRole(t *testing.T) {
 				if res.StatusCode != want {
 					t.Fatalf("status %d, want %d; Location %q; body %s", res.StatusCode, want, res.Header.Get("Location"), webtest.Short([]byte(body)))
 				}
+				// Every answer, page, fragment, redirect or refusal, carries
+				// the security headers; a stream may say no-cache instead.
+				for h, v := range map[string]string{"Content-Security-Policy": web.ContentSecurityPolicy,
+					"X-Frame-Options": "DENY", "Referrer-Policy": "same-origin", "X-Content-Type-Options": "nosniff"} {
+					if got := res.Header.Get(h); got != v {
+						t.Errorf("%s %q, want %q", h, got, v)
+					}
+				}
+				if cc := res.Header.Get("Cache-Control"); cc != "no-store" && !(rc.stream && cc == "no-cache") {
+					t.Errorf("Cache-Control %q, want no-store", cc)
+				}
 				refused := res.StatusCode >= 400 || (role == consoleAnonymous && !rc.public)
 				loc := res.Header.Get("Location")
 				switch {
