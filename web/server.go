@@ -95,7 +95,7 @@ func requestLog(logger *slog.Logger) echo.MiddlewareFunc {
 			}
 			attrs := []slog.Attr{slog.String("method", v.Method), slog.String("path", v.URIPath),
 				slog.Int("status", v.Status), slog.Duration("latency", v.Latency), slog.String("remote", v.RemoteIP)}
-			if v.Error != nil && v.Status >= http.StatusInternalServerError {
+			if v.Error != nil && (v.Status >= http.StatusInternalServerError || v.Status == StatusClientGone) {
 				attrs = append(attrs, slog.String("error", v.Error.Error()))
 			}
 			logger.LogAttrs(c.Request().Context(), level, msg, attrs...)

@@ -5,17 +5,32 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/testkit"
 )
 
 // failures is what the table of failed sign-ins holds: its rows, and its
-// longest key.
+// longest key in bytes. Every key must be whole UTF-8.
 func failures(t *testing.T, k *testkit.Kit) (rows, longest int) {
 	t.Helper()
+	keys, err := k.Store.Writer().QueryContext(t.Context(), `SELECT email FROM login_failures`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keys.Close()
+	for keys.Next() {
+		var key string
+		if err := keys.Scan(&key); err != nil {
+			t.Fatal(err)
+		}
+		if !utf8.ValidString(key) {
+			t.Errorf("a key is cut inside a character: %q", key)
+		}
+	}
 	if err := k.Store.Writer().QueryRowContext(t.Context(),
-		`SELECT COUNT(*), COALESCE(MAX(LENGTH(email)), 0) FROM login_failures`).Scan(&rows, &longest); err != nil {
+		`SELECT COUNT(*), COALESCE(MAX(LENGTH(CAST(email AS BLOB))), 0) FROM login_failures`).Scan(&rows, &longest); err != nil {
 		t.Fatal(err)
 	}
 	return rows, longest
@@ -77,7 +92,7 @@ func TestSignInLimits(t *testing.T) {
 		{name: "an email too long for any account is stored cut short",
 			fail: func(k *testkit.Kit, email string) {
 				for i := range 5 {
-					k.Auth.Login(ctx, email+strings.Repeat("x", 300+i), "wrong-password", fmt.Sprintf("203.0.113.%d", i+1))
+					k.Auth.Login(ctx, email+strings.Repeat("é", 150+i), "wrong-password", fmt.Sprintf("203.0.113.%d", i+1))
 				}
 			},
 			address: "198.51.100.1"},

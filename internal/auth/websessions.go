@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/errs"
@@ -69,7 +70,11 @@ func (s *Service) Login(ctx context.Context, email, password, address string) (s
 	email = strings.ToLower(strings.TrimSpace(email))
 	key := email
 	if len(key) > maxKey {
-		key = key[:maxKey]
+		n := maxKey
+		for n > 0 && !utf8.RuneStart(key[n]) {
+			n-- // cut between characters, never inside one
+		}
+		key = key[:n]
 	}
 	address = addressKey(address)
 	now := s.now()
