@@ -54,12 +54,13 @@ func TestBrowserEveryPagePassesAxe(t *testing.T) {
 	for _, name := range audit.Names() {
 		pages["/audit/:report"] = append(pages["/audit/:report"], "/audit/"+name)
 	}
-	// Not pages: fragments the Attention page loads, assets, JSON.
+	// Not pages: fragments the Attention page loads, assets, JSON, the
+	// metrics (Prometheus text).
 	// The stream is no page; one item's page and the inbox's states are
 	// checked by TestBrowserInboxPassesAxe.
 	fragments := map[string]bool{"/attention/queue": true, "/attention/count": true, "/attention/stream": true,
 		"/attention/items/:kind/:session/:ref": true, "/static/*": true, "/healthz": true,
-		"/favicon.ico": true}
+		"/favicon.ico": true, "/metrics": true}
 	for _, r := range e.Routes() {
 		if r.Method != http.MethodGet || strings.HasPrefix(r.Path, "/api/") || fragments[r.Path] {
 			continue

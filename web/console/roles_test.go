@@ -579,7 +579,7 @@ func isConsoleRoute(r *echo.Route) bool {
 	case r.Method == echo.RouteNotFound: // a catch-all, not a route anyone calls
 		return false
 	case r.Path == "/api/v1" || strings.HasPrefix(r.Path, "/api/v1/"), r.Path == "/brief", r.Path == "/healthz", r.Path == "/mcp",
-		strings.HasPrefix(r.Path, "/hooks/"),
+		strings.HasPrefix(r.Path, "/hooks/"), r.Path == "/metrics",
 		r.Path == "/favicon.ico", strings.HasPrefix(r.Path, "/static/"):
 		return false
 	}
