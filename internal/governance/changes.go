@@ -11,20 +11,32 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/change"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/glob"
+	"github.com/madebook/madebook/internal/input"
 	"github.com/madebook/madebook/internal/notify"
 	"github.com/madebook/madebook/internal/policy"
 	"github.com/madebook/madebook/internal/protocol"
 	"github.com/madebook/madebook/internal/rules"
 )
 
-// MaxChangeFiles bounds the files one change report may name.
-const MaxChangeFiles = 2000
+// The limits of a change report: its files, dependencies and symbols, in
+// entries, and one path, dependency or symbol, in characters. A file's
+// content is not limited here (the body's 1 MiB is), nor checked for
+// control characters: it is code, scanned and never shown raw.
+const (
+	MaxChangeFiles        = 2000
+	MaxChangePath         = 1000
+	MaxChangeDependencies = 2000
+	MaxChangeDependency   = 2000
+	MaxChangeSymbols      = 10000
+	MaxChangeSymbol       = 500
+)
 
 // ChangeService evaluates the changes agents report and clears the
 // violations people have looked at.
@@ -99,13 +111,21 @@ type Collision struct {
 // confidence or more, raises a required remediation (source violation,
 // rule), which closes with it.
 //
+// The content_regex policies also run over the files' paths and the
+// dependencies (policy.Set.ScanNames): what they match there is a
+// violation naming the path or dependency, and is replaced by [REDACTED]
+// before the path or dependency is stored or answered.
+//
 // While the session's brief holds a BLOCKED reason (the brake, a plan not
 // yet approved on a high-risk mission, a plan being revised) the change is
 // refused with code_change_blocked, carrying the brief's next_action and
 // reason, and evaluated no further. The refusal is the one that writes:
 // the attempt is kept (a blocked_changes row and a change.blocked event in
 // the timeline) for the blocked-changes audit report. Errors: forbidden,
-// session_not_found, invalid_change, code_change_blocked.
+// session_not_found, invalid_change, files_too_long, dependencies_too_long,
+// symbols_changed_too_long, symbols_used_too_long, too_many_entries,
+// invalid_characters (a path, dependency or symbol with a control
+// character), code_change_blocked.
 func (s *ChangeService) Report(ctx context.Context, actor auth.Actor, session string, c change.Change) (ChangeResult, error) {
 	if err := actor.RequireAgent("report a change"); err != nil {
 		return ChangeResult{}, err
@@ -121,14 +141,17 @@ func (s *ChangeService) Report(ctx context.Context, actor auth.Actor, session st
 		if err != nil {
 			return err
 		}
-		if refused, err = s.refuseBlocked(ctx, q, actor, session, c, now); err != nil || refused != nil {
-			return err
-		}
 		pols, err := s.policies(ctx, q)
 		if err != nil {
 			return err
 		}
-		findings := pols.set.Evaluate(c)
+		// A secret in a path or a dependency is found and redacted before
+		// anything is stored, the blocked attempt included.
+		c, named := pols.set.ScanNames(c)
+		if refused, err = s.refuseBlocked(ctx, q, actor, session, c, now); err != nil || refused != nil {
+			return err
+		}
+		findings := append(pols.set.Evaluate(c), named...)
 		rs, err := q.ListRules(ctx)
 		if err != nil {
 			return err
@@ -309,25 +332,49 @@ func violationFrom(r db.Violation) (Violation, error) {
 	return v, nil
 }
 
+// validChange checks a change's paths, dependencies and symbols against
+// their limits and for control characters, trimming the dependencies and
+// symbols.
 func validChange(c *change.Change) error {
 	if len(c.Files) > MaxChangeFiles {
-		return errs.E(errs.Invalid, "invalid_change", "The change names %d files; at most %d are allowed.", len(c.Files), MaxChangeFiles)
+		return errs.E(errs.Invalid, "invalid_change", "The change names %d files; at most %d are allowed.", len(c.Files), MaxChangeFiles).In("files")
 	}
 	seen := make(map[string]bool, len(c.Files))
 	for i, f := range c.Files {
 		if strings.TrimSpace(f.Path) == "" {
-			return errs.E(errs.Invalid, "invalid_change", "File %d has no path.", i+1)
+			return errs.E(errs.Invalid, "invalid_change", "File %d has no path.", i+1).In("files")
+		}
+		if n := utf8.RuneCountInString(f.Path); n > MaxChangePath {
+			return errs.E(errs.Invalid, "files_too_long", "The path of file %d is %d characters; at most %d are allowed.", i+1, n, MaxChangePath).In("files")
+		}
+		if _, err := input.CleanLine("files", f.Path); err != nil {
+			return err
 		}
 		if seen[f.Path] {
-			return errs.E(errs.Invalid, "invalid_change", "The file %s is listed twice; send each file once.", f.Path)
+			return errs.E(errs.Invalid, "invalid_change", "The file %s is listed twice; send each file once.", f.Path).In("files")
 		}
 		seen[f.Path] = true
 	}
-	for _, list := range [][]string{c.Dependencies, c.SymbolsChanged, c.SymbolsUsed} {
-		for _, v := range list {
+	for _, l := range []struct {
+		field     string
+		list      *[]string
+		max, size int
+	}{
+		{"dependencies", &c.Dependencies, MaxChangeDependencies, MaxChangeDependency},
+		{"symbols_changed", &c.SymbolsChanged, MaxChangeSymbols, MaxChangeSymbol},
+		{"symbols_used", &c.SymbolsUsed, MaxChangeSymbols, MaxChangeSymbol},
+	} {
+		for _, v := range *l.list {
 			if strings.TrimSpace(v) == "" {
-				return errs.E(errs.Invalid, "invalid_change", "Dependencies and symbols must not be empty strings.")
+				return errs.E(errs.Invalid, "invalid_change", "Dependencies and symbols must not be empty strings.").In(l.field)
 			}
+		}
+		list, err := input.List(l.field, *l.list, l.max, l.size)
+		if err != nil {
+			return err
+		}
+		if *l.list != nil {
+			*l.list = list
 		}
 	}
 	return nil

@@ -70,3 +70,55 @@ func TestLists(t *testing.T) {
 		})
 	}
 }
+
+// TestControlCharacters proves that every text field refuses NUL, ESC,
+// DEL and the C1 controls, keeps newlines and tabs in text but not in a
+// list entry, reads a browser's "\r\n" as "\n", and lets bidi controls
+// through (the console shows them; see views.Visible).
+func TestControlCharacters(t *testing.T) {
+	cases := []struct {
+		name  string
+		check func() (string, error)
+		want  string
+		code  string
+	}{
+		{"a NUL in a required field is refused", func() (string, error) { return Required("title", "Drop\x00 it", 50) }, "", "invalid_characters"},
+		{"an ESC sequence in an optional field is refused", func() (string, error) { return Optional("note", "\x1b]0;pwned\x07", 50) }, "", "invalid_characters"},
+		{"DEL is refused", func() (string, error) { return Optional("note", "a\x7fb", 50) }, "", "invalid_characters"},
+		{"a C1 control (CSI, U+009B) is refused", func() (string, error) { return Optional("note", "a\u009b2J", 50) }, "", "invalid_characters"},
+		{"a lone carriage return is refused", func() (string, error) { return Optional("note", "done\rnot done", 50) }, "", "invalid_characters"},
+		{"a byte that is not UTF-8 is refused", func() (string, error) { return Optional("note", "a\xffb", 50) }, "", "invalid_characters"},
+		{"newlines and tabs stay in text", func() (string, error) { return Required("question", "Drop it?\n\tYes or no", 50) }, "Drop it?\n\tYes or no", ""},
+		{"a browser's CRLF reads as LF", func() (string, error) { return Required("question", "one\r\ntwo", 50) }, "one\ntwo", ""},
+		{"a literal replacement character is text", func() (string, error) { return Required("title", "a\uFFFDb", 50) }, "a\uFFFDb", ""},
+		{"bidi controls are allowed in text (shown visibly)", func() (string, error) { return Required("title", "abc\u202Etxt.exe", 50) }, "abc\u202Etxt.exe", ""},
+		{"a line refuses a newline", func() (string, error) { return CleanLine("path", "a\nb") }, "", "invalid_characters"},
+		{"a line refuses a tab", func() (string, error) { return CleanLine("path", "a\tb") }, "", "invalid_characters"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := c.check()
+			if c.code == "" {
+				if err != nil || got != c.want {
+					t.Fatalf("got %q, %v; want %q", got, err, c.want)
+				}
+				return
+			}
+			if errs.CodeOf(err) != c.code || errs.KindOf(err) != errs.Invalid || errs.FieldOf(err) == "" {
+				t.Fatalf("error %v (%s about %q), want %s about its field", err, errs.CodeOf(err), errs.FieldOf(err), c.code)
+			}
+		})
+	}
+	t.Run("a list entry with a newline is refused, naming the entry", func(t *testing.T) {
+		_, err := List("paths", []string{"ok.go", "a\nb.go"}, 5, 50)
+		if errs.CodeOf(err) != "invalid_characters" || errs.FieldOf(err) != "paths" || !strings.Contains(err.Error(), "entry 2") {
+			t.Fatalf("got %v", err)
+		}
+	})
+	t.Run("the message names the character and where it is", func(t *testing.T) {
+		_, err := Optional("title", "ab\x1b[2J", 50)
+		if !strings.Contains(err.Error(), "U+001B at character 3") {
+			t.Fatalf("got %v", err)
+		}
+	})
+}

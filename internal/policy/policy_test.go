@@ -34,6 +34,8 @@ var (
 	pw           = "pass" + "word"
 	pwValue      = "hunter2-s3cret"
 	awsSecretKey = "AWS_SECRET_" + "ACCESS_KEY"
+	urlPass      = "s3cret-" + "Value9"
+	urlCred      = "https://" + "deploy:" + urlPass + "@example.com/repo.git"
 )
 
 func mustCompile(t testing.TB, ps []policy.Policy) *policy.Set {
@@ -77,6 +79,7 @@ func secretKinds() []secretKind {
 		{"a JSON password key", `  "` + pw + `": "` + pwValue + `",`, "password assignment", pwValue},
 		{"a YAML password with a bare value", "  " + pw + ": " + pwValue, "password assignment", pwValue},
 		{"an env-file password with a bare value", "DB_" + strings.ToUpper(pw) + "=" + pwValue + "  # staging", "password assignment", pwValue},
+		{"a credential in a URL", `remote = "` + urlCred + `"`, "credential in URL", urlPass},
 	}
 }
 
@@ -154,6 +157,12 @@ func TestTheDefaultSecretsPoliciesLeaveReferencesAndPlaceholdersAlone(t *testing
 		"SLACK_TOKEN=" + "xo" + "xb-your-token-here",
 		"ghp_short",
 		"AKIA" + "SHORT",
+		"url = https://" + "deploy:${TOKEN}@example.com/x",
+		"url = https://" + "deploy:<token>@example.com/x",
+		"url = https://" + "deploy:%s@example.com/x",
+		"url = https://" + "deploy:[REDACTED]@example.com/x",
+		"url = http://localhost:8080/x?to=a@b.c",
+		"git@github.com:org/repo.git",
 	} {
 		t.Run(fmt.Sprintf("the line %q is not a secret", line), func(t *testing.T) {
 			if got := set.Evaluate(change.Change{Files: []change.File{content("x.txt", line)}}); len(got) != 0 {
@@ -413,8 +422,8 @@ func TestValidate(t *testing.T) {
 
 func TestTheDefaultSetValidates(t *testing.T) {
 	ps := policy.SecretsInSource()
-	if len(ps) != 6 {
-		t.Errorf("%d policies, want 6", len(ps))
+	if len(ps) != 7 {
+		t.Errorf("%d policies, want 7", len(ps))
 	}
 	for i, p := range ps {
 		if err := policy.Validate(p); err != nil {

@@ -59,12 +59,22 @@ var secretPatterns = []string{
 	`(?m)(?P<password_assignment>(?i:password)["'\x60]?[ \t]*(?::=|=>|=|:)[ \t]*` +
 		`(?:"[^"$<{%\n][^"\n]*"|'[^'$<{%\n][^'\n]*'|\x60[^\x60$<{%\n][^\x60\n]*\x60` +
 		`|(?:[A-Za-z_]+[0-9@!#%^&*+/?\-]|[0-9@^+/?\-])[^\s"'\x60$(),;{}<>]*[ \t]*(?:#[^\n]*)?\r?$))`,
+
+	// A credential in a URL's user information: a scheme (https, git+ssh,
+	// postgres…), "://", a user name, ":", then a password or token and
+	// "@". The password is the secret group, so a path or dependency that
+	// holds one keeps its scheme, user and host when redacted
+	// (git+https://x-access-token:[REDACTED]@github.com/…). A password that
+	// starts with $, {, <, % or [ is a variable, a placeholder or
+	// already redacted.
+	`(?P<credential_in_URL>\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:]+:)(?P<secret>[^\s/?#@$<{%\[][^\s/?#@]*)@`,
 }
 
 // SecretsInSource returns the "Secrets in source" policy set a fresh
 // database ships: critical content_regex policies, with the action
 // violation, for AWS access key ids and secret access keys, private key
-// blocks, GitHub and Slack tokens, and password assignments. Their ids are
+// blocks, GitHub and Slack tokens, password assignments, and credentials
+// in a URL's user information. Their ids are
 // zero: the database assigns them.
 func SecretsInSource() []Policy {
 	ps := make([]Policy, len(secretPatterns))
