@@ -59,13 +59,26 @@ type PlanInput struct {
 // Validate returns the input with its summary trimmed and its steps and
 // stopping points never nil, or what is wrong with it. Whether a side
 // effect starts before its gate is checked against the tool registry, by
-// Propose. Errors: summary_required, summary_too_long, invalid_plan.
+// Propose. Errors: summary_required, summary_too_long, invalid_plan,
+// unknown_dependency (a step waits on a step the plan does not have),
+// dependency_cycle (steps wait on each other in a circle), and, about the
+// JSON path of a text (initial_steps[0].prompt), <name>_too_long,
+// too_many_entries and invalid_characters.
 func (in PlanInput) Validate() (PlanInput, error) {
 	summary, err := input.Required("summary", in.Summary, MaxPlanSummary)
 	if err != nil {
 		return in, err
 	}
 	if err := in.Plan.Validate(); err != nil {
+		var graph *plan.GraphError
+		switch e, ok := errs.As(err); {
+		case ok:
+			return in, e
+		case errors.As(err, &graph) && graph.Dangling != "":
+			return in, errs.E(errs.Invalid, "unknown_dependency", "The plan is not valid: %v.", err).With("step", graph.Step)
+		case errors.As(err, &graph):
+			return in, errs.E(errs.Invalid, "dependency_cycle", "The plan is not valid: %v.", err).With("step", graph.Step)
+		}
 		return in, errs.E(errs.Invalid, "invalid_plan", "The plan is not valid: %v.", err)
 	}
 	in.Summary = summary

@@ -2,9 +2,12 @@ package plan_test
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/plan"
 )
 
@@ -81,5 +84,92 @@ func TestValidateNamesTheFirstProblemTheSameWayEveryTime(t *testing.T) {
 	}
 	if !strings.Contains(first, `option "1"`) {
 		t.Fatalf("first problem = %q, want option 1", first)
+	}
+}
+
+// TestValidateRefusesStepsThatWaitOnNothingOrOnThemselves proves that a
+// step naming a step the plan lacks, and steps waiting on each other in a
+// circle (through depends_on or a join's in), are refused naming the step,
+// and that a step may wait on a step of another list.
+func TestValidateRefusesStepsThatWaitOnNothingOrOnThemselves(t *testing.T) {
+	dep := func(id string, on ...string) plan.Step { return plan.Step{ID: id, DependsOn: on} }
+	join := func(id string, in ...string) plan.Step { return plan.Step{ID: id, Kind: "join", In: in} }
+	option := func(steps ...plan.Step) []plan.StoppingPoint {
+		return []plan.StoppingPoint{{ID: 1, Title: "ok?", Options: map[string]plan.Option{"1": {Label: "Yes", Steps: steps}}}}
+	}
+	cases := []struct {
+		name     string
+		p        plan.Plan
+		dangling string
+		cycle    string // the circle, joined by " "
+	}{
+		{"a chain is valid", plan.Plan{InitialSteps: []plan.Step{dep("a"), dep("b", "a"), dep("c", "a", "b")}}, "", ""},
+		{"an option's step may wait on an initial step", plan.Plan{InitialSteps: []plan.Step{dep("a")}, StoppingPoints: option(dep("b", "a"))}, "", ""},
+		{"a step waiting on a step the plan lacks is refused", plan.Plan{InitialSteps: []plan.Step{dep("a"), dep("b", "ghost")}}, "ghost", ""},
+		{"a join over a step the plan lacks is refused", plan.Plan{InitialSteps: []plan.Step{dep("a"), join("j", "a", "ghost")}}, "ghost", ""},
+		{"a step waiting on itself is refused", plan.Plan{InitialSteps: []plan.Step{dep("a", "a")}}, "", "a a"},
+		{"two steps waiting on each other are refused", plan.Plan{InitialSteps: []plan.Step{dep("a", "b"), dep("b", "a")}}, "", "a b a"},
+		{"a circle through a join is refused", plan.Plan{InitialSteps: []plan.Step{dep("a", "j"), dep("b", "a"), join("j", "b")}}, "", "a j b a"},
+		{"a circle inside an option is refused", plan.Plan{StoppingPoints: option(dep("x", "y"), dep("y", "x"))}, "", "x y x"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.p.Validate()
+			var g *plan.GraphError
+			if c.dangling == "" && c.cycle == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if !errors.As(err, &g) || g.Dangling != c.dangling || strings.Join(g.Cycle, " ") != c.cycle {
+				t.Fatalf("got %v (%+v), want dangling %q, cycle %q", err, g, c.dangling, c.cycle)
+			}
+		})
+	}
+}
+
+// TestValidateBoundsEveryText proves that each text of a plan has a limit
+// and refuses control characters, with an error naming its JSON path.
+func TestValidateBoundsEveryText(t *testing.T) {
+	long := strings.Repeat("é", plan.MaxName+1)
+	sp := func(f func(*plan.StoppingPoint)) plan.Plan {
+		s := plan.StoppingPoint{ID: 1, Type: "menu", Title: "ok?", Options: map[string]plan.Option{"1": {Label: "Yes"}}}
+		f(&s)
+		return plan.Plan{StoppingPoints: []plan.StoppingPoint{s}}
+	}
+	st := func(f func(*plan.Step)) plan.Plan {
+		s := plan.Step{ID: "a"}
+		f(&s)
+		return plan.Plan{InitialSteps: []plan.Step{{ID: "z"}, s}}
+	}
+	nine := map[string]plan.Option{}
+	for i := range 10 {
+		nine[fmt.Sprint(i)] = plan.Option{Label: "x"}
+	}
+	cases := []struct {
+		name, code, field string
+		p                 plan.Plan
+	}{
+		{"a step id", "id_too_long", "initial_steps[1].id", st(func(s *plan.Step) { s.ID = long })},
+		{"a tool", "tool_too_long", "initial_steps[1].tool", st(func(s *plan.Step) { s.Tool = long })},
+		{"a server with ESC", "invalid_characters", "initial_steps[1].server", st(func(s *plan.Step) { s.Server = "a\x1b[2J" })},
+		{"a prompt", "prompt_too_long", "initial_steps[1].prompt", st(func(s *plan.Step) { s.Prompt = strings.Repeat("p", plan.MaxPrompt+1) })},
+		{"a prompt with NUL", "invalid_characters", "initial_steps[1].prompt", st(func(s *plan.Step) { s.Prompt = "a\x00" })},
+		{"a depends_on entry", "entry_too_long", "initial_steps[1].depends_on[0]", st(func(s *plan.Step) { s.DependsOn = []string{long} })},
+		{"a parallel group", "parallel_group_too_long", "initial_steps[1].parallel_group", st(func(s *plan.Step) { s.ParallelGroup = long })},
+		{"a stopping point's title", "title_too_long", "stopping_points[0].title", sp(func(s *plan.StoppingPoint) { s.Title = long })},
+		{"a stopping point's title with a NUL", "invalid_characters", "stopping_points[0].title", sp(func(s *plan.StoppingPoint) { s.Title = "ok\x00?" })},
+		{"an option's label", "label_too_long", `stopping_points[0].options["1"].label`, sp(func(s *plan.StoppingPoint) { s.Options["1"] = plan.Option{Label: long} })},
+		{"an option's key", "key_too_long", "stopping_points[0].options.key", sp(func(s *plan.StoppingPoint) { s.Options = map[string]plan.Option{long: {Label: "x"}} })},
+		{"more than 9 options", "too_many_entries", "stopping_points[0].options", sp(func(s *plan.StoppingPoint) { s.Options = nine })},
+	}
+	for _, c := range cases {
+		t.Run(c.name+" is "+c.code, func(t *testing.T) {
+			err := c.p.Validate()
+			if errs.CodeOf(err) != c.code || errs.FieldOf(err) != c.field {
+				t.Fatalf("got %v (%s about %q), want %s about %s", err, errs.CodeOf(err), errs.FieldOf(err), c.code, c.field)
+			}
+		})
 	}
 }
