@@ -436,15 +436,22 @@ func (s *Service) AnswerAsk(ctx context.Context, actor auth.Actor, id, option st
 	return out, nil
 }
 
-// toolName trims a tool's server and name and refuses either empty or
-// over its limit. Errors: server_required, server_too_long, tool_required,
-// tool_too_long.
+// toolName trims a tool's server and name and refuses either empty, over
+// its limit, or holding a control character (a newline included: a tool's
+// name is one line). Errors: server_required, server_too_long,
+// tool_required, tool_too_long, invalid_characters.
 func toolName(server, tool string) (string, string, error) {
 	server, err := input.Required("server", server, MaxServer)
 	if err != nil {
 		return "", "", err
 	}
-	tool, err = input.Required("tool", tool, MaxTool)
+	if tool, err = input.Required("tool", tool, MaxTool); err != nil {
+		return "", "", err
+	}
+	if _, err := input.CleanLine("server", server); err != nil {
+		return "", "", err
+	}
+	_, err = input.CleanLine("tool", tool)
 	return server, tool, err
 }
 
@@ -456,14 +463,35 @@ type ToolCallInput struct {
 	// decides, then Claude Code's built-in list (server claude-code), and
 	// a tool nobody classified is side-effecting (see gate.Classify).
 	SideEffecting *bool `json:"side_effecting"`
-	// StartedAt, when set, is recorded as reported, even if earlier (that
-	// is what the audit is for); unset, it is now.
+	// StartedAt, when set, is recorded as reported, even if earlier than
+	// an approval (that is what the audit is for), but not before its run
+	// started nor after now (give or take ClockSkew); unset, it is now.
 	StartedAt *time.Time `json:"started_at"`
 	// Step is the plan step the call runs, on a run executing a plan.
 	Step string `json:"step,omitempty"`
 	// Paths are the paths the call touches, compared with the brief's
 	// blocked scope.
 	Paths []string `json:"paths,omitempty"`
+}
+
+// ClockSkew is how far an agent's clock may run ahead of Madebook's: a
+// tool call's started_at may be up to this much after now, and this much
+// before its run started.
+const ClockSkew = 5 * time.Minute
+
+// startedWithin refuses a reported started_at before the run started or
+// after now, each give or take ClockSkew. Errors: started_at_out_of_range.
+func startedWithin(r db.GetRunRow, started, now time.Time) error {
+	runStart, err := db.ParseTime(r.StartedAt)
+	if err != nil {
+		return fmt.Errorf("run %s: started_at: %w", r.ID, err)
+	}
+	if started.Before(runStart.Add(-ClockSkew)) || started.After(now.Add(ClockSkew)) {
+		return errs.E(errs.Invalid, "started_at_out_of_range",
+			"\"started_at\" %s is outside run %s: a tool call starts after its run started (%s) and no later than now (%s), give or take %s.",
+			started.Format(time.RFC3339), r.ID, runStart.Format(time.RFC3339), now.Format(time.RFC3339), ClockSkew).In("started_at")
+	}
+	return nil
 }
 
 // ParseStartedAt reads the time a tool call started, as an agent reports
@@ -511,7 +539,8 @@ func (in ToolCallInput) Validate() (ToolCallInput, error) {
 // behind a stopping point not yet answered with its option
 // (step_not_released). A call recorded in DIRECT_MODE has source_kind
 // main, any other executor. Errors: forbidden, those of
-// ToolCallInput.Validate, run_not_found, session_blocked, not_executing,
+// ToolCallInput.Validate, run_not_found, started_at_out_of_range (before
+// the run started or after now), session_blocked, not_executing,
 // run_parked, step_required, step_not_released, unknown_step.
 func (s *Service) RecordToolCall(ctx context.Context, actor auth.Actor, runID string, in ToolCallInput) (ToolCall, error) {
 	if err := actor.RequireAgent("record a tool call"); err != nil {
@@ -536,6 +565,11 @@ func (s *Service) RecordToolCall(ctx context.Context, actor auth.Actor, runID st
 		r, err := ownRun(ctx, q, actor, runID)
 		if err != nil {
 			return err
+		}
+		if in.StartedAt != nil {
+			if err := startedWithin(r, started, now); err != nil {
+				return err
+			}
 		}
 		writes, err := classify(ctx, q, server, tool, in.SideEffecting)
 		if err != nil {
@@ -613,6 +647,9 @@ func (s *Service) Check(ctx context.Context, actor auth.Actor, session string, i
 	}
 	name, err := input.Required("tool", in.Tool, MaxTool)
 	if err != nil {
+		return CheckResult{}, err
+	}
+	if _, err := input.CleanLine("tool", name); err != nil {
 		return CheckResult{}, err
 	}
 	step, err := input.Optional("step", in.Step, MaxStep)

@@ -129,6 +129,9 @@ type (
 		asks                        []*mAsk
 		open                        *mAsk
 		sideEffects                 int
+		// started is when the run started: a call's started_at may be
+		// no earlier than ledger.ClockSkew before it.
+		started time.Time
 	}
 	mAsk struct {
 		id         string
@@ -367,7 +370,7 @@ func (s *sim) startRun() {
 	if r.Status != ledger.Running || r.Parent != parent || r.Session != sess.id {
 		s.fatalf("started %+v", r)
 	}
-	s.runs = append(s.runs, &mRun{id: r.ID, session: sess.id, parent: parent, status: ledger.Running, owner: sess.owner})
+	s.runs = append(s.runs, &mRun{id: r.ID, session: sess.id, parent: parent, status: ledger.Running, owner: sess.owner, started: r.StartedAt})
 	if parent != "" {
 		s.Children++
 	}
@@ -557,6 +560,9 @@ func (s *sim) toolCall(parkedOnly bool) {
 		started = &now
 	case x < 0.25 && r != nil && len(r.asks) == 0:
 		earlier := s.kit.Clock.Now().Add(-time.Duration(1+s.rng.IntN(600)) * time.Second)
+		if floor := r.started.Add(-ledger.ClockSkew); earlier.Before(floor) {
+			earlier = floor
+		}
 		started, startedAt = &earlier, db.FormatTime(earlier)
 	}
 	// The registry decides, else the call writes; the agent's flag may
@@ -722,6 +728,9 @@ func (s *sim) memoryStore() {
 	startedAt := s.now()
 	if s.chance(0.5) {
 		earlier := s.kit.Clock.Now().Add(-time.Duration(s.rng.IntN(60_000)) * time.Millisecond)
+		if floor := r.started.Add(-ledger.ClockSkew); earlier.Before(floor) {
+			earlier = floor
+		}
 		started, startedAt = &earlier, db.FormatTime(earlier)
 	}
 	yes := true
