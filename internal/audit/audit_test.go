@@ -591,7 +591,7 @@ func TestWriters(t *testing.T) {
 		}
 		want := "run_id,run_status,session_id,ask_id,prompt,asked_at\n" +
 			"run_1,complete,ses_1,ask_1,\"'=HYPERLINK(\"\"http://evil\"\")\",2026-11-29T12:00:00Z\n" +
-			"run_2,failed,ses_1,ask_2,\"line one\nline two\x1b[31m, \"\"quoted\"\"\",2026-11-29T12:00:01.5Z\n"
+			"run_2,failed,ses_1,ask_2,\"line one\nline two⟨U+001B⟩[31m, \"\"quoted\"\"\",2026-11-29T12:00:01.5Z\n"
 		if b.String() != want {
 			t.Errorf("CSV:\n%s\nwant:\n%s", b.String(), want)
 		}
@@ -612,6 +612,29 @@ func TestWriters(t *testing.T) {
 		}
 		if strings.ContainsRune(b.String(), '\x1b') {
 			t.Errorf("an escape sequence reached the terminal: %q", b.String())
+		}
+	})
+
+	t.Run("a tool name that would retitle the terminal or reorder a line is shown, not obeyed", func(t *testing.T) {
+		evil := audit.Result{Report: r, Columns: r.Columns, Rows: [][]string{
+			{"run_3", "complete", "ses_1", "ask_3", "\x1b]0;pwned\x07\x1b[2K\rinvoice\u202Efdp.exe\x00\u009b2J", "2026-11-29T12:00:00Z"},
+		}}
+		for name, write := range map[string]func(*bytes.Buffer) error{
+			"CSV":   func(b *bytes.Buffer) error { return audit.WriteCSV(b, evil) },
+			"table": func(b *bytes.Buffer) error { return audit.WriteTable(b, evil) },
+		} {
+			var b bytes.Buffer
+			if err := write(&b); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range []rune{'\x1b', '\x07', '\r', '\x00', '\u202E', '\u009b'} {
+				if strings.ContainsRune(b.String(), r) {
+					t.Errorf("%s: %U reached the terminal: %q", name, r, b.String())
+				}
+			}
+			if !strings.Contains(b.String(), "⟨U+202E⟩") {
+				t.Errorf("%s: the override is not shown: %q", name, b.String())
+			}
 		}
 	})
 

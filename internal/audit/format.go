@@ -9,12 +9,18 @@ import (
 	"text/tabwriter"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/madebook/madebook/internal/input"
 )
 
 // WriteCSV writes the report as CSV (RFC 4180): a header line of column
 // names, then a line per row. A cell that a spreadsheet would run as a
 // formula (it starts with =, +, -, @, a tab or a carriage return: agents
-// write prompts and tool names) is prefixed with a single quote.
+// write prompts and tool names) is prefixed with a single quote, and a
+// control character other than newline and tab, or a bidirectional
+// formatting character, is written as a visible marker (⟨U+001B⟩; see
+// input.Visible), so that printing the CSV to a terminal cannot move
+// the cursor, retitle the window or reorder what it shows.
 func WriteCSV(w io.Writer, r Result) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(r.Columns); err != nil {
@@ -23,7 +29,7 @@ func WriteCSV(w io.Writer, r Result) error {
 	line := make([]string, len(r.Columns))
 	for _, row := range r.Rows {
 		for i, cell := range row {
-			line[i] = defuse(cell)
+			line[i] = defuse(input.Visible(cell))
 		}
 		if err := cw.Write(line); err != nil {
 			return fmt.Errorf("write %s CSV: %w", r.Report.Name, err)
@@ -64,7 +70,8 @@ const maxCell = 60
 // WriteTable writes the report for a terminal: a heading, an aligned table
 // of its rows (if any), and the count, "0 rows — passing" or "N rows".
 // Control characters in cells (an agent's prompt may hold newlines or
-// escape sequences) are printed as spaces, and long cells are cut.
+// escape sequences) are printed as spaces, bidirectional formatting
+// characters as a visible marker (⟨U+202E⟩), and long cells are cut.
 func WriteTable(w io.Writer, r Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s — %s\n", r.Report.Name, r.Report.Title)
@@ -103,17 +110,18 @@ func Count(n int) string {
 }
 
 // cell is a value as a table shows it: one line, no control characters,
+// bidirectional formatting characters shown,
 // at most maxCell characters, "-" for empty.
 func cell(s string) string {
 	if s == "" {
 		return "-"
 	}
-	s = strings.Map(func(r rune) rune {
+	s = input.Visible(strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) || r == utf8.RuneError {
 			return ' '
 		}
 		return r
-	}, s)
+	}, s))
 	if utf8.RuneCountInString(s) > maxCell {
 		s = string([]rune(s)[:maxCell-1]) + "…"
 	}

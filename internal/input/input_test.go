@@ -122,3 +122,18 @@ func TestControlCharacters(t *testing.T) {
 		}
 	})
 }
+
+func TestVisible(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"plain text, é and 日本", "plain text, é and 日本"},
+		{"lines\nand\ttabs stay", "lines\nand\ttabs stay"},
+		{"invoice\u202Efdp.exe", "invoice⟨U+202E⟩fdp.exe"},
+		{"\u2066isolate\u2069 and \u200Fmark", "⟨U+2066⟩isolate⟨U+2069⟩ and ⟨U+200F⟩mark"},
+		{"nul\x00 esc\x1b[2J del\x7f cr\r", "nul⟨U+0000⟩ esc⟨U+001B⟩[2J del⟨U+007F⟩ cr⟨U+000D⟩"},
+		{"bad\xffbyte", "bad⟨?⟩byte"},
+	} {
+		if got := Visible(c.in); got != c.want {
+			t.Errorf("Visible(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
