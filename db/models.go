@@ -290,6 +290,7 @@ type Session struct {
 	CreatedAt   string
 	LifecycleAt sql.NullString
 	ExternalID  sql.NullString
+	AgentLabel  string
 }
 
 type Setting struct {

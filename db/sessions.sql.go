@@ -11,10 +11,10 @@ import (
 )
 
 const createSession = `-- name: CreateSession :one
-INSERT INTO sessions (id, mission_id, agent_key_id, agent, title, lifecycle, created_at, external_id)
-VALUES (?1, ?2, ?3, ?4, ?5,
-        ?6, ?7, ?8)
-RETURNING id, mission_id, agent_key_id, agent, title, lifecycle, paused_at, paused_by, pause_reason, last_brief_at, created_at, lifecycle_at, external_id
+INSERT INTO sessions (id, mission_id, agent_key_id, agent, agent_label, title, lifecycle, created_at, external_id)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6,
+        ?7, ?8, ?9)
+RETURNING id, mission_id, agent_key_id, agent, title, lifecycle, paused_at, paused_by, pause_reason, last_brief_at, created_at, lifecycle_at, external_id, agent_label
 `
 
 type CreateSessionParams struct {
@@ -22,6 +22,7 @@ type CreateSessionParams struct {
 	MissionID  int64
 	AgentKeyID int64
 	Agent      string
+	AgentLabel string
 	Title      string
 	Lifecycle  string
 	CreatedAt  string
@@ -34,6 +35,7 @@ func (q *Queries) CreateSession(ctx context.Context, arg CreateSessionParams) (S
 		arg.MissionID,
 		arg.AgentKeyID,
 		arg.Agent,
+		arg.AgentLabel,
 		arg.Title,
 		arg.Lifecycle,
 		arg.CreatedAt,
@@ -54,6 +56,7 @@ func (q *Queries) CreateSession(ctx context.Context, arg CreateSessionParams) (S
 		&i.CreatedAt,
 		&i.LifecycleAt,
 		&i.ExternalID,
+		&i.AgentLabel,
 	)
 	return i, err
 }
@@ -157,7 +160,7 @@ func (q *Queries) GetBriefState(ctx context.Context, id string) (GetBriefStateRo
 }
 
 const getSession = `-- name: GetSession :one
-SELECT s.id, s.mission_id, s.agent_key_id, s.agent, s.title, s.lifecycle, s.paused_at, s.paused_by, s.pause_reason, s.last_brief_at, s.created_at, s.lifecycle_at, s.external_id, m.slug AS mission_slug, m.high_risk AS mission_high_risk, m.gate_ttl AS mission_gate_ttl
+SELECT s.id, s.mission_id, s.agent_key_id, s.agent, s.title, s.lifecycle, s.paused_at, s.paused_by, s.pause_reason, s.last_brief_at, s.created_at, s.lifecycle_at, s.external_id, s.agent_label, m.slug AS mission_slug, m.high_risk AS mission_high_risk, m.gate_ttl AS mission_gate_ttl
 FROM sessions s
 JOIN missions m ON m.id = s.mission_id
 WHERE s.id = ?1
@@ -177,6 +180,7 @@ type GetSessionRow struct {
 	CreatedAt       string
 	LifecycleAt     sql.NullString
 	ExternalID      sql.NullString
+	AgentLabel      string
 	MissionSlug     string
 	MissionHighRisk bool
 	MissionGateTtl  int64
@@ -199,6 +203,7 @@ func (q *Queries) GetSession(ctx context.Context, id string) (GetSessionRow, err
 		&i.CreatedAt,
 		&i.LifecycleAt,
 		&i.ExternalID,
+		&i.AgentLabel,
 		&i.MissionSlug,
 		&i.MissionHighRisk,
 		&i.MissionGateTtl,
@@ -225,7 +230,7 @@ func (q *Queries) GetSessionIDByExternalID(ctx context.Context, arg GetSessionID
 }
 
 const listSessionStates = `-- name: ListSessionStates :many
-SELECT s.id, s.agent_key_id, s.agent, s.title, s.lifecycle, s.last_brief_at, s.created_at, s.external_id, m.slug AS mission_slug
+SELECT s.id, s.agent_key_id, s.agent, s.agent_label, s.title, s.lifecycle, s.last_brief_at, s.created_at, s.external_id, m.slug AS mission_slug
 FROM sessions s
 JOIN missions m ON m.id = s.mission_id
 ORDER BY s.created_at DESC, s.id
@@ -236,6 +241,7 @@ type ListSessionStatesRow struct {
 	ID          string
 	AgentKeyID  int64
 	Agent       string
+	AgentLabel  string
 	Title       string
 	Lifecycle   string
 	LastBriefAt sql.NullString
@@ -258,6 +264,7 @@ func (q *Queries) ListSessionStates(ctx context.Context, lim int64) ([]ListSessi
 			&i.ID,
 			&i.AgentKeyID,
 			&i.Agent,
+			&i.AgentLabel,
 			&i.Title,
 			&i.Lifecycle,
 			&i.LastBriefAt,

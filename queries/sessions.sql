@@ -1,6 +1,6 @@
 -- name: CreateSession :one
-INSERT INTO sessions (id, mission_id, agent_key_id, agent, title, lifecycle, created_at, external_id)
-VALUES (sqlc.arg(id), sqlc.arg(mission_id), sqlc.arg(agent_key_id), sqlc.arg(agent), sqlc.arg(title),
+INSERT INTO sessions (id, mission_id, agent_key_id, agent, agent_label, title, lifecycle, created_at, external_id)
+VALUES (sqlc.arg(id), sqlc.arg(mission_id), sqlc.arg(agent_key_id), sqlc.arg(agent), sqlc.arg(agent_label), sqlc.arg(title),
         sqlc.arg(lifecycle), sqlc.arg(created_at), sqlc.narg(external_id))
 RETURNING *;
 
@@ -77,7 +77,7 @@ WHERE id = sqlc.arg(id) AND (last_brief_at IS NULL OR last_brief_at < sqlc.arg(a
 
 -- name: ListSessionStates :many
 -- The newest sessions, for the sessions list.
-SELECT s.id, s.agent_key_id, s.agent, s.title, s.lifecycle, s.last_brief_at, s.created_at, s.external_id, m.slug AS mission_slug
+SELECT s.id, s.agent_key_id, s.agent, s.agent_label, s.title, s.lifecycle, s.last_brief_at, s.created_at, s.external_id, m.slug AS mission_slug
 FROM sessions s
 JOIN missions m ON m.id = s.mission_id
 ORDER BY s.created_at DESC, s.id

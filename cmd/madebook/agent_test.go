@@ -142,7 +142,7 @@ func TestAgentSubcommandsRoundTrip(t *testing.T) {
 
 	open := mustAgent(t, env, "", "session", "open", "--mission", mission, "--title", "Shell work", "--agent", "sh")
 	s, _ := open["id"].(string)
-	if s == "" || open["mission"] != mission || open["title"] != "Shell work" || open["agent"] != "sh" {
+	if s == "" || open["mission"] != mission || open["title"] != "Shell work" || open["agent"] != a.Agent.KeyName || open["agent_label"] != "sh" {
 		t.Fatalf("session open printed %v", open)
 	}
 	env = agentEnv(a, s)

@@ -224,7 +224,7 @@ func TestServeEndToEnd(t *testing.T) {
 	sess := s.req(http.StatusCreated, http.MethodPost, "/api/v1/sessions", agent, map[string]any{
 		"mission": "billing-cleanup", "agent": "claude-code", "title": "Drop the legacy table"})
 	id, _ := sess["id"].(string)
-	if id == "" || sess["mission"] != "billing-cleanup" || sess["agent"] != "claude-code" || sess["lifecycle"] != "IDLE" {
+	if id == "" || sess["mission"] != "billing-cleanup" || sess["agent"] != "claude" || sess["agent_label"] != "claude-code" || sess["lifecycle"] != "IDLE" {
 		t.Fatalf("session: %v", sess)
 	}
 

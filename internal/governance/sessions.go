@@ -21,8 +21,14 @@ import (
 type Session struct {
 	ID      string `json:"id"`
 	Mission string `json:"mission"`
-	Agent   string `json:"agent"`
-	Title   string `json:"title"`
+	// Agent is the name of the agent key that opened the session: the
+	// agent as Madebook knows it, which no agent can choose.
+	Agent string `json:"agent"`
+	// AgentLabel is what the agent called itself when it opened the
+	// session, when that differs from its key's name: a display label,
+	// shown beside Agent, never instead of it.
+	AgentLabel string `json:"agent_label,omitempty"`
+	Title      string `json:"title"`
 	// ExternalID is the id the agent's own client gave the session (a
 	// Claude Code session_id), "" when it gave none.
 	ExternalID  string     `json:"external_id,omitempty"`
@@ -53,8 +59,10 @@ const (
 // SessionInput is what an agent gives to open a session.
 type SessionInput struct {
 	Mission string `json:"mission"`
-	Agent   string `json:"agent"`
-	Title   string `json:"title"`
+	// Agent is what the agent calls itself: a label kept beside the key's
+	// name (Session.AgentLabel), not the session's agent.
+	Agent string `json:"agent"`
+	Title string `json:"title"`
 	// ExternalID, when set, is the id the agent's client knows the session
 	// by: opening a session with an external id the agent key already used
 	// re-attaches to that session.
@@ -90,8 +98,9 @@ func (s *SessionService) Create(ctx context.Context, actor auth.Actor, in Sessio
 	return out, err
 }
 
-// Open opens a session on a mission for the calling agent key; with no
-// agent name, the key's name is the agent's. With an external id the key
+// Open opens a session on a mission for the calling agent key. The
+// session's agent is the key's name; a different name the agent gives is
+// kept as its label. With an external id the key
 // already used, it opens nothing and returns that session (re-attach),
 // with created false; its agent and title stay as first given. Errors:
 // forbidden (not an agent), those of SessionInput.Validate,
@@ -105,9 +114,10 @@ func (s *SessionService) Open(ctx context.Context, actor auth.Actor, in SessionI
 	if err != nil {
 		return Session{}, false, err
 	}
-	slug, agent, title := in.Mission, in.Agent, in.Title
-	if agent == "" {
-		agent = actor.KeyName
+	slug, agent, title := in.Mission, actor.KeyName, in.Title
+	label := in.Agent
+	if label == agent {
+		label = ""
 	}
 	external := sql.NullString{String: in.ExternalID, Valid: in.ExternalID != ""}
 	now := s.now()
@@ -138,7 +148,7 @@ func (s *SessionService) Open(ctx context.Context, actor auth.Actor, in SessionI
 		}
 		id := ids.New("ses_")
 		if _, err := q.CreateSession(ctx, db.CreateSessionParams{ID: id, MissionID: m.ID, AgentKeyID: actor.KeyID,
-			Agent: agent, Title: title, Lifecycle: "IDLE", CreatedAt: db.FormatTime(now), ExternalID: external}); err != nil {
+			Agent: agent, AgentLabel: label, Title: title, Lifecycle: "IDLE", CreatedAt: db.FormatTime(now), ExternalID: external}); err != nil {
 			return err
 		}
 		if err := s.event(ctx, q, id, actor, now, "session.created", "", title); err != nil {
@@ -364,7 +374,7 @@ func (s *SessionService) List(ctx context.Context) ([]SessionSummary, error) {
 			return nil, fmt.Errorf("list sessions: %s: %w", r.ID, err)
 		}
 		b := assemble(in, nil, now)
-		sess, err := s.sessionFrom(db.GetSessionRow{ID: r.ID, AgentKeyID: r.AgentKeyID, Agent: r.Agent,
+		sess, err := s.sessionFrom(db.GetSessionRow{ID: r.ID, AgentKeyID: r.AgentKeyID, Agent: r.Agent, AgentLabel: r.AgentLabel,
 			Title: r.Title, Lifecycle: r.Lifecycle, PausedAt: in.state.PausedAt, PauseReason: in.state.PauseReason,
 			LastBriefAt: r.LastBriefAt, CreatedAt: r.CreatedAt, ExternalID: r.ExternalID, MissionSlug: r.MissionSlug, MissionHighRisk: in.state.HighRisk})
 		if err != nil {
@@ -439,7 +449,7 @@ func (s *SessionService) brake(ctx context.Context, actor auth.Actor, id, kind, 
 // written if it is later; an error names the row.
 func (s *SessionService) sessionFrom(r db.GetSessionRow) (Session, error) {
 	c := db.StoredRow("sessions", r.ID)
-	out := Session{ID: r.ID, Mission: r.MissionSlug, Agent: r.Agent, Title: r.Title, ExternalID: r.ExternalID.String, Lifecycle: r.Lifecycle,
+	out := Session{ID: r.ID, Mission: r.MissionSlug, Agent: r.Agent, AgentLabel: r.AgentLabel, Title: r.Title, ExternalID: r.ExternalID.String, Lifecycle: r.Lifecycle,
 		Paused: r.PausedAt.Valid, PauseReason: r.PauseReason, PausedAt: c.TimePtr("paused_at", r.PausedAt),
 		LastBriefAt: c.TimePtr("last_brief_at", r.LastBriefAt), CreatedAt: c.Time("created_at", r.CreatedAt)}
 	if err := c.Err(); err != nil {

@@ -18,20 +18,23 @@ func TestCreateSession(t *testing.T) {
 		in        governance.SessionInput
 		wantAgent string
 		wantTitle string
+		wantLabel string
 	}{
 		{"an agent that gives no name is named after its key", governance.SessionInput{Mission: w.mission, Title: "Refactor"}, w.agent.KeyName, "Refactor"},
 		{"an agent that gives only spaces is named after its key", governance.SessionInput{Mission: w.mission, Agent: "   "}, w.agent.KeyName, ""},
-		{"an agent that gives a name keeps it", governance.SessionInput{Mission: " " + w.risky + " ", Agent: " claude-1 ", Title: " Fix "}, "claude-1", "Fix"},
+		{"an agent that gives a name is still its key's, the name only a label beside it", governance.SessionInput{Mission: " " + w.risky + " ", Agent: " claude-1 ", Title: " Fix "}, w.agent.KeyName, "Fix", "claude-1"},
+		{"an agent that gives another key's name is still its own key's", governance.SessionInput{Mission: w.mission, Agent: "agentB"}, w.agent.KeyName, "", "agentB"},
+		{"an agent that gives its key's name has no label", governance.SessionInput{Mission: w.mission, Agent: w.agent.KeyName}, w.agent.KeyName, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := must(w.Gov.Sessions.Create(t.Context(), w.agent, tt.in))(t)
 			wantMission := strings.TrimSpace(tt.in.Mission)
-			if !strings.HasPrefix(s.ID, "ses_") || s.Agent != tt.wantAgent || s.Title != tt.wantTitle ||
+			if !strings.HasPrefix(s.ID, "ses_") || s.Agent != tt.wantAgent || s.AgentLabel != tt.wantLabel || s.Title != tt.wantTitle ||
 				s.Mission != wantMission || s.Lifecycle != "IDLE" || s.Paused || s.LastBriefAt != nil ||
 				!s.CreatedAt.Equal(w.Clock.Now()) {
-				t.Fatalf("session is %+v, want agent %q, title %q, mission %q, IDLE, not paused, never briefed",
-					s, tt.wantAgent, tt.wantTitle, wantMission)
+				t.Fatalf("session is %+v, want agent %q labelled %q, title %q, mission %q, IDLE, not paused, never briefed",
+					s, tt.wantAgent, tt.wantLabel, tt.wantTitle, wantMission)
 			}
 			d := must(w.Gov.Sessions.Get(t.Context(), w.agent, s.ID))(t)
 			if !reflect.DeepEqual(d.Session, s) {

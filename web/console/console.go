@@ -9,7 +9,9 @@
 package console
 
 import (
+	"bytes"
 	"crypto/subtle"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -22,6 +24,7 @@ import (
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/input"
 	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/static"
 	"github.com/madebook/madebook/views"
@@ -114,11 +117,21 @@ func (k *console) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// render writes a component with a status.
+// render writes a component with a status. What people and agents wrote is
+// shown as sent but never obeyed: every bidirectional formatting character
+// (U+202E would show a file name's end reversed) and control character
+// other than newline and tab in the page is written as a visible marker,
+// ⟨U+202E⟩ (input.Visible). The templates hold none, so only what was sent
+// is marked, on every page, whichever field it came in.
 func render(c echo.Context, status int, comp templ.Component) error {
+	var b bytes.Buffer
+	if err := comp.Render(c.Request().Context(), &b); err != nil {
+		return err
+	}
 	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
 	c.Response().WriteHeader(status)
-	return comp.Render(c.Request().Context(), c.Response())
+	_, err := io.WriteString(c.Response(), input.Visible(b.String()))
+	return err
 }
 
 var assets = views.Assets{CSS: static.URL("madebook.css"), HTMX: static.URL("htmx.min.js"), JS: static.URL("madebook.js"),
