@@ -229,10 +229,14 @@ const MaxKeyName = 100
 // once and stored only as a hash. by is who creates it: a person is
 // recorded as its creator, and never approves the work of its sessions
 // (a key made from the command line has no creator). Errors:
-// name_required, name_too_long, name_taken.
+// name_required, name_too_long, invalid_characters (a key's name is one
+// line: it names the agent everywhere), name_taken.
 func (s *Service) CreateKey(ctx context.Context, by Actor, name string) (string, error) {
 	name, err := input.Required("name", name, MaxKeyName)
 	if err != nil {
+		return "", err
+	}
+	if _, err := input.CleanLine("name", name); err != nil {
 		return "", err
 	}
 	secret, hash, err := newSecret(agentKeyPrefix)

@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
@@ -79,7 +82,8 @@ type validEvent struct {
 // invalid_field, invalid_payload, intent_required, invalid_intent,
 // level_required, invalid_level, task_required, task_too_long,
 // prompt_required, prompt_too_long, options_required, too_many_entries,
-// empty_entry, paths_too_long, tool_too_long.
+// empty_entry, paths_too_long, tool_too_long, options_too_long (an
+// option's key or label), invalid_characters.
 func (in EventInput) Validate() (validEvent, error) {
 	var out validEvent
 	name, err := input.Required("name", in.Name, input.Name)
@@ -111,6 +115,24 @@ func (in EventInput) Validate() (validEvent, error) {
 		if len(p.Options) > MaxPromptOptions {
 			return out, errs.E(errs.Invalid, "too_many_entries", "The options are %d; at most %d are allowed.",
 				len(p.Options), MaxPromptOptions).In("payload.options")
+		}
+		keys := slices.Sorted(maps.Keys(p.Options))
+		labels := make([]string, 0, len(keys))
+		for _, k := range keys {
+			labels = append(labels, p.Options[k])
+		}
+		// Keys and labels are one line each, of at most input.Name
+		// characters; an empty label is for lifecycle.Event.Validate.
+		for _, l := range [][]string{keys, labels} {
+			for i, v := range l {
+				if n := utf8.RuneCountInString(v); n > input.Name {
+					return out, errs.E(errs.Invalid, "options_too_long", "Option %d is %d characters; at most %d are allowed.",
+						i+1, n, input.Name).In("payload.options")
+				}
+				if _, err := input.CleanLine("options", v); err != nil {
+					return out, inPayload(err)
+				}
+			}
 		}
 		out.ev = lifecycle.Event{Name: name, Intent: p.Intent, Level: p.Level, Task: p.Task, Prompt: p.Prompt, Options: p.Options}
 	}

@@ -199,6 +199,14 @@ func TestEveryInputOwnsItsLimits(t *testing.T) {
 				t.Fatalf("%d characters: %v (%s about %q), want %s about %s", l.max+1, err, errs.CodeOf(err), errs.FieldOf(err), tooLong, l.field)
 			}
 		})
+		t.Run(l.input+" "+l.field+" with a NUL or an ESC sequence is invalid_characters", func(t *testing.T) {
+			for _, v := range []string{"ok\x00", "\x1b]0;retitled\x07ok"} {
+				err := l.send(v)
+				if errs.CodeOf(err) != "invalid_characters" || errs.KindOf(err) != errs.Invalid || errs.FieldOf(err) != l.field {
+					t.Fatalf("%q: %v (%s about %q), want invalid_characters about %s", v, err, errs.CodeOf(err), errs.FieldOf(err), l.field)
+				}
+			}
+		})
 		if l.empty == "" {
 			continue
 		}

@@ -482,7 +482,8 @@ func validEvidence(kinds []string) ([]string, error) {
 
 // validContract checks every clause: a known kind, and a value that kind
 // can use. Errors: too_many_entries, invalid_clause, contract_too_long (a
-// value over MaxClauseValue), all about the field contract.
+// value over MaxClauseValue), invalid_characters (a control character in a
+// value), all about the field contract.
 func validContract(clauses []Clause) ([]Clause, error) {
 	if len(clauses) > MaxContractClauses {
 		return nil, errs.E(errs.Invalid, "too_many_entries", "contract has %d clauses; at most %d are allowed.", len(clauses), MaxContractClauses).In("contract")
@@ -498,6 +499,9 @@ func validContract(clauses []Clause) ([]Clause, error) {
 		}
 		if n := utf8.RuneCountInString(c.Value); n > MaxClauseValue {
 			return nil, errs.E(errs.Invalid, "contract_too_long", "Contract clause %d is %d characters; at most %d are allowed.", i+1, n, MaxClauseValue).In("contract")
+		}
+		if _, err := input.CleanLine("contract", c.Value); err != nil {
+			return nil, err
 		}
 		switch c.Kind {
 		case protocol.ForbidPath, protocol.RequirePath:

@@ -8,6 +8,8 @@ import (
 
 	"github.com/madebook/madebook/internal/change"
 	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/plan"
 	"github.com/madebook/madebook/internal/protocol"
 )
 
@@ -103,4 +105,38 @@ func TestAChangeWithABadNameIsRefusedAndWritesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestAPlanThatCouldNeverFinishIsRefusedAndWritesNothing proposes plans
+// whose steps wait on a step the plan lacks, or on each other, and one
+// with an over-long option label: each is 422 naming the step or the
+// field, and nothing is written.
+func TestAPlanThatCouldNeverFinishIsRefusedAndWritesNothing(t *testing.T) {
+	w := newWorld(t)
+	s := w.Session(w.agent, w.risky)
+	cases := []struct {
+		name, code, step, field string
+		p                       plan.Plan
+	}{
+		{"a step waiting on a step the plan lacks", "unknown_dependency", "b", "",
+			plan.Plan{InitialSteps: []plan.Step{{ID: "a"}, {ID: "b", DependsOn: []string{"ghost"}}}}},
+		{"two steps waiting on each other", "dependency_cycle", "a", "",
+			plan.Plan{InitialSteps: []plan.Step{{ID: "a", DependsOn: []string{"b"}}, {ID: "b", DependsOn: []string{"a"}}}}},
+		{"an option label of 100,000 characters", "label_too_long", "", `stopping_points[0].options["1"].label`,
+			plan.Plan{StoppingPoints: []plan.StoppingPoint{{ID: 1, Type: "menu", Title: "ok?",
+				Options: map[string]plan.Option{"1": {Label: strings.Repeat("x", 100_000)}}}}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name+" is "+c.code, func(t *testing.T) {
+			before := w.Dump()
+			_, err := w.Gov.Plans.Propose(t.Context(), w.agent, s, governance.PlanInput{Summary: "Do it", Plan: c.p})
+			e, ok := errs.As(err)
+			if !ok || e.Code != c.code || e.Kind != errs.Invalid || e.Field != c.field || (c.step != "" && e.Details["step"] != c.step) {
+				t.Fatalf("got %v (%+v), want %s about step %q, field %q", err, e, c.code, c.step, c.field)
+			}
+			if !reflect.DeepEqual(before, w.Dump()) {
+				t.Errorf("a refused plan wrote to the database")
+			}
+		})
+	}
 }

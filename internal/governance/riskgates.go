@@ -50,8 +50,9 @@ const MaxRiskGate = input.Name
 type RiskGates map[string]string
 
 // Validate returns the gates trimmed, or the first band that is unknown or
-// whose gate is too long; the error names that band as its field. Errors:
-// invalid_band, gate_too_long.
+// whose gate is too long or holds a control character; the error names
+// that band as its field. Errors: invalid_band, gate_too_long,
+// invalid_characters.
 func (g RiskGates) Validate() (RiskGates, error) {
 	out := make(RiskGates, len(g))
 	for band, gate := range g {
@@ -59,6 +60,9 @@ func (g RiskGates) Validate() (RiskGates, error) {
 			return nil, errs.E(errs.Invalid, "invalid_band", "%q is not a risk band: use %s.", band, strings.Join(riskBands, ", ")).In(band)
 		}
 		v, err := input.Optional("gate", gate, MaxRiskGate)
+		if errs.CodeOf(err) == "invalid_characters" {
+			return nil, errs.E(errs.Invalid, "invalid_characters", "The %s gate holds a control character: send text without one.", band).In(band)
+		}
 		if err != nil {
 			return nil, errs.E(errs.Invalid, "gate_too_long", "The %s gate is %d characters; at most %d are allowed.", band,
 				utf8.RuneCountInString(strings.TrimSpace(gate)), MaxRiskGate).In(band)

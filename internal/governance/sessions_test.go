@@ -20,8 +20,8 @@ func TestCreateSession(t *testing.T) {
 		wantTitle string
 		wantLabel string
 	}{
-		{"an agent that gives no name is named after its key", governance.SessionInput{Mission: w.mission, Title: "Refactor"}, w.agent.KeyName, "Refactor"},
-		{"an agent that gives only spaces is named after its key", governance.SessionInput{Mission: w.mission, Agent: "   "}, w.agent.KeyName, ""},
+		{"an agent that gives no name is named after its key", governance.SessionInput{Mission: w.mission, Title: "Refactor"}, w.agent.KeyName, "Refactor", ""},
+		{"an agent that gives only spaces is named after its key", governance.SessionInput{Mission: w.mission, Agent: "   "}, w.agent.KeyName, "", ""},
 		{"an agent that gives a name is still its key's, the name only a label beside it", governance.SessionInput{Mission: " " + w.risky + " ", Agent: " claude-1 ", Title: " Fix "}, w.agent.KeyName, "Fix", "claude-1"},
 		{"an agent that gives another key's name is still its own key's", governance.SessionInput{Mission: w.mission, Agent: "agentB"}, w.agent.KeyName, "", "agentB"},
 		{"an agent that gives its key's name has no label", governance.SessionInput{Mission: w.mission, Agent: w.agent.KeyName}, w.agent.KeyName, "", ""},
