@@ -17,6 +17,7 @@ import (
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/input"
 	"github.com/madebook/madebook/internal/lifecycle"
+	"github.com/madebook/madebook/internal/policy"
 )
 
 // LifecycleService moves a session through seed 002's state machine on
@@ -111,6 +112,9 @@ func (in EventInput) Validate() (validEvent, error) {
 		}
 		if out.paths, err = input.List("paths", p.Paths, MaxPromptPaths, input.Name); err != nil {
 			return out, inPayload(err)
+		}
+		for i, path := range out.paths {
+			out.paths[i] = policy.RedactSecrets(path)
 		}
 		if len(p.Options) > MaxPromptOptions {
 			return out, errs.E(errs.Invalid, "too_many_entries", "The options are %d; at most %d are allowed.",

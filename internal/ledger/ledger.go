@@ -25,6 +25,7 @@ import (
 	"github.com/madebook/madebook/internal/lifecycle"
 	"github.com/madebook/madebook/internal/notify"
 	"github.com/madebook/madebook/internal/plan"
+	"github.com/madebook/madebook/internal/policy"
 )
 
 // The run outcomes. Parked means the steps are done and the work is not: a
@@ -513,7 +514,8 @@ const (
 )
 
 // Validate returns the input with its server, tool, step and paths
-// trimmed. Errors: server_required, server_too_long, tool_required,
+// trimmed, and any secret in a path replaced by [REDACTED]
+// (policy.RedactSecrets). Errors: server_required, server_too_long, tool_required,
 // tool_too_long, step_too_long, paths_too_long, invalid_paths.
 func (in ToolCallInput) Validate() (ToolCallInput, error) {
 	var err error
@@ -523,8 +525,13 @@ func (in ToolCallInput) Validate() (ToolCallInput, error) {
 	if in.Step, err = input.Optional("step", in.Step, MaxStep); err != nil {
 		return in, err
 	}
-	in.Paths, err = input.List("paths", in.Paths, MaxPaths, MaxPath)
-	return in, err
+	if in.Paths, err = input.List("paths", in.Paths, MaxPaths, MaxPath); err != nil {
+		return in, err
+	}
+	for i, p := range in.Paths {
+		in.Paths[i] = policy.RedactSecrets(p)
+	}
+	return in, nil
 }
 
 // RecordToolCall records a tool call on the agent's run, after the

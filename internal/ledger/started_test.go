@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,5 +75,28 @@ func TestAToolNameIsOneLine(t *testing.T) {
 	}
 	if _, err := w.Ledger.Check(ctx, w.agent, w.session, ledger.CheckInput{Tool: "Bash\x1b[2K"}); errs.CodeOf(err) != "invalid_characters" || errs.FieldOf(err) != "tool" {
 		t.Errorf("check: %v, want invalid_characters about tool", err)
+	}
+}
+
+// TestAToolCallsPathsNeverKeepASecret records a call naming a path with a
+// token in it: the path is stored and answered redacted.
+func TestAToolCallsPathsNeverKeepASecret(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(t, "probes", "")
+	token := "gh" + "p_" + strings.Repeat("Qw7e", 9)
+	c, err := w.Ledger.RecordToolCall(context.Background(), w.agent, r.ID, ledger.ToolCallInput{Server: "fs", Tool: "read_file",
+		Paths: []string{"web/app.go", "tmp/" + token + ".json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c.Paths, []string{"web/app.go", "tmp/[REDACTED].json"}) {
+		t.Fatalf("paths %q", c.Paths)
+	}
+	for table, rows := range w.Dump() {
+		for _, row := range rows {
+			if strings.Contains(row, token) {
+				t.Errorf("table %s holds the token: %s", table, row)
+			}
+		}
 	}
 }

@@ -1,8 +1,10 @@
 package policy
 
 import (
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/madebook/madebook/internal/change"
 )
@@ -107,4 +109,23 @@ func (s *Set) scanName(name string) (string, []Finding) {
 	}
 	b.WriteString(name[at:])
 	return b.String(), hits
+}
+
+// defaults is the "Secrets in source" set, compiled once, for RedactSecrets.
+var defaults = sync.OnceValue(func() *Set {
+	s, err := Compile(SecretsInSource())
+	if err != nil {
+		panic(fmt.Sprintf("the default secrets policies do not compile: %v", err))
+	}
+	return s
+})
+
+// RedactSecrets returns name with whatever the default "Secrets in source"
+// patterns find in it replaced by Redacted, as ScanNames would: for the
+// paths an agent names where no policy set is at hand (a tool call's
+// paths, a permission prompt's), so that they are never stored with a
+// secret in them.
+func RedactSecrets(name string) string {
+	clean, _ := defaults().scanName(name)
+	return clean
 }
