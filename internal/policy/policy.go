@@ -28,6 +28,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -96,7 +97,9 @@ type Finding struct {
 }
 
 // Validate reports, as one sentence a person can act on, what is wrong with
-// a policy. The error is an errs.Invalid carrying the field it is about.
+// a policy. The error is an errs.Invalid carrying the field it is about:
+// invalid_policy, or pattern_too_long (over MaxPattern characters) or
+// pattern_too_costly (a content_regex over MaxProgram or MaxCost).
 func Validate(p Policy) error {
 	_, err := compileOne(p)
 	return err
@@ -182,6 +185,9 @@ func compileOne(p Policy) (*compiled, error) {
 	default:
 		return nil, oneOf("action", string(p.Action), "violation or block_merge")
 	}
+	if n := utf8.RuneCountInString(p.Pattern); n > MaxPattern {
+		return nil, errs.E(errs.Invalid, "pattern_too_long", "The pattern is %d characters; at most %d are allowed.", n, MaxPattern).In("pattern")
+	}
 	c := &compiled{Policy: p}
 	switch p.Kind {
 	case KindContentRegex:
@@ -191,6 +197,15 @@ func compileOne(p Policy) (*compiled, error) {
 		re, err := regexp.Compile(p.Pattern)
 		if err != nil {
 			return nil, invalid("pattern", "The content_regex pattern is not a valid Go (RE2) regular expression: %v.", err)
+		}
+		if cost, size := Cost(p.Pattern); size > MaxProgram {
+			return nil, errs.E(errs.Invalid, "pattern_too_costly",
+				"The content_regex pattern is too costly to run over every change: it compiles to %d instructions; at most %d are allowed. Make it shorter, or repeat less (a{1000} is 1,000 instructions).",
+				size, MaxProgram).In("pattern")
+		} else if cost > MaxCost {
+			return nil, errs.E(errs.Invalid, "pattern_too_costly",
+				"The content_regex pattern is too costly to run over every change: it keeps more than %d matches in progress at each character of ordinary source code. Bound what its repetitions match, e.g. [A-Za-z0-9]{40} rather than .{40}.",
+				MaxCost).In("pattern")
 		}
 		if re.MatchString("") {
 			return nil, invalid("pattern", "The content_regex pattern %q matches empty text, so it would fire on every file: make it require at least one character.", p.Pattern)
@@ -272,8 +287,46 @@ func (c *compiled) finding(match, file string, line int) found {
 // policy and file (at the first match in the file) or per policy and
 // dependency, ordered by policy id, then file, then line.
 func (s *Set) Evaluate(c change.Change) []Finding {
+	fs, _ := s.evaluate(c, nil)
+	return fs
+}
+
+// Meter watches one evaluation (see EvaluateMetered).
+type Meter struct {
+	// Now is read before and after each content_regex's run over a file.
+	Now func() time.Time
+	// Stop is asked before each run; when it answers true the evaluation
+	// ends with a *StoppedError.
+	Stop func() bool
+	// Costs is what the evaluation spent running each content_regex, by
+	// policy id; EvaluateMetered adds to it.
+	Costs map[int64]time.Duration
+}
+
+// StoppedError is the end of an evaluation its Meter stopped: the policy
+// that had cost it most so far.
+type StoppedError struct {
+	Policy Policy
+	Cost   time.Duration
+}
+
+func (e *StoppedError) Error() string {
+	return fmt.Sprintf("evaluation stopped; policy %d (%q) had cost it most: %s", e.Policy.ID, e.Policy.Name, e.Cost)
+}
+
+// EvaluateMetered is Evaluate, timing each content_regex with m.Now and
+// asking m.Stop before each run. A run over one file is not interrupted:
+// the pattern bounds (MaxPattern, MaxProgram, MaxCost) keep it short.
+func (s *Set) EvaluateMetered(c change.Change, m *Meter) ([]Finding, error) {
+	if m.Costs == nil {
+		m.Costs = map[int64]time.Duration{}
+	}
+	return s.evaluate(c, m)
+}
+
+func (s *Set) evaluate(c change.Change, m *Meter) ([]Finding, error) {
 	if s == nil {
-		return nil
+		return nil, nil
 	}
 	var fs []found
 	var occ [][]int // by prefilter literal: its offsets in the file
@@ -298,7 +351,16 @@ func (s *Set) Evaluate(c change.Change) []Finding {
 		s.scan.scan(text, occ)
 		for _, p := range s.content {
 			var loc []int
-			loc, buf = p.search(text, occ, buf)
+			if m == nil {
+				loc, buf = p.search(text, occ, buf)
+			} else {
+				if m.Stop() {
+					return nil, s.stopped(m)
+				}
+				start := m.Now()
+				loc, buf = p.search(text, occ, buf)
+				m.Costs[p.ID] += m.Now().Sub(start)
+			}
 			if loc == nil {
 				continue
 			}
@@ -334,9 +396,20 @@ func (s *Set) Evaluate(c change.Change) []Finding {
 		out = append(out, f.Finding)
 	}
 	if len(out) == 0 {
-		return nil
+		return nil, nil
 	}
-	return out
+	return out, nil
+}
+
+// stopped names the content_regex that cost the stopped evaluation most.
+func (s *Set) stopped(m *Meter) error {
+	e := &StoppedError{}
+	for _, p := range s.content {
+		if d := m.Costs[p.ID]; e.Policy.Name == "" || d > e.Cost {
+			e.Policy, e.Cost = p.Policy, d
+		}
+	}
+	return e
 }
 
 // globHints returns what every path a glob matches has: its first segment,
