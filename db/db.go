@@ -201,6 +201,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.deleteOldLoginFailuresStmt, err = db.PrepareContext(ctx, deleteOldLoginFailures); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteOldLoginFailures: %w", err)
 	}
+	if q.deletePolicyStmt, err = db.PrepareContext(ctx, deletePolicy); err != nil {
+		return nil, fmt.Errorf("error preparing query DeletePolicy: %w", err)
+	}
 	if q.deleteToolStmt, err = db.PrepareContext(ctx, deleteTool); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteTool: %w", err)
 	}
@@ -264,6 +267,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getPlanStmt, err = db.PrepareContext(ctx, getPlan); err != nil {
 		return nil, fmt.Errorf("error preparing query GetPlan: %w", err)
 	}
+	if q.getPolicyStmt, err = db.PrepareContext(ctx, getPolicy); err != nil {
+		return nil, fmt.Errorf("error preparing query GetPolicy: %w", err)
+	}
 	if q.getRemediationStmt, err = db.PrepareContext(ctx, getRemediation); err != nil {
 		return nil, fmt.Errorf("error preparing query GetRemediation: %w", err)
 	}
@@ -308,6 +314,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.giveUpOutboxStmt, err = db.PrepareContext(ctx, giveUpOutbox); err != nil {
 		return nil, fmt.Errorf("error preparing query GiveUpOutbox: %w", err)
+	}
+	if q.listActivePoliciesStmt, err = db.PrepareContext(ctx, listActivePolicies); err != nil {
+		return nil, fmt.Errorf("error preparing query ListActivePolicies: %w", err)
 	}
 	if q.listAgentKeysStmt, err = db.PrepareContext(ctx, listAgentKeys); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAgentKeys: %w", err)
@@ -467,6 +476,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.sessionsWithSymbolStmt, err = db.PrepareContext(ctx, sessionsWithSymbol); err != nil {
 		return nil, fmt.Errorf("error preparing query SessionsWithSymbol: %w", err)
+	}
+	if q.setPolicyDisabledStmt, err = db.PrepareContext(ctx, setPolicyDisabled); err != nil {
+		return nil, fmt.Errorf("error preparing query SetPolicyDisabled: %w", err)
 	}
 	if q.setRunStatusStmt, err = db.PrepareContext(ctx, setRunStatus); err != nil {
 		return nil, fmt.Errorf("error preparing query SetRunStatus: %w", err)
@@ -810,6 +822,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing deleteOldLoginFailuresStmt: %w", cerr)
 		}
 	}
+	if q.deletePolicyStmt != nil {
+		if cerr := q.deletePolicyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deletePolicyStmt: %w", cerr)
+		}
+	}
 	if q.deleteToolStmt != nil {
 		if cerr := q.deleteToolStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing deleteToolStmt: %w", cerr)
@@ -915,6 +932,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getPlanStmt: %w", cerr)
 		}
 	}
+	if q.getPolicyStmt != nil {
+		if cerr := q.getPolicyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getPolicyStmt: %w", cerr)
+		}
+	}
 	if q.getRemediationStmt != nil {
 		if cerr := q.getRemediationStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getRemediationStmt: %w", cerr)
@@ -988,6 +1010,11 @@ func (q *Queries) Close() error {
 	if q.giveUpOutboxStmt != nil {
 		if cerr := q.giveUpOutboxStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing giveUpOutboxStmt: %w", cerr)
+		}
+	}
+	if q.listActivePoliciesStmt != nil {
+		if cerr := q.listActivePoliciesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listActivePoliciesStmt: %w", cerr)
 		}
 	}
 	if q.listAgentKeysStmt != nil {
@@ -1255,6 +1282,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing sessionsWithSymbolStmt: %w", cerr)
 		}
 	}
+	if q.setPolicyDisabledStmt != nil {
+		if cerr := q.setPolicyDisabledStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setPolicyDisabledStmt: %w", cerr)
+		}
+	}
 	if q.setRunStatusStmt != nil {
 		if cerr := q.setRunStatusStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing setRunStatusStmt: %w", cerr)
@@ -1423,6 +1455,7 @@ type Queries struct {
 	deleteChangeSymbolsStmt              *sql.Stmt
 	deleteExpiredWebSessionsStmt         *sql.Stmt
 	deleteOldLoginFailuresStmt           *sql.Stmt
+	deletePolicyStmt                     *sql.Stmt
 	deleteToolStmt                       *sql.Stmt
 	deleteUserWebSessionsStmt            *sql.Stmt
 	deleteWebSessionStmt                 *sql.Stmt
@@ -1444,6 +1477,7 @@ type Queries struct {
 	getOpenAskStmt                       *sql.Stmt
 	getPermissionPromptStmt              *sql.Stmt
 	getPlanStmt                          *sql.Stmt
+	getPolicyStmt                        *sql.Stmt
 	getRemediationStmt                   *sql.Stmt
 	getRunStmt                           *sql.Stmt
 	getRunByExternalIDStmt               *sql.Stmt
@@ -1459,6 +1493,7 @@ type Queries struct {
 	getWebhookStmt                       *sql.Stmt
 	getWebhookTargetStmt                 *sql.Stmt
 	giveUpOutboxStmt                     *sql.Stmt
+	listActivePoliciesStmt               *sql.Stmt
 	listAgentKeysStmt                    *sql.Stmt
 	listAllStandingApprovalsStmt         *sql.Stmt
 	listAttentionAsksStmt                *sql.Stmt
@@ -1512,6 +1547,7 @@ type Queries struct {
 	resumeSessionStmt                    *sql.Stmt
 	revokeAgentKeyStmt                   *sql.Stmt
 	sessionsWithSymbolStmt               *sql.Stmt
+	setPolicyDisabledStmt                *sql.Stmt
 	setRunStatusStmt                     *sql.Stmt
 	setSessionLifecycleStmt              *sql.Stmt
 	setSettingStmt                       *sql.Stmt
@@ -1591,6 +1627,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		deleteChangeSymbolsStmt:              q.deleteChangeSymbolsStmt,
 		deleteExpiredWebSessionsStmt:         q.deleteExpiredWebSessionsStmt,
 		deleteOldLoginFailuresStmt:           q.deleteOldLoginFailuresStmt,
+		deletePolicyStmt:                     q.deletePolicyStmt,
 		deleteToolStmt:                       q.deleteToolStmt,
 		deleteUserWebSessionsStmt:            q.deleteUserWebSessionsStmt,
 		deleteWebSessionStmt:                 q.deleteWebSessionStmt,
@@ -1612,6 +1649,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getOpenAskStmt:                       q.getOpenAskStmt,
 		getPermissionPromptStmt:              q.getPermissionPromptStmt,
 		getPlanStmt:                          q.getPlanStmt,
+		getPolicyStmt:                        q.getPolicyStmt,
 		getRemediationStmt:                   q.getRemediationStmt,
 		getRunStmt:                           q.getRunStmt,
 		getRunByExternalIDStmt:               q.getRunByExternalIDStmt,
@@ -1627,6 +1665,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getWebhookStmt:                       q.getWebhookStmt,
 		getWebhookTargetStmt:                 q.getWebhookTargetStmt,
 		giveUpOutboxStmt:                     q.giveUpOutboxStmt,
+		listActivePoliciesStmt:               q.listActivePoliciesStmt,
 		listAgentKeysStmt:                    q.listAgentKeysStmt,
 		listAllStandingApprovalsStmt:         q.listAllStandingApprovalsStmt,
 		listAttentionAsksStmt:                q.listAttentionAsksStmt,
@@ -1680,6 +1719,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		resumeSessionStmt:                    q.resumeSessionStmt,
 		revokeAgentKeyStmt:                   q.revokeAgentKeyStmt,
 		sessionsWithSymbolStmt:               q.sessionsWithSymbolStmt,
+		setPolicyDisabledStmt:                q.setPolicyDisabledStmt,
 		setRunStatusStmt:                     q.setRunStatusStmt,
 		setSessionLifecycleStmt:              q.setSessionLifecycleStmt,
 		setSettingStmt:                       q.setSettingStmt,

@@ -221,15 +221,19 @@ type Plan struct {
 }
 
 type Policy struct {
-	ID        int64
-	Name      string
-	Severity  string
-	Kind      string
-	Pattern   string
-	Action    string
-	Builtin   bool
-	CreatedAt string
-	CreatedBy sql.NullInt64
+	ID         int64
+	Name       string
+	Severity   string
+	Kind       string
+	Pattern    string
+	Action     string
+	Builtin    bool
+	CreatedAt  string
+	CreatedBy  sql.NullInt64
+	DisabledAt sql.NullString
+	DisabledBy sql.NullInt64
+	DeletedAt  sql.NullString
+	DeletedBy  sql.NullInt64
 }
 
 type Remediation struct {

@@ -14,7 +14,7 @@ const createPolicy = `-- name: CreatePolicy :one
 INSERT INTO policies (name, severity, kind, pattern, action, builtin, created_at, created_by)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6,
         ?7, ?8)
-RETURNING id, name, severity, kind, pattern, "action", builtin, created_at, created_by
+RETURNING id, name, severity, kind, pattern, "action", builtin, created_at, created_by, disabled_at, disabled_by, deleted_at, deleted_by
 `
 
 type CreatePolicyParams struct {
@@ -50,6 +50,10 @@ func (q *Queries) CreatePolicy(ctx context.Context, arg CreatePolicyParams) (Pol
 		&i.Builtin,
 		&i.CreatedAt,
 		&i.CreatedBy,
+		&i.DisabledAt,
+		&i.DisabledBy,
+		&i.DeletedAt,
+		&i.DeletedBy,
 	)
 	return i, err
 }
@@ -98,6 +102,64 @@ func (q *Queries) CreateRule(ctx context.Context, arg CreateRuleParams) (Rule, e
 	return i, err
 }
 
+const deletePolicy = `-- name: DeletePolicy :one
+UPDATE policies SET deleted_at = ?1, deleted_by = ?2
+WHERE id = ?3 AND deleted_at IS NULL
+RETURNING id, name, severity, kind, pattern, "action", builtin, created_at, created_by, disabled_at, disabled_by, deleted_at, deleted_by
+`
+
+type DeletePolicyParams struct {
+	DeletedAt sql.NullString
+	DeletedBy sql.NullInt64
+	ID        int64
+}
+
+func (q *Queries) DeletePolicy(ctx context.Context, arg DeletePolicyParams) (Policy, error) {
+	row := q.queryRow(ctx, q.deletePolicyStmt, deletePolicy, arg.DeletedAt, arg.DeletedBy, arg.ID)
+	var i Policy
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Severity,
+		&i.Kind,
+		&i.Pattern,
+		&i.Action,
+		&i.Builtin,
+		&i.CreatedAt,
+		&i.CreatedBy,
+		&i.DisabledAt,
+		&i.DisabledBy,
+		&i.DeletedAt,
+		&i.DeletedBy,
+	)
+	return i, err
+}
+
+const getPolicy = `-- name: GetPolicy :one
+SELECT id, name, severity, kind, pattern, "action", builtin, created_at, created_by, disabled_at, disabled_by, deleted_at, deleted_by FROM policies WHERE id = ?1 AND deleted_at IS NULL
+`
+
+func (q *Queries) GetPolicy(ctx context.Context, id int64) (Policy, error) {
+	row := q.queryRow(ctx, q.getPolicyStmt, getPolicy, id)
+	var i Policy
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Severity,
+		&i.Kind,
+		&i.Pattern,
+		&i.Action,
+		&i.Builtin,
+		&i.CreatedAt,
+		&i.CreatedBy,
+		&i.DisabledAt,
+		&i.DisabledBy,
+		&i.DeletedAt,
+		&i.DeletedBy,
+	)
+	return i, err
+}
+
 const getSetting = `-- name: GetSetting :one
 SELECT value FROM settings WHERE key = ?1
 `
@@ -109,10 +171,53 @@ func (q *Queries) GetSetting(ctx context.Context, key string) (string, error) {
 	return value, err
 }
 
-const listPolicies = `-- name: ListPolicies :many
-SELECT id, name, severity, kind, pattern, "action", builtin, created_at, created_by FROM policies ORDER BY id
+const listActivePolicies = `-- name: ListActivePolicies :many
+SELECT id, name, severity, kind, pattern, "action", builtin, created_at, created_by, disabled_at, disabled_by, deleted_at, deleted_by FROM policies WHERE disabled_at IS NULL AND deleted_at IS NULL ORDER BY id
 `
 
+// The policies a change is evaluated against: neither disabled nor deleted.
+func (q *Queries) ListActivePolicies(ctx context.Context) ([]Policy, error) {
+	rows, err := q.query(ctx, q.listActivePoliciesStmt, listActivePolicies)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Policy{}
+	for rows.Next() {
+		var i Policy
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Severity,
+			&i.Kind,
+			&i.Pattern,
+			&i.Action,
+			&i.Builtin,
+			&i.CreatedAt,
+			&i.CreatedBy,
+			&i.DisabledAt,
+			&i.DisabledBy,
+			&i.DeletedAt,
+			&i.DeletedBy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listPolicies = `-- name: ListPolicies :many
+SELECT id, name, severity, kind, pattern, "action", builtin, created_at, created_by, disabled_at, disabled_by, deleted_at, deleted_by FROM policies WHERE deleted_at IS NULL ORDER BY id
+`
+
+// Every policy not deleted, disabled ones too.
 func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
 	rows, err := q.query(ctx, q.listPoliciesStmt, listPolicies)
 	if err != nil {
@@ -132,6 +237,10 @@ func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
 			&i.Builtin,
 			&i.CreatedAt,
 			&i.CreatedBy,
+			&i.DisabledAt,
+			&i.DisabledBy,
+			&i.DeletedAt,
+			&i.DeletedBy,
 		); err != nil {
 			return nil, err
 		}
@@ -181,6 +290,40 @@ func (q *Queries) ListRules(ctx context.Context) ([]Rule, error) {
 		return nil, err
 	}
 	return items, nil
+}
+
+const setPolicyDisabled = `-- name: SetPolicyDisabled :one
+UPDATE policies SET disabled_at = ?1, disabled_by = ?2
+WHERE id = ?3 AND deleted_at IS NULL
+RETURNING id, name, severity, kind, pattern, "action", builtin, created_at, created_by, disabled_at, disabled_by, deleted_at, deleted_by
+`
+
+type SetPolicyDisabledParams struct {
+	DisabledAt sql.NullString
+	DisabledBy sql.NullInt64
+	ID         int64
+}
+
+// Disables a policy (disabled_at set) or enables it again (NULL).
+func (q *Queries) SetPolicyDisabled(ctx context.Context, arg SetPolicyDisabledParams) (Policy, error) {
+	row := q.queryRow(ctx, q.setPolicyDisabledStmt, setPolicyDisabled, arg.DisabledAt, arg.DisabledBy, arg.ID)
+	var i Policy
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Severity,
+		&i.Kind,
+		&i.Pattern,
+		&i.Action,
+		&i.Builtin,
+		&i.CreatedAt,
+		&i.CreatedBy,
+		&i.DisabledAt,
+		&i.DisabledBy,
+		&i.DeletedAt,
+		&i.DeletedBy,
+	)
+	return i, err
 }
 
 const setSetting = `-- name: SetSetting :exec

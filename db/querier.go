@@ -128,6 +128,7 @@ type Querier interface {
 	DeleteChangeSymbols(ctx context.Context, sessionID string) error
 	DeleteExpiredWebSessions(ctx context.Context, arg DeleteExpiredWebSessionsParams) (int64, error)
 	DeleteOldLoginFailures(ctx context.Context, before string) error
+	DeletePolicy(ctx context.Context, arg DeletePolicyParams) (Policy, error)
 	DeleteTool(ctx context.Context, arg DeleteToolParams) (int64, error)
 	DeleteUserWebSessions(ctx context.Context, userID int64) (int64, error)
 	DeleteWebSession(ctx context.Context, idHash string) error
@@ -178,6 +179,7 @@ type Querier interface {
 	GetOpenAsk(ctx context.Context, runID string) (Ask, error)
 	GetPermissionPrompt(ctx context.Context, id int64) (PermissionPrompt, error)
 	GetPlan(ctx context.Context, id int64) (Plan, error)
+	GetPolicy(ctx context.Context, id int64) (Policy, error)
 	GetRemediation(ctx context.Context, id int64) (Remediation, error)
 	GetRun(ctx context.Context, id string) (GetRunRow, error)
 	// The run a session started with this external id (re-attach).
@@ -197,6 +199,8 @@ type Querier interface {
 	// Where and how a sender sends an endpoint's notifications.
 	GetWebhookTarget(ctx context.Context, id int64) (GetWebhookTargetRow, error)
 	GiveUpOutbox(ctx context.Context, arg GiveUpOutboxParams) (int64, error)
+	// The policies a change is evaluated against: neither disabled nor deleted.
+	ListActivePolicies(ctx context.Context) ([]Policy, error)
 	ListAgentKeys(ctx context.Context) ([]ListAgentKeysRow, error)
 	// Every approval still waiting for its second, for the pages that show
 	// "1 of 2": few at any time, as approvals settle when they take effect.
@@ -246,6 +250,7 @@ type Querier interface {
 	// The open remediation a deviation raised, if any.
 	ListOpenRemediationsOfDeviation(ctx context.Context, deviationID sql.NullInt64) ([]Remediation, error)
 	ListOpenViolations(ctx context.Context, sessionID string) ([]Violation, error)
+	// Every policy not deleted, disabled ones too.
 	ListPolicies(ctx context.Context) ([]Policy, error)
 	// The answers given at the stopping points of a plan, on any of its runs:
 	// each releases the steps of the option chosen.
@@ -297,6 +302,8 @@ type Querier interface {
 	RevokeAgentKey(ctx context.Context, arg RevokeAgentKeyParams) error
 	// The other sessions whose latest change has the symbol as kind.
 	SessionsWithSymbol(ctx context.Context, arg SessionsWithSymbolParams) ([]SessionsWithSymbolRow, error)
+	// Disables a policy (disabled_at set) or enables it again (NULL).
+	SetPolicyDisabled(ctx context.Context, arg SetPolicyDisabledParams) (Policy, error)
 	SetRunStatus(ctx context.Context, arg SetRunStatusParams) (Run, error)
 	// Moves a session to a lifecycle state; from then on it is tracked.
 	// lifecycle_at is when it entered the state: a transition that stays

@@ -5,7 +5,26 @@ VALUES (sqlc.arg(name), sqlc.arg(severity), sqlc.arg(kind), sqlc.arg(pattern), s
 RETURNING *;
 
 -- name: ListPolicies :many
-SELECT * FROM policies ORDER BY id;
+-- Every policy not deleted, disabled ones too.
+SELECT * FROM policies WHERE deleted_at IS NULL ORDER BY id;
+
+-- name: ListActivePolicies :many
+-- The policies a change is evaluated against: neither disabled nor deleted.
+SELECT * FROM policies WHERE disabled_at IS NULL AND deleted_at IS NULL ORDER BY id;
+
+-- name: GetPolicy :one
+SELECT * FROM policies WHERE id = sqlc.arg(id) AND deleted_at IS NULL;
+
+-- name: SetPolicyDisabled :one
+-- Disables a policy (disabled_at set) or enables it again (NULL).
+UPDATE policies SET disabled_at = sqlc.narg(disabled_at), disabled_by = sqlc.narg(disabled_by)
+WHERE id = sqlc.arg(id) AND deleted_at IS NULL
+RETURNING *;
+
+-- name: DeletePolicy :one
+UPDATE policies SET deleted_at = sqlc.arg(deleted_at), deleted_by = sqlc.narg(deleted_by)
+WHERE id = sqlc.arg(id) AND deleted_at IS NULL
+RETURNING *;
 
 -- name: GetSetting :one
 SELECT value FROM settings WHERE key = sqlc.arg(key);

@@ -74,10 +74,12 @@ func (a *app) importRules(ctx context.Context, rs []rules.Rule) (int, error) {
 	return a.gov.Policies.ImportRules(ctx, rs)
 }
 
-// handler is the whole HTTP surface: the console, the API and /brief.
-// stopping is closed when the server begins to shut down; proxies are the
-// trusted proxies (--trusted-proxy).
+// handler is the whole HTTP surface: the console, the API and /brief; the
+// governance services log to logger too. stopping is closed when the
+// server begins to shut down; proxies are the trusted proxies
+// (--trusted-proxy).
 func (a *app) handler(logger *slog.Logger, secureCookies bool, proxies []*net.IPNet, stopping <-chan struct{}, m *metrics.Metrics) http.Handler {
+	a.gov.SetLogger(logger) // slow policies, admins' changes to policies
 	return web.NewServer(web.Deps{Auth: a.auth, Gov: a.gov, Ledger: ledger.NewService(a.store, time.Now, a.gov.Briefs, a.gov.Notify),
 		Audit: a.audit(), Health: a.store.Ping, Logger: logger, SecureCookies: secureCookies, Stopping: stopping, Metrics: m,
 		TrustedProxies: proxies})

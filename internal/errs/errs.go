@@ -23,6 +23,7 @@ const (
 	Invalid                  // 422: valid JSON, invalid content
 	TooMany                  // 429: slow down
 	Unsupported              // 415: a body in a media type not taken
+	Unavailable              // 503: not now, through no fault of the request
 )
 
 // Error is a domain error with a code and a message for people.

@@ -47,6 +47,15 @@ type ChangeService struct {
 		mu sync.Mutex
 		p  *compiledPolicies
 	}
+	// budget is how long evaluating the policies over one change may
+	// take (PolicyBudget); clock times it.
+	budget time.Duration
+	clock  func() time.Time
+	// slots holds one token per evaluation in flight.
+	slots chan struct{}
+	// evaluated, when set, is called after a report's evaluation and
+	// before its write (tests).
+	evaluated func(session string)
 }
 
 // ChangeResult is what Madebook found in a reported change.
@@ -133,25 +142,87 @@ func (s *ChangeService) Report(ctx context.Context, actor auth.Actor, session st
 	if err := validChange(&c); err != nil {
 		return ChangeResult{}, err
 	}
+	// A session that was BLOCKED when the policies were read and is not
+	// any more when the write begins is read and evaluated again; a
+	// second such race is answered 409.
+	for range 2 {
+		res, err := s.report(ctx, actor, session, c)
+		if !errors.Is(err, errUnblocked) {
+			if err != nil {
+				return ChangeResult{}, fmt.Errorf("report change on %s: %w", session, err)
+			}
+			return res, nil
+		}
+	}
+	return ChangeResult{}, errs.E(errs.Conflict, "session_changed",
+		"Session %s was released while its change was being reported; report the change again.", session)
+}
+
+// errUnblocked is report's answer when the session was BLOCKED when the
+// policies were read, so the change was not evaluated, but is not when
+// the write begins.
+var errUnblocked = errors.New("the session is no longer blocked")
+
+// report is one attempt at Report. The policies are evaluated first,
+// outside any write transaction (the costly part, and the one that must
+// not hold up other sessions' writes, since the store has one writer):
+// the session and the policies are read in one read transaction, the
+// change is evaluated against that snapshot of the policies, and only
+// then does the write transaction record the result. A policy added,
+// disabled or deleted between the read and the write applies from the
+// next report: this one is judged by the policies it was evaluated
+// against (and its paths and dependencies are scanned for secrets with
+// them, before anything is stored). Everything else the write reads
+// itself, in its own snapshot:
+// whether the session is BLOCKED, the rules, the mission's contract and
+// the risk gates (all cheap to evaluate).
+func (s *ChangeService) report(ctx context.Context, actor auth.Actor, session string, c change.Change) (ChangeResult, error) {
 	now := s.now()
+	var (
+		pols    *compiledPolicies
+		blocked bool
+	)
+	err := s.store.Read(ctx, func(q db.Querier) error {
+		if _, err := ownSession(ctx, q, actor, session, "report a change"); err != nil {
+			return err
+		}
+		in, err := loadInputs(ctx, q, session)
+		if err != nil {
+			return err
+		}
+		_, blocked = blockedReason(in.facts, now) // refused below, in the write that keeps the attempt
+		pols, err = s.policies(ctx, q)
+		return err
+	})
+	if err != nil {
+		return ChangeResult{}, err
+	}
+	// A secret in a path or a dependency is found and redacted before
+	// anything is stored, the blocked attempt included.
+	c, named := pols.set.ScanNames(c)
+	var findings []policy.Finding
+	if !blocked {
+		if findings, err = s.evaluate(ctx, pols, session, c); err != nil {
+			return ChangeResult{}, err
+		}
+	}
+	findings = append(findings, named...)
+	if s.evaluated != nil {
+		s.evaluated(session)
+	}
 	var res ChangeResult
 	var refused error
-	err := s.write(ctx, func(q db.Querier) error {
+	err = s.write(ctx, func(q db.Querier) error {
 		sess, err := ownSession(ctx, q, actor, session, "report a change")
 		if err != nil {
 			return err
 		}
-		pols, err := s.policies(ctx, q)
-		if err != nil {
-			return err
-		}
-		// A secret in a path or a dependency is found and redacted before
-		// anything is stored, the blocked attempt included.
-		c, named := pols.set.ScanNames(c)
 		if refused, err = s.refuseBlocked(ctx, q, actor, session, c, now); err != nil || refused != nil {
 			return err
 		}
-		findings := append(pols.set.Evaluate(c), named...)
+		if blocked {
+			return errUnblocked
+		}
 		rs, err := q.ListRules(ctx)
 		if err != nil {
 			return err
@@ -204,9 +275,22 @@ func (s *ChangeService) Report(ctx context.Context, actor auth.Actor, session st
 		err = refused
 	}
 	if err != nil {
-		return ChangeResult{}, fmt.Errorf("report change on %s: %w", session, err)
+		return ChangeResult{}, err
 	}
 	return res, nil
+}
+
+// blockedReason returns the first BLOCKED reason of the brief the facts
+// give, and whether there is one; a HARD_STOP leaves the BLOCKED reasons
+// in also.
+func blockedReason(f protocol.Facts, now time.Time) (protocol.Brief, bool) {
+	b := protocol.Decide(f, now)
+	for _, r := range append(slices.Clip(b.Reasons), b.Also...) {
+		if r.State == protocol.Blocked {
+			return b, true
+		}
+	}
+	return b, false
 }
 
 // refuseBlocked returns the code_change_blocked refusal when the session's
@@ -219,13 +303,12 @@ func (s *ChangeService) refuseBlocked(ctx context.Context, q db.Querier, actor a
 	if err != nil {
 		return nil, err
 	}
-	b := protocol.Decide(in.facts, now)
-	all := append(slices.Clip(b.Reasons), b.Also...) // a HARD_STOP leaves the BLOCKED reasons in also
-	i := slices.IndexFunc(all, func(r protocol.Reason) bool { return r.State == protocol.Blocked })
-	if i < 0 {
+	b, blocked := blockedReason(in.facts, now)
+	if !blocked {
 		return nil, nil
 	}
-	why := all[i]
+	all := append(slices.Clip(b.Reasons), b.Also...) // a HARD_STOP leaves the BLOCKED reasons in also
+	why := all[slices.IndexFunc(all, func(r protocol.Reason) bool { return r.State == protocol.Blocked })]
 	files := make([]string, len(c.Files))
 	for i, f := range c.Files {
 		files[i] = f.Path
@@ -756,13 +839,19 @@ func changeResult(ctx context.Context, q db.Querier, session string, risk change
 type compiledPolicies struct {
 	version   string
 	set       *policy.Set
+	byID      map[int64]policy.Policy
 	sensitive func(path string) bool
 }
 
-// policies returns the compiled policy set, compiling again only when the
-// policies changed (their ids and count are the version).
+// policies returns the compiled set of the policies in force (neither
+// disabled nor deleted), compiling again only when they changed (their
+// ids and count are the version: a policy's pattern never changes). A
+// stored policy that the current bounds refuse (one defined before them:
+// a pattern over MaxPattern characters, or too costly) is left out of the
+// set, and logged; the Policies page shows it as not enforced, for an
+// admin to delete.
 func (s *ChangeService) policies(ctx context.Context, q db.Querier) (*compiledPolicies, error) {
-	rows, err := q.ListPolicies(ctx)
+	rows, err := q.ListActivePolicies(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -776,10 +865,17 @@ func (s *ChangeService) policies(ctx context.Context, q db.Querier) (*compiledPo
 	if c := s.compiled.p; c != nil && c.version == version {
 		return c, nil
 	}
-	ps := make([]policy.Policy, len(rows))
+	ps := make([]policy.Policy, 0, len(rows))
+	byID := make(map[int64]policy.Policy, len(rows))
 	var globs []string
-	for i, r := range rows {
-		ps[i] = policyFrom(r)
+	for _, r := range rows {
+		p := policyFrom(r)
+		if err := policy.Validate(p); err != nil {
+			s.log.Warn("policy not enforced", "policy_id", p.ID, "policy", p.Name, "code", errs.CodeOf(err), "error", err.Error())
+			continue
+		}
+		ps = append(ps, p)
+		byID[p.ID] = p
 		if r.Kind == string(policy.KindPathGlob) {
 			globs = append(globs, r.Pattern)
 		}
@@ -794,7 +890,7 @@ func (s *ChangeService) policies(ctx context.Context, q db.Querier) (*compiledPo
 			return slices.ContainsFunc(globs, func(g string) bool { return glob.Match(g, p) })
 		}
 	}
-	s.compiled.p = &compiledPolicies{version: version, set: set, sensitive: sensitive}
+	s.compiled.p = &compiledPolicies{version: version, set: set, byID: byID, sensitive: sensitive}
 	return s.compiled.p, nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -70,10 +71,11 @@ type Services struct {
 // is the clock (tests pass a fixed one).
 func New(store db.Transactor, now func() time.Time) *Services {
 	c := &core{store: store, now: func() time.Time { return now().UTC() }, touches: touches{pending: map[string]time.Time{}},
-		cache: newStateCache(), lease: DefaultDeliveryLease, notes: notify.NewNotifier("")}
+		cache: newStateCache(), lease: DefaultDeliveryLease, notes: notify.NewNotifier(""),
+		log: slog.New(slog.DiscardHandler), costs: &policyCosts{}}
 	plans := &PlanService{c}
 	return &Services{Missions: &MissionService{c}, Sessions: &SessionService{c}, Decisions: &DecisionService{c},
-		Plans: plans, Lifecycle: &LifecycleService{core: c, plans: plans}, Remediations: &RemediationService{c}, Changes: &ChangeService{core: c},
+		Plans: plans, Lifecycle: &LifecycleService{core: c, plans: plans}, Remediations: &RemediationService{c}, Changes: newChangeService(c),
 		Evidence: &EvidenceService{c}, Policies: &PolicyService{c}, Attention: &AttentionService{c},
 		Briefs: &BriefService{c}, Permissions: &PermissionService{c}, Webhooks: &WebhookService{c}, Notify: c.notes, now: c.now}
 }
@@ -88,6 +90,11 @@ func (s *Services) SetDeliveryLease(d time.Duration) { s.Briefs.lease = d }
 // on the writer's goroutine: it must be quick and must not call back into
 // the services.
 func (s *Services) Observe(fn func(kinds []string)) { s.Briefs.observer.Store(&fn) }
+
+// SetLogger sets where the services log what an operator should see: a
+// slow policy (warn, with its cost), and admins' changes to the policies.
+// Call it before serving; without it they log nothing.
+func (s *Services) SetLogger(l *slog.Logger) { s.Changes.log = l }
 
 // DeliveryLease is how long a delivery waits for its acknowledgement.
 func (s *Services) DeliveryLease() time.Duration { return s.Briefs.lease }
@@ -118,6 +125,10 @@ type core struct {
 	observer atomic.Pointer[func(kinds []string)]
 	// notes writes the notifications a write's events cause.
 	notes *notify.Notifier
+	// log is the server's log (SetLogger).
+	log *slog.Logger
+	// costs is what each policy cost over the changes evaluated.
+	costs *policyCosts
 }
 
 // write runs fn in one write transaction and then forgets the cached state

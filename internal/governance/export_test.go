@@ -2,6 +2,7 @@ package governance
 
 import (
 	"context"
+	"time"
 
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
@@ -42,4 +43,12 @@ func (f Failing) Write(ctx context.Context, fn func(db.Querier) error) error {
 		return f.Err
 	})
 	return err
+}
+
+// SetEvaluation replaces how change reports are evaluated, for the tests
+// of the budget and of evaluating outside the write: the budget, the
+// clock that times each policy, and a hook called after a report's
+// evaluation, before its write (nil: none).
+func (s *ChangeService) SetEvaluation(budget time.Duration, clock func() time.Time, evaluated func(session string)) {
+	s.budget, s.clock, s.evaluated = budget, clock, evaluated
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/madebook/madebook/db"
@@ -26,12 +27,33 @@ type PolicyView struct {
 	Action    string    `json:"action"`
 	Builtin   bool      `json:"builtin"`
 	CreatedAt time.Time `json:"created_at"`
+	// Enabled is false for a disabled policy, which trips nothing.
+	Enabled    bool       `json:"enabled"`
+	DisabledAt *time.Time `json:"disabled_at,omitempty"`
+	// NotEnforced, when set, says why a policy stored before the current
+	// bounds is left out of every evaluation (see PolicyService.List).
+	NotEnforced string `json:"not_enforced,omitempty"`
+	// Cost is what the policy costs to run (see PolicyCostView).
+	Cost PolicyCostView `json:"cost"`
 }
 
-// The limits of a policy, in characters (runes).
+// PolicyCostView is what a policy costs to run: for a content_regex, its
+// compiled size and its threads per character over a fixed sample of
+// source (the figures the bounds apply to, the same on every machine),
+// and the time it took over the changes evaluated since the server
+// started.
+type PolicyCostView struct {
+	Program int     `json:"program,omitempty"`
+	PerChar float64 `json:"per_char,omitempty"`
+	PolicyCost
+}
+
+// The limits of a policy, in characters (runes). A content_regex is also
+// bounded in cost: policy.MaxProgram instructions, policy.MaxCost threads
+// per character (pattern_too_costly).
 const (
-	MaxPolicyName    = input.Name // what people call it
-	MaxPolicyPattern = input.Text // the regular expression, glob or dependency
+	MaxPolicyName    = input.Name        // what people call it
+	MaxPolicyPattern = policy.MaxPattern // the regular expression, glob or dependency
 )
 
 // PolicyInput is what an admin gives to define a policy.
@@ -47,7 +69,7 @@ type PolicyInput struct {
 // pattern as given (a space may be part of a regular expression), and
 // violation when it names no action. Every error names its field. Errors:
 // name_too_long, pattern_too_long, invalid_policy (what policy.Validate
-// finds wrong, an empty name among it).
+// finds wrong, an empty name among it), pattern_too_costly.
 func (in PolicyInput) Validate() (policy.Policy, error) {
 	name, err := input.Optional("name", in.Name, MaxPolicyName)
 	if err != nil {
@@ -111,14 +133,86 @@ func (s *PolicyService) Create(ctx context.Context, actor auth.Actor, in PolicyI
 	if err != nil {
 		return PolicyView{}, fmt.Errorf("create policy %q: %w", p.Name, err)
 	}
-	v, err := policyView(row)
+	s.adminDid(ctx, actor, "policy.created", row, "kind", row.Kind, "severity", row.Severity, "pattern", row.Pattern)
+	v, err := s.policyView(row)
 	if err != nil {
 		return PolicyView{}, fmt.Errorf("create policy %q: %w", p.Name, err)
 	}
 	return v, nil
 }
 
-// List lists every policy.
+// SetEnabled disables a policy (admin), so that it trips nothing from the
+// next change report on, or enables it again. The violations it found
+// stay as they are. Errors: forbidden, policy_not_found.
+func (s *PolicyService) SetEnabled(ctx context.Context, actor auth.Actor, id int64, enabled bool) (PolicyView, error) {
+	what := "disable a policy"
+	if enabled {
+		what = "enable a policy"
+	}
+	if err := actor.RequireAdmin(what); err != nil {
+		return PolicyView{}, err
+	}
+	arg := db.SetPolicyDisabledParams{ID: id}
+	if !enabled {
+		arg.DisabledAt = db.NullTime(s.now())
+		arg.DisabledBy = sql.NullInt64{Int64: actor.UserID, Valid: actor.UserID != 0}
+	}
+	var row db.Policy
+	err := s.write(ctx, func(q db.Querier) error {
+		var err error
+		row, err = q.SetPolicyDisabled(ctx, arg)
+		if errors.Is(err, sql.ErrNoRows) {
+			return errs.E(errs.NotFound, "policy_not_found", "No policy has the id %d.", id)
+		}
+		return err
+	})
+	if err != nil {
+		return PolicyView{}, fmt.Errorf("%s %d: %w", what, id, err)
+	}
+	action := "policy.disabled"
+	if enabled {
+		action = "policy.enabled"
+	}
+	s.adminDid(ctx, actor, action, row)
+	return s.policyView(row)
+}
+
+// Delete deletes a policy (admin): it trips nothing any more and is
+// listed no more. The row is kept, marked deleted, so that the violations
+// it found stay readable as they were. Errors: forbidden,
+// policy_not_found.
+func (s *PolicyService) Delete(ctx context.Context, actor auth.Actor, id int64) (PolicyView, error) {
+	if err := actor.RequireAdmin("delete a policy"); err != nil {
+		return PolicyView{}, err
+	}
+	var row db.Policy
+	err := s.write(ctx, func(q db.Querier) error {
+		var err error
+		row, err = q.DeletePolicy(ctx, db.DeletePolicyParams{ID: id, DeletedAt: db.NullTime(s.now()),
+			DeletedBy: sql.NullInt64{Int64: actor.UserID, Valid: actor.UserID != 0}})
+		if errors.Is(err, sql.ErrNoRows) {
+			return errs.E(errs.NotFound, "policy_not_found", "No policy has the id %d.", id)
+		}
+		return err
+	})
+	if err != nil {
+		return PolicyView{}, fmt.Errorf("delete policy %d: %w", id, err)
+	}
+	s.adminDid(ctx, actor, "policy.deleted", row)
+	return s.policyView(row)
+}
+
+// adminDid records an admin's change to a policy, who did it and when, in
+// the server log, as the console records its other admin actions.
+func (s *PolicyService) adminDid(ctx context.Context, actor auth.Actor, action string, p db.Policy, attrs ...any) {
+	s.log.InfoContext(ctx, "admin action", append([]any{"action", action, "target", fmt.Sprintf("policy %d (%s)", p.ID, p.Name),
+		"by", actor.Label(), "by_id", actor.UserID}, attrs...)...)
+}
+
+// List lists every policy but the deleted ones, disabled ones too, each
+// with its cost. A policy stored before the current bounds that they
+// refuse is listed with not_enforced saying why: it is left out of every
+// evaluation.
 func (s *PolicyService) List(ctx context.Context) ([]PolicyView, error) {
 	rows, err := s.store.Reader().ListPolicies(ctx)
 	if err != nil {
@@ -126,7 +220,7 @@ func (s *PolicyService) List(ctx context.Context) ([]PolicyView, error) {
 	}
 	out := make([]PolicyView, len(rows))
 	for i, r := range rows {
-		if out[i], err = policyView(r); err != nil {
+		if out[i], err = s.policyView(r); err != nil {
 			return nil, fmt.Errorf("list policies: %w", err)
 		}
 	}
@@ -134,13 +228,21 @@ func (s *PolicyService) List(ctx context.Context) ([]PolicyView, error) {
 }
 
 // policyView converts a policies row; an error names the row.
-func policyView(r db.Policy) (PolicyView, error) {
+func (s *PolicyService) policyView(r db.Policy) (PolicyView, error) {
 	c := db.StoredRow("policies", r.ID)
 	v := PolicyView{ID: r.ID, Name: r.Name, Severity: r.Severity, Kind: r.Kind, Pattern: r.Pattern, Action: r.Action,
-		Builtin: r.Builtin, CreatedAt: c.Time("created_at", r.CreatedAt)}
+		Builtin: r.Builtin, CreatedAt: c.Time("created_at", r.CreatedAt), Enabled: !r.DisabledAt.Valid,
+		DisabledAt: c.TimePtr("disabled_at", r.DisabledAt)}
 	if err := c.Err(); err != nil {
 		return PolicyView{}, err
 	}
+	if err := policy.Validate(policyFrom(r)); err != nil {
+		v.NotEnforced = err.Error()
+	} else if r.Kind == string(policy.KindContentRegex) {
+		perChar, program := policy.Cost(r.Pattern)
+		v.Cost.PerChar, v.Cost.Program = math.Round(perChar*100)/100, program
+	}
+	v.Cost.PolicyCost, _ = s.costs.get(r.ID)
 	return v, nil
 }
 

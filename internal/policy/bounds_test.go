@@ -86,7 +86,7 @@ func TestEvaluateMetered(t *testing.T) {
 	}}
 	t.Run("finds what Evaluate finds and times each content policy", func(t *testing.T) {
 		clock := &tick{step: time.Millisecond}
-		m := &policy.Meter{Now: clock.now, Stop: func() bool { return false }}
+		m := &policy.Meter{Now: clock.now, Stop: func(policy.Policy) bool { return false }}
 		got, err := set.EvaluateMetered(c, m)
 		if err != nil || !reflect.DeepEqual(got, set.Evaluate(c)) || len(got) == 0 {
 			t.Fatalf("%v (%v), want %v", got, err, set.Evaluate(c))
@@ -98,7 +98,7 @@ func TestEvaluateMetered(t *testing.T) {
 	})
 	t.Run("a stop ends it, naming the policy that cost most", func(t *testing.T) {
 		runs := 0
-		m := &policy.Meter{Now: time.Now, Stop: func() bool { runs++; return runs > len(ps) },
+		m := &policy.Meter{Now: time.Now, Stop: func(policy.Policy) bool { runs++; return runs > len(ps) },
 			Costs: map[int64]time.Duration{99: time.Hour}}
 		got, err := set.EvaluateMetered(c, m)
 		var stop *policy.StoppedError

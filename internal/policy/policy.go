@@ -295,16 +295,16 @@ func (s *Set) Evaluate(c change.Change) []Finding {
 type Meter struct {
 	// Now is read before and after each content_regex's run over a file.
 	Now func() time.Time
-	// Stop is asked before each run; when it answers true the evaluation
-	// ends with a *StoppedError.
-	Stop func() bool
+	// Stop is asked before each run, with the policy about to run; when it
+	// answers true the evaluation ends with a *StoppedError.
+	Stop func(next Policy) bool
 	// Costs is what the evaluation spent running each content_regex, by
 	// policy id; EvaluateMetered adds to it.
 	Costs map[int64]time.Duration
 }
 
 // StoppedError is the end of an evaluation its Meter stopped: the policy
-// that had cost it most so far.
+// that had cost it most so far, and what it cost.
 type StoppedError struct {
 	Policy Policy
 	Cost   time.Duration
@@ -354,7 +354,7 @@ func (s *Set) evaluate(c change.Change, m *Meter) ([]Finding, error) {
 			if m == nil {
 				loc, buf = p.search(text, occ, buf)
 			} else {
-				if m.Stop() {
+				if m.Stop(p.Policy) {
 					return nil, s.stopped(m)
 				}
 				start := m.Now()

@@ -70,6 +70,7 @@ var statusOf = map[errs.Kind]int{
 	errs.Invalid:      http.StatusUnprocessableEntity,
 	errs.TooMany:      http.StatusTooManyRequests,
 	errs.Unsupported:  http.StatusUnsupportedMediaType,
+	errs.Unavailable:  http.StatusServiceUnavailable,
 }
 
 // Status is the HTTP status that answers an error of kind k.
