@@ -87,6 +87,18 @@ func with(m map[caller]int, c caller, status int) map[caller]int {
 func routeTable() []routeCase {
 	ctx := context.Background()
 	plainSession := func(a *webtest.API) string { return a.Session(false) }
+	policies := 0
+	// routePolicy defines a policy for a route to disable, enable or delete.
+	// Policies are not in the snapshot: those routes' writes stays false.
+	routePolicy := func(a *webtest.API) int64 {
+		policies++
+		p, err := a.Kit.Gov.Policies.Create(ctx, a.Admin, governance.PolicyInput{Name: fmt.Sprintf("Route table %d", policies),
+			Severity: "low", Kind: "dependency", Pattern: fmt.Sprintf("route-table-%d", policies)})
+		if err != nil {
+			a.T.Fatal(err)
+		}
+		return p.ID
+	}
 	proposed := func(a *webtest.API) string {
 		id := a.Session(true)
 		if _, err := a.Kit.Gov.Plans.Propose(ctx, a.Agent, id, governance.PlanInput{Summary: "read, then change"}); err != nil {
@@ -304,6 +316,21 @@ func routeTable() []routeCase {
 					"kind": "content_regex", "pattern": `TODO`}, ""
 			},
 			want: statuses(http.StatusCreated, []caller{asAdmin})},
+		{method: http.MethodPost, path: "/api/v1/policies/:id/disable",
+			setup: func(a *webtest.API) (string, any, string) {
+				return fmt.Sprintf("/api/v1/policies/%d/disable", routePolicy(a)), map[string]any{}, ""
+			},
+			want: statuses(http.StatusOK, []caller{asAdmin})},
+		{method: http.MethodPost, path: "/api/v1/policies/:id/enable",
+			setup: func(a *webtest.API) (string, any, string) {
+				return fmt.Sprintf("/api/v1/policies/%d/enable", routePolicy(a)), nil, ""
+			},
+			want: statuses(http.StatusOK, []caller{asAdmin})},
+		{method: http.MethodDelete, path: "/api/v1/policies/:id",
+			setup: func(a *webtest.API) (string, any, string) {
+				return fmt.Sprintf("/api/v1/policies/%d", routePolicy(a)), nil, ""
+			},
+			want: statuses(http.StatusOK, []caller{asAdmin})},
 		{method: http.MethodGet, path: "/api/v1/rules",
 			setup: func(*webtest.API) (string, any, string) { return "/api/v1/rules", nil, "" },
 			want:  statuses(http.StatusOK, everyone)},

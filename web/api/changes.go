@@ -82,6 +82,42 @@ func handlePolicyList(policies *governance.PolicyService) echo.HandlerFunc {
 	}
 }
 
+// handlePolicyEnabled serves POST /api/v1/policies/:id/disable and
+// …/enable (admin): a disabled policy trips nothing until enabled again.
+func handlePolicyEnabled(policies *governance.PolicyService, enabled bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := httpx.PathID(c, "policy_not_found", "No policy has the id %q.")
+		if err != nil {
+			return err
+		}
+		if _, err := httpx.BindOptional[struct{}](c); err != nil {
+			return err
+		}
+		p, err := policies.SetEnabled(c.Request().Context(), httpx.Actor(c), id, enabled)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, p)
+	}
+}
+
+// handlePolicyDelete serves DELETE /api/v1/policies/:id (admin): the
+// policy trips nothing and is listed no more; the violations it found
+// stay. The answer is the policy as it was.
+func handlePolicyDelete(policies *governance.PolicyService) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := httpx.PathID(c, "policy_not_found", "No policy has the id %q.")
+		if err != nil {
+			return err
+		}
+		p, err := policies.Delete(c.Request().Context(), httpx.Actor(c), id)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, p)
+	}
+}
+
 // handleRuleCreate serves POST /api/v1/rules (admin).
 func handleRuleCreate(policies *governance.PolicyService) echo.HandlerFunc {
 	return func(c echo.Context) error {
