@@ -566,6 +566,15 @@ func routeTable() []routeCase {
 		}),
 		consoleOnly(http.MethodGet, "/admin/policies", nil),
 		consoleOnly(http.MethodPost, "/admin/policies", nil),
+		consoleOnly(http.MethodPost, "/admin/policies/:id/disable", func(*webtest.API) (string, string) {
+			return "/admin/policies/1/disable", ""
+		}),
+		consoleOnly(http.MethodPost, "/admin/policies/:id/enable", func(*webtest.API) (string, string) {
+			return "/admin/policies/1/enable", ""
+		}),
+		consoleOnly(http.MethodPost, "/admin/policies/:id/delete", func(*webtest.API) (string, string) {
+			return "/admin/policies/1/delete", ""
+		}),
 		consoleOnly(http.MethodGet, "/admin/rules", nil),
 		consoleOnly(http.MethodPost, "/admin/rules", nil),
 		consoleOnly(http.MethodGet, "/admin/tools", nil),

@@ -64,7 +64,7 @@ func person(t *testing.T, k *testkit.Kit, role auth.Role) auth.Actor {
 var kindNames = map[errs.Kind]string{
 	errs.Internal: "Internal", errs.Malformed: "Malformed", errs.Unauthorized: "Unauthorized",
 	errs.Forbidden: "Forbidden", errs.NotFound: "NotFound", errs.Conflict: "Conflict",
-	errs.TooLarge: "TooLarge", errs.Invalid: "Invalid",
+	errs.TooLarge: "TooLarge", errs.Invalid: "Invalid", errs.Unavailable: "Unavailable",
 }
 
 // wantErr fails unless err is a domain error of the kind and code.

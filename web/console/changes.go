@@ -64,7 +64,7 @@ func (k *console) handleRemediationClose() echo.HandlerFunc {
 // form to define one.
 func (k *console) handlePolicies() echo.HandlerFunc {
 	return func(c echo.Context) error {
-		notice := map[string]string{"created": "Policy defined: it applies to the next change report."}[c.QueryParam("done")]
+		notice := policyNotices[c.QueryParam("done")]
 		return k.policiesPage(c, http.StatusOK, views.ItemForm{}, notice)
 	}
 }
@@ -99,6 +99,42 @@ func (k *console) handlePolicyCreate() echo.HandlerFunc {
 			return k.policiesPage(c, http.StatusUnprocessableEntity, f, "")
 		}
 		return c.Redirect(http.StatusSeeOther, "/admin/policies?done=created")
+	}
+}
+
+// policyNotices are what the Policies page says after an action
+// (?done=…). They are fixed sentences: a crafted link cannot put words on
+// the page.
+var policyNotices = map[string]string{
+	"created":  "Policy defined: it applies to the next change report.",
+	"disabled": "Policy disabled: it trips nothing from the next change report on. The violations it found stay.",
+	"enabled":  "Policy enabled: it applies again from the next change report on.",
+	"deleted":  "Policy deleted: it trips nothing and is listed no more. The violations it found stay readable.",
+}
+
+// handlePolicyControl serves POST /admin/policies/:id/disable, …/enable
+// and …/delete (admin). A policy that is gone shows the page again, 404,
+// saying so.
+func (k *console) handlePolicyControl(what string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := httpx.PathID(c, "policy_not_found", "No policy has the id %q.")
+		if err == nil {
+			ctx, actor := c.Request().Context(), httpx.Actor(c)
+			switch what {
+			case "delete":
+				_, err = k.gov.Policies.Delete(ctx, actor, id)
+			default:
+				_, err = k.gov.Policies.SetEnabled(ctx, actor, id, what == "enable")
+			}
+		}
+		if err != nil {
+			e, ok := errs.As(err)
+			if !ok || e.Kind != errs.NotFound {
+				return err
+			}
+			return k.policiesPage(c, http.StatusNotFound, views.ItemForm{Error: e.Message}, "")
+		}
+		return c.Redirect(http.StatusSeeOther, "/admin/policies?done="+what+"d")
 	}
 }
 

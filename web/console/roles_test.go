@@ -521,6 +521,18 @@ func consoleRouteTable() []consoleRouteCase {
 				}, form: url.Values{"name": {e.unique("No TODO")}, "severity": {"low"}, "kind": {"content_regex"},
 					"pattern": {"TODO"}, "action": {"violation"}}}
 			}},
+		{method: http.MethodPost, path: "/admin/policies/:id/disable", want: adminAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				return consoleCall{path: fmt.Sprintf("/admin/policies/%d/disable", e.policy(true)), state: e.policiesState, form: url.Values{}}
+			}},
+		{method: http.MethodPost, path: "/admin/policies/:id/enable", want: adminAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				return consoleCall{path: fmt.Sprintf("/admin/policies/%d/enable", e.policy(false)), state: e.policiesState, form: url.Values{}}
+			}},
+		{method: http.MethodPost, path: "/admin/policies/:id/delete", want: adminAction, writes: true,
+			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
+				return consoleCall{path: fmt.Sprintf("/admin/policies/%d/delete", e.policy(true)), state: e.policiesState, form: url.Values{}}
+			}},
 		{method: http.MethodGet, path: "/admin/rules", setup: page("/admin/rules"), want: adminPage},
 		{method: http.MethodPost, path: "/admin/rules", want: adminAction, writes: true,
 			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {
@@ -560,6 +572,30 @@ func consoleRouteTable() []consoleRouteCase {
 				return consoleCall{path: fmt.Sprintf("/admin/webhooks/%d/remove", w.ID), state: e.webhooksState}
 			}},
 	}
+}
+
+// policy defines a policy, enabled or disabled, and returns its id.
+func (e *consoleEnv) policy(enabled bool) int64 {
+	ctx := context.Background()
+	p, err := e.Kit.Gov.Policies.Create(ctx, e.Admin, governance.PolicyInput{Name: e.unique("Roles policy"), Severity: "low",
+		Kind: "dependency", Pattern: e.unique("roles-dep")})
+	e.fatal(err)
+	if !enabled {
+		_, err = e.Kit.Gov.Policies.SetEnabled(ctx, e.Admin, p.ID, false)
+		e.fatal(err)
+	}
+	return p.ID
+}
+
+// policiesState lists the policies and their state.
+func (e *consoleEnv) policiesState() string {
+	ps, err := e.Kit.Gov.Policies.List(context.Background())
+	e.fatal(err)
+	var b strings.Builder
+	for _, p := range ps {
+		fmt.Fprintf(&b, "%d %s enabled=%t\n", p.ID, p.Name, p.Enabled)
+	}
+	return b.String()
 }
 
 // webhooksState lists the webhook endpoints.
