@@ -167,6 +167,50 @@ func TestPoliciesAndRulesOverHTTP(t *testing.T) {
 			t.Errorf("the list lacks the new policy: %v", list)
 		}
 	})
+	t.Run("a 900,000-character pattern is 422 pattern_too_long and writes nothing", func(t *testing.T) {
+		a.T = t
+		before := a.Must(http.StatusOK, http.MethodGet, "/api/v1/policies", a.AdminTok, nil)
+		r := a.Do(http.MethodPost, "/api/v1/policies", a.AdminTok, map[string]any{"name": "Huge", "severity": "high",
+			"kind": "content_regex", "pattern": strings.Repeat("a", 900_000)})
+		webtest.CheckError(t, r, http.StatusUnprocessableEntity, "pattern_too_long")
+		if o := r.Object(t); fmt.Sprint(o["error"].(map[string]any)["field"]) != "pattern" {
+			t.Errorf("the error names no field: %v", o)
+		}
+		r = a.Do(http.MethodPost, "/api/v1/policies", a.AdminTok, map[string]any{"name": "Costly", "severity": "high",
+			"kind": "content_regex", "pattern": `(?s).{500}`})
+		webtest.CheckError(t, r, http.StatusUnprocessableEntity, "pattern_too_costly")
+		after := a.Must(http.StatusOK, http.MethodGet, "/api/v1/policies", a.AdminTok, nil)
+		if len(after["policies"].([]any)) != len(before["policies"].([]any)) {
+			t.Errorf("a refused policy was written")
+		}
+	})
+	t.Run("an admin disables, enables and deletes a policy, and it is logged", func(t *testing.T) {
+		a.T = t
+		p := a.Must(http.StatusCreated, http.MethodPost, "/api/v1/policies", a.AdminTok, map[string]any{"name": "No left-pad",
+			"severity": "high", "kind": "dependency", "pattern": "left-pad"})
+		id := fmt.Sprint(p["id"])
+		if p["enabled"] != true {
+			t.Errorf("a new policy is not enabled: %v", p)
+		}
+		for _, tok := range []string{a.ViewerTok, a.LeadTok, a.AgentKey} {
+			webtest.CheckError(t, a.Do(http.MethodPost, "/api/v1/policies/"+id+"/disable", tok, nil), http.StatusForbidden, "forbidden")
+			webtest.CheckError(t, a.Do(http.MethodDelete, "/api/v1/policies/"+id, tok, nil), http.StatusForbidden, "forbidden")
+		}
+		if d := a.Must(http.StatusOK, http.MethodPost, "/api/v1/policies/"+id+"/disable", a.AdminTok, nil); d["enabled"] != false || d["disabled_at"] == nil {
+			t.Errorf("disabled = %v", d)
+		}
+		if d := a.Must(http.StatusOK, http.MethodPost, "/api/v1/policies/"+id+"/enable", a.AdminTok, map[string]any{}); d["enabled"] != true {
+			t.Errorf("enabled = %v", d)
+		}
+		a.Must(http.StatusOK, http.MethodDelete, "/api/v1/policies/"+id, a.AdminTok, nil)
+		webtest.CheckError(t, a.Do(http.MethodDelete, "/api/v1/policies/"+id, a.AdminTok, nil), http.StatusNotFound, "policy_not_found")
+		webtest.CheckError(t, a.Do(http.MethodPost, "/api/v1/policies/x/enable", a.AdminTok, nil), http.StatusNotFound, "policy_not_found")
+		for _, action := range []string{"policy.created", "policy.disabled", "policy.enabled", "policy.deleted"} {
+			if !strings.Contains(a.Log.String(), "action="+action) || !strings.Contains(a.Log.String(), "by=person:"+a.Admin.Email) {
+				t.Errorf("the log lacks %s by the admin", action)
+			}
+		}
+	})
 	t.Run("a rule's confidence is support/total", func(t *testing.T) {
 		a.T = t
 		r := a.Must(http.StatusCreated, http.MethodPost, "/api/v1/rules", a.AdminTok, map[string]any{"concern": "server state",

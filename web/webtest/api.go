@@ -47,6 +47,7 @@ func NewAPI(t *testing.T) *API {
 	log := &Log{}
 	d := Deps(kit)
 	d.Logger = slog.New(slog.NewTextHandler(log, nil))
+	kit.Gov.SetLogger(d.Logger) // as serve does
 	e := web.NewServer(d)
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
