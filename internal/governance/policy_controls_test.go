@@ -207,10 +207,11 @@ func TestAChangeOverThePolicyBudgetIsRefusedAndWritesNothing(t *testing.T) {
 	e := newChangeEnv(t, false)
 	// Every reading of the clock is a second later: the first policy's run
 	// over the first file "takes" a second, and the next check finds the
-	// evaluation 3 s in, past a 2 s budget.
+	// evaluation 3 s in, past a 2 s budget. (The files hold the literals
+	// the secrets policies look for, so that the prefilter lets them run.)
 	e.kit.Gov.Changes.SetEvaluation(2*time.Second, (&tick{step: time.Second}).now, nil)
 	s := e.session(t)
-	files := []change.File{file("a.go", "package a\n"), file("b.go", "package b\n")}
+	files := []change.File{file("a.go", "package a // AKIA, password: 1\n"), file("b.go", "package b // AKIA, password: 2\n")}
 	_, err := e.kit.Gov.Changes.Report(e.ctx, e.agent, s, change.Change{Files: files})
 	wantErr(t, err, errs.Unavailable, "policy_evaluation_over_budget")
 	var de *errs.Error

@@ -3,6 +3,7 @@ package policy_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/madebook/madebook/internal/change"
 	"github.com/madebook/madebook/internal/policy"
@@ -297,5 +298,24 @@ func BenchmarkEvaluate1MiB100Policies(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		set.Evaluate(c)
+	}
+}
+
+// BenchmarkEvaluateMetered1MiB100Policies is the same evaluation timed
+// per policy, as change reports run it: the cost of the meter.
+func BenchmarkEvaluateMetered1MiB100Policies(b *testing.B) {
+	set := mustCompile(b, benchPolicies())
+	c := benchChange()
+	size := 0
+	for _, f := range c.Files {
+		size += len(f.Content)
+	}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		m := &policy.Meter{Now: time.Now, Stop: func(policy.Policy) bool { return false }}
+		if _, err := set.EvaluateMetered(c, m); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

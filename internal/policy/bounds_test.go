@@ -91,14 +91,15 @@ func TestEvaluateMetered(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(got, set.Evaluate(c)) || len(got) == 0 {
 			t.Fatalf("%v (%v), want %v", got, err, set.Evaluate(c))
 		}
-		// Two files, each run read the clock twice, one tick apart.
-		if m.Costs[99] != 2*time.Millisecond || len(m.Costs) != len(ps) {
+		// "Slow" has no literal for the prefilter: it ran over both files,
+		// reading the clock twice each time, one tick apart. A policy the
+		// prefilter ruled out of a file is not timed there.
+		if m.Costs[99] != 2*time.Millisecond || len(m.Costs) >= len(ps) {
 			t.Fatalf("costs %v", m.Costs)
 		}
 	})
 	t.Run("a stop ends it, naming the policy that cost most", func(t *testing.T) {
-		runs := 0
-		m := &policy.Meter{Now: time.Now, Stop: func(policy.Policy) bool { runs++; return runs > len(ps) },
+		m := &policy.Meter{Now: time.Now, Stop: func(policy.Policy) bool { return true },
 			Costs: map[int64]time.Duration{99: time.Hour}}
 		got, err := set.EvaluateMetered(c, m)
 		var stop *policy.StoppedError

@@ -293,7 +293,8 @@ func (s *Set) Evaluate(c change.Change) []Finding {
 
 // Meter watches one evaluation (see EvaluateMetered).
 type Meter struct {
-	// Now is read before and after each content_regex's run over a file.
+	// Now is read before and after each content_regex's run over a file
+	// (not when the prefilter rules the file out: that run does nothing).
 	Now func() time.Time
 	// Stop is asked before each run, with the policy about to run; when it
 	// answers true the evaluation ends with a *StoppedError.
@@ -351,7 +352,7 @@ func (s *Set) evaluate(c change.Change, m *Meter) ([]Finding, error) {
 		s.scan.scan(text, occ)
 		for _, p := range s.content {
 			var loc []int
-			if m == nil {
+			if m == nil || p.idle(occ) {
 				loc, buf = p.search(text, occ, buf)
 			} else {
 				if m.Stop(p.Policy) {
@@ -436,6 +437,20 @@ func (p *compiled) mayMatch(path string) bool {
 		return false
 	}
 	return strings.HasSuffix(path, p.suffix)
+}
+
+// idle is true when the prefilter knows the policy cannot match the file,
+// so that search does no work worth timing.
+func (p *compiled) idle(occ [][]int) bool {
+	if p.lits == nil {
+		return false
+	}
+	for _, l := range p.lits {
+		if len(occ[l]) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // search returns the submatch offsets of the policy's first match in text,
