@@ -117,6 +117,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.countLoginFailuresStmt, err = db.PrepareContext(ctx, countLoginFailures); err != nil {
 		return nil, fmt.Errorf("error preparing query CountLoginFailures: %w", err)
 	}
+	if q.countOpenDecisionsStmt, err = db.PrepareContext(ctx, countOpenDecisions); err != nil {
+		return nil, fmt.Errorf("error preparing query CountOpenDecisions: %w", err)
+	}
 	if q.countTasksStmt, err = db.PrepareContext(ctx, countTasks); err != nil {
 		return nil, fmt.Errorf("error preparing query CountTasks: %w", err)
 	}
@@ -680,6 +683,11 @@ func (q *Queries) Close() error {
 	if q.countLoginFailuresStmt != nil {
 		if cerr := q.countLoginFailuresStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing countLoginFailuresStmt: %w", cerr)
+		}
+	}
+	if q.countOpenDecisionsStmt != nil {
+		if cerr := q.countOpenDecisionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing countOpenDecisionsStmt: %w", cerr)
 		}
 	}
 	if q.countTasksStmt != nil {
@@ -1427,6 +1435,7 @@ type Queries struct {
 	closeViolationStmt                   *sql.Stmt
 	countAttentionStmt                   *sql.Stmt
 	countLoginFailuresStmt               *sql.Stmt
+	countOpenDecisionsStmt               *sql.Stmt
 	countTasksStmt                       *sql.Stmt
 	countUsersStmt                       *sql.Stmt
 	createAPITokenStmt                   *sql.Stmt
@@ -1599,6 +1608,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		closeViolationStmt:                   q.closeViolationStmt,
 		countAttentionStmt:                   q.countAttentionStmt,
 		countLoginFailuresStmt:               q.countLoginFailuresStmt,
+		countOpenDecisionsStmt:               q.countOpenDecisionsStmt,
 		countTasksStmt:                       q.countTasksStmt,
 		countUsersStmt:                       q.countUsersStmt,
 		createAPITokenStmt:                   q.createAPITokenStmt,

@@ -30,6 +30,19 @@ func (q *Queries) AckResolutions(ctx context.Context, arg AckResolutionsParams) 
 	return result.RowsAffected()
 }
 
+const countOpenDecisions = `-- name: CountOpenDecisions :one
+SELECT COUNT(*) FROM decisions
+WHERE session_id = ?1 AND resolved_at IS NULL
+`
+
+// How many gates wait on a person in the session (the runaway cap).
+func (q *Queries) CountOpenDecisions(ctx context.Context, sessionID string) (int64, error) {
+	row := q.queryRow(ctx, q.countOpenDecisionsStmt, countOpenDecisions, sessionID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const createDecision = `-- name: CreateDecision :one
 INSERT INTO decisions (id, ref, session_id, title, question, proposal, blocked_scope, allowed_scope, opened_at)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6,

@@ -94,6 +94,8 @@ type Querier interface {
 	// that the sweep's stamp (a gate moving to the top) changes it too.
 	CountAttention(ctx context.Context, arg CountAttentionParams) (CountAttentionRow, error)
 	CountLoginFailures(ctx context.Context, arg CountLoginFailuresParams) (CountLoginFailuresRow, error)
+	// How many gates wait on a person in the session (the runaway cap).
+	CountOpenDecisions(ctx context.Context, sessionID string) (int64, error)
 	// A session's tasks: how many were created, how many completed or failed
 	// (done), and how many are still open, of which blocked.
 	CountTasks(ctx context.Context, sessionID string) (CountTasksRow, error)

@@ -19,6 +19,11 @@ SET resolution = sqlc.arg(resolution), instruction = sqlc.arg(instruction),
 WHERE ref = sqlc.arg(ref) AND resolved_at IS NULL
 RETURNING *;
 
+-- name: CountOpenDecisions :one
+-- How many gates wait on a person in the session (the runaway cap).
+SELECT COUNT(*) FROM decisions
+WHERE session_id = sqlc.arg(session_id) AND resolved_at IS NULL;
+
 -- name: ListOpenDecisions :many
 SELECT * FROM decisions
 WHERE session_id = sqlc.arg(session_id) AND resolved_at IS NULL

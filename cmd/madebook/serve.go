@@ -36,6 +36,8 @@ type serveConfig struct {
 	// expirySweep is how often gates open past their mission's gate_ttl
 	// are recorded expired (and so escalated).
 	expirySweep time.Duration
+	// maxOpenGates is how many gates one session may hold open.
+	maxOpenGates int
 	// metricsAddr, when set, serves /metrics without a token on a
 	// listener of its own (keep it off the public network).
 	metricsAddr string
@@ -95,6 +97,9 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 	f.Var(&cfg.trustedProxies, "trusted-proxy",
 		"trust X-Forwarded-For and X-Real-IP from the proxies at `CIDR` (e.g. 10.0.0.0/8, 127.0.0.1; repeat or comma-separate); otherwise the client is the TCP peer")
 	f.env["trusted-proxy"] = "MADEBOOK_TRUSTED_PROXIES"
+	f.IntVar(&cfg.maxOpenGates, "max-open-gates", governance.DefaultMaxOpenGates,
+		"refuse a session's gate beyond `N` open at once (409 too_many_open_gates): a stop for an agent that opens gates in a loop")
+	f.env["max-open-gates"] = "MADEBOOK_MAX_OPEN_GATES"
 	f.BoolVar(&cfg.demo, "demo", false, "a throwaway demo: its own temporary database, a simulated agent")
 	if err := f.parse(c, args); err != nil {
 		return err
@@ -107,6 +112,9 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return f.fail("--public-url is %q; it must be an absolute http:// or https:// address", cfg.publicURL)
 		}
+	}
+	if cfg.maxOpenGates < 1 {
+		return f.fail("--max-open-gates is %d; it must be at least 1", cfg.maxOpenGates)
 	}
 	if cfg.expirySweep < time.Second {
 		return f.fail("--expiry-sweep is %s; it must be at least 1s", cfg.expirySweep)
@@ -139,6 +147,7 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 	}
 	defer a.Close()
 	a.gov.SetDeliveryLease(cfg.lease)
+	a.gov.SetMaxOpenGates(cfg.maxOpenGates)
 	users, err := a.auth.CountUsers(ctx)
 	if err != nil {
 		return err

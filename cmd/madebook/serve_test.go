@@ -319,3 +319,10 @@ func TestServeMetricsOnTheirOwnListener(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestServeRefusesAGateCapBelowOne(t *testing.T) {
+	t.Parallel()
+	if out, err := cli(t, noEnv, "", "serve", "--db", tempDB(t), "--max-open-gates", "0"); err == nil || !strings.Contains(err.Error(), "--max-open-gates") {
+		t.Fatalf("serve --max-open-gates 0: %v %q", err, out)
+	}
+}

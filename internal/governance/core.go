@@ -71,7 +71,7 @@ type Services struct {
 // is the clock (tests pass a fixed one).
 func New(store db.Transactor, now func() time.Time) *Services {
 	c := &core{store: store, now: func() time.Time { return now().UTC() }, touches: touches{pending: map[string]time.Time{}},
-		cache: newStateCache(), lease: DefaultDeliveryLease, notes: notify.NewNotifier(""),
+		cache: newStateCache(), lease: DefaultDeliveryLease, maxOpenGates: DefaultMaxOpenGates, notes: notify.NewNotifier(""),
 		log: slog.New(slog.DiscardHandler), costs: &policyCosts{}}
 	plans := &PlanService{c}
 	return &Services{Missions: &MissionService{c}, Sessions: &SessionService{c}, Decisions: &DecisionService{c},
@@ -79,6 +79,15 @@ func New(store db.Transactor, now func() time.Time) *Services {
 		Evidence: &EvidenceService{c}, Policies: &PolicyService{c}, Attention: &AttentionService{c},
 		Briefs: &BriefService{c}, Permissions: &PermissionService{c}, Webhooks: &WebhookService{c}, Notify: c.notes, now: c.now}
 }
+
+// DefaultMaxOpenGates is how many open gates one session may hold by
+// default: far more than an agent that waits for answers opens, and a
+// stop for one that opens gates in a loop.
+const DefaultMaxOpenGates = 100
+
+// SetMaxOpenGates sets how many gates one session may hold open at once
+// (serve --max-open-gates); n must be at least 1.
+func (s *Services) SetMaxOpenGates(n int) { s.Briefs.maxOpenGates = n }
 
 // SetDeliveryLease sets how long a delivery waits for the agent's
 // acknowledgement before a brief hands it over again (serve
@@ -120,6 +129,8 @@ type core struct {
 	// lease is how long a delivery waits for its acknowledgement before a
 	// brief hands it over again.
 	lease time.Duration
+	// maxOpenGates is how many gates one session may hold open at once.
+	maxOpenGates int
 	// observer is told the kinds of the events each write committed (for
 	// metrics); nil tells nobody.
 	observer atomic.Pointer[func(kinds []string)]

@@ -111,7 +111,9 @@ func (in DecisionInput) Validate() (DecisionInput, error) {
 // Open opens a gate on the agent's own session and gives it the
 // next workspace-wide reference, DEC-001, DEC-002, … Only the session's
 // agent opens gates: a gate a person opened would just be a conversation.
-// Errors: forbidden, session_not_found, and those of
+// A session holds at most maxOpenGates open gates (SetMaxOpenGates): one
+// more is refused until a person resolves some. Errors: forbidden,
+// session_not_found, too_many_open_gates, and those of
 // DecisionInput.Validate.
 func (s *DecisionService) Open(ctx context.Context, actor auth.Actor, session string, in DecisionInput) (Decision, error) {
 	if err := actor.RequireAgent("open a decision gate"); err != nil {
@@ -126,6 +128,15 @@ func (s *DecisionService) Open(ctx context.Context, actor auth.Actor, session st
 	err = s.write(ctx, func(q db.Querier) error {
 		if _, err := ownSession(ctx, q, actor, session, "open a decision gate"); err != nil {
 			return err
+		}
+		open, err := q.CountOpenDecisions(ctx, session)
+		if err != nil {
+			return err
+		}
+		if open >= int64(s.maxOpenGates) {
+			return errs.E(errs.Conflict, "too_many_open_gates",
+				"Session %s already has %d open gates, the most one session may hold: wait for a person to resolve some (your brief lists them) before opening more.",
+				session, open)
 		}
 		n, err := q.NextDecisionNumber(ctx)
 		if err != nil {

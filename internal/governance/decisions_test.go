@@ -217,3 +217,33 @@ func TestResolveDecisionRefuses(t *testing.T) {
 		}
 	})
 }
+
+// A session holds at most the cap of open gates: one more is 409
+// too_many_open_gates and writes nothing; a resolution makes room.
+func TestARunawayAgentIsStoppedAtTheOpenGateCap(t *testing.T) {
+	w := newWorld(t)
+	w.Gov.SetMaxOpenGates(3)
+	ctx := t.Context()
+	var refs []string
+	for i := range 3 {
+		d, err := w.Gov.Decisions.Open(ctx, w.agent, w.session, governance.DecisionInput{Title: fmt.Sprint("Gate ", i), Question: "Go on?"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, d.Ref)
+	}
+	refused(t, w.Kit, errs.Conflict, "too_many_open_gates", func() error {
+		_, err := w.Gov.Decisions.Open(ctx, w.agent, w.session, governance.DecisionInput{Title: "One more", Question: "Go on?"})
+		return err
+	})
+	// Another session of the same agent has its own room.
+	if _, err := w.Gov.Decisions.Open(ctx, w.agent, w.Session(w.agent, w.mission), governance.DecisionInput{Title: "Elsewhere", Question: "Go on?"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Gov.Decisions.Resolve(ctx, w.lead, refs[0], "Yes", "Go on."); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Gov.Decisions.Open(ctx, w.agent, w.session, governance.DecisionInput{Title: "Now there is room", Question: "Go on?"}); err != nil {
+		t.Fatalf("after a resolution: %v", err)
+	}
+}

@@ -46,3 +46,17 @@ func TestTwoPeopleOverHTTP(t *testing.T) {
 		t.Fatalf("brief = %v", b)
 	}
 }
+
+// Over HTTP: a session at the open-gate cap gets 409 too_many_open_gates
+// for one more, and nothing is written.
+func TestTheOpenGateCapOverHTTP(t *testing.T) {
+	a := webtest.NewAPI(t)
+	a.Kit.Gov.SetMaxOpenGates(2)
+	id := a.Session(false)
+	for range 2 {
+		a.Must(http.StatusCreated, http.MethodPost, "/api/v1/sessions/"+id+"/decisions", a.AgentKey,
+			map[string]any{"title": "Schema", "question": "Drop it?"})
+	}
+	a.Refused(id, http.StatusConflict, "too_many_open_gates", http.MethodPost, "/api/v1/sessions/"+id+"/decisions", a.AgentKey,
+		map[string]any{"title": "Schema", "question": "Drop it?"})
+}
