@@ -71,7 +71,7 @@ func (p *proxyList) Set(v string) error {
 // console and the API until ctx is done; with --demo, on a throwaway
 // database with a simulated agent.
 func runServe(ctx context.Context, c stdio, args []string) error {
-	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH] [--public-url URL] [--metrics-addr ADDR] [--secure-cookies] [--delivery-lease D] [--expiry-sweep D] [--trusted-proxy CIDR]... [--demo]",
+	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH] [--public-url URL] [--metrics-addr ADDR] [--secure-cookies] [--delivery-lease D] [--expiry-sweep D] [--max-open-gates N] [--trusted-proxy CIDR]... [--demo]",
 		"Migrate the database (creating it on first start), then serve the console, the JSON API\n"+
 			"and /brief until interrupted (Ctrl-C, SIGTERM), logging JSON lines on stdout, and send\n"+
 			"the webhook notifications the outbox holds.\n\n"+

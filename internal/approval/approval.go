@@ -71,18 +71,13 @@ func Add(p Policy, standing []Vote, by int64, content string) (Outcome, error) {
 			return Outcome{}, &Refusal{Code: "same_approver", Message: "You already approved this: a second, different lead must approve it."}
 		}
 	}
-	same := 0
 	for _, v := range standing {
-		if v.Content == content {
-			same++
-		} else {
-			out.Supersede = true
-		}
+		out.Supersede = out.Supersede || v.Content != content
 	}
-	if out.Supersede {
-		same = 0
+	out.Count = 1
+	if !out.Supersede {
+		out.Count += len(standing)
 	}
-	out.Count = same + 1
 	out.Done = out.Count >= out.Required
 	return out, nil
 }

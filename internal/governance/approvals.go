@@ -101,20 +101,21 @@ func withApprovals(ctx context.Context, q db.Querier, items []AttentionItem) err
 // on a two-person mission the first approval waits for a second,
 // different lead who approves the same content (recorded on the
 // session's timeline as "1 of 2"); elsewhere one lead suffices. Nobody
-// approves the work of an agent key they created. Errors: same_approver,
+// approves the work of an agent key they created. While it waits, it
+// returns the approvals that stand, this one last. Errors: same_approver,
 // key_creator.
 func (c *core) approve(ctx context.Context, q db.Querier, actor auth.Actor, target string, id int64, ref, session string,
-	what approvalContent, note string, now time.Time) (approval.Outcome, error) {
+	what approvalContent, note string, now time.Time) (approval.Outcome, []Approval, error) {
 	content := what.encode()
 	pol, err := q.GetApprovalPolicy(ctx, session)
 	if errors.Is(err, sql.ErrNoRows) {
-		return approval.Outcome{}, errs.E(errs.NotFound, "session_not_found", "No session has the id %q.", session)
+		return approval.Outcome{}, nil, errs.E(errs.NotFound, "session_not_found", "No session has the id %q.", session)
 	} else if err != nil {
-		return approval.Outcome{}, fmt.Errorf("approval policy of %s: %w", session, err)
+		return approval.Outcome{}, nil, fmt.Errorf("approval policy of %s: %w", session, err)
 	}
 	standing, err := q.ListStandingApprovals(ctx, db.ListStandingApprovalsParams{Target: target, TargetID: id})
 	if err != nil {
-		return approval.Outcome{}, fmt.Errorf("approvals of %s %d: %w", target, id, err)
+		return approval.Outcome{}, nil, fmt.Errorf("approvals of %s %d: %w", target, id, err)
 	}
 	votes := make([]approval.Vote, len(standing))
 	for i, v := range standing {
@@ -128,14 +129,14 @@ func (c *core) approve(ctx context.Context, q db.Querier, actor auth.Actor, targ
 		if refused.Code == "key_creator" {
 			kind = errs.Forbidden
 		}
-		return out, errs.E(kind, refused.Code, "%s", refused.Message)
+		return out, nil, errs.E(kind, refused.Code, "%s", refused.Message)
 	} else if err != nil {
-		return out, err
+		return out, nil, err
 	}
 	at := db.FormatTime(now)
 	if out.Supersede || out.Done {
 		if err := q.SettleApprovals(ctx, db.SettleApprovalsParams{Target: target, TargetID: id, At: sql.NullString{String: at, Valid: true}}); err != nil {
-			return out, fmt.Errorf("settle approvals of %s %d: %w", target, id, err)
+			return out, nil, fmt.Errorf("settle approvals of %s %d: %w", target, id, err)
 		}
 	}
 	settled := sql.NullString{}
@@ -144,32 +145,27 @@ func (c *core) approve(ctx context.Context, q db.Querier, actor auth.Actor, targ
 	}
 	if err := q.AddApproval(ctx, db.AddApprovalParams{Target: target, TargetID: id, SessionID: session, UserID: actor.UserID,
 		Content: content, Note: note, At: at, SettledAt: settled}); err != nil {
-		return out, fmt.Errorf("approve %s %d: %w", target, id, err)
+		return out, nil, fmt.Errorf("approve %s %d: %w", target, id, err)
 	}
-	if !out.Done {
-		detail := fmt.Sprintf("%d of %d approvals", out.Count, out.Required)
-		if err := c.event(ctx, q, session, actor, now, target+".approved", ref, detail); err != nil {
-			return out, err
+	if out.Done {
+		return out, nil, nil
+	}
+	detail := fmt.Sprintf("%d of %d approvals", out.Count, out.Required)
+	if err := c.event(ctx, q, session, actor, now, target+".approved", ref, detail); err != nil {
+		return out, nil, err
+	}
+	var waiting []Approval
+	if !out.Supersede {
+		for _, r := range standing {
+			a, err := approvalFrom(ref, r.Email, r.At, r.Note, r.Content)
+			if err != nil {
+				return out, nil, err
+			}
+			waiting = append(waiting, a)
 		}
 	}
-	return out, nil
-}
-
-// approvalsOf reads the approvals waiting on one gate, plan or violation.
-func approvalsOf(ctx context.Context, q db.Querier, target string, id int64) ([]Approval, error) {
-	rows, err := q.ListStandingApprovals(ctx, db.ListStandingApprovalsParams{Target: target, TargetID: id})
-	if err != nil {
-		return nil, fmt.Errorf("approvals of %s %d: %w", target, id, err)
-	}
-	out := make([]Approval, 0, len(rows))
-	for _, r := range rows {
-		a, err := approvalFrom(fmt.Sprint(id), r.Email, r.At, r.Note, r.Content)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, nil
+	return out, append(waiting, Approval{By: actor.Email, At: now, Note: note,
+		Resolution: what.Resolution, Instruction: what.Instruction, ClearKind: what.ClearKind}), nil
 }
 
 // approvalFrom converts a stored approval; an error names the row.

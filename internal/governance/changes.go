@@ -362,15 +362,14 @@ func (s *ChangeService) ClearViolation(ctx context.Context, actor auth.Actor, id
 			return errs.E(errs.Conflict, "already_closed", "Violation %d was already closed at %s.", id, cur.ClosedAt.String)
 		}
 		if protocol.Severity(cur.Severity) == protocol.SeverityCritical {
-			agreed, err := s.approve(ctx, q, actor, approveViolation, id, fmt.Sprint(id), cur.SessionID, approvalContent{ClearKind: kind}, note, now)
+			agreed, standing, err := s.approve(ctx, q, actor, approveViolation, id, fmt.Sprint(id), cur.SessionID, approvalContent{ClearKind: kind}, note, now)
 			if err != nil {
 				return err
 			}
 			if !agreed.Done {
 				// 1 of 2: the violation stays open, showing who cleared it.
-				row = cur
-				waiting, err = approvalsOf(ctx, q, approveViolation, id)
-				return err
+				row, waiting = cur, standing
+				return nil
 			}
 		}
 		by := sql.NullInt64{Int64: actor.UserID, Valid: true}

@@ -228,7 +228,7 @@ func (s *DecisionService) ResolveMany(ctx context.Context, actor auth.Actor, ref
 			if cur.ResolvedAt.Valid {
 				return errs.E(errs.Conflict, "already_resolved", "%s was already resolved at %s.", ref, cur.ResolvedAt.String)
 			}
-			agreed, err := s.approve(ctx, q, actor, approveDecision, cur.ID, ref, cur.SessionID,
+			agreed, waiting, err := s.approve(ctx, q, actor, approveDecision, cur.ID, ref, cur.SessionID,
 				approvalContent{Resolution: r.Resolution, Instruction: r.Instruction}, "", now)
 			if err != nil {
 				return err
@@ -239,9 +239,7 @@ func (s *DecisionService) ResolveMany(ctx context.Context, actor auth.Actor, ref
 				if err != nil {
 					return err
 				}
-				if d.Approvals, err = approvalsOf(ctx, q, approveDecision, cur.ID); err != nil {
-					return err
-				}
+				d.Approvals = waiting
 				if err := settleExpiry(ctx, q, &d, now); err != nil {
 					return err
 				}

@@ -259,15 +259,14 @@ func (s *PlanService) decidePlan(ctx context.Context, actor auth.Actor, session 
 			return noPlan.With("plan_status", latest.Status)
 		}
 		if v.status == PlanApproved {
-			agreed, err := s.approve(ctx, q, actor, approvePlan, latest.ID, "", session, approvalContent{}, note, now)
+			agreed, standing, err := s.approve(ctx, q, actor, approvePlan, latest.ID, "", session, approvalContent{}, note, now)
 			if err != nil {
 				return err
 			}
 			if !agreed.Done {
 				// 1 of 2: the plan stays proposed, showing who confirmed it.
-				row = latest
-				waiting, err = approvalsOf(ctx, q, approvePlan, latest.ID)
-				return err
+				row, waiting = latest, standing
+				return nil
 			}
 		} else if err := q.SettleApprovals(ctx, db.SettleApprovalsParams{Target: approvePlan, TargetID: latest.ID,
 			At: db.NullTime(now)}); err != nil {
