@@ -169,7 +169,7 @@ func TestBrowserInboxPassesAxe(t *testing.T) {
 	for _, kind := range []string{governance.ItemViolation, governance.ItemPlan, governance.ItemDecision, governance.ItemPermission} {
 		webtest.OpenItem(t, ctx, `[data-testid=attention-item][data-kind=`+kind+`]`)
 	}
-	webtest.Do(t, ctx, "select a gate", chromedp.Click(chromedp.CSS(`[data-testid=select]`)), chromedp.WaitVisible(chromedp.CSS(`#bulk`)))
+	webtest.Do(t, ctx, "select a gate", webtest.Click(`[data-testid=select]`), chromedp.WaitVisible(chromedp.CSS(`#bulk`)))
 	webtest.CheckA11y(t, ctx, "/ with forms open and a gate selected")
 	fitsWidth(t, ctx, "/ with forms open and a gate selected")
 }

@@ -27,17 +27,17 @@ func TestBrowserAdminCreatesAKeyAndRevokesIt(t *testing.T) {
 
 	webtest.SignIn(t, ctx, app.URL, admin.Email)
 	webtest.Do(t, ctx, "open the users page",
-		chromedp.Click(chromedp.CSS(`header.top a[href="/admin/users"]`)),
+		webtest.Click(`header.top a[href="/admin/users"]`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=user-row]`)),
 	)
 	webtest.Screenshot(t, ctx, "admin-users")
 
 	row := `[data-testid=key-row][data-name="browser-agent"]`
 	webtest.Do(t, ctx, "create a key",
-		chromedp.Click(chromedp.CSS(`header.top a[href="/admin/keys"]`)),
+		webtest.Click(`header.top a[href="/admin/keys"]`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=create-key-form]`)),
-		chromedp.SendKeys(chromedp.CSS(`[data-testid=create-key-form] input[name=name]`), "browser-agent"),
-		chromedp.Click(chromedp.CSS(`[data-testid=create-key-form] button[type=submit]`)),
+		webtest.Fill(`[data-testid=create-key-form] input[name=name]`, "browser-agent"),
+		webtest.Click(`[data-testid=create-key-form] button[type=submit]`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=new-secret]`)),
 		chromedp.WaitVisible(chromedp.CSS(row)),
 	)
@@ -67,12 +67,12 @@ func TestBrowserAdminCreatesAKeyAndRevokesIt(t *testing.T) {
 	}
 
 	webtest.Do(t, ctx, "open the revoke form",
-		chromedp.Click(chromedp.CSS(row+` summary`)),
+		webtest.Click(row+` summary`),
 		chromedp.WaitVisible(chromedp.CSS(row+` [data-testid=revoke-form] button`)),
 	)
 	webtest.Screenshot(t, ctx, "admin-keys-revoke-form")
 	webtest.Do(t, ctx, "revoke the key",
-		chromedp.Click(chromedp.CSS(row+` [data-testid=revoke-form] button`)),
+		webtest.Click(row+` [data-testid=revoke-form] button`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=key-row][data-name="browser-agent"][data-revoked=true]`)),
 	)
 	if got := webtest.TextOf(t, ctx, `main .notice`); !strings.Contains(got, `Revoked the agent key "browser-agent"`) {
@@ -85,8 +85,8 @@ func TestBrowserAdminCreatesAKeyAndRevokesIt(t *testing.T) {
 
 	// A name is never reused, even a revoked key's: the form says so.
 	webtest.Do(t, ctx, "create a key with a taken name",
-		chromedp.SendKeys(chromedp.CSS(`[data-testid=create-key-form] input[name=name]`), "browser-agent"),
-		chromedp.Click(chromedp.CSS(`[data-testid=create-key-form] button[type=submit]`)),
+		webtest.Fill(`[data-testid=create-key-form] input[name=name]`, "browser-agent"),
+		webtest.Click(`[data-testid=create-key-form] button[type=submit]`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=create-key-error]`)),
 	)
 	if got := webtest.TextOf(t, ctx, `[data-testid=create-key-error]`); !strings.Contains(got, "already exists") {

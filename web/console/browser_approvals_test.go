@@ -34,9 +34,9 @@ func TestBrowserTwoLeadsResolveAGate(t *testing.T) {
 	webtest.SignIn(t, ctx, app.URL, first.Email)
 	webtest.OpenItem(t, ctx, item)
 	webtest.Do(t, ctx, "the first lead resolves",
-		chromedp.SendKeys(chromedp.CSS(item+` input[name=resolution]`), "Keep it"),
-		chromedp.SendKeys(chromedp.CSS(item+` textarea[name=instruction]`), "Archive the table instead."),
-		chromedp.Click(chromedp.CSS(item+` [data-testid=resolve-form] button[type=submit]`)),
+		webtest.Fill(item+` input[name=resolution]`, "Keep it"),
+		webtest.Fill(item+` textarea[name=instruction]`, "Archive the table instead."),
+		webtest.Click(item+` [data-testid=resolve-form] button[type=submit]`),
 		chromedp.WaitVisible(chromedp.CSS(item+` [data-testid=approvals]`)))
 	if got := webtest.TextOf(t, ctx, `[data-testid=announce]`); !strings.Contains(got, "1 of 2") {
 		t.Errorf("the live region says %q", got)
@@ -63,7 +63,7 @@ func TestBrowserTwoLeadsResolveAGate(t *testing.T) {
 		t.Errorf("the button says %q", got)
 	}
 	webtest.Do(t, ctx2, "the second lead approves",
-		chromedp.Click(chromedp.CSS(item+` [data-testid=resolve-form] button[type=submit]`)),
+		webtest.Click(item+` [data-testid=resolve-form] button[type=submit]`),
 		chromedp.WaitNotPresent(chromedp.CSS(item)))
 	b, err := app.Kit.Gov.Briefs.Brief(bg, agent, governance.BriefRequest{Session: session})
 	if err != nil || len(b.Resolutions) != 1 || b.Resolutions[0].Instruction != "Archive the table instead." {

@@ -40,7 +40,7 @@ func TestBrowserLeadAnswersAParkedAsk(t *testing.T) {
 	}
 	webtest.Screenshot(t, ctx, "attention-ask")
 	webtest.Do(t, ctx, "answer Yes",
-		chromedp.Click(chromedp.CSS(item+` button[value="1"]`)),
+		webtest.Click(item+` button[value="1"]`),
 		chromedp.WaitNotPresent(chromedp.CSS(item)))
 	if got := webtest.TextOf(t, ctx, `[data-testid=announce]`); !strings.HasPrefix(got, `Answered "Yes" — the run resumes from where it parked`) {
 		t.Errorf("the live region says %q", got)

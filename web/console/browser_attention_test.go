@@ -58,16 +58,16 @@ func TestBrowserLeadResolvesAGateAnAgentOpened(t *testing.T) {
 
 	// Both fields are required: an empty instruction is refused in place.
 	webtest.Do(t, ctx, "resolve without an instruction",
-		chromedp.SendKeys(chromedp.CSS(item+` input[name=resolution]`), "Drop it"),
-		chromedp.Click(chromedp.CSS(item+` [data-testid=resolve-form] button[type=submit]`)),
+		webtest.Fill(item+` input[name=resolution]`, "Drop it"),
+		webtest.Click(item+` [data-testid=resolve-form] button[type=submit]`),
 		chromedp.WaitVisible(chromedp.CSS(item+` [data-testid=error-instruction]`)),
 	)
 	if got := webtest.TextOf(t, ctx, item+` [data-testid=error-instruction]`); !strings.Contains(got, "instruction is required") {
 		t.Errorf("error = %q", got)
 	}
 	webtest.Do(t, ctx, "resolve",
-		chromedp.SendKeys(chromedp.CSS(item+` textarea[name=instruction]`), "Write a reversible migration."),
-		chromedp.Click(chromedp.CSS(item+` [data-testid=resolve-form] button[type=submit]`)),
+		webtest.Fill(item+` textarea[name=instruction]`, "Write a reversible migration."),
+		webtest.Click(item+` [data-testid=resolve-form] button[type=submit]`),
 		chromedp.WaitNotPresent(chromedp.CSS(item)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=queue-empty]`)),
 	)

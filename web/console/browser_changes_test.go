@@ -57,9 +57,9 @@ func TestBrowserLeadClearsACriticalViolation(t *testing.T) {
 		t.Errorf("cleared as %q (%v) before the lead chose", chosen, err)
 	}
 	webtest.Do(t, ctx, "clear it in place",
-		chromedp.SetValue(chromedp.CSS(item+` [data-testid=cleared-as]`), "fixed"),
-		chromedp.SendKeys(chromedp.CSS(item+` input[name=note]`), "Key rotated; removed from the script."),
-		chromedp.Click(chromedp.CSS(item+` [data-testid=violation-clear]`)),
+		webtest.Fill(item+` [data-testid=cleared-as]`, "fixed"),
+		webtest.Fill(item+` input[name=note]`, "Key rotated; removed from the script."),
+		webtest.Click(item+` [data-testid=violation-clear]`),
 		chromedp.WaitNotPresent(chromedp.CSS(item)))
 	if got := webtest.TextOf(t, ctx, `[data-testid=announce]`); got != "Violation cleared as fixed — the HARD_STOP lifts on the agent's next brief." {
 		t.Errorf("the live region says %q", got)

@@ -55,7 +55,7 @@ func TestBrowserLeadConfirmsAndModifiesPlans(t *testing.T) {
 	webtest.Screenshot(t, ctx, "attention-confirming")
 
 	webtest.Do(t, ctx, "confirm the first",
-		chromedp.Click(chromedp.CSS(item(confirmed)+` [data-testid=plan-approve]`)),
+		webtest.Click(item(confirmed)+` [data-testid=plan-approve]`),
 		chromedp.WaitNotPresent(chromedp.CSS(item(confirmed))))
 	if got := webtest.TextOf(t, ctx, `[data-testid=announce]`); !strings.HasPrefix(got, "Plan of ") || !strings.HasSuffix(got, " approved — the agent may proceed; it is told on its next brief.") {
 		t.Errorf("the live region says %q", got)
@@ -63,11 +63,11 @@ func TestBrowserLeadConfirmsAndModifiesPlans(t *testing.T) {
 
 	// Asking for changes without an instruction is refused in place.
 	webtest.Do(t, ctx, "ask for changes without an instruction",
-		chromedp.Click(chromedp.CSS(item(modified)+` [data-testid=plan-modify]`)),
+		webtest.Click(item(modified)+` [data-testid=plan-modify]`),
 		chromedp.WaitVisible(chromedp.CSS(item(modified)+` [data-testid=error-note]`)))
 	webtest.Do(t, ctx, "ask for changes with one",
-		chromedp.SendKeys(chromedp.CSS(item(modified)+` textarea[name=note]`), "Put the migration behind a stopping point."),
-		chromedp.Click(chromedp.CSS(item(modified)+` [data-testid=plan-modify]`)),
+		webtest.Fill(item(modified)+` textarea[name=note]`, "Put the migration behind a stopping point."),
+		webtest.Click(item(modified)+` [data-testid=plan-modify]`),
 		chromedp.WaitNotPresent(chromedp.CSS(item(modified))))
 	if got := webtest.TextOf(t, ctx, `[data-testid=announce]`); !strings.HasPrefix(got, "Changes asked of ") || !strings.Contains(got, "the agent revises its plan") {
 		t.Errorf("the live region says %q", got)
@@ -126,7 +126,7 @@ func TestBrowserLeadAnswersAPermissionPrompt(t *testing.T) {
 	}
 	webtest.Screenshot(t, ctx, "attention-permission")
 	webtest.Do(t, ctx, "answer Deny",
-		chromedp.Click(chromedp.CSS(item+` button[value="2"]`)),
+		webtest.Click(item+` button[value="2"]`),
 		chromedp.WaitNotPresent(chromedp.CSS(item)))
 	if got, want := webtest.TextOf(t, ctx, `[data-testid=announce]`), "PRM-"+ref+" answered Deny — delivered on the agent's next brief."; got != want {
 		t.Errorf("the live region says %q, want %q", got, want)

@@ -61,9 +61,9 @@ func TestBrowserAnExpiredGateRisesToTheTop(t *testing.T) {
 		t.Fatalf("the open item says %q", got)
 	}
 	webtest.Do(t, ctx, "resolve the expired gate",
-		chromedp.SendKeys(chromedp.CSS(line+` textarea[name=instruction]`), "Archive the table instead."),
-		chromedp.SendKeys(chromedp.CSS(line+` input[name=resolution]`), "Keep it"),
-		chromedp.Click(chromedp.CSS(line+` [data-testid=resolve-form] button[type=submit]`)),
+		webtest.Fill(line+` textarea[name=instruction]`, "Archive the table instead."),
+		webtest.Fill(line+` input[name=resolution]`, "Keep it"),
+		webtest.Click(line+` [data-testid=resolve-form] button[type=submit]`),
 		chromedp.WaitNotPresent(chromedp.CSS(line)))
 	if got := webtest.TextOf(t, ctx, first); got != "Session paused" {
 		t.Fatalf("after resolving, the first line is %q", got)

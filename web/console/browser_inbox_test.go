@@ -154,9 +154,9 @@ func TestBrowserFiftyItemsFitAsAList(t *testing.T) {
 	}
 	webtest.Screenshot(t, ctx, "attention-bulk")
 	webtest.Do(t, ctx, "bulk resolve",
-		chromedp.SendKeys(chromedp.CSS(`#bulk-resolution`), "Keep the table"),
-		chromedp.SendKeys(chromedp.CSS(`#bulk-instruction`), "Archive it instead."),
-		chromedp.Click(chromedp.CSS(`[data-testid=bulk-submit]`)),
+		webtest.Fill(`#bulk-resolution`, "Keep the table"),
+		webtest.Fill(`#bulk-instruction`, "Archive it instead."),
+		webtest.Click(`[data-testid=bulk-submit]`),
 		chromedp.WaitNotPresent(chromedp.CSS(line(g1))),
 		chromedp.WaitNotPresent(chromedp.CSS(line(g2))))
 	if got := webtest.TextOf(t, ctx, `[data-testid=announce]`); !strings.Contains(got, g1) || !strings.Contains(got, g2) || !strings.Contains(got, " resolved — each agent gets the resolution and instruction on its next brief.") {
@@ -211,7 +211,7 @@ func TestBrowserFiltersNarrowTheList(t *testing.T) {
 		}
 		return u
 	}
-	webtest.Do(t, ctx, "the gates chip", chromedp.Click(chromedp.CSS(`[data-testid=kind-chip][data-kind=decision]`)),
+	webtest.Do(t, ctx, "the gates chip", webtest.Click(`[data-testid=kind-chip][data-kind=decision]`),
 		chromedp.WaitNotPresent(chromedp.CSS(`[data-testid=attention-item][data-kind=violation]`)))
 	if got := kinds(); len(got) != 1 || got[governance.ItemDecision] != 27 || location() != "?kind=decision" {
 		t.Errorf("gates only: %v at %s", got, location())
@@ -219,7 +219,7 @@ func TestBrowserFiltersNarrowTheList(t *testing.T) {
 	webtest.Screenshot(t, ctx, "attention-filtered")
 
 	agent := in.agents[1].KeyName
-	webtest.Do(t, ctx, "an agent's name", chromedp.Click(chromedp.CSS(`[data-testid=attention-item][data-session="`+in.sessions[1]+`"] .line-meta a`)),
+	webtest.Do(t, ctx, "an agent's name", webtest.Click(`[data-testid=attention-item][data-session="`+in.sessions[1]+`"] .line-meta a`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=drop-agent]`)))
 	groups, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("[data-testid=session-group]")).map(function(g){return g.dataset.session;})`))
 	if err != nil {
@@ -234,9 +234,9 @@ func TestBrowserFiltersNarrowTheList(t *testing.T) {
 		t.Errorf("the address %s does not hold both filters", location())
 	}
 
-	webtest.Do(t, ctx, "everything, then one mission", chromedp.Click(chromedp.CSS(`[data-testid=clear-filters]`)),
+	webtest.Do(t, ctx, "everything, then one mission", webtest.Click(`[data-testid=clear-filters]`),
 		chromedp.WaitNotPresent(chromedp.CSS(`[data-testid=clear-filters]`)),
-		chromedp.SetValue(chromedp.CSS(`[data-testid=filter-mission]`), in.risky),
+		webtest.Fill(`[data-testid=filter-mission]`, in.risky),
 		chromedp.Submit(chromedp.CSS(`[data-testid=filters]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=clear-filters]`)))
 	// Two sessions of ten are on the high-risk mission (the 5th and the
@@ -244,7 +244,7 @@ func TestBrowserFiltersNarrowTheList(t *testing.T) {
 	if got := kinds(); got[governance.ItemPlan] != 1 || got[governance.ItemViolation] != 0 || got[governance.ItemDecision] != 5 {
 		t.Errorf("the high-risk mission shows %v", got)
 	}
-	webtest.Do(t, ctx, "only one session", chromedp.Click(chromedp.CSS(`[data-testid=session-group] [data-testid=only-session]`)),
+	webtest.Do(t, ctx, "only one session", webtest.Click(`[data-testid=session-group] [data-testid=only-session]`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=drop-session]`)))
 	if n := countOf(t, ctx, `[data-testid=session-group]`); n != 1 {
 		t.Errorf("%d session groups under a session filter", n)
@@ -274,7 +274,7 @@ func TestBrowserPushKeepsTheFormBeingTyped(t *testing.T) {
 	if n := countOf(t, ctx, `[data-testid=attention-item]`); n != 50 {
 		t.Fatalf("%d lines on the first page, want 50", n)
 	}
-	webtest.Do(t, ctx, "load more", chromedp.Click(chromedp.CSS(`[data-testid=load-more]`)))
+	webtest.Do(t, ctx, "load more", webtest.Click(`[data-testid=load-more]`))
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelectorAll("[data-testid=attention-item]").length === 100`)); err != nil {
 		t.Fatalf("the second page did not load: %v", err)
 	}

@@ -24,15 +24,15 @@ func TestBrowserLeadCreatesAHighRiskMission(t *testing.T) {
 	webtest.Do(t, ctx, "open the new-mission form",
 		chromedp.Navigate(app.URL+"/missions"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=mission-row]`)),
-		chromedp.Click(chromedp.CSS(`[data-testid=new-mission]`)),
+		webtest.Click(`[data-testid=new-mission]`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=mission-new-form]`)),
-		chromedp.SendKeys(chromedp.CSS(`#mission-slug`), "payments-cutover"),
-		chromedp.SendKeys(chromedp.CSS(`#mission-title`), "Cut payments over to the new provider"),
-		chromedp.SetValue(chromedp.CSS(`#mission-text`), "Move every payment path; keep the old one readable for a month."),
-		chromedp.Click(chromedp.CSS(`[data-testid=mission-high-risk]`)),
-		chromedp.SetValue(chromedp.CSS(`#mission-evidence`), "tests, review"),
-		chromedp.SetValue(chromedp.CSS(`#mission-contract`), "forbid_path vendor/**\nmax_files_changed twenty"),
-		chromedp.Click(chromedp.CSS(`[data-testid=mission-new-form] button[type=submit]`)),
+		webtest.Fill(`#mission-slug`, "payments-cutover"),
+		webtest.Fill(`#mission-title`, "Cut payments over to the new provider"),
+		webtest.Fill(`#mission-text`, "Move every payment path; keep the old one readable for a month."),
+		webtest.Click(`[data-testid=mission-high-risk]`),
+		webtest.Fill(`#mission-evidence`, "tests, review"),
+		webtest.Fill(`#mission-contract`, "forbid_path vendor/**\nmax_files_changed twenty"),
+		webtest.Click(`[data-testid=mission-new-form] button[type=submit]`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=error-contract]`)),
 	)
 	if got := webtest.TextOf(t, ctx, `[data-testid=error-contract]`); !strings.Contains(got, "max_files_changed needs a positive whole number") {
@@ -44,8 +44,8 @@ func TestBrowserLeadCreatesAHighRiskMission(t *testing.T) {
 	webtest.Screenshot(t, ctx, "missions-form-error")
 
 	webtest.Do(t, ctx, "fix the contract and create",
-		chromedp.SetValue(chromedp.CSS(`#mission-contract`), "forbid_path vendor/**\nmax_files_changed 20"),
-		chromedp.Click(chromedp.CSS(`[data-testid=mission-new-form] button[type=submit]`)),
+		webtest.Fill(`#mission-contract`, "forbid_path vendor/**\nmax_files_changed 20"),
+		webtest.Click(`[data-testid=mission-new-form] button[type=submit]`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=mission-row][data-slug=payments-cutover]`)),
 	)
 	row := `[data-testid=mission-row][data-slug=payments-cutover]`
@@ -71,7 +71,7 @@ func TestBrowserLeadCreatesAHighRiskMission(t *testing.T) {
 	}
 	webtest.Screenshot(t, ctx, "missions")
 
-	webtest.Do(t, ctx, "open the edit form", chromedp.Click(chromedp.CSS(row+` [data-testid=edit-mission]`)),
+	webtest.Do(t, ctx, "open the edit form", webtest.Click(row+` [data-testid=edit-mission]`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=mission-edit-form]`)))
 	webtest.Screenshot(t, ctx, "missions-edit")
 }

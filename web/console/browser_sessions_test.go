@@ -71,14 +71,14 @@ func TestBrowserSessionPageShowsGateStatesAndActs(t *testing.T) {
 	}
 
 	webtest.Do(t, ctx, "request a remediation",
-		chromedp.SendKeys(chromedp.CSS(`#rem-instruction`), "Add tests for the migration."),
-		chromedp.SendKeys(chromedp.CSS(`#rem-files`), "db/migrations/00003.sql"),
-		chromedp.Click(chromedp.CSS(`[data-testid=remediation-form] button[type=submit]`)),
+		webtest.Fill(`#rem-instruction`, "Add tests for the migration."),
+		webtest.Fill(`#rem-files`, "db/migrations/00003.sql"),
+		webtest.Click(`[data-testid=remediation-form] button[type=submit]`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=remediation-row]`)),
 	)
 	webtest.Do(t, ctx, "pull the brake",
-		chromedp.SendKeys(chromedp.CSS(`#pause-reason`), "Hold: release freeze"),
-		chromedp.Click(chromedp.CSS(`[data-testid=pause-form] button[type=submit]`)),
+		webtest.Fill(`#pause-reason`, "Hold: release freeze"),
+		webtest.Click(`[data-testid=pause-form] button[type=submit]`),
 		chromedp.WaitVisible(chromedp.CSS(`form[action$="/resume"]`)),
 	)
 	b, err = gov.Briefs.Brief(bg, agent, governance.BriefRequest{Session: session})

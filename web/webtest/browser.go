@@ -2,11 +2,11 @@ package webtest
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -117,9 +117,9 @@ func SignIn(t *testing.T, ctx context.Context, base, email string) {
 		chromedp.WaitVisible(chromedp.CSS(`input[name=email]`)))
 	Screenshot(t, ctx, "login")
 	Do(t, ctx, "sign in",
-		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), email),
-		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "password-123"),
-		chromedp.Click(chromedp.CSS(`form[action="/login"] button[type=submit]`)),
+		Fill(`input[name=email]`, email),
+		Fill(`input[name=password]`, "password-123"),
+		Click(`form[action="/login"] button[type=submit]`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=queue]`)),
 	)
 }
@@ -177,6 +177,47 @@ func WaitText(t *testing.T, ctx context.Context, sel, want string) {
 	}
 }
 
+// Click clicks the visible, enabled element sel selects, found and
+// clicked in one step inside the page (the DOM's click, as htmx sees a
+// person's). chromedp's Click finds a node, then clicks it by its id in a
+// second round trip; a push or an out-of-band swap that replaces the node
+// in between fails it with "Could not find node with given id".
+func Click(sel string) chromedp.Action[chromedp.Void] {
+	return act(sel, `el.click()`)
+}
+
+// Fill puts text in the field sel selects and tells the page it changed
+// (input and change events), in one step with finding it, as Click does.
+// Use chromedp.SendKeys where a test is about key-by-key typing.
+func Fill(sel, text string) chromedp.Action[chromedp.Void] {
+	return act(sel, `el.focus(); el.value = arg; el.dispatchEvent(new Event('input', {bubbles: true})); el.dispatchEvent(new Event('change', {bubbles: true}))`, text)
+}
+
+// act waits up to ten seconds for a visible, enabled element that htmx
+// has taken in, and runs do on it (as el, with arg) in the same
+// evaluation. Content htmx swapped in is visible a moment before htmx has
+// processed it; a click in that moment submits the form the plain way (it
+// works, as it does without script, but reloads the page).
+func act(sel, do string, arg ...string) chromedp.Action[chromedp.Void] {
+	a := ""
+	if len(arg) > 0 {
+		a = arg[0]
+	}
+	fn := `(sel, arg) => { const el = document.querySelector(sel);
+		if (!el || el.disabled || el.getClientRects().length === 0) return null;
+		const hx = el.closest('[hx-get],[hx-post]') || (el.form && el.form.matches('[hx-get],[hx-post]') ? el.form : null);
+		if (hx && !(hx['htmx-internal-data'] && hx['htmx-internal-data'].initHash)) return null;
+		if (el.closest('.htmx-settling, .htmx-swapping')) return null;
+		` + do + `; return true }`
+	poll := chromedp.PollFunction[bool](fn, chromedp.WithPollingArgs(sel, a), chromedp.WithPollingTimeout(10*time.Second))
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		if _, err := poll(ctx, t); err != nil {
+			return chromedp.Void{}, fmt.Errorf("%s: %w", sel, err)
+		}
+		return chromedp.Void{}, nil
+	}
+}
+
 // OpenItem opens an Attention line (sel selects the line) by clicking its
 // title, and waits for its form to load in place. The click is the DOM's,
 // not the mouse's at the title's coordinates: on a long list that is still
@@ -185,7 +226,6 @@ func OpenItem(t *testing.T, ctx context.Context, sel string) {
 	t.Helper()
 	link := sel + ` [data-testid=open-item]`
 	Do(t, ctx, "open "+sel,
-		chromedp.WaitVisible(chromedp.CSS(link)),
-		chromedp.Evaluate[chromedp.Void](`document.querySelector(`+strconv.Quote(link)+`).click()`),
+		Click(link),
 		chromedp.WaitVisible(chromedp.CSS(sel+` [data-testid=item-body]`)))
 }
