@@ -17,8 +17,8 @@ func routes(e *echo.Echo, d Deps) console.ErrorRenderer {
 	e.GET("/metrics", handleMetrics(d.Metrics), httpx.RequireBearer(d.Auth))
 	e.GET("/static/*", handleStatic())
 	e.GET("/favicon.ico", handleFavicon())
-	api.Routes(e, api.Deps{Auth: d.Auth, Gov: d.Gov, Ledger: d.Ledger, Audit: d.Audit})
-	mcp.Routes(e, mcp.Deps{Auth: d.Auth, Gov: d.Gov, Ledger: d.Ledger, Logger: d.Logger})
+	api.Routes(e, api.Deps{Auth: d.Auth, Gov: d.Gov, Ledger: d.Ledger, Audit: d.Audit, Limits: d.Limits})
+	mcp.Routes(e, mcp.Deps{Auth: d.Auth, Gov: d.Gov, Ledger: d.Ledger, Logger: d.Logger, Limits: d.Limits})
 	return console.Routes(e, console.Deps{Auth: d.Auth, Gov: d.Gov, Ledger: d.Ledger, Audit: d.Audit, Logger: d.Logger,
 		SecureCookies: d.SecureCookies, Stopping: d.Stopping})
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
+	"github.com/madebook/madebook/internal/ratelimit"
 	"github.com/madebook/madebook/web/metrics"
 )
 
@@ -46,6 +47,10 @@ type Deps struct {
 	// TrustedProxies are the proxies whose X-Forwarded-For (or X-Real-IP)
 	// names the client; with none, the client is the TCP peer.
 	TrustedProxies []*net.IPNet
+	// Limits are how fast each credential may call the API, /brief, the
+	// hook and MCP (nil: ratelimit.Defaults; ratelimit.New(ratelimit.Config{})
+	// limits nothing).
+	Limits *ratelimit.Limits
 }
 
 // NewServer returns the HTTP handler with every route and middleware.
@@ -54,6 +59,9 @@ func NewServer(d Deps) *echo.Echo {
 	e.HideBanner, e.HidePort = true, true
 	e.IPExtractor = clientIP(d.TrustedProxies)
 	e.Use(requestLog(d.Logger))
+	if d.Limits == nil {
+		d.Limits = ratelimit.New(ratelimit.Defaults)
+	}
 	if d.Metrics == nil {
 		d.Metrics = NewMetrics(d.Gov)
 	}

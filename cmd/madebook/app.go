@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"net/http"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/internal/rules"
 	"github.com/madebook/madebook/web"
-	"github.com/madebook/madebook/web/metrics"
 )
 
 // app is an open, migrated database and the services over it: what every
@@ -74,15 +72,18 @@ func (a *app) importRules(ctx context.Context, rs []rules.Rule) (int, error) {
 	return a.gov.Policies.ImportRules(ctx, rs)
 }
 
-// handler is the whole HTTP surface: the console, the API and /brief; the
-// governance services log to logger too. stopping is closed when the
-// server begins to shut down; proxies are the trusted proxies
-// (--trusted-proxy).
-func (a *app) handler(logger *slog.Logger, secureCookies bool, proxies []*net.IPNet, stopping <-chan struct{}, m *metrics.Metrics) http.Handler {
-	a.gov.SetLogger(logger) // slow policies, admins' changes to policies
-	return web.NewServer(web.Deps{Auth: a.auth, Gov: a.gov, Ledger: ledger.NewService(a.store, time.Now, a.gov.Briefs, a.gov.Notify),
-		Audit: a.audit(), Health: a.store.Ping, Logger: logger, SecureCookies: secureCookies, Stopping: stopping, Metrics: m,
-		TrustedProxies: proxies})
+// handler is the whole HTTP surface over the app's services: the
+// console, the API, MCP and /brief, served as d's settings say (its
+// logger, cookies, proxies, limits, metrics; the services are filled in).
+// The governance services log to d.Logger too.
+func (a *app) handler(d web.Deps) http.Handler {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	a.gov.SetLogger(d.Logger) // slow policies, admins' changes to policies
+	d.Auth, d.Gov, d.Ledger = a.auth, a.gov, ledger.NewService(a.store, time.Now, a.gov.Briefs, a.gov.Notify)
+	d.Audit, d.Health = a.audit(), a.store.Ping
+	return web.NewServer(d)
 }
 
 // runBriefTimes writes the agents' last-brief times, kept in memory, every

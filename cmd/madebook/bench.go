@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/web"
 )
 
 // benchRounds is how many turns the routes take at each measure.
@@ -67,7 +67,7 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 	defer a.Close()
 
 	fmt.Fprintf(c.stdout, "loading %d sessions…\n", cfg.sessions)
-	key, ids, err := benchLoad(ctx, a, cfg.sessions)
+	keys, ids, err := benchLoad(ctx, a, cfg.sessions)
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: a.handler(slog.New(slog.DiscardHandler), false, nil, nil, nil)}
+	srv := &http.Server{Handler: a.handler(web.Deps{})}
 	go srv.Serve(ln)
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()
@@ -83,14 +83,14 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 
 	brief := func(i int) *http.Request {
 		req, _ := http.NewRequest(http.MethodPost, base+"/brief", bytes.NewReader([]byte(`{"session":"`+ids[i%len(ids)]+`"}`)))
-		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Authorization", "Bearer "+keys[i%len(ids)%len(keys)])
 		req.Header.Set("Content-Type", "application/json")
 		return req
 	}
 	check := func(i int) *http.Request {
 		req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/sessions/"+ids[i%len(ids)]+"/tool-calls/check",
 			bytes.NewReader([]byte(`{"tool":"Edit","input":{"file_path":"web/app.js","old_string":"a","new_string":"b"}}`)))
-		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Authorization", "Bearer "+keys[i%len(ids)%len(keys)])
 		req.Header.Set("Content-Type", "application/json")
 		return req
 	}
@@ -148,40 +148,48 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 	return nil
 }
 
-// benchLoad makes an agent key and n sessions of it on one mission, one
-// in ten with an open gate, and returns the key's secret and the ids.
-func benchLoad(ctx context.Context, a *app, n int) (string, []string, error) {
+// benchKeys is how many agent keys the bench's fleet shares out its
+// sessions over: each key stays within the default rate limits, which
+// the server it measures enforces as serve does.
+const benchKeys = 10
+
+// benchLoad makes benchKeys agent keys and n sessions on one mission, the
+// i-th of key i mod benchKeys, one in ten with an open gate, and returns
+// the keys' secrets and the sessions' ids.
+func benchLoad(ctx context.Context, a *app, n int) ([]string, []string, error) {
 	u, err := a.auth.AddUser(ctx, "bench@example.com", "bench-password-123", auth.Lead)
 	if err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
 	lead := auth.Actor{UserID: u.ID, Email: u.Email, Role: u.Role}
 	if _, err := a.gov.Missions.Create(ctx, lead, governance.MissionInput{Slug: "bench", Title: "Bench"}); err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
-	key, err := a.auth.CreateKey(ctx, auth.Actor{}, "bench-agent")
-	if err != nil {
-		return "", nil, err
-	}
-	agent, err := a.auth.Authenticate(ctx, key)
-	if err != nil {
-		return "", nil, err
+	keys, agents := make([]string, benchKeys), make([]auth.Actor, benchKeys)
+	for i := range keys {
+		if keys[i], err = a.auth.CreateKey(ctx, auth.Actor{}, fmt.Sprintf("bench-agent-%d", i+1)); err != nil {
+			return nil, nil, err
+		}
+		if agents[i], err = a.auth.Authenticate(ctx, keys[i]); err != nil {
+			return nil, nil, err
+		}
 	}
 	ids := make([]string, n)
 	for i := range ids {
+		agent := agents[i%benchKeys]
 		s, err := a.gov.Sessions.Create(ctx, agent, governance.SessionInput{Mission: "bench", Title: fmt.Sprintf("work %d", i)})
 		if err != nil {
-			return "", nil, err
+			return nil, nil, err
 		}
 		ids[i] = s.ID
 		if i%10 == 0 {
 			if _, err := a.gov.Decisions.Open(ctx, agent, s.ID, governance.DecisionInput{Title: "Schema",
 				Question: "Drop the legacy billing table?", BlockedScope: []string{"db/migrations"}, AllowedScope: []string{"web/"}}); err != nil {
-				return "", nil, err
+				return nil, nil, err
 			}
 		}
 	}
-	return key, ids, nil
+	return keys, ids, nil
 }
 
 // benchDo sends one request and reads its answer; a status over 299 is an

@@ -19,6 +19,7 @@ import (
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/notify"
+	"github.com/madebook/madebook/internal/ratelimit"
 	"github.com/madebook/madebook/web"
 )
 
@@ -44,6 +45,8 @@ type serveConfig struct {
 	// trustedProxies are the proxies whose forwarding headers name the
 	// client (--trusted-proxy); none: the client is the TCP peer.
 	trustedProxies proxyList
+	// limits are each credential's rate limits.
+	limits ratelimit.Config
 }
 
 // proxyList is --trusted-proxy: CIDRs or addresses, the flag repeated or
@@ -56,6 +59,20 @@ func (p *proxyList) String() string {
 		s = append(s, n.String())
 	}
 	return strings.Join(s, ",")
+}
+
+// limitFlag is a rate limit flag: N/s, N/m, N/h or off.
+type limitFlag ratelimit.Limit
+
+func (l *limitFlag) String() string { return ratelimit.Limit(*l).String() }
+
+func (l *limitFlag) Set(v string) error {
+	r, err := ratelimit.ParseLimit(v)
+	if err != nil {
+		return err
+	}
+	*l = limitFlag(r)
+	return nil
 }
 
 func (p *proxyList) Set(v string) error {
@@ -71,7 +88,7 @@ func (p *proxyList) Set(v string) error {
 // console and the API until ctx is done; with --demo, on a throwaway
 // database with a simulated agent.
 func runServe(ctx context.Context, c stdio, args []string) error {
-	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH] [--public-url URL] [--metrics-addr ADDR] [--secure-cookies] [--delivery-lease D] [--expiry-sweep D] [--max-open-gates N] [--trusted-proxy CIDR]... [--demo]",
+	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH] [--public-url URL] [--metrics-addr ADDR] [--secure-cookies] [--delivery-lease D] [--expiry-sweep D] [--max-open-gates N] [--rate-requests RATE] [--rate-writes RATE] [--rate-sessions RATE] [--trusted-proxy CIDR]... [--demo]",
 		"Migrate the database (creating it on first start), then serve the console, the JSON API\n"+
 			"and /brief until interrupted (Ctrl-C, SIGTERM), logging JSON lines on stdout, and send\n"+
 			"the webhook notifications the outbox holds.\n\n"+
@@ -100,6 +117,19 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 	f.IntVar(&cfg.maxOpenGates, "max-open-gates", governance.DefaultMaxOpenGates,
 		"refuse a session's gate beyond `N` open at once (409 too_many_open_gates): a stop for an agent that opens gates in a loop")
 	f.env["max-open-gates"] = "MADEBOOK_MAX_OPEN_GATES"
+	cfg.limits = ratelimit.Defaults
+	for _, l := range []struct {
+		name, env string
+		to        *ratelimit.Limit
+		what      string
+	}{
+		{"rate-requests", "MADEBOOK_RATE_REQUESTS", &cfg.limits.Requests, "calls of any kind (briefs and checks among them)"},
+		{"rate-writes", "MADEBOOK_RATE_WRITES", &cfg.limits.Writes, "calls that change something"},
+		{"rate-sessions", "MADEBOOK_RATE_SESSIONS", &cfg.limits.Sessions, "sessions opened"},
+	} {
+		f.Var((*limitFlag)(l.to), l.name, "allow each agent key or token `RATE` "+l.what+": N/s, N/m or N/h, or off (past it: 429 rate_limited, with Retry-After)")
+		f.env[l.name] = l.env
+	}
 	f.BoolVar(&cfg.demo, "demo", false, "a throwaway demo: its own temporary database, a simulated agent")
 	if err := f.parse(c, args); err != nil {
 		return err
@@ -182,7 +212,8 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 		}()
 		logger.Info("metrics", "addr", "http://"+mln.Addr().String()+"/metrics")
 	}
-	srv := &http.Server{Handler: a.handler(logger, cfg.secureCookies, cfg.trustedProxies, stopping, m), ReadHeaderTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: a.handler(web.Deps{Logger: logger, SecureCookies: cfg.secureCookies,
+		TrustedProxies: cfg.trustedProxies, Stopping: stopping, Metrics: m, Limits: ratelimit.New(cfg.limits)}), ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: time.Minute, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	srv.RegisterOnShutdown(func() { close(stopping) })

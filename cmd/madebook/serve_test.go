@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/madebook/madebook/web"
 )
 
 // msgs is the log lines' messages, in order.
@@ -240,7 +242,7 @@ func TestTheSimulatedAgentOpensGatesUpToItsCap(t *testing.T) {
 	var mu sync.Mutex
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewJSONHandler(&lockedWriter{mu: &mu, w: &logs}, nil))
-	srv := httptest.NewServer(a.handler(slog.New(slog.DiscardHandler), false, nil, nil, nil))
+	srv := httptest.NewServer(a.handler(web.Deps{}))
 	defer srv.Close()
 
 	demoCtx, cancel := context.WithCancel(ctx)

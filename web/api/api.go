@@ -15,6 +15,7 @@ import (
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
+	"github.com/madebook/madebook/internal/ratelimit"
 	"github.com/madebook/madebook/web/httpx"
 )
 
@@ -24,6 +25,8 @@ type Deps struct {
 	Gov    *governance.Services
 	Ledger *ledger.Service
 	Audit  *audit.Service
+	// Limits are each credential's rate limits (nil: none).
+	Limits *ratelimit.Limits
 }
 
 // reply answers an agent's call: the answer v with status, and beside

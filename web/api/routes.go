@@ -10,14 +10,15 @@ import (
 // but the document that describes them takes a bearer credential: an
 // agent key or a personal token. A body sent to /brief or /api/v1 must be
 // JSON (415 otherwise); the Claude Code hook checks its own body, which
-// Claude Code sends.
+// Claude Code sends. Each credential's calls count against its rate
+// limits (429 over them).
 func Routes(e *echo.Echo, d Deps) {
 	e.GET("/api/v1/openapi.json", handleOpenAPI())
-	bearer := httpx.RequireBearer(d.Auth)
-	e.POST("/brief", handleBrief(d.Gov.Briefs), bearer, httpx.RequireJSON)
-	e.POST("/hooks/claude-code", handleClaudeCodeHook(e), bearer)
+	bearer, limit := httpx.RequireBearer(d.Auth), httpx.RateLimit(d.Limits)
+	e.POST("/brief", handleBrief(d.Gov.Briefs), bearer, limit, httpx.RequireJSON)
+	e.POST("/hooks/claude-code", handleClaudeCodeHook(e), bearer, limit)
 
-	v1 := e.Group("/api/v1", bearer, httpx.RequireJSON)
+	v1 := e.Group("/api/v1", bearer, limit, httpx.RequireJSON)
 	v1.GET("/attention", handleAttentionList(d.Gov.Attention))
 	v1.GET("/missions", handleMissionList(d.Gov.Missions))
 	v1.POST("/missions", handleMissionCreate(d.Gov.Missions))

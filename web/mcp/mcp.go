@@ -26,6 +26,7 @@ import (
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
+	"github.com/madebook/madebook/internal/ratelimit"
 	"github.com/madebook/madebook/web/httpx"
 )
 
@@ -40,6 +41,9 @@ type Deps struct {
 	// Logger logs server faults (a tool's internal error); callers only
 	// hear "Internal error.".
 	Logger *slog.Logger
+	// Limits are each key's rate limits (nil: none): the request counts
+	// as a read, each tool call as its class (toolClass).
+	Limits *ratelimit.Limits
 }
 
 // Routes registers POST /mcp. A request without a valid agent key is
@@ -48,7 +52,7 @@ type Deps struct {
 // end of a session) are not served: the server is stateless, each POST
 // a whole exchange, so any number of Madebook processes can answer.
 func Routes(e *echo.Echo, d Deps) {
-	e.POST(Path, serve(Handler(d)), httpx.RequireBearer(d.Auth), requireAgent)
+	e.POST(Path, serve(Handler(d)), httpx.RequireBearer(d.Auth), requireAgent, httpx.RateLimit(d.Limits))
 }
 
 // serve runs the SDK's handler, answering its own HTTP refusals, which

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +15,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/madebook/madebook/internal/protocol"
+	"github.com/madebook/madebook/internal/ratelimit"
+	"github.com/madebook/madebook/web"
 	"github.com/madebook/madebook/web/mcp"
 	"github.com/madebook/madebook/web/webtest"
 )
@@ -637,4 +640,26 @@ func TestAPlanRunsStepByStepThroughMCP(t *testing.T) {
 	}
 	ok(t, s, "record_tool_call", map[string]any{"run": run, "server": "db", "tool": "run_migration", "step": "drop",
 		"paths": []any{"db/migrations/0042.sql"}})
+}
+
+// A tool call counts against its key's limits as its REST route does:
+// open_session past the sessions limit is a tool error rate_limited with
+// retry_after, writing nothing; the brief goes on.
+func TestAToolPastItsKeysLimitIsToldToWait(t *testing.T) {
+	t.Parallel()
+	a := webtest.NewAPIWith(t, func(d *web.Deps) {
+		d.Limits = ratelimit.New(ratelimit.Config{Sessions: ratelimit.Limit{N: 1, Per: time.Hour}})
+	})
+	s := connect(t, a, a.AgentKey)
+	mission := a.Kit.Mission(a.Lead, false)
+	id := ok(t, s, "open_session", map[string]any{"mission": mission})["id"].(string)
+	before := a.Kit.Dump()
+	body := refused(t, s, "open_session", map[string]any{"mission": mission}, "rate_limited")
+	if body["retry_after"] != float64(3600) {
+		t.Errorf("retry_after %v, want 3600", body["retry_after"])
+	}
+	if !reflect.DeepEqual(before, a.Kit.Dump()) {
+		t.Error("a refused open_session changed the database")
+	}
+	ok(t, s, "brief", map[string]any{"session": id})
 }

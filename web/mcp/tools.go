@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -12,6 +13,8 @@ import (
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/internal/plan"
+	"github.com/madebook/madebook/internal/ratelimit"
+	"github.com/madebook/madebook/web/httpx"
 )
 
 // The tools' inputs: the REST bodies' fields, plus the session or run the
@@ -263,6 +266,19 @@ func (t tools) aboutRun(ctx context.Context, a auth.Actor, run string, answer an
 	return reply{body: governance.Reply{Answer: answer, Next: next}, next: next}, nil
 }
 
+// toolClass is what a call of the named tool costs against its key's rate
+// limits, as its REST route does.
+func toolClass(name string) ratelimit.Class {
+	switch name {
+	case "open_session":
+		return ratelimit.Session
+	case "brief":
+		return ratelimit.Read
+	default:
+		return ratelimit.Write
+	}
+}
+
 // add registers one tool: its input schema is derived from In (the
 // jsonschema tags are the fields' descriptions). It answers the reply as
 // structured content and "NEXT_ACTION: reason" as text; an error as a
@@ -271,6 +287,9 @@ func add[In any](t tools, s *sdk.Server, name, description string, do func(conte
 	sdk.AddTool(s, &sdk.Tool{Name: name, Description: description},
 		func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, any, error) {
 			a, err := actorOf(req.Extra)
+			if err == nil {
+				err = t.Limits.Allow(httpx.Credential(a), toolClass(name), time.Now())
+			}
 			var r reply
 			if err == nil {
 				r, err = do(ctx, a, in)

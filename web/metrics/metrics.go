@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/web/httpx"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -77,9 +79,13 @@ func (m *Metrics) Middleware() echo.MiddlewareFunc {
 			if route == "" {
 				route = "unmatched"
 			}
+			// An error is answered after the middleware returns: its
+			// status is the one the error handler will send.
 			status := c.Response().Status
 			if he, ok := err.(*echo.HTTPError); ok && !c.Response().Committed {
 				status = he.Code
+			} else if e, ok := errs.As(err); ok && !c.Response().Committed {
+				status = httpx.Status(e.Kind)
 			}
 			m.requests.WithLabelValues(route, c.Request().Method).Observe(time.Since(start).Seconds())
 			if status == http.StatusTooManyRequests {

@@ -43,10 +43,18 @@ type API struct {
 // admin and two agent keys, logging to a.Log, closed when the test ends.
 func NewAPI(t *testing.T) *API {
 	t.Helper()
+	return NewAPIWith(t, func(*web.Deps) {})
+}
+
+// NewAPIWith is NewAPI with the server's settings changed by set (its
+// limits, e.g.) before it starts.
+func NewAPIWith(t *testing.T, set func(*web.Deps)) *API {
+	t.Helper()
 	kit := testkit.New(t)
 	log := &Log{}
 	d := Deps(kit)
 	d.Logger = slog.New(slog.NewTextHandler(log, nil))
+	set(&d)
 	kit.Gov.SetLogger(d.Logger) // as serve does
 	e := web.NewServer(d)
 	srv := httptest.NewServer(e)
