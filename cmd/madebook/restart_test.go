@@ -40,12 +40,14 @@ func buildMadebook(t *testing.T) string {
 	return bin
 }
 
-// startChild starts `madebook serve --addr 127.0.0.1:0 --db path` and waits
-// for its "listening" log line, which carries the address. The process is
-// killed when the test ends, if it is still running.
-func startChild(t *testing.T, bin, path string) *child {
+// startChild starts `madebook serve --addr 127.0.0.1:0 --db path` (and
+// any more flags) and waits for its "listening" log line, which carries
+// the address. The process is killed when the test ends, if it is still
+// running.
+func startChild(t *testing.T, bin, path string, flags ...string) *child {
 	t.Helper()
-	c := &child{t: t, cmd: exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", path), exited: make(chan struct{})}
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--db", path}, flags...)
+	c := &child{t: t, cmd: exec.Command(bin, args...), exited: make(chan struct{})}
 	c.cmd.Stderr = &lockedWriter{mu: &c.mu, w: &c.stderr}
 	stdout, err := c.cmd.StdoutPipe()
 	if err != nil {

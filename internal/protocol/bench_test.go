@@ -60,15 +60,34 @@ func benchFacts() protocol.Facts {
 	}
 }
 
+// BenchmarkDecide decides three sessions: a quiet one (nothing in its
+// way: most briefs), a typical waiting one (one open gate, a high-risk
+// change), and the busy one above (17 reasons, every state).
+//
+//	go test -run '^$' -bench Decide -benchmem ./internal/protocol
 func BenchmarkDecide(b *testing.B) {
-	f := benchFacts()
 	now := time.Date(2025, 6, 2, 11, 0, 0, 0, time.UTC)
-	b.ReportAllocs()
-	var br protocol.Brief
-	for b.Loop() {
-		br = protocol.Decide(f, now)
-	}
-	if br.NextAction != protocol.HardStop || len(br.Reasons)+len(br.Also) != 17 {
-		b.Fatalf("unexpected brief: %v with %d+%d reasons", br.NextAction, len(br.Reasons), len(br.Also))
+	busy := benchFacts()
+	gate := protocol.Facts{Decisions: busy.Decisions[:1], Risk: busy.Risk}
+	for _, c := range []struct {
+		name    string
+		facts   protocol.Facts
+		want    protocol.State
+		reasons int
+	}{
+		{"quiet", protocol.Facts{}, protocol.Continue, 0},
+		{"gate", gate, protocol.DecisionRequired, 2},
+		{"busy", busy, protocol.HardStop, 17},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var br protocol.Brief
+			for b.Loop() {
+				br = protocol.Decide(c.facts, now)
+			}
+			if br.NextAction != c.want || len(br.Reasons)+len(br.Also) != c.reasons {
+				b.Fatalf("unexpected brief: %v with %d+%d reasons", br.NextAction, len(br.Reasons), len(br.Also))
+			}
+		})
 	}
 }

@@ -65,7 +65,13 @@ type Reason struct {
 	Text  string `json:"text"`
 	// Files are the files the reason is about, when it names any.
 	Files []string `json:"files,omitempty"`
+}
 
+// candidate is a reason while it is decided: the Reason a brief carries,
+// and what only the decision needs.
+type candidate struct {
+	Reason
+	// at is when its fact began: the older first, within a state.
 	at time.Time
 	// tool is the scope entry of the tool a permission prompt blocks, e.g.
 	// "tool:Bash", blocked before the entries of blocked.
@@ -93,10 +99,13 @@ const ContinueText = "Nothing is in your way: continue the mission."
 
 // Decide returns the brief for a session with the given facts at time now.
 // It is pure and deterministic: the same facts give the same brief.
+//
+// The reasons are decided in a buffer on the stack, then copied once, in
+// order and without what only the decision needs, into the brief's one
+// slice: moving a large value full of pointers on the heap costs a write
+// barrier per pointer while the collector runs, which was most of the
+// time of a busy session's brief.
 func Decide(f Facts, now time.Time) Brief {
-	rs := reasons(f, now)
-	sortReasons(rs)
-
 	b := Brief{
 		NextAction:   Continue,
 		Reason:       ContinueText,
@@ -106,36 +115,35 @@ func Decide(f Facts, now time.Time) Brief {
 		AllowedScope: []string{},
 		GeneratedAt:  now.UTC(),
 	}
-	if len(rs) == 0 {
+	switch n := reasonCount(f); {
+	case n == 0:
 		return b
+	case n <= 4:
+		var buf [4]candidate
+		decide(&b, reasons(f, now, buf[:0]))
+	case n <= 32:
+		var buf [32]candidate
+		decide(&b, reasons(f, now, buf[:0]))
+	default:
+		decide(&b, reasons(f, now, make([]candidate, 0, n)))
 	}
-	top := rs[0].State
-	n := 0
-	for n < len(rs) && rs[n].State == top {
-		n++
-	}
-	b.NextAction = top
-	b.Reason = rs[0].Text
-	b.Reasons = rs[:n:n]
-	b.Also = rs[n:len(rs):len(rs)]
-	b.BlockedScope, b.AllowedScope = scopes(b.Reasons)
 	return b
 }
 
-// sortReasons sorts rs by compareReasons, stably. A Reason is large and
-// moving it is most of the cost of sorting, so it sorts indices and then
-// moves each reason once, following the permutation's cycles.
-func sortReasons(rs []Reason) {
+// decide fills in b from the reasons that fired (at least one): sorted
+// by compareReasons, stably, the most severe state's are b's reasons and
+// scopes, the others b.Also.
+func decide(b *Brief, cs []candidate) {
 	var buf [32]int
 	idx := buf[:0]
-	if len(rs) > len(buf) {
-		idx = make([]int, 0, len(rs))
+	if len(cs) > len(buf) {
+		idx = make([]int, 0, len(cs))
 	}
-	for i := range rs {
+	for i := range cs {
 		idx = append(idx, i)
 	}
 	cmp := func(i, j int) int {
-		if c := compareReasons(&rs[i], &rs[j]); c != 0 {
+		if c := compareReasons(&cs[i], &cs[j]); c != 0 {
 			return c
 		}
 		return i - j // stable
@@ -150,30 +158,25 @@ func sortReasons(rs []Reason) {
 	} else {
 		slices.SortFunc(idx, cmp)
 	}
-	// Position k takes the reason at idx[k]; a position done is marked
-	// idx[k] == k.
-	for start := range idx {
-		if idx[start] == start {
-			continue
-		}
-		tmp := rs[start]
-		j := start
-		for {
-			k := idx[j]
-			idx[j] = j
-			if k == start {
-				rs[j] = tmp
-				break
-			}
-			rs[j] = rs[k]
-			j = k
-		}
+	top := cs[idx[0]].State
+	n := 0
+	for n < len(idx) && cs[idx[n]].State == top {
+		n++
 	}
+	rs := make([]Reason, len(cs))
+	for k, i := range idx {
+		rs[k] = cs[i].Reason
+	}
+	b.NextAction = top
+	b.Reason = rs[0].Text
+	b.Reasons = rs[:n:n]
+	b.Also = rs[n:len(rs):len(rs)]
+	b.BlockedScope, b.AllowedScope = scopes(cs, idx[:n])
 }
 
 // compareReasons orders reasons most severe state first, then oldest, then
 // by ref, then by code and text so that the order is total.
-func compareReasons(a, b *Reason) int {
+func compareReasons(a, b *candidate) int {
 	if a.State != b.State {
 		return int(b.State) - int(a.State)
 	}
@@ -189,13 +192,29 @@ func compareReasons(a, b *Reason) int {
 	return strings.Compare(a.Text, b.Text)
 }
 
-// scopes merges the scope lists of the reasons at the chosen state. What any
-// reason blocks is never also allowed, and a reason that blocks all work
-// leaves nothing allowed.
-func scopes(rs []Reason) (blocked, allowed []string) {
-	blocked, allowed = []string{}, []string{}
+// scopes merges the scope lists of the reasons cs[i] for i in top, those
+// at the chosen state. What any reason blocks is never also allowed, and a
+// reason that blocks all work leaves nothing allowed.
+func scopes(cs []candidate, top []int) (blocked, allowed []string) {
+	// Both lists in one allocation, each with room for every entry the
+	// reasons name: blocked the front of it, allowed the back.
+	nb, na := 0, 0
+	for _, i := range top {
+		r := &cs[i]
+		nb += len(r.blocked)
+		if r.tool != "" {
+			nb++
+		}
+		na += len(r.allowed)
+	}
+	if nb+na == 0 {
+		return []string{}, []string{}
+	}
+	both := make([]string, nb+na)
+	blocked, allowed = both[:0:nb], both[nb:nb:nb+na]
 	all := false
-	for _, r := range rs {
+	for _, i := range top {
+		r := &cs[i]
 		if r.tool != "" {
 			blocked = appendNew(blocked, r.tool)
 		}
@@ -209,7 +228,8 @@ func scopes(rs []Reason) (blocked, allowed []string) {
 	if all {
 		return blocked, allowed
 	}
-	for _, r := range rs {
+	for _, i := range top {
+		r := &cs[i]
 		for _, s := range r.allowed {
 			if !slices.Contains(blocked, s) {
 				allowed = appendNew(allowed, s)
@@ -258,16 +278,29 @@ func (t *texts) cat(parts ...string) string {
 	return t.since(start)
 }
 
-// reasons lists one reason for every fact that fires at now, in no
-// particular order.
-func reasons(f Facts, now time.Time) []Reason {
-	// One allocation: at most one reason per fact, plus the pause, the plan,
-	// the lifecycle and the risk.
+// reasonCount is how many reasons the facts can give at most: one per
+// fact, plus the pause, the plan, the lifecycle and the risk when they
+// fire.
+func reasonCount(f Facts) int {
 	n := len(f.Violations) + len(f.Decisions) + len(f.PermissionPrompts) + len(f.Remediations) +
-		len(f.Deviations) + len(f.Breaches) + len(f.Collisions) + 4
-	rs := make([]Reason, 0, n)
+		len(f.Deviations) + len(f.Breaches) + len(f.Collisions)
+	for _, fires := range [...]bool{f.Pause != nil, f.HighRisk && f.Plan.Status != PlanApproved, f.Lifecycle.Revising(), highRisk(f.Risk)} {
+		if fires {
+			n++
+		}
+	}
+	return n
+}
+
+// highRisk reports whether a risk assessment warns (high or critical).
+func highRisk(r *Risk) bool { return r != nil && (r.Band == "high" || r.Band == "critical") }
+
+// reasons appends one reason for every fact that fires at now, in no
+// particular order, to rs (which has room for reasonCount of them). Their
+// texts share one buffer.
+func reasons(f Facts, now time.Time, rs []candidate) []candidate {
 	var t texts
-	t.b.Grow(160 * n) // the usual text is shorter; a longer one grows it
+	t.b.Grow(160 * reasonCount(f)) // the usual text is shorter; a longer one grows it
 	for _, v := range f.Violations {
 		rs = append(rs, violationReason(&t, v))
 	}
@@ -277,20 +310,16 @@ func reasons(f Facts, now time.Time) []Reason {
 			q1, q2, q3 := quoted(r)
 			text = t.cat("A person paused this session: ", q1, q2, q3, ". Stop all work in this session until the brake is released.")
 		}
-		rs = append(rs, Reason{State: Blocked, Code: CodePaused, Text: text, at: p.At,
-			blocked: scopeAllSessionWork})
+		rs = append(rs, candidate{Reason: Reason{State: Blocked, Code: CodePaused, Text: text}, at: p.At, blocked: scopeAllSessionWork})
 	}
 	if f.HighRisk && f.Plan.Status != PlanApproved {
-		rs = append(rs, Reason{State: Blocked, Code: CodePlanNotApproved, Ref: "plan", Text: planText(&t, f.Plan), at: f.Plan.ProposedAt,
-			blocked: scopePlanBlocked, allowed: scopePlanAllowed})
+		rs = append(rs, candidate{Reason: Reason{State: Blocked, Code: CodePlanNotApproved, Ref: "plan", Text: planText(&t, f.Plan)}, at: f.Plan.ProposedAt, blocked: scopePlanBlocked, allowed: scopePlanAllowed})
 	}
 	if l := f.Lifecycle; l.Revising() {
-		rs = append(rs, Reason{State: Blocked, Code: CodePlanRevising, Ref: "plan", Text: revisingText(l.State), at: l.Since,
-			blocked: scopePlanBlocked, allowed: scopePlanAllowed})
+		rs = append(rs, candidate{Reason: Reason{State: Blocked, Code: CodePlanRevising, Ref: "plan", Text: revisingText(l.State)}, at: l.Since, blocked: scopePlanBlocked, allowed: scopePlanAllowed})
 	}
 	for _, d := range f.Decisions {
-		r := Reason{State: DecisionRequired, Code: CodeDecisionOpen, Ref: d.Ref, at: d.OpenedAt,
-			blocked: d.BlockedScope, allowed: d.AllowedScope}
+		r := candidate{Reason: Reason{State: DecisionRequired, Code: CodeDecisionOpen, Ref: d.Ref}, at: d.OpenedAt, blocked: d.BlockedScope, allowed: d.AllowedScope}
 		if _, expired := d.Expiry(now); expired {
 			r.Code, r.Text = CodeDecisionExpired, expiredText(&t, d, now)
 		} else {
@@ -299,8 +328,7 @@ func reasons(f Facts, now time.Time) []Reason {
 		rs = append(rs, r)
 	}
 	for _, p := range f.PermissionPrompts {
-		r := Reason{State: DecisionRequired, Code: CodePermissionRequested, Ref: p.ID,
-			Files: p.Paths, at: p.OpenedAt, blocked: p.Paths}
+		r := candidate{Reason: Reason{State: DecisionRequired, Code: CodePermissionRequested, Ref: p.ID, Files: p.Paths}, at: p.OpenedAt, blocked: p.Paths}
 		if p.Tool != "" {
 			r.tool = t.cat(ScopeToolPrefix, p.Tool)
 		}
@@ -311,7 +339,7 @@ func reasons(f Facts, now time.Time) []Reason {
 		if m.For != "" && standsFor(f, m.For) {
 			continue // the fact's own REMEDIATE reason stands for it
 		}
-		r := Reason{State: ContinueWithWarning, Code: CodeRemediationAdvisory, Ref: m.ID, Files: m.Files, at: m.CreatedAt}
+		r := candidate{Reason: Reason{State: ContinueWithWarning, Code: CodeRemediationAdvisory, Ref: m.ID, Files: m.Files}, at: m.CreatedAt}
 		if m.Required {
 			r.State, r.Code, r.Text = Remediate, CodeRemediationRequired, t.cat("Fix this, then report again: ", m.Instruction)
 			r.allowed = m.Files
@@ -325,25 +353,22 @@ func reasons(f Facts, now time.Time) []Reason {
 	}
 	for _, b := range f.Breaches {
 		files := breachFiles(b)
-		rs = append(rs, Reason{State: Remediate, Code: CodeContractViolated, Ref: b.ID, Text: breachText(&t, b),
-			Files: files, allowed: files, at: b.At})
+		rs = append(rs, candidate{Reason: Reason{State: Remediate, Code: CodeContractViolated, Ref: b.ID, Text: breachText(&t, b), Files: files}, allowed: files, at: b.At})
 	}
-	if r := f.Risk; r != nil && (r.Band == "high" || r.Band == "critical") {
+	if r := f.Risk; highRisk(r) {
 		gate := r.Gate
 		if gate == "" {
 			gate = "a person's review"
 		}
-		rs = append(rs, Reason{State: ContinueWithWarning, Code: CodeRiskHigh, at: r.At,
-			Text: t.cat("This change scores ", strconv.Itoa(r.Score), " of 100, ", r.Band, " risk. Before it merges it needs ", gate, ". Keep working.")})
+		rs = append(rs, candidate{Reason: Reason{State: ContinueWithWarning, Code: CodeRiskHigh, Text: t.cat("This change scores ", strconv.Itoa(r.Score), " of 100, ", r.Band, " risk. Before it merges it needs ", gate, ". Keep working.")}, at: r.At})
 	}
 	for _, c := range f.Collisions {
 		open, agent, closing := "", "", ""
 		if c.OtherAgent != "" {
 			open, agent, closing = " (", c.OtherAgent, ")"
 		}
-		rs = append(rs, Reason{State: ContinueWithWarning, Code: CodeCollision, Ref: c.ID, at: c.At,
-			Text: t.cat("Session ", c.OtherSession, open, agent, closing, " builds against ", c.Symbol,
-				", which this session changed. Madebook is re-briefing it; you do not need to stop.")})
+		rs = append(rs, candidate{Reason: Reason{State: ContinueWithWarning, Code: CodeCollision, Ref: c.ID, Text: t.cat("Session ", c.OtherSession, open, agent, closing, " builds against ", c.Symbol,
+			", which this session changed. Madebook is re-briefing it; you do not need to stop.")}, at: c.At})
 	}
 	return rs
 }
@@ -410,7 +435,7 @@ func AppendDuration(b []byte, d time.Duration) []byte {
 	return b
 }
 
-func violationReason(t *texts, v Violation) Reason {
+func violationReason(t *texts, v Violation) candidate {
 	// "<policy> was violated[ by <match>].[ Found in <file>.]", then the
 	// state's instruction.
 	by, in, dot := "", "", ""
@@ -422,7 +447,7 @@ func violationReason(t *texts, v Violation) Reason {
 	}
 	start := t.b.Len()
 	t.write(v.Policy, " was violated", by, v.Match, ".", in, v.File, dot)
-	r := Reason{Ref: v.ID, at: v.At}
+	r := candidate{Reason: Reason{Ref: v.ID}, at: v.At}
 	if v.File != "" {
 		r.Files = []string{v.File}
 	}
@@ -446,8 +471,8 @@ func violationReason(t *texts, v Violation) Reason {
 	return r
 }
 
-func deviationReason(t *texts, d Deviation) Reason {
-	r := Reason{Ref: d.ID, Files: d.Files, at: d.At}
+func deviationReason(t *texts, d Deviation) candidate {
+	r := candidate{Reason: Reason{Ref: d.ID, Files: d.Files}, at: d.At}
 	if d.Enforceable() {
 		r.State, r.Code = Remediate, CodeRuleDeviation
 		r.Text = enforcedText(t, d)
