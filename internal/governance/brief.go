@@ -145,21 +145,28 @@ const DefaultDeliveryLease = 2 * time.Minute
 // thing over once per lease. Errors: forbidden (not the session's agent),
 // session_required, invalid_ack, session_not_found.
 func (s *BriefService) Brief(ctx context.Context, actor auth.Actor, in BriefRequest) (Brief, error) {
+	b, _, err := s.brief(ctx, actor, in, false)
+	return b, err
+}
+
+// brief is Brief; with encode, a brief read from the memo comes back
+// encoded instead (the Brief is then zero).
+func (s *BriefService) brief(ctx context.Context, actor auth.Actor, in BriefRequest, encode bool) (Brief, []byte, error) {
 	if err := actor.RequireAgent("take a brief (people see a preview on the session)"); err != nil {
-		return Brief{}, err
+		return Brief{}, nil, err
 	}
 	session := in.Session
 	if session == "" {
-		return Brief{}, errs.E(errs.Invalid, "session_required", "Name the session: {\"session\":\"ID\"}.").In("session")
+		return Brief{}, nil, errs.E(errs.Invalid, "session_required", "Name the session: {\"session\":\"ID\"}.").In("session")
 	}
 	if in.Ack != "" && (!strings.HasPrefix(in.Ack, briefIDPrefix) || len(in.Ack) > MaxBriefID) {
-		return Brief{}, errs.E(errs.Invalid, "invalid_ack",
+		return Brief{}, nil, errs.E(errs.Invalid, "invalid_ack",
 			"ack is the brief_id of an earlier brief (brf_…, at most %d characters).", MaxBriefID).In("ack")
 	}
 	now := s.now()
 	inputs, err := s.ownInputs(ctx, actor, session, now)
 	if err != nil {
-		return Brief{}, fmt.Errorf("brief %s: %w", session, err)
+		return Brief{}, nil, fmt.Errorf("brief %s: %w", session, err)
 	}
 	id := ids.New(briefIDPrefix)
 	var b Brief
@@ -174,14 +181,21 @@ func (s *BriefService) Brief(ctx context.Context, actor auth.Actor, in BriefRequ
 			return err
 		})
 		if err != nil {
-			return Brief{}, fmt.Errorf("brief %s: %w", session, err)
+			return Brief{}, nil, fmt.Errorf("brief %s: %w", session, err)
 		}
+	} else if encode {
+		enc, err := s.memoBrief(inputs, now, id)
+		if err != nil {
+			return Brief{}, nil, fmt.Errorf("brief %s: %w", session, err)
+		}
+		s.touches.record(session, now)
+		return Brief{}, enc, nil
 	} else {
 		b = assemble(inputs, nil, now)
 	}
 	b.BriefID = id
 	s.touches.record(session, now)
-	return b, nil
+	return b, nil, nil
 }
 
 // briefIDPrefix starts every brief's id.
@@ -491,7 +505,8 @@ type rows struct {
 // inputsFrom turns the rows into the engine's facts and the brief's lists.
 // An error names the first row that does not convert.
 func inputsFrom(st db.GetBriefStateRow, r rows) (briefInputs, error) {
-	in := briefInputs{state: st, decisions: make([]Decision, len(r.decisions)), remediations: make([]Remediation, len(r.remediations))}
+	in := briefInputs{state: st, decisions: make([]Decision, len(r.decisions)), remediations: make([]Remediation, len(r.remediations)),
+		memo: &briefMemo{}}
 	f := &in.facts
 	f.HighRisk = st.HighRisk
 	plan := db.StoredRow("plans", "of session "+st.ID) // the latest

@@ -36,6 +36,9 @@ type briefInputs struct {
 	facts        protocol.Facts
 	decisions    []Decision
 	remediations []Remediation
+	// memo is the encoded brief these inputs give while nothing is due
+	// (briefjson.go); it is the one part that fills in after loading.
+	memo *briefMemo
 }
 
 // loadInputs reads what the session's brief is built from in q's

@@ -17,11 +17,7 @@ func handleBrief(briefs *governance.BriefService) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		b, err := briefs.Brief(c.Request().Context(), httpx.Actor(c), in)
-		if err != nil {
-			return err
-		}
-		body, err := b.MarshalJSON()
+		body, err := briefs.BriefJSON(c.Request().Context(), httpx.Actor(c), in)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,117 @@
+package governance
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/madebook/madebook/internal/auth"
+)
+
+// briefMemo keeps the encoded brief of a session with nothing to hand
+// over, for the cached inputs it hangs on: the common brief is then the
+// stored bytes with a fresh brief_id and generated_at spliced in, not a
+// decision and an encoding. A brief is a pure function of its inputs and
+// the clock, and the clock matters only where a gate's gate_ttl runs out;
+// the memo holds between two such instants. A write to the session
+// replaces the inputs, and so the memo with them.
+type briefMemo struct {
+	mu sync.Mutex
+	// head is the brief up to `"brief_id":"` (included); the rest is the
+	// id, generated_at and the protocol text.
+	head        []byte
+	from, until time.Time // valid at from ≤ now < until (zero: unbounded)
+}
+
+// The tail of every brief's encoding, after its permissions: what the
+// memo splices.
+var (
+	memoIDKey   = []byte(`"brief_id":"`)
+	memoTimeKey = []byte(`","generated_at":"`)
+	memoEnd     = append(append([]byte(`","protocol":`), protocolJSON...), '}')
+)
+
+// encoded returns the memo's brief as at now with the id, or nil when it
+// holds none valid at now.
+func (m *briefMemo) encoded(now time.Time, id string) []byte {
+	m.mu.Lock()
+	head, ok := m.head, m.head != nil && !now.Before(m.from) && (m.until.IsZero() || now.Before(m.until))
+	m.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	out := make([]byte, 0, len(head)+len(id)+len(memoTimeKey)+len(time.RFC3339Nano)+len(memoEnd))
+	out = append(out, head...)
+	out = append(out, id...)
+	out = append(out, memoTimeKey...)
+	out = now.UTC().AppendFormat(out, time.RFC3339Nano)
+	return append(out, memoEnd...)
+}
+
+// keep stores b's encoding, decided at now from in, as the memo.
+func (m *briefMemo) keep(in briefInputs, enc []byte, now time.Time) {
+	i := bytes.LastIndex(enc, memoIDKey)
+	if i < 0 {
+		return // not a brief's encoding: nothing to keep
+	}
+	from, until := in.clockWindow(now)
+	m.mu.Lock()
+	m.head, m.from, m.until = enc[:i+len(memoIDKey)], from, until
+	m.mu.Unlock()
+}
+
+// clockWindow is the stretch of time around now in which the brief built
+// from in stays the same but for its generated_at: between the instants
+// its open gates' gate_ttl runs out (zero: no such instant that way).
+func (in briefInputs) clockWindow(now time.Time) (from, until time.Time) {
+	for _, d := range in.facts.Decisions {
+		if d.TTL <= 0 {
+			continue
+		}
+		at := d.OpenedAt.Add(d.TTL)
+		if !now.Before(at) {
+			if at.After(from) {
+				from = at
+			}
+		} else if until.IsZero() || at.Before(until) {
+			until = at
+		}
+	}
+	return from, until
+}
+
+// BriefJSON is Brief encoded as /brief answers it (Brief.MarshalJSON).
+// A brief with nothing to hand over or acknowledge is, most of the time,
+// the session's remembered encoding with a fresh id and time.
+func (s *BriefService) BriefJSON(ctx context.Context, actor auth.Actor, in BriefRequest) ([]byte, error) {
+	b, enc, err := s.brief(ctx, actor, in, true)
+	if err != nil || enc != nil {
+		return enc, err
+	}
+	return b.MarshalJSON()
+}
+
+// memoBrief answers the read-only brief from the memo, or decides it and
+// keeps its encoding for the next.
+func (s *BriefService) memoBrief(inputs briefInputs, now time.Time, id string) ([]byte, error) {
+	if inputs.memo == nil { // inputs not loaded by loadInputs: nothing to keep them in
+		b := assemble(inputs, nil, now)
+		b.BriefID = id
+		return b.MarshalJSON()
+	}
+	if enc := inputs.memo.encoded(now, id); enc != nil {
+		return enc, nil
+	}
+	b := assemble(inputs, nil, now)
+	enc, err := b.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("encode the brief: %w", err)
+	}
+	inputs.memo.keep(inputs, enc, now)
+	if enc = inputs.memo.encoded(now, id); enc == nil {
+		return nil, fmt.Errorf("the brief of %s does not splice", inputs.state.ID)
+	}
+	return enc, nil
+}

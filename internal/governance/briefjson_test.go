@@ -1,0 +1,66 @@
+package governance_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/protocol"
+)
+
+// BriefJSON answers what Brief does, encoded, at every moment: before a
+// gate's gate_ttl runs out and after (the remembered encoding does not
+// outlive the instant the brief changes), after a write that changes the
+// facts, and while something is handed over.
+func TestBriefJSONIsTheBriefEncoded(t *testing.T) {
+	w := newWorld(t)
+	session := w.Session(w.agent, ttlMission(t, w, "1h"))
+	same := func(t *testing.T, when string) map[string]any {
+		t.Helper()
+		enc := must(w.Gov.Briefs.BriefJSON(t.Context(), w.agent, governance.BriefRequest{Session: session}))(t)
+		var got map[string]any
+		if err := json.Unmarshal(enc, &got); err != nil {
+			t.Fatalf("%s: not JSON: %v\n%s", when, err, enc)
+		}
+		b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, governance.BriefRequest{Session: session}))(t)
+		var want map[string]any
+		if err := json.Unmarshal(must(b.MarshalJSON())(t), &want); err != nil {
+			t.Fatal(err)
+		}
+		if got["brief_id"] == want["brief_id"] || got["brief_id"] == "" {
+			t.Errorf("%s: brief ids %v and %v: want two fresh ones", when, got["brief_id"], want["brief_id"])
+		}
+		delete(got, "brief_id")
+		delete(want, "brief_id")
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: BriefJSON gives\n%v\nBrief gives\n%v", when, got, want)
+		}
+		if got["generated_at"] != w.Clock.Now().UTC().Format(time.RFC3339Nano) {
+			t.Errorf("%s: generated_at %v, want the clock's %v", when, got["generated_at"], w.Clock.Now())
+		}
+		return got
+	}
+	if got := same(t, "a quiet session"); got["next_action"] != protocol.Continue.String() {
+		t.Errorf("a quiet session is told %v", got["next_action"])
+	}
+	d := must(w.Gov.Decisions.Open(t.Context(), w.agent, session, gate("Drop the legacy billing table?")))(t)
+	same(t, "a gate just opened")
+	w.Clock.Advance(59 * time.Minute)
+	same(t, "a minute before it expires")
+	w.Clock.Advance(time.Minute)
+	got := same(t, "the instant it expires")
+	if rs, _ := got["reasons"].([]any); len(rs) != 1 || rs[0].(map[string]any)["code"] != string(protocol.CodeDecisionExpired) {
+		t.Errorf("the expired gate's reasons: %v", got["reasons"])
+	}
+	w.Clock.Advance(time.Hour)
+	same(t, "an hour later")
+	must(w.Gov.Decisions.Resolve(t.Context(), w.lead, d.Ref, "Keep it", "Archive it instead."))(t)
+	enc := must(w.Gov.Briefs.BriefJSON(t.Context(), w.agent, governance.BriefRequest{Session: session}))(t)
+	var delivered governance.Brief
+	if err := json.Unmarshal(enc, &delivered); err != nil || len(delivered.Resolutions) != 1 || delivered.Resolutions[0].Ref != d.Ref {
+		t.Fatalf("the resolution was not delivered by BriefJSON: %s (%v)", enc, err)
+	}
+	same(t, "after the delivery")
+}
