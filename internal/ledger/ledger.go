@@ -60,6 +60,8 @@ type Service struct {
 	now    func() time.Time
 	briefs Briefs
 	notes  *notify.Notifier
+	// tools is the registry as the check reads it (toolcache.go).
+	tools *toolCache
 }
 
 // Briefs tells the executor gate what a session's brief says now.
@@ -77,7 +79,7 @@ type Briefs interface {
 // asks about sessions' briefs, notes what writes the notifications its
 // events cause (governance's Services.Notify).
 func NewService(store db.Transactor, now func() time.Time, briefs Briefs, notes *notify.Notifier) *Service {
-	return &Service{store: store, now: func() time.Time { return now().UTC() }, briefs: briefs, notes: notes}
+	return &Service{store: store, now: func() time.Time { return now().UTC() }, briefs: briefs, notes: notes, tools: &toolCache{}}
 }
 
 // Run is one run of an agent's work.
@@ -674,8 +676,8 @@ func (s *Service) Check(ctx context.Context, actor auth.Actor, session string, i
 	var writes bool
 	var run *gate.Run
 	if in.Run == "" {
-		// One point read: no transaction needed.
-		writes, err = classify(ctx, s.store.Reader(), server, tool, nil)
+		// One point read, most often remembered: no transaction needed.
+		writes, err = s.tools.classify(ctx, s.store.Reader(), server, tool, s.now())
 	} else {
 		err = s.store.Read(ctx, func(q db.Querier) error {
 			if writes, err = classify(ctx, q, server, tool, nil); err != nil {
@@ -903,6 +905,7 @@ func (s *Service) SetTool(ctx context.Context, actor auth.Actor, server, tool st
 	if err := actor.RequireAdmin("classify a tool"); err != nil {
 		return Tool{}, err
 	}
+	defer s.tools.forget() // after the write commits
 	server, tool, err := toolName(server, tool)
 	if err != nil {
 		return Tool{}, err
@@ -925,6 +928,7 @@ func (s *Service) DeleteTool(ctx context.Context, actor auth.Actor, server, tool
 	if err := actor.RequireAdmin("remove a tool"); err != nil {
 		return err
 	}
+	defer s.tools.forget() // after the write commits
 	// Trimmed as SetTool and RecordToolCall trim them: the names a tool
 	// was classified under remove it.
 	server, tool = strings.TrimSpace(server), strings.TrimSpace(tool)

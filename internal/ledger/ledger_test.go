@@ -1061,3 +1061,44 @@ func TestTheDatabaseRefusesAnOpenAskOnAnEndedRun(t *testing.T) {
 		t.Errorf("TriggerError(nil) = %v", err)
 	}
 }
+
+// The check remembers the registry's answers, and an admin's change to
+// the registry holds on the very next check: classified, reclassified,
+// removed.
+func TestTheCheckFollowsTheRegistryAtOnce(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	if _, err := w.Gov.Decisions.Open(ctx, w.agent, w.session, governance.DecisionInput{Title: "Schema",
+		Question: "Drop it?", BlockedScope: []string{"db/"}}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(step string, want bool) {
+		t.Helper()
+		for range 2 { // the second from what the first remembered
+			r, err := w.Ledger.Check(ctx, w.agent, w.session, ledger.CheckInput{Tool: "mcp__monitor__get_cpu_info"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.SideEffecting != want {
+				t.Fatalf("%s: side_effecting %v, want %v", step, r.SideEffecting, want)
+			}
+		}
+	}
+	check("unclassified", true)
+	if _, err := w.Ledger.SetTool(ctx, w.admin, "monitor", "get_cpu_info", false); err != nil {
+		t.Fatal(err)
+	}
+	check("classified read-only", false)
+	if _, err := w.Ledger.SetTool(ctx, w.admin, "monitor", "get_cpu_info", true); err != nil {
+		t.Fatal(err)
+	}
+	check("reclassified", true)
+	if _, err := w.Ledger.SetTool(ctx, w.admin, "monitor", "get_cpu_info", false); err != nil {
+		t.Fatal(err)
+	}
+	check("read-only again", false)
+	if err := w.Ledger.DeleteTool(ctx, w.admin, "monitor", "get_cpu_info"); err != nil {
+		t.Fatal(err)
+	}
+	check("removed", true)
+}
