@@ -47,6 +47,12 @@ func TestConsolePolicyControls(t *testing.T) {
 		!strings.Contains(r, `name="csrf"`) {
 		t.Fatalf("policies page: %d\n%s", res.StatusCode, r)
 	}
+	// Deleting cannot be undone: its button is behind a disclosure that
+	// says so, in a form of its own.
+	if i := strings.Index(r, "<details>"); i < 0 || !strings.Contains(r[i:], fmt.Sprintf(`action="/admin/policies/%d/delete" data-testid="policy-delete-form"`, p.ID)) ||
+		!strings.Contains(r[i:], "cannot be undone") {
+		t.Errorf("the delete button is not behind a confirming disclosure:\n%s", r)
+	}
 
 	for _, step := range []struct{ action, state, notice string }{
 		{"disable", "disabled", "Policy disabled"},
