@@ -39,6 +39,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.ackResolutionsStmt, err = db.PrepareContext(ctx, ackResolutions); err != nil {
 		return nil, fmt.Errorf("error preparing query AckResolutions: %w", err)
 	}
+	if q.addAdminActivityStmt, err = db.PrepareContext(ctx, addAdminActivity); err != nil {
+		return nil, fmt.Errorf("error preparing query AddAdminActivity: %w", err)
+	}
 	if q.addApprovalStmt, err = db.PrepareContext(ctx, addApproval); err != nil {
 		return nil, fmt.Errorf("error preparing query AddApproval: %w", err)
 	}
@@ -321,6 +324,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listActivePoliciesStmt, err = db.PrepareContext(ctx, listActivePolicies); err != nil {
 		return nil, fmt.Errorf("error preparing query ListActivePolicies: %w", err)
 	}
+	if q.listAdminActivityStmt, err = db.PrepareContext(ctx, listAdminActivity); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAdminActivity: %w", err)
+	}
 	if q.listAgentKeysStmt, err = db.PrepareContext(ctx, listAgentKeys); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAgentKeys: %w", err)
 	}
@@ -553,6 +559,11 @@ func (q *Queries) Close() error {
 	if q.ackResolutionsStmt != nil {
 		if cerr := q.ackResolutionsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing ackResolutionsStmt: %w", cerr)
+		}
+	}
+	if q.addAdminActivityStmt != nil {
+		if cerr := q.addAdminActivityStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing addAdminActivityStmt: %w", cerr)
 		}
 	}
 	if q.addApprovalStmt != nil {
@@ -1025,6 +1036,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listActivePoliciesStmt: %w", cerr)
 		}
 	}
+	if q.listAdminActivityStmt != nil {
+		if cerr := q.listAdminActivityStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAdminActivityStmt: %w", cerr)
+		}
+	}
 	if q.listAgentKeysStmt != nil {
 		if cerr := q.listAgentKeysStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listAgentKeysStmt: %w", cerr)
@@ -1409,6 +1425,7 @@ type Queries struct {
 	ackPlanAnswersStmt                   *sql.Stmt
 	ackRemediationsStmt                  *sql.Stmt
 	ackResolutionsStmt                   *sql.Stmt
+	addAdminActivityStmt                 *sql.Stmt
 	addApprovalStmt                      *sql.Stmt
 	addChangeSymbolStmt                  *sql.Stmt
 	addEventStmt                         *sql.Stmt
@@ -1503,6 +1520,7 @@ type Queries struct {
 	getWebhookTargetStmt                 *sql.Stmt
 	giveUpOutboxStmt                     *sql.Stmt
 	listActivePoliciesStmt               *sql.Stmt
+	listAdminActivityStmt                *sql.Stmt
 	listAgentKeysStmt                    *sql.Stmt
 	listAllStandingApprovalsStmt         *sql.Stmt
 	listAttentionAsksStmt                *sql.Stmt
@@ -1582,6 +1600,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		ackPlanAnswersStmt:                   q.ackPlanAnswersStmt,
 		ackRemediationsStmt:                  q.ackRemediationsStmt,
 		ackResolutionsStmt:                   q.ackResolutionsStmt,
+		addAdminActivityStmt:                 q.addAdminActivityStmt,
 		addApprovalStmt:                      q.addApprovalStmt,
 		addChangeSymbolStmt:                  q.addChangeSymbolStmt,
 		addEventStmt:                         q.addEventStmt,
@@ -1676,6 +1695,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getWebhookTargetStmt:                 q.getWebhookTargetStmt,
 		giveUpOutboxStmt:                     q.giveUpOutboxStmt,
 		listActivePoliciesStmt:               q.listActivePoliciesStmt,
+		listAdminActivityStmt:                q.listAdminActivityStmt,
 		listAgentKeysStmt:                    q.listAgentKeysStmt,
 		listAllStandingApprovalsStmt:         q.listAllStandingApprovalsStmt,
 		listAttentionAsksStmt:                q.listAttentionAsksStmt,

@@ -8,6 +8,16 @@ import (
 	"database/sql"
 )
 
+type AdminActivity struct {
+	ID         int64
+	At         string
+	Actor      string
+	Action     string
+	Target     string
+	BeforeJson sql.NullString
+	AfterJson  sql.NullString
+}
+
 type AgentKey struct {
 	ID        int64
 	Name      string

@@ -17,6 +17,7 @@ type Querier interface {
 	AckRemediations(ctx context.Context, arg AckRemediationsParams) (int64, error)
 	// The agent acknowledged brief_id: what it delivered was received.
 	AckResolutions(ctx context.Context, arg AckResolutionsParams) (int64, error)
+	AddAdminActivity(ctx context.Context, arg AddAdminActivityParams) error
 	AddApproval(ctx context.Context, arg AddApprovalParams) error
 	AddChangeSymbol(ctx context.Context, arg AddChangeSymbolParams) error
 	AddEvent(ctx context.Context, arg AddEventParams) error
@@ -203,6 +204,9 @@ type Querier interface {
 	GiveUpOutbox(ctx context.Context, arg GiveUpOutboxParams) (int64, error)
 	// The policies a change is evaluated against: neither disabled nor deleted.
 	ListActivePolicies(ctx context.Context) ([]Policy, error)
+	// The admin actions older than the cursor (an id), newest first, whose
+	// action starts with the prefix ('' for every one).
+	ListAdminActivity(ctx context.Context, arg ListAdminActivityParams) ([]AdminActivity, error)
 	ListAgentKeys(ctx context.Context) ([]ListAgentKeysRow, error)
 	// Every approval still waiting for its second, for the pages that show
 	// "1 of 2": few at any time, as approvals settle when they take effect.

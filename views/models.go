@@ -17,7 +17,9 @@ import (
 // Page is what every full page needs.
 type Page struct {
 	Title string
-	// Nav names the current section: attention, sessions, missions, users, keys.
+	// Nav names the current section: attention, sessions, missions, audit,
+	// or an admin page (users, keys, tools, policies, rules, webhooks,
+	// activity).
 	Nav string
 	// Viewer is the signed-in person; nil on the sign-in page.
 	Viewer *Viewer
@@ -83,6 +85,28 @@ func Stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC"
 func current(nav, section string) string {
 	if nav == section {
 		return "page"
+	}
+	return "false"
+}
+
+// adminSection is one admin page in the admin pages' own navigation.
+type adminSection struct{ Nav, Href, Label string }
+
+// adminSections are the admin pages, in the order their navigation lists
+// them. The main navigation has one Admin entry for all of them.
+var adminSections = []adminSection{
+	{"users", "/admin/users", "Users"}, {"keys", "/admin/keys", "Agent keys"}, {"tools", "/admin/tools", "Tools"},
+	{"policies", "/admin/policies", "Policies"}, {"rules", "/admin/rules", "Rules"},
+	{"webhooks", "/admin/webhooks", "Notifications"}, {"activity", "/admin/activity", "Activity"},
+}
+
+// inSection is the aria-current of a navigation entry that stands for a
+// section of pages: "true" on any page of it, "false" elsewhere.
+func inSection(nav string, sections []adminSection) string {
+	for _, s := range sections {
+		if s.Nav == nav {
+			return "true"
+		}
 	}
 	return "false"
 }

@@ -449,6 +449,12 @@ func routeTable() []routeCase {
 				return fmt.Sprintf("/api/v1/webhooks/%d", w.ID), nil, ""
 			},
 			want: statuses(http.StatusOK, []caller{asAdmin})},
+		// The admin activity: admins only; reading writes nothing.
+		{method: http.MethodGet, path: "/api/v1/admin/activity",
+			setup: func(*webtest.API) (string, any, string) {
+				return "/api/v1/admin/activity?limit=5&action=policy", nil, ""
+			},
+			want: statuses(http.StatusOK, []caller{asAdmin})},
 		{method: http.MethodPost, path: "/api/v1/sessions/:id/tool-calls/check",
 			setup: func(a *webtest.API) (string, any, string) {
 				id, r := run(a)
@@ -585,6 +591,7 @@ func routeTable() []routeCase {
 		consoleOnly(http.MethodPost, "/admin/webhooks/:id/remove", func(*webtest.API) (string, string) {
 			return "/admin/webhooks/1/remove", ""
 		}),
+		consoleOnly(http.MethodGet, "/admin/activity", nil),
 		consoleOnly(http.MethodPost, "/asks/:id/answer", func(a *webtest.API) (string, string) {
 			return "/asks/ask_unknown/answer", ""
 		}),

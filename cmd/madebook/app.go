@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"os/user"
 	"time"
 
 	"github.com/madebook/madebook/db"
@@ -66,10 +67,20 @@ func (a *app) audit() *audit.Service {
 	return s
 }
 
-// importRules stores proposed architecture rules as advisory ones and
-// returns how many it stored.
-func (a *app) importRules(ctx context.Context, rs []rules.Rule) (int, error) {
-	return a.gov.Policies.ImportRules(ctx, rs)
+// importRules stores proposed architecture rules as advisory ones, as the
+// operator at the command line, and returns how many it stored.
+func (a *app) importRules(ctx context.Context, by auth.Actor, rs []rules.Rule) (int, error) {
+	return a.gov.Policies.ImportRules(ctx, by, rs)
+}
+
+// operator is the person at the local command line, as the admin
+// activity records what they do: "cli", with the operating system's user
+// (getenv's USER when the system cannot say).
+func operator(getenv func(string) string) auth.Actor {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return auth.CommandLine(u.Username)
+	}
+	return auth.CommandLine(getenv("USER"))
 }
 
 // handler is the whole HTTP surface over the app's services: the

@@ -252,15 +252,15 @@ func newAuditWorld(t *testing.T, store *db.Store, now func() time.Time) auditWor
 	ctx := context.Background()
 	w := auditWorld{now: now, gov: governance.New(store, now)}
 	authSvc := auth.NewService(store, now).WithPasswordCost(bcrypt.MinCost)
-	u, err := authSvc.AddUser(ctx, "lead@example.com", "password-123", auth.Lead)
+	u, err := authSvc.AddUser(ctx, testkit.Operator, "lead@example.com", "password-123", auth.Lead)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.lead = auth.Actor{UserID: u.ID, Email: u.Email, Role: u.Role}
-	if w.token, err = authSvc.CreateToken(ctx, u.Email); err != nil {
+	if w.token, err = authSvc.CreateToken(ctx, testkit.Operator, u.Email); err != nil {
 		t.Fatal(err)
 	}
-	key, err := authSvc.CreateKey(ctx, auth.Actor{}, "agent")
+	key, err := authSvc.CreateKey(ctx, testkit.Operator, "agent")
 	if err != nil {
 		t.Fatal(err)
 	}

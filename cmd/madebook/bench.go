@@ -157,7 +157,7 @@ const benchKeys = 10
 // i-th of key i mod benchKeys, one in ten with an open gate, and returns
 // the keys' secrets and the sessions' ids.
 func benchLoad(ctx context.Context, a *app, n int) ([]string, []string, error) {
-	u, err := a.auth.AddUser(ctx, "bench@example.com", "bench-password-123", auth.Lead)
+	u, err := a.auth.AddUser(ctx, auth.CommandLine("bench"), "bench@example.com", "bench-password-123", auth.Lead)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -167,7 +167,7 @@ func benchLoad(ctx context.Context, a *app, n int) ([]string, []string, error) {
 	}
 	keys, agents := make([]string, benchKeys), make([]auth.Actor, benchKeys)
 	for i := range keys {
-		if keys[i], err = a.auth.CreateKey(ctx, auth.Actor{}, fmt.Sprintf("bench-agent-%d", i+1)); err != nil {
+		if keys[i], err = a.auth.CreateKey(ctx, auth.CommandLine("bench"), fmt.Sprintf("bench-agent-%d", i+1)); err != nil {
 			return nil, nil, err
 		}
 		if agents[i], err = a.auth.Authenticate(ctx, keys[i]); err != nil {

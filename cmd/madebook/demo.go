@@ -41,14 +41,14 @@ var defaultDemoPace = demoPace{briefEvery: 5 * time.Second, gateEvery: 20 * time
 // error only if the setup fails.
 func runDemo(ctx context.Context, a *app, base string, pace demoPace, stdout io.Writer, logger *slog.Logger) error {
 	password := rand.Text()
-	if _, err := a.auth.AddUser(ctx, demoEmail, password, auth.Admin); err != nil {
+	if _, err := a.auth.AddUser(ctx, auth.CommandLine("demo"), demoEmail, password, auth.Admin); err != nil {
 		return fmt.Errorf("demo user: %w", err)
 	}
-	token, err := a.auth.CreateToken(ctx, demoEmail)
+	token, err := a.auth.CreateToken(ctx, auth.CommandLine("demo"), demoEmail)
 	if err != nil {
 		return fmt.Errorf("demo token: %w", err)
 	}
-	key, err := a.auth.CreateKey(ctx, auth.Actor{}, demoAgent)
+	key, err := a.auth.CreateKey(ctx, auth.CommandLine("demo"), demoAgent)
 	if err != nil {
 		return fmt.Errorf("demo agent key: %w", err)
 	}

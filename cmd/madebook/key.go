@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-
-	"github.com/madebook/madebook/internal/auth"
 )
 
 // runKeyCreate is `madebook key create`: it prints a new agent key, once.
@@ -20,7 +18,7 @@ func runKeyCreate(ctx context.Context, c stdio, args []string) error {
 	if *name == "" {
 		return f.fail("key create needs --name")
 	}
-	return printSecret(ctx, c, *path, func(a *app) (string, error) { return a.auth.CreateKey(ctx, auth.Actor{}, *name) })
+	return printSecret(ctx, c, *path, func(a *app) (string, error) { return a.auth.CreateKey(ctx, operator(c.getenv), *name) })
 }
 
 // printSecret creates a secret on the database at path and prints it, one

@@ -38,7 +38,7 @@ func runRulesInfer(ctx context.Context, c stdio, args []string) error {
 		return err
 	}
 	return withApp(ctx, *path, func(a *app) error {
-		n, err := a.importRules(ctx, proposed)
+		n, err := a.importRules(ctx, operator(c.getenv), proposed)
 		if err != nil {
 			return err
 		}

@@ -16,5 +16,5 @@ func runTokenCreate(ctx context.Context, c stdio, args []string) error {
 	if *email == "" {
 		return f.fail("token create needs --email")
 	}
-	return printSecret(ctx, c, *path, func(a *app) (string, error) { return a.auth.CreateToken(ctx, *email) })
+	return printSecret(ctx, c, *path, func(a *app) (string, error) { return a.auth.CreateToken(ctx, operator(c.getenv), *email) })
 }

@@ -35,7 +35,7 @@ func runUserAdd(ctx context.Context, c stdio, args []string) error {
 		return err
 	}
 	return withApp(ctx, *path, func(a *app) error {
-		u, err := a.auth.AddUser(ctx, *email, password, r)
+		u, err := a.auth.AddUser(ctx, operator(c.getenv), *email, password, r)
 		if err != nil {
 			return err
 		}

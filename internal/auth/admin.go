@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/activity"
 	"github.com/madebook/madebook/internal/errs"
 )
 
@@ -105,9 +106,12 @@ func (s *Service) SetRole(ctx context.Context, by Actor, userID int64, role Role
 		if err := q.SetUserRole(ctx, db.SetUserRoleParams{ID: userID, Role: string(role)}); err != nil {
 			return err
 		}
+		before := userState(u)
 		u.Role = role
-		_, err = q.DeleteUserWebSessions(ctx, userID)
-		return err
+		if _, err = q.DeleteUserWebSessions(ctx, userID); err != nil {
+			return err
+		}
+		return activity.Record(ctx, q, s.now(), by.Who(), activity.UserRole, userTarget(u.Email), before, userState(u))
 	})
 	if err != nil {
 		return User{}, fmt.Errorf("set role of user %d: %w", userID, err)
@@ -145,11 +149,16 @@ func (s *Service) SetDisabled(ctx context.Context, by Actor, userID int64, disab
 		if err := q.SetUserDisabledAt(ctx, db.SetUserDisabledAtParams{ID: userID, DisabledAt: at}); err != nil {
 			return err
 		}
+		before := userState(u)
 		u.Disabled = disabled
+		action := activity.UserEnable
 		if disabled {
-			_, err = q.DeleteUserWebSessions(ctx, userID)
+			action = activity.UserDisable
+			if _, err = q.DeleteUserWebSessions(ctx, userID); err != nil {
+				return err
+			}
 		}
-		return err
+		return activity.Record(ctx, q, s.now(), by.Who(), action, userTarget(u.Email), before, userState(u))
 	})
 	if err != nil {
 		return User{}, fmt.Errorf("set user %d disabled=%t: %w", userID, disabled, err)
@@ -199,13 +208,29 @@ func (s *Service) RevokeKey(ctx context.Context, by Actor, keyID int64) (Key, er
 		}
 		c := db.StoredRow("agent_keys", row.ID)
 		k = Key{ID: row.ID, Name: row.Name, CreatedAt: c.Time("created_at", row.CreatedAt), RevokedAt: now.UTC()}
-		return c.Err()
+		if err := c.Err(); err != nil {
+			return err
+		}
+		return activity.Record(ctx, q, now, by.Who(), activity.KeyRevoke, keyTarget(k.ID, k.Name),
+			activity.State{"name": k.Name, "revoked": false}, activity.State{"name": k.Name, "revoked": true})
 	})
 	if err != nil {
 		return Key{}, fmt.Errorf("revoke agent key %d: %w", keyID, err)
 	}
 	s.Forget()
 	return k, nil
+}
+
+// userTarget names a user in the admin activity.
+func userTarget(email string) string { return "user " + email }
+
+// keyTarget names an agent key in the admin activity.
+func keyTarget(id int64, name string) string { return fmt.Sprintf("key %d (%s)", id, name) }
+
+// userState is what the admin activity records of a user: never the
+// password or its hash.
+func userState(u User) activity.State {
+	return activity.State{"email": u.Email, "role": string(u.Role), "disabled": u.Disabled}
 }
 
 // getUser reads a user in a transaction, or returns user_not_found.

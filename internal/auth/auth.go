@@ -20,6 +20,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/activity"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/input"
 )
@@ -54,6 +55,46 @@ type Actor struct {
 	KeyID   int64
 	KeyName string
 	System  string
+	// OSUser is the operating system's user running the local command
+	// line (CommandLine only; "" when unknown).
+	OSUser string
+}
+
+// commandLine is the System name of the local command line.
+const commandLine = "cli"
+
+// CommandLine is the operator at the local command line (madebook user
+// add, key create, token create, rules infer --apply), who holds the
+// database file and may do there what an admin may. osUser is the
+// operating system's user running it ("" when unknown); the admin
+// activity record names it.
+func CommandLine(osUser string) Actor { return Actor{System: commandLine, OSUser: osUser} }
+
+// IsCommandLine reports whether the actor is the local command line.
+func (a Actor) IsCommandLine() bool { return a.System == commandLine && !a.IsPerson() && !a.IsAgent() }
+
+// Who names the actor in the admin activity record: a person's email,
+// "cli" (or "cli:USER", with the operating system's user) for the local
+// command line, and the Label of anyone else.
+func (a Actor) Who() string {
+	switch {
+	case a.IsPerson():
+		return a.Email
+	case a.IsCommandLine() && a.OSUser != "":
+		return commandLine + ":" + a.OSUser
+	case a.IsCommandLine():
+		return commandLine
+	}
+	return a.Label()
+}
+
+// RequireOperator returns a forbidden error unless the actor is an admin
+// or the local command line.
+func (a Actor) RequireOperator(what string) error {
+	if a.IsAdmin() || a.IsCommandLine() {
+		return nil
+	}
+	return errs.E(errs.Forbidden, "forbidden", "Only an admin can %s.", what)
 }
 
 // System is Madebook itself doing the named work on its own, e.g.
@@ -158,9 +199,14 @@ func NormalizeEmail(s string) (string, error) {
 	return e, nil
 }
 
-// AddUser adds a person. Errors: invalid_email, invalid_role,
-// invalid_password (under 8 characters or over 72 bytes), email_taken.
-func (s *Service) AddUser(ctx context.Context, email, password string, role Role) (User, error) {
+// AddUser adds a person; by is who adds them (an admin, or the command
+// line), recorded with the new user in the admin activity. Errors:
+// forbidden, invalid_email, invalid_role, invalid_password (under 8
+// characters or over 72 bytes), email_taken.
+func (s *Service) AddUser(ctx context.Context, by Actor, email, password string, role Role) (User, error) {
+	if err := by.RequireOperator("add a user"); err != nil {
+		return User{}, err
+	}
 	email, err := NormalizeEmail(email)
 	if err != nil {
 		return User{}, err
@@ -184,9 +230,13 @@ func (s *Service) AddUser(ctx context.Context, email, password string, role Role
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
+		now := s.now()
 		u, err = q.CreateUser(ctx, db.CreateUserParams{Email: email, PasswordHash: string(hash), Role: string(role),
-			CreatedAt: db.FormatTime(s.now())})
-		return err
+			CreatedAt: db.FormatTime(now)})
+		if err != nil {
+			return err
+		}
+		return activity.Record(ctx, q, now, by.Who(), activity.UserAdd, userTarget(u.Email), nil, userState(userFrom(u)))
 	})
 	if err != nil {
 		return User{}, fmt.Errorf("add user %s: %w", email, err)
@@ -228,10 +278,15 @@ const MaxKeyName = 100
 // CreateKey creates an agent key and returns its secret, which is shown
 // once and stored only as a hash. by is who creates it: a person is
 // recorded as its creator, and never approves the work of its sessions
-// (a key made from the command line has no creator). Errors:
-// name_required, name_too_long, invalid_characters (a key's name is one
-// line: it names the agent everywhere), name_taken.
+// (a key made from the command line has no creator). The admin activity
+// records it, never its secret. Errors: forbidden (by is neither an admin
+// nor the command line), name_required, name_too_long,
+// invalid_characters (a key's name is one line: it names the agent
+// everywhere), name_taken.
 func (s *Service) CreateKey(ctx context.Context, by Actor, name string) (string, error) {
+	if err := by.RequireOperator("create an agent key"); err != nil {
+		return "", err
+	}
 	name, err := input.Required("name", name, MaxKeyName)
 	if err != nil {
 		return "", err
@@ -250,8 +305,13 @@ func (s *Service) CreateKey(ctx context.Context, by Actor, name string) (string,
 			return err
 		}
 		creator := sql.NullInt64{Int64: by.UserID, Valid: by.IsPerson()}
-		_, err := q.CreateAgentKey(ctx, db.CreateAgentKeyParams{Name: name, KeyHash: hash, CreatedAt: db.FormatTime(s.now()), CreatedBy: creator})
-		return err
+		now := s.now()
+		k, err := q.CreateAgentKey(ctx, db.CreateAgentKeyParams{Name: name, KeyHash: hash, CreatedAt: db.FormatTime(now), CreatedBy: creator})
+		if err != nil {
+			return err
+		}
+		return activity.Record(ctx, q, now, by.Who(), activity.KeyCreate, keyTarget(k.ID, k.Name), nil,
+			activity.State{"name": k.Name, "revoked": false})
 	})
 	if err != nil {
 		return "", fmt.Errorf("create key %q: %w", name, err)
@@ -260,8 +320,13 @@ func (s *Service) CreateKey(ctx context.Context, by Actor, name string) (string,
 }
 
 // CreateToken creates a personal API token for the user with this email and
-// returns its secret, shown once. Errors: user_not_found.
-func (s *Service) CreateToken(ctx context.Context, email string) (string, error) {
+// returns its secret, shown once; by is who creates it (an admin, or the
+// command line), recorded in the admin activity, never the secret.
+// Errors: forbidden, user_not_found.
+func (s *Service) CreateToken(ctx context.Context, by Actor, email string) (string, error) {
+	if err := by.RequireOperator("create a personal token"); err != nil {
+		return "", err
+	}
 	email = strings.ToLower(strings.TrimSpace(email))
 	secret, hash, err := newSecret(tokenPrefix)
 	if err != nil {
@@ -274,8 +339,13 @@ func (s *Service) CreateToken(ctx context.Context, email string) (string, error)
 		} else if err != nil {
 			return err
 		}
-		_, err = q.CreateAPIToken(ctx, db.CreateAPITokenParams{UserID: u.ID, TokenHash: hash, CreatedAt: db.FormatTime(s.now())})
-		return err
+		now := s.now()
+		id, err := q.CreateAPIToken(ctx, db.CreateAPITokenParams{UserID: u.ID, TokenHash: hash, CreatedAt: db.FormatTime(now)})
+		if err != nil {
+			return err
+		}
+		return activity.Record(ctx, q, now, by.Who(), activity.TokenCreate, userTarget(u.Email), nil,
+			activity.State{"token_id": id, "role": u.Role})
 	})
 	if err != nil {
 		return "", fmt.Errorf("create token for %s: %w", email, err)

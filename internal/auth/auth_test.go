@@ -101,7 +101,7 @@ func TestAddUser(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			u, err := k.Auth.AddUser(t.Context(), tt.email, tt.password, tt.role)
+			u, err := k.Auth.AddUser(t.Context(), testkit.Operator, tt.email, tt.password, tt.role)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,7 +122,7 @@ func TestAddUser(t *testing.T) {
 func TestAddUserRefuses(t *testing.T) {
 	t.Parallel()
 	k := testkit.New(t)
-	if _, err := k.Auth.AddUser(t.Context(), "taken@example.com", "password-123", auth.Lead); err != nil {
+	if _, err := k.Auth.AddUser(t.Context(), testkit.Operator, "taken@example.com", "password-123", auth.Lead); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -149,7 +149,7 @@ func TestAddUserRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			refused(t, k, tt.kind, tt.code, func() error {
-				_, err := k.Auth.AddUser(t.Context(), tt.email, tt.password, tt.role)
+				_, err := k.Auth.AddUser(t.Context(), testkit.Operator, tt.email, tt.password, tt.role)
 				return err
 			})
 		})
@@ -192,11 +192,11 @@ func TestCheckPassword(t *testing.T) {
 	t.Parallel()
 	k := testkit.New(t)
 	ctx := t.Context()
-	lead, err := k.Auth.AddUser(ctx, "lead@example.com", "correct horse", auth.Lead)
+	lead, err := k.Auth.AddUser(ctx, testkit.Operator, "lead@example.com", "correct horse", auth.Lead)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := k.Auth.AddUser(ctx, "gone@example.com", "correct horse", auth.Viewer); err != nil {
+	if _, err := k.Auth.AddUser(ctx, testkit.Operator, "gone@example.com", "correct horse", auth.Viewer); err != nil {
 		t.Fatal(err)
 	}
 	exec(t, k, `UPDATE users SET disabled_at = ? WHERE email = ?`, db.FormatTime(k.Clock.Now()), "gone@example.com")
@@ -248,11 +248,11 @@ func TestCreateKey(t *testing.T) {
 	t.Parallel()
 	k := testkit.New(t)
 	ctx := t.Context()
-	first, err := k.Auth.CreateKey(ctx, auth.Actor{}, " builder ")
+	first, err := k.Auth.CreateKey(ctx, testkit.Operator, " builder ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := k.Auth.CreateKey(ctx, auth.Actor{}, "reviewer")
+	second, err := k.Auth.CreateKey(ctx, testkit.Operator, "reviewer")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +281,7 @@ func TestCreateKey(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			refused(t, k, tt.kind, tt.code, func() error {
-				secret, err := k.Auth.CreateKey(ctx, auth.Actor{}, tt.key)
+				secret, err := k.Auth.CreateKey(ctx, testkit.Operator, tt.key)
 				if err != nil && secret != "" {
 					t.Errorf("a refused key still returned a secret")
 				}
@@ -290,7 +290,7 @@ func TestCreateKey(t *testing.T) {
 		})
 	}
 	t.Run("a name of 100 characters is enough, however many bytes they take", func(t *testing.T) {
-		if _, err := k.Auth.CreateKey(ctx, auth.Actor{}, strings.Repeat("é", 100)); err != nil {
+		if _, err := k.Auth.CreateKey(ctx, testkit.Operator, strings.Repeat("é", 100)); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -300,16 +300,16 @@ func TestCreateToken(t *testing.T) {
 	t.Parallel()
 	k := testkit.New(t)
 	ctx := t.Context()
-	u, err := k.Auth.AddUser(ctx, "viewer@example.com", "password-123", auth.Viewer)
+	u, err := k.Auth.AddUser(ctx, testkit.Operator, "viewer@example.com", "password-123", auth.Viewer)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Run("a token is made for a known email in any case, and each token works", func(t *testing.T) {
-		a, err := k.Auth.CreateToken(ctx, "viewer@example.com")
+		a, err := k.Auth.CreateToken(ctx, testkit.Operator, "viewer@example.com")
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := k.Auth.CreateToken(ctx, " VIEWER@example.com ")
+		b, err := k.Auth.CreateToken(ctx, testkit.Operator, " VIEWER@example.com ")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -325,7 +325,7 @@ func TestCreateToken(t *testing.T) {
 	})
 	t.Run("a token for an unknown email is not found", func(t *testing.T) {
 		refused(t, k, errs.NotFound, "user_not_found", func() error {
-			_, err := k.Auth.CreateToken(ctx, "nobody@example.com")
+			_, err := k.Auth.CreateToken(ctx, testkit.Operator, "nobody@example.com")
 			return err
 		})
 	})
@@ -335,29 +335,29 @@ func TestAuthenticate(t *testing.T) {
 	t.Parallel()
 	k := testkit.New(t)
 	ctx := t.Context()
-	key, err := k.Auth.CreateKey(ctx, auth.Actor{}, "builder")
+	key, err := k.Auth.CreateKey(ctx, testkit.Operator, "builder")
 	if err != nil {
 		t.Fatal(err)
 	}
-	lead, err := k.Auth.AddUser(ctx, "lead@example.com", "password-123", auth.Lead)
+	lead, err := k.Auth.AddUser(ctx, testkit.Operator, "lead@example.com", "password-123", auth.Lead)
 	if err != nil {
 		t.Fatal(err)
 	}
-	token, err := k.Auth.CreateToken(ctx, lead.Email)
+	token, err := k.Auth.CreateToken(ctx, testkit.Operator, lead.Email)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A revoked key and a disabled user's token, never authenticated
 	// before they were revoked and disabled.
-	revoked, err := k.Auth.CreateKey(ctx, auth.Actor{}, "retired")
+	revoked, err := k.Auth.CreateKey(ctx, testkit.Operator, "retired")
 	if err != nil {
 		t.Fatal(err)
 	}
 	exec(t, k, `UPDATE agent_keys SET revoked_at = ? WHERE name = 'retired'`, db.FormatTime(k.Clock.Now()))
-	if _, err := k.Auth.AddUser(ctx, "gone@example.com", "password-123", auth.Admin); err != nil {
+	if _, err := k.Auth.AddUser(ctx, testkit.Operator, "gone@example.com", "password-123", auth.Admin); err != nil {
 		t.Fatal(err)
 	}
-	goneToken, err := k.Auth.CreateToken(ctx, "gone@example.com")
+	goneToken, err := k.Auth.CreateToken(ctx, testkit.Operator, "gone@example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,14 +419,14 @@ func TestSecretsAreStoredHashed(t *testing.T) {
 	k := testkit.New(t)
 	ctx := context.Background()
 	const password = "very-secret-password"
-	if _, err := k.Auth.AddUser(ctx, "lead@example.com", password, auth.Lead); err != nil {
+	if _, err := k.Auth.AddUser(ctx, testkit.Operator, "lead@example.com", password, auth.Lead); err != nil {
 		t.Fatal(err)
 	}
-	token, err := k.Auth.CreateToken(ctx, "lead@example.com")
+	token, err := k.Auth.CreateToken(ctx, testkit.Operator, "lead@example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := k.Auth.CreateKey(ctx, auth.Actor{}, "builder")
+	key, err := k.Auth.CreateKey(ctx, testkit.Operator, "builder")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/activity"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/input"
@@ -59,6 +60,7 @@ type Services struct {
 	Lifecycle    *LifecycleService   // Report
 	Permissions  *PermissionService  // Answer
 	Webhooks     *WebhookService     // Create, List, Remove
+	Activity     *ActivityService    // List: what admins did
 	// Notify writes the notifications every write's timeline events cause
 	// to the webhook outbox, in the write's transaction; the ledger shares
 	// it.
@@ -77,7 +79,7 @@ func New(store db.Transactor, now func() time.Time) *Services {
 	return &Services{Missions: &MissionService{c}, Sessions: &SessionService{c}, Decisions: &DecisionService{c},
 		Plans: plans, Lifecycle: &LifecycleService{core: c, plans: plans}, Remediations: &RemediationService{c}, Changes: newChangeService(c),
 		Evidence: &EvidenceService{c}, Policies: &PolicyService{c}, Attention: &AttentionService{c},
-		Briefs: &BriefService{c}, Permissions: &PermissionService{c}, Webhooks: &WebhookService{c}, Notify: c.notes, now: c.now}
+		Briefs: &BriefService{c}, Permissions: &PermissionService{c}, Webhooks: &WebhookService{c}, Activity: &ActivityService{c}, Notify: c.notes, now: c.now}
 }
 
 // DefaultMaxOpenGates is how many open gates one session may hold by
@@ -219,6 +221,12 @@ func (c *core) event(ctx context.Context, q db.Querier, session string, actor au
 		return fmt.Errorf("record %s: %w", kind, err)
 	}
 	return nil
+}
+
+// did records an admin action in q, the write's transaction, so that the
+// change and its record commit together (package activity).
+func (c *core) did(ctx context.Context, q db.Querier, actor auth.Actor, action, target string, before, after activity.State) error {
+	return activity.Record(ctx, q, c.now(), actor.Who(), action, target, before, after)
 }
 
 // encodeList stores a list as a JSON array; db.Stored.List reads it.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/activity"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/input"
@@ -128,7 +129,10 @@ func (s *PolicyService) Create(ctx context.Context, actor auth.Actor, in PolicyI
 		row, err = q.CreatePolicy(ctx, db.CreatePolicyParams{Name: p.Name, Severity: string(p.Severity), Kind: string(p.Kind),
 			Pattern: p.Pattern, Action: string(p.Action), CreatedAt: db.FormatTime(s.now()),
 			CreatedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}})
-		return err
+		if err != nil {
+			return err
+		}
+		return s.did(ctx, q, actor, activity.PolicyCreate, policyTarget(row), nil, policyState(row))
 	})
 	if err != nil {
 		return PolicyView{}, fmt.Errorf("create policy %q: %w", p.Name, err)
@@ -157,23 +161,34 @@ func (s *PolicyService) SetEnabled(ctx context.Context, actor auth.Actor, id int
 		arg.DisabledAt = db.NullTime(s.now())
 		arg.DisabledBy = sql.NullInt64{Int64: actor.UserID, Valid: actor.UserID != 0}
 	}
+	action := activity.PolicyDisable
+	if enabled {
+		action = activity.PolicyEnable
+	}
 	var row db.Policy
 	err := s.write(ctx, func(q db.Querier) error {
-		var err error
-		row, err = q.SetPolicyDisabled(ctx, arg)
+		was, err := q.GetPolicy(ctx, id)
 		if errors.Is(err, sql.ErrNoRows) {
 			return errs.E(errs.NotFound, "policy_not_found", "No policy has the id %d.", id)
+		} else if err != nil {
+			return err
 		}
-		return err
+		if row, err = q.SetPolicyDisabled(ctx, arg); err != nil {
+			return err
+		}
+		if before, after := policyState(was), policyState(row); activity.Changed(before, after) {
+			return s.did(ctx, q, actor, action, policyTarget(row), before, after)
+		}
+		return nil
 	})
 	if err != nil {
 		return PolicyView{}, fmt.Errorf("%s %d: %w", what, id, err)
 	}
-	action := "policy.disabled"
+	logged := "policy.disabled"
 	if enabled {
-		action = "policy.enabled"
+		logged = "policy.enabled"
 	}
-	s.adminDid(ctx, actor, action, row)
+	s.adminDid(ctx, actor, logged, row)
 	return s.policyView(row)
 }
 
@@ -192,8 +207,10 @@ func (s *PolicyService) Delete(ctx context.Context, actor auth.Actor, id int64) 
 			DeletedBy: sql.NullInt64{Int64: actor.UserID, Valid: actor.UserID != 0}})
 		if errors.Is(err, sql.ErrNoRows) {
 			return errs.E(errs.NotFound, "policy_not_found", "No policy has the id %d.", id)
+		} else if err != nil {
+			return err
 		}
-		return err
+		return s.did(ctx, q, actor, activity.PolicyDelete, policyTarget(row), policyState(row), nil)
 	})
 	if err != nil {
 		return PolicyView{}, fmt.Errorf("delete policy %d: %w", id, err)
@@ -202,11 +219,20 @@ func (s *PolicyService) Delete(ctx context.Context, actor auth.Actor, id int64) 
 	return s.policyView(row)
 }
 
-// adminDid records an admin's change to a policy, who did it and when, in
-// the server log, as the console records its other admin actions.
+// adminDid logs an admin's change to a policy, who did it and when, in
+// the server log, besides the admin activity record written with it.
 func (s *PolicyService) adminDid(ctx context.Context, actor auth.Actor, action string, p db.Policy, attrs ...any) {
 	s.log.InfoContext(ctx, "admin action", append([]any{"action", action, "target", fmt.Sprintf("policy %d (%s)", p.ID, p.Name),
 		"by", actor.Label(), "by_id", actor.UserID}, attrs...)...)
+}
+
+// policyTarget names a policy in the admin activity.
+func policyTarget(p db.Policy) string { return fmt.Sprintf("policy %d (%s)", p.ID, p.Name) }
+
+// policyState is what the admin activity records of a policy.
+func policyState(p db.Policy) activity.State {
+	return activity.State{"name": p.Name, "severity": p.Severity, "kind": p.Kind, "pattern": p.Pattern, "action": p.Action,
+		"builtin": p.Builtin, "enabled": !p.DisabledAt.Valid}
 }
 
 // List lists every policy but the deleted ones, disabled ones too, each
@@ -316,7 +342,10 @@ func (s *PolicyService) CreateRule(ctx context.Context, actor auth.Actor, in Rul
 		row, err = q.CreateRule(ctx, db.CreateRuleParams{Concern: r.Concern, Chosen: r.Chosen, Departures: encodeList(r.Departures),
 			Support: int64(r.Support), Total: int64(r.Total), Enforced: r.Enforced, CreatedAt: db.FormatTime(s.now()),
 			CreatedBy: sql.NullInt64{Int64: actor.UserID, Valid: actor.UserID != 0}})
-		return err
+		if err != nil {
+			return err
+		}
+		return s.did(ctx, q, actor, activity.RuleCreate, fmt.Sprintf("rule %d (%s)", row.ID, row.Concern), nil, ruleState(r))
 	})
 	if err != nil {
 		return RuleView{}, fmt.Errorf("create rule: %w", err)
@@ -355,10 +384,25 @@ func ruleView(r db.Rule) (RuleView, error) {
 	return v, nil
 }
 
+// ruleState is what the admin activity records of a rule.
+func ruleState(r rules.Rule) activity.State {
+	departures := r.Departures
+	if departures == nil {
+		departures = []string{}
+	}
+	return activity.State{"concern": r.Concern, "chosen": r.Chosen, "departures": departures, "support": r.Support,
+		"total": r.Total, "enforced": r.Enforced}
+}
+
 // ImportRules stores inferred rules as advisory, for the operator's
-// `madebook rules infer --apply`, and returns how many it stored. Errors:
-// invalid_rule (none is stored then).
-func (s *PolicyService) ImportRules(ctx context.Context, rs []rules.Rule) (int, error) {
+// `madebook rules infer --apply`, and returns how many it stored; the
+// admin activity records the import as one action. Errors: forbidden
+// (actor is neither an admin nor the command line), invalid_rule (none
+// is stored then).
+func (s *PolicyService) ImportRules(ctx context.Context, actor auth.Actor, rs []rules.Rule) (int, error) {
+	if err := actor.RequireOperator("import architecture rules"); err != nil {
+		return 0, err
+	}
 	for _, r := range rs {
 		if err := r.Validate(); err != nil {
 			return 0, errs.E(errs.Invalid, "invalid_rule", "%s: %v", r.Concern, err)
@@ -366,13 +410,22 @@ func (s *PolicyService) ImportRules(ctx context.Context, rs []rules.Rule) (int, 
 	}
 	now := s.now()
 	err := s.write(ctx, func(q db.Querier) error {
+		imported := make([]activity.State, 0, len(rs))
 		for _, r := range rs {
-			if _, err := q.CreateRule(ctx, db.CreateRuleParams{Concern: r.Concern, Chosen: r.Chosen, Departures: encodeList(r.Departures),
-				Support: int64(r.Support), Total: int64(r.Total), Enforced: false, CreatedAt: db.FormatTime(now)}); err != nil {
+			row, err := q.CreateRule(ctx, db.CreateRuleParams{Concern: r.Concern, Chosen: r.Chosen, Departures: encodeList(r.Departures),
+				Support: int64(r.Support), Total: int64(r.Total), Enforced: false, CreatedAt: db.FormatTime(now)})
+			if err != nil {
 				return err
 			}
+			r.Enforced = false
+			st := ruleState(r)
+			st["id"] = row.ID
+			imported = append(imported, st)
 		}
-		return nil
+		if len(rs) == 0 {
+			return nil
+		}
+		return s.did(ctx, q, actor, activity.RulesImport, fmt.Sprintf("%d rules", len(rs)), nil, activity.State{"rules": imported})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("import rules: %w", err)

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/activity"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/change"
 	"github.com/madebook/madebook/internal/errs"
@@ -39,6 +40,15 @@ func riskGates(ctx context.Context, q db.Querier) (map[string]string, error) {
 		gates[band] = v
 	}
 	return gates, nil
+}
+
+// gatesState is what the admin activity records of the risk gates.
+func gatesState(gates map[string]string) activity.State {
+	out := make(activity.State, len(gates))
+	for band, gate := range gates {
+		out[band] = gate
+	}
+	return out
 }
 
 // MaxRiskGate is the most characters of what a change needs before merge
@@ -84,14 +94,22 @@ func (s *PolicyService) SetRiskGates(ctx context.Context, actor auth.Actor, gate
 	}
 	var out map[string]string
 	err = s.write(ctx, func(q db.Querier) error {
+		was, err := riskGates(ctx, q)
+		if err != nil {
+			return err
+		}
 		for band, gate := range gates {
 			if err := q.SetSetting(ctx, db.SetSettingParams{Key: riskGateKey(band), Value: gate}); err != nil {
 				return err
 			}
 		}
-		var err error
-		out, err = riskGates(ctx, q)
-		return err
+		if out, err = riskGates(ctx, q); err != nil {
+			return err
+		}
+		if before, after := gatesState(was), gatesState(out); activity.Changed(before, after) {
+			return s.did(ctx, q, actor, activity.RiskGatesSet, "risk gates", before, after)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("set risk gates: %w", err)

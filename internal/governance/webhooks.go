@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/activity"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/input"
@@ -131,7 +132,13 @@ func (s *WebhookService) Create(ctx context.Context, actor auth.Actor, in Webhoo
 		var err error
 		row, err = q.CreateWebhook(ctx, db.CreateWebhookParams{Url: in.URL, Secret: in.Secret, Events: encodeList(in.Events),
 			CreatedAt: db.FormatTime(s.now()), CreatedBy: sql.NullInt64{Int64: actor.UserID, Valid: actor.UserID != 0}})
-		return err
+		if err != nil {
+			return err
+		}
+		// The secret is handed over only to be redacted: the record says
+		// that there is one.
+		return s.did(ctx, q, actor, activity.WebhookCreate, webhookTarget(row.ID, row.Url), nil,
+			activity.State{"url": in.URL, "events": in.Events, "secret": in.Secret})
 	})
 	if err != nil {
 		return Webhook{}, fmt.Errorf("add webhook: %w", err)
@@ -186,6 +193,9 @@ func (s *WebhookService) List(ctx context.Context, actor auth.Actor) ([]Webhook,
 	return out, nil
 }
 
+// webhookTarget names an endpoint in the admin activity.
+func webhookTarget(id int64, url string) string { return fmt.Sprintf("webhook %d (%s)", id, url) }
+
 // deliveryFrom converts an outbox row; an error names the row.
 func deliveryFrom(d db.ListWebhookDeliveriesRow) (WebhookDelivery, error) {
 	c := db.StoredRow("outbox", d.ID)
@@ -228,7 +238,11 @@ func (s *WebhookService) Remove(ctx context.Context, actor auth.Actor, id int64)
 		if _, err := q.RemoveWebhook(ctx, db.RemoveWebhookParams{RemovedAt: removed, ID: id}); err != nil {
 			return err
 		}
-		return q.AbandonWebhookOutbox(ctx, db.AbandonWebhookOutboxParams{GaveUpAt: removed, WebhookID: id})
+		if err := q.AbandonWebhookOutbox(ctx, db.AbandonWebhookOutboxParams{GaveUpAt: removed, WebhookID: id}); err != nil {
+			return err
+		}
+		before := activity.State{"url": row.Url, "events": db.StoredRow("webhooks", row.ID).List("events", row.Events)}
+		return s.did(ctx, q, actor, activity.WebhookDelete, webhookTarget(row.ID, row.Url), before, nil)
 	})
 	if err != nil {
 		return Webhook{}, fmt.Errorf("remove webhook %d: %w", id, err)

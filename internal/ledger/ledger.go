@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/activity"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/gate"
@@ -912,8 +913,19 @@ func (s *Service) SetTool(ctx context.Context, actor auth.Actor, server, tool st
 	}
 	now := s.now()
 	err = s.store.Write(ctx, func(q db.Querier) error {
-		return q.UpsertTool(ctx, db.UpsertToolParams{Server: server, Tool: tool, SideEffecting: sideEffecting,
-			UpdatedAt: db.FormatTime(now), UpdatedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}})
+		before, err := toolState(ctx, q, server, tool)
+		if err != nil {
+			return err
+		}
+		if err := q.UpsertTool(ctx, db.UpsertToolParams{Server: server, Tool: tool, SideEffecting: sideEffecting,
+			UpdatedAt: db.FormatTime(now), UpdatedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}}); err != nil {
+			return err
+		}
+		after := activity.State{"side_effecting": sideEffecting}
+		if !activity.Changed(before, after) {
+			return nil
+		}
+		return activity.Record(ctx, q, now, actor.Who(), activity.ToolSet, toolTarget(server, tool), before, after)
 	})
 	if err != nil {
 		return Tool{}, fmt.Errorf("classify %s.%s: %w", server, tool, err)
@@ -933,6 +945,10 @@ func (s *Service) DeleteTool(ctx context.Context, actor auth.Actor, server, tool
 	// was classified under remove it.
 	server, tool = strings.TrimSpace(server), strings.TrimSpace(tool)
 	return s.store.Write(ctx, func(q db.Querier) error {
+		before, err := toolState(ctx, q, server, tool)
+		if err != nil {
+			return err
+		}
 		n, err := q.DeleteTool(ctx, db.DeleteToolParams{Server: server, Tool: tool})
 		if err != nil {
 			return err
@@ -940,6 +956,21 @@ func (s *Service) DeleteTool(ctx context.Context, actor auth.Actor, server, tool
 		if n == 0 {
 			return errs.E(errs.NotFound, "tool_not_found", "No tool %s.%s is in the registry.", server, tool)
 		}
-		return nil
+		return activity.Record(ctx, q, s.now(), actor.Who(), activity.ToolDelete, toolTarget(server, tool), before, nil)
 	})
+}
+
+// toolTarget names a tool in the admin activity.
+func toolTarget(server, tool string) string { return "tool " + server + "." + tool }
+
+// toolState is what the admin activity records of a tool's
+// classification: nil when the registry does not hold it.
+func toolState(ctx context.Context, q db.Querier, server, tool string) (activity.State, error) {
+	t, err := q.GetTool(ctx, db.GetToolParams{Server: server, Tool: tool})
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	return activity.State{"side_effecting": t.SideEffecting}, nil
 }

@@ -101,11 +101,11 @@ func (k *Kit) Person(role auth.Role) (auth.Actor, string) {
 	k.TB.Helper()
 	email := fmt.Sprintf("%s%d@example.com", role, k.next())
 	ctx := context.Background()
-	u, err := k.Auth.AddUser(ctx, email, "password-123", role)
+	u, err := k.Auth.AddUser(ctx, Operator, email, "password-123", role)
 	if err != nil {
 		k.TB.Fatal(err)
 	}
-	token, err := k.Auth.CreateToken(ctx, email)
+	token, err := k.Auth.CreateToken(ctx, Operator, email)
 	if err != nil {
 		k.TB.Fatal(err)
 	}
@@ -118,11 +118,16 @@ func (k *Kit) Lead() (auth.Actor, string) { return k.Person(auth.Lead) }
 // Agent creates an agent key and returns its actor and secret.
 func (k *Kit) Agent() (auth.Actor, string) {
 	k.TB.Helper()
-	return k.AgentBy(auth.Actor{})
+	return k.AgentBy(Operator)
 }
 
-// AgentBy creates an agent key as creator (a person, who then never
-// approves its work) and returns its actor and secret.
+// Operator is the local command line as the kit's helpers act: they add
+// people and keys as `madebook user add` and `key create` do, which the
+// admin activity records as "cli:testkit".
+var Operator = auth.CommandLine("testkit")
+
+// AgentBy creates an agent key as creator (an admin, who then never
+// approves its work, or Operator) and returns its actor and secret.
 func (k *Kit) AgentBy(creator auth.Actor) (auth.Actor, string) {
 	k.TB.Helper()
 	key, err := k.Auth.CreateKey(context.Background(), creator, fmt.Sprintf("agent-%d", k.next()))

@@ -64,4 +64,5 @@ func Routes(e *echo.Echo, d Deps) {
 	v1.GET("/webhooks", handleWebhookList(d.Gov.Webhooks))
 	v1.POST("/webhooks", handleWebhookCreate(d.Gov.Webhooks))
 	v1.DELETE("/webhooks/:id", handleWebhookDelete(d.Gov.Webhooks))
+	v1.GET("/admin/activity", handleActivityList(d.Gov.Activity))
 }

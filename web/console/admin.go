@@ -61,7 +61,7 @@ func (k *console) addUser(c echo.Context, email, role, password string) (auth.Us
 	if err != nil {
 		return auth.User{}, err
 	}
-	return k.auth.AddUser(c.Request().Context(), email, password, r)
+	return k.auth.AddUser(c.Request().Context(), httpx.Actor(c), email, password, r)
 }
 
 // handleUserRole serves POST /admin/users/:id/role (admin): the person's

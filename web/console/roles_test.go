@@ -303,7 +303,9 @@ func (e *consoleEnv) totals() string {
 	e.fatal(err)
 	n, err := e.Kit.Gov.Attention.Count(ctx)
 	e.fatal(err)
-	return fmt.Sprintf("missions=%d sessions=%d users=%d keys=%d attention=%d", len(ms), len(ss), len(users), len(keys), n)
+	// Every admin action records itself: a refused one records nothing.
+	acts := e.Kit.Rows(`SELECT count(*) AS admin_activity FROM admin_activity`)
+	return fmt.Sprintf("missions=%d sessions=%d users=%d keys=%d attention=%d %s", len(ms), len(ss), len(users), len(keys), n, acts)
 }
 
 // cookieToken is the caller's console session token, "" when signed out.
@@ -557,6 +559,7 @@ func consoleRouteTable() []consoleRouteCase {
 				return consoleCall{path: "/admin/tools/delete", state: e.toolsState,
 					form: url.Values{"server": {"github"}, "tool": {tool}}}
 			}},
+		{method: http.MethodGet, path: "/admin/activity", setup: page("/admin/activity?action=policy&limit=10"), want: adminPage},
 		{method: http.MethodGet, path: "/admin/webhooks", setup: page("/admin/webhooks"), want: adminPage},
 		{method: http.MethodPost, path: "/admin/webhooks", want: adminAction, writes: true,
 			setup: func(e *consoleEnv, _ consoleCaller) consoleCall {

@@ -69,7 +69,8 @@ func Routes(e *echo.Echo, d Deps) ErrorRenderer {
 	e.GET("/audit", k.handleAudit(), in...)
 	e.GET("/audit/:report", k.handleAuditReport(), in...)
 	// Admin pages: users, agent keys, policies, rules, tools, webhook
-	// endpoints (admins only; every action logged).
+	// endpoints (admins only; every action recorded, in the admin
+	// activity, and logged), and the Activity page that lists them.
 	admin := append(in[:len(in):len(in)], k.requireAdmin)
 	e.GET("/admin/users", k.handleUsers(), admin...)
 	e.POST("/admin/users", k.handleUserAdd(d.Logger), admin...)
@@ -92,5 +93,6 @@ func Routes(e *echo.Echo, d Deps) ErrorRenderer {
 	e.GET("/admin/webhooks", k.handleWebhooks(), admin...)
 	e.POST("/admin/webhooks", k.handleWebhookAdd(d.Logger), admin...)
 	e.POST("/admin/webhooks/:id/remove", k.handleWebhookRemove(d.Logger), admin...)
+	e.GET("/admin/activity", k.handleActivity(), admin...)
 	return k.renderError
 }

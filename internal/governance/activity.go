@@ -1,0 +1,71 @@
+package governance
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/activity"
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/input"
+)
+
+// ActivityService reads the record of what admins did (package activity
+// writes it, in each admin action's transaction).
+type ActivityService struct{ *core }
+
+// ActivityPage is a page of the admin activity, newest first.
+type ActivityPage struct {
+	Items []activity.Entry `json:"items"`
+	// NextBefore is the cursor of the next, older page (its ?before=);
+	// nil on the last page.
+	NextBefore *int64 `json:"next_before"`
+}
+
+// List returns a page of the admin activity, newest first (admins only).
+// Errors: forbidden, invalid_limit (not 1 to activity.MaxLimit),
+// invalid_before (not a positive id), action_too_long,
+// invalid_characters.
+func (s *ActivityService) List(ctx context.Context, actor auth.Actor, p activity.Page) (ActivityPage, error) {
+	if err := actor.RequireAdmin("read the admin activity"); err != nil {
+		return ActivityPage{}, err
+	}
+	if p.Limit == 0 {
+		p.Limit = activity.DefaultLimit
+	}
+	if p.Limit < 1 || p.Limit > activity.MaxLimit {
+		return ActivityPage{}, errs.E(errs.Invalid, "invalid_limit", "The limit must be a whole number from 1 to %d.", activity.MaxLimit).In("limit")
+	}
+	if p.Before < 0 {
+		return ActivityPage{}, errs.E(errs.Invalid, "invalid_before", "before must be the id of an entry, as a page's next_before gives it.").In("before")
+	}
+	before := p.Before
+	if before == 0 {
+		before = math.MaxInt64
+	}
+	action, err := input.Optional("action", p.Action, activity.MaxFilter)
+	if err != nil {
+		return ActivityPage{}, err
+	}
+	rows, err := s.store.Reader().ListAdminActivity(ctx, db.ListAdminActivityParams{Before: before, Prefix: action,
+		Lim: int64(p.Limit) + 1})
+	if err != nil {
+		return ActivityPage{}, fmt.Errorf("list admin activity: %w", err)
+	}
+	out := ActivityPage{Items: make([]activity.Entry, 0, min(len(rows), p.Limit))}
+	for i, r := range rows {
+		if i == p.Limit {
+			next := out.Items[i-1].ID
+			out.NextBefore = &next
+			break
+		}
+		e, err := activity.FromRow(r)
+		if err != nil {
+			return ActivityPage{}, fmt.Errorf("list admin activity: %w", err)
+		}
+		out.Items = append(out.Items, e)
+	}
+	return out, nil
+}

@@ -1,0 +1,12 @@
+-- name: AddAdminActivity :exec
+INSERT INTO admin_activity (at, actor, action, target, before_json, after_json)
+VALUES (sqlc.arg(at), sqlc.arg(actor), sqlc.arg(action), sqlc.arg(target), sqlc.narg(before_json), sqlc.narg(after_json));
+
+-- name: ListAdminActivity :many
+-- The admin actions older than the cursor (an id), newest first, whose
+-- action starts with the prefix ('' for every one).
+SELECT id, at, actor, action, target, before_json, after_json
+FROM admin_activity
+WHERE id < sqlc.arg(before) AND substr(action, 1, length(CAST(sqlc.arg(prefix) AS TEXT))) = CAST(sqlc.arg(prefix) AS TEXT)
+ORDER BY id DESC
+LIMIT sqlc.arg(lim);
