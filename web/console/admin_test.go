@@ -309,9 +309,17 @@ func TestAdminPagesAreForAdminsOnly(t *testing.T) {
 		}
 	}
 	t.Run("an admin sees the links", func(t *testing.T) {
-		home := a.signInAs(a.Admin.Email).Open("/")
-		if !strings.Contains(home.Body, `href="/admin/users"`) || !strings.Contains(home.Body, `href="/admin/keys"`) {
-			t.Errorf("an admin sees no links to the admin pages")
+		b := a.signInAs(a.Admin.Email)
+		// One Admin entry in the navigation; on the admin pages, a link
+		// to each of them.
+		if home := b.Open("/"); !strings.Contains(home.Body, `href="/admin/users"`) || strings.Contains(home.Body, `data-testid="admin-nav"`) {
+			t.Errorf("an admin's home page has no Admin entry, or the admin pages' links")
+		}
+		users := b.Open("/admin/users")
+		for _, link := range []string{"/admin/users", "/admin/keys", "/admin/tools", "/admin/policies", "/admin/rules", "/admin/webhooks", "/admin/activity"} {
+			if !strings.Contains(users.Body, `href="`+link+`"`) {
+				t.Errorf("the admin pages do not link to %s", link)
+			}
 		}
 	})
 	t.Run("anyone not signed in is sent to sign in", func(t *testing.T) {

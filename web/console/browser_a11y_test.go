@@ -50,6 +50,7 @@ func TestBrowserEveryPagePassesAxe(t *testing.T) {
 		"/admin/rules":         {"/admin/rules"},
 		"/admin/tools":         {"/admin/tools"},
 		"/admin/webhooks":      {"/admin/webhooks"},
+		"/admin/activity":      {"/admin/activity"},
 	}
 	for _, name := range audit.Names() {
 		pages["/audit/:report"] = append(pages["/audit/:report"], "/audit/"+name)
