@@ -6,7 +6,9 @@
 // key that owns what the call is about, and another agent key. People
 // call the console from a signed-in browser (session cookie and CSRF
 // token) and everything else with their personal token; agents always
-// send their key. TestTheAuthorizationMatrix runs every cell and checks
+// send their key (on the console, an admin's token sent without a browser
+// session is tried too: a bearer secret never opens the console).
+// TestTheAuthorizationMatrix runs every cell and checks
 // that a refusal writes nothing (every table, compared before and after);
 // TestTheAuthorizationMatrixCoversEverySurface fails when a route, a tool
 // or a resource has no row.
@@ -46,21 +48,25 @@ const (
 	asAdmin
 	asOwnAgent   // the agent key that opened the session
 	asOtherAgent // another agent key
+	// asAdminToken is an admin's personal token sent to the console by a
+	// browser without a session: a bearer secret is not a browser session,
+	// so it gets what an agent key gets. Console rows only.
+	asAdminToken
 )
 
 var callers = []caller{asAnonymous, asViewer, asLead, asAdmin, asOwnAgent, asOtherAgent}
 
 func (c caller) String() string {
-	return [...]string{"anonymous", "viewer", "lead", "admin", "the session's agent", "another agent"}[c]
+	return [...]string{"anonymous", "viewer", "lead", "admin", "the session's agent", "another agent", "an admin's token without a browser session"}[c]
 }
 
 func tokenOf(a *webtest.API, c caller) string {
-	return [...]string{"", a.ViewerTok, a.LeadTok, a.AdminTok, a.AgentKey, a.OtherKey}[c]
+	return [...]string{"", a.ViewerTok, a.LeadTok, a.AdminTok, a.AgentKey, a.OtherKey, a.AdminTok}[c]
 }
 
 // person is the person a caller is (zero for anonymous and the agents).
 func person(a *webtest.API, c caller) auth.Actor {
-	return [...]auth.Actor{{}, a.Viewer, a.Lead, a.Admin, {}, {}}[c]
+	return [...]auth.Actor{{}, a.Viewer, a.Lead, a.Admin, {}, {}, {}}[c]
 }
 
 // routeCase is one row of the matrix: a route of routes.go, or an MCP
@@ -865,8 +871,15 @@ func TestTheAuthorizationMatrix(t *testing.T) {
 	a := webtest.NewAPI(t)
 	parent := t
 	for _, rc := range routeTable() {
-		for _, c := range callers {
+		cs := callers
+		if rc.console {
+			cs = append(slices.Clone(callers), asAdminToken)
+		}
+		for _, c := range cs {
 			want := rc.status(c)
+			if c == asAdminToken {
+				want = rc.status(asOwnAgent)
+			}
 			outcome := fmt.Sprint(want)
 			if code := rc.toolError[c]; code != "" {
 				outcome += " with the tool error " + code
@@ -886,7 +899,7 @@ func TestTheAuthorizationMatrix(t *testing.T) {
 				var r webtest.Response
 				if rc.console {
 					bearer := ""
-					if c == asOwnAgent || c == asOtherAgent {
+					if c == asOwnAgent || c == asOtherAgent || c == asAdminToken {
 						bearer = tokenOf(a, c)
 					}
 					form, _ := body.(url.Values)
