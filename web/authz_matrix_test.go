@@ -207,6 +207,10 @@ func mcpResource(name, other string, uri func(a *webtest.API) string) routeCase 
 	return rc
 }
 
+// routeTable is the authorization matrix: one row per route of routes.go
+// and per MCP tool and resource, each with its setup and its cells. A new
+// route, tool or resource needs its row here (the coverage test fails
+// without one).
 func routeTable() []routeCase {
 	ctx := context.Background()
 	plainSession := func(a *webtest.API) string { return a.Session(false) }
