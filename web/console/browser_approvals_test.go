@@ -55,9 +55,8 @@ func TestBrowserTwoLeadsResolveAGate(t *testing.T) {
 	ctx2 := webtest.NewBrowser(t)
 	webtest.SignIn(t, ctx2, app.URL, second.Email)
 	webtest.OpenItem(t, ctx2, item)
-	typed, err := chromedp.Run(ctx2, chromedp.Value(chromedp.CSS(item+` input[name=resolution]`)))
-	if err != nil || typed != "Keep it" {
-		t.Fatalf("the second lead's form holds %q (%v), want the first lead's resolution", typed, err)
+	if typed := webtest.ValueOf(t, ctx2, item+` input[name=resolution]`); typed != "Keep it" {
+		t.Fatalf("the second lead's form holds %q, want the first lead's resolution", typed)
 	}
 	if got := webtest.TextOf(t, ctx2, item+` [data-testid=resolve-form] button[type=submit]`); got != "Resolve "+d.Ref+" (2 of 2)" {
 		t.Errorf("the button says %q", got)

@@ -146,7 +146,7 @@ func TestBrowserFiftyItemsFitAsAList(t *testing.T) {
 	g1, g2 := in.gates[0], in.gates[1]
 	line := func(ref string) string { return `[data-testid=attention-item][data-ref="` + ref + `"]` }
 	for _, ref := range []string{g1, g2} {
-		webtest.Do(t, ctx, "select "+ref, chromedp.Focus(chromedp.CSS(line(ref))), chromedp.KeyEvent("x"))
+		webtest.Do(t, ctx, "select "+ref, webtest.Focus(line(ref)), chromedp.KeyEvent("x"))
 	}
 	webtest.Do(t, ctx, "the bar appears", chromedp.WaitVisible(chromedp.CSS(`#bulk [data-testid=bulk-submit]`)))
 	if got := webtest.TextOf(t, ctx, `[data-testid=bulk-count]`); got != "2 gates" {
@@ -236,8 +236,9 @@ func TestBrowserFiltersNarrowTheList(t *testing.T) {
 
 	webtest.Do(t, ctx, "everything, then one mission", webtest.Click(`[data-testid=clear-filters]`),
 		chromedp.WaitNotPresent(chromedp.CSS(`[data-testid=clear-filters]`)),
+		// Choosing a mission submits the filters (data-autosubmit): the
+		// page reloads with the filter set.
 		webtest.Fill(`[data-testid=filter-mission]`, in.risky),
-		chromedp.Submit(chromedp.CSS(`[data-testid=filters]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=clear-filters]`)))
 	// Two sessions of ten are on the high-risk mission (the 5th and the
 	// 10th): 3 and 2 of the 27 gates, and the plan.
@@ -298,9 +299,8 @@ func TestBrowserPushKeepsTheFormBeingTyped(t *testing.T) {
 	}
 	paused := `[data-testid=attention-item][data-kind=paused][data-ref="` + in.sessions[9] + `"]`
 	webtest.Do(t, ctx, "the pushed item appears", chromedp.WaitVisible(chromedp.CSS(paused)))
-	typed, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(gate+` input[name=resolution]`)))
-	if err != nil || typed != "Keep the ta" {
-		t.Errorf("the field being typed in holds %q (%v) after the push", typed, err)
+	if typed := webtest.ValueOf(t, ctx, gate+` input[name=resolution]`); typed != "Keep the ta" {
+		t.Errorf("the field being typed in holds %q after the push", typed)
 	}
 	focused, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.activeElement.name || ""`))
 	if err != nil || focused != "resolution" {

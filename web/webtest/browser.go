@@ -164,6 +164,19 @@ func TextOf(t *testing.T, ctx context.Context, sel string) string {
 	return strings.TrimSpace(got.Text)
 }
 
+// ValueOf is the value of the field sel selects, read in one step with
+// finding it, as TextOf reads text.
+func ValueOf(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	got, err := chromedp.Run(ctx, chromedp.PollFunction[struct{ Value string }](
+		`(sel) => { const el = document.querySelector(sel); return el ? {Value: el.value} : null }`,
+		chromedp.WithPollingArgs(sel), chromedp.WithPollingTimeout(10*time.Second)))
+	if err != nil {
+		t.Fatalf("value of %s: %v", sel, err)
+	}
+	return got.Value
+}
+
 // WaitText waits until the element sel selects shows want (trimmed), for
 // text a push or a swap updates after the action that caused it; it fails
 // with the text last seen.
@@ -184,6 +197,12 @@ func WaitText(t *testing.T, ctx context.Context, sel, want string) {
 // in between fails it with "Could not find node with given id".
 func Click(sel string) chromedp.Action[chromedp.Void] {
 	return act(sel, `el.click()`)
+}
+
+// Focus focuses the element sel selects, found and focused in one step
+// inside the page, as Click does.
+func Focus(sel string) chromedp.Action[chromedp.Void] {
+	return act(sel, `el.focus()`)
 }
 
 // Fill puts text in the field sel selects and tells the page it changed
