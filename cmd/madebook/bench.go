@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,8 @@ type benchConfig struct {
 	duration    time.Duration
 	concurrency int
 	rate        int
+	// cpuProfile, when set, is where the closed loop's CPU profile goes.
+	cpuProfile string
 }
 
 // runBench is `madebook bench`: it serves Madebook on a throwaway
@@ -37,7 +40,7 @@ type benchConfig struct {
 // (closed loop), and the 99th percentile latency at a fixed rate (open
 // loop), printing each figure and its ratio to /healthz's.
 func runBench(ctx context.Context, c stdio, args []string) error {
-	f := newFlags("bench", "madebook bench [--sessions N] [--duration D] [--concurrency N] [--rate R]",
+	f := newFlags("bench", "madebook bench [--sessions N] [--duration D] [--concurrency N] [--rate R] [--cpuprofile FILE]",
 		"Serve Madebook on a throwaway database with N sessions of one agent (one in ten with an\n"+
 			"open gate, every one briefed once), then measure over loopback HTTP, one route at a\n"+
 			"time: /healthz (the floor), POST /brief and the executor check (POST\n"+
@@ -49,6 +52,7 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 	f.DurationVar(&cfg.duration, "duration", 5*time.Second, "measure each route for `D`")
 	f.IntVar(&cfg.concurrency, "concurrency", 32, "`N` clients in the closed loop")
 	f.IntVar(&cfg.rate, "rate", 1000, "`R` requests a second in the open loop")
+	f.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write the CPU profile of the closed loop (server and clients, one process) to `FILE`, for go tool pprof")
 	if err := f.parse(c, args); err != nil {
 		return err
 	}
@@ -114,6 +118,16 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 	slice := cfg.duration / benchRounds
 	fmt.Fprintf(c.stdout, "closed loop: %d clients, %s a route (in %d turns)\n", cfg.concurrency, cfg.duration, benchRounds)
 	answered, failed := map[string]int64{}, map[string]int64{}
+	if cfg.cpuProfile != "" {
+		out, err := os.Create(cfg.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer out.Close()
+		if err := pprof.StartCPUProfile(out); err != nil {
+			return err
+		}
+	}
 	for range benchRounds {
 		for _, r := range routes {
 			n, bad := benchClosed(client, r.req, cfg.concurrency, slice)
@@ -121,6 +135,7 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 			failed[r.name] += bad
 		}
 	}
+	pprof.StopCPUProfile()
 	rps := map[string]float64{}
 	for _, r := range routes {
 		rps[r.name] = float64(answered[r.name]) / (slice * benchRounds).Seconds()
