@@ -301,8 +301,16 @@ func highRisk(r *Risk) bool { return r != nil && (r.Band == "high" || r.Band == 
 func reasons(f Facts, now time.Time, rs []candidate) []candidate {
 	var t texts
 	t.b.Grow(160 * reasonCount(f)) // the usual text is shorter; a longer one grows it
+	// The violations' one-file lists share one allocation.
+	var files []string
 	for _, v := range f.Violations {
-		rs = append(rs, violationReason(&t, v))
+		if v.File != "" {
+			if files == nil {
+				files = make([]string, 0, len(f.Violations))
+			}
+			files = append(files, v.File)
+		}
+		rs = append(rs, violationReason(&t, v, files))
 	}
 	if p := f.Pause; p != nil {
 		text := "A person paused this session. Stop all work in this session until the brake is released."
@@ -435,7 +443,9 @@ func AppendDuration(b []byte, d time.Duration) []byte {
 	return b
 }
 
-func violationReason(t *texts, v Violation) candidate {
+// violationReason is v's reason; files ends with v's file, when it has
+// one, which the reason names.
+func violationReason(t *texts, v Violation, files []string) candidate {
 	// "<policy> was violated[ by <match>].[ Found in <file>.]", then the
 	// state's instruction.
 	by, in, dot := "", "", ""
@@ -449,7 +459,7 @@ func violationReason(t *texts, v Violation) candidate {
 	t.write(v.Policy, " was violated", by, v.Match, ".", in, v.File, dot)
 	r := candidate{Reason: Reason{Ref: v.ID}, at: v.At}
 	if v.File != "" {
-		r.Files = []string{v.File}
+		r.Files = files[len(files)-1 : len(files) : len(files)]
 	}
 	switch {
 	case v.BlockMerge:
@@ -594,19 +604,24 @@ func quoted(s string) (string, string, string) {
 }
 
 func breachText(t *texts, b Breach) string {
-	found := strings.Join(b.Found, ", ")
+	start := t.b.Len()
 	switch b.Kind {
 	case ForbidPath:
-		return t.cat("The mission contract forbids changes to ", b.Value, "; this change touches ", found, ". Undo those changes.")
+		t.write("The mission contract forbids changes to ", b.Value, "; this change touches ")
+		t.list(b.Found)
+		t.write(". Undo those changes.")
 	case RequirePath:
-		return t.cat("The mission contract requires a change to ", b.Value, "; this change has none. Make that change.")
+		t.write("The mission contract requires a change to ", b.Value, "; this change has none. Make that change.")
 	case ForbidDependency:
-		return t.cat("The mission contract forbids the dependency ", b.Value, "; this change adds ", found, ". Remove it.")
+		t.write("The mission contract forbids the dependency ", b.Value, "; this change adds ")
+		t.list(b.Found)
+		t.write(". Remove it.")
 	case MaxFilesChanged:
-		return t.cat("The mission contract allows at most ", b.Value, " changed files; this change touches ", strconv.Itoa(b.Count), ". Narrow the change.")
+		t.write("The mission contract allows at most ", b.Value, " changed files; this change touches ", strconv.Itoa(b.Count), ". Narrow the change.")
 	default:
-		return t.cat("The mission contract clause ", string(b.Kind), " ", b.Value, " is broken by this change.")
+		t.write("The mission contract clause ", string(b.Kind), " ", b.Value, " is broken by this change.")
 	}
+	return t.since(start)
 }
 
 func breachFiles(b Breach) []string {
