@@ -6,6 +6,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // langOf returns the language of a source file by its extension.
@@ -88,7 +89,11 @@ func goImports(text string, fragment bool) []string {
 
 	var out []string
 	add := func(lit string) {
-		if p, err := strconv.Unquote(lit); err == nil && p != "" {
+		// An import path is graphic characters without spaces (the Go
+		// spec's restriction, which the go command enforces): a string
+		// that is not one is no import, and could match no rule.
+		if p, err := strconv.Unquote(lit); err == nil && p != "" &&
+			strings.IndexFunc(p, func(r rune) bool { return !unicode.IsGraphic(r) || unicode.IsSpace(r) }) < 0 {
 			out = append(out, p)
 		}
 	}
