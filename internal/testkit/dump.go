@@ -84,3 +84,64 @@ func (k *Kit) Rows(query string, args ...any) []string {
 	}
 	return out
 }
+
+// Fingerprint is a cheap stand-in for Dump where a test compares the
+// database before and after thousands of calls (a fuzz target), and a full
+// dump of a database that grows with every call would cost more than the
+// call: for every table, its row count and the total length of its rows'
+// quoted cells (an update that keeps every cell's length, such as one
+// timestamp for another, goes unseen there), and then, in full, every row
+// of session (its sessions row and every row whose session_id is it),
+// which is where a call about a session writes. session "" skips the rows.
+func (k *Kit) Fingerprint(session string) string {
+	k.TB.Helper()
+	k.fpOnce.Do(func() { k.fpTables = k.fingerprintTables() })
+	var b strings.Builder
+	for _, t := range k.fpTables {
+		var count int64
+		var size float64
+		if err := k.Store.Writer().QueryRow(t.summary).Scan(&count, &size); err != nil {
+			k.TB.Fatalf("fingerprint %s: %v", t.name, err)
+		}
+		fmt.Fprintf(&b, "%s=%d/%.0f\n", t.name, count, size)
+		if session == "" {
+			continue
+		}
+		switch {
+		case t.name == "sessions":
+			b.WriteString(strings.Join(k.Rows(`SELECT * FROM sessions WHERE id = ?`, session), "\n"))
+		case t.bySession:
+			b.WriteString(strings.Join(k.Rows(fmt.Sprintf(`SELECT * FROM %q WHERE session_id = ? ORDER BY rowid`, t.name), session), "\n"))
+		}
+	}
+	return b.String()
+}
+
+// fingerprintTable is how Fingerprint reads one table.
+type fingerprintTable struct {
+	name      string
+	summary   string // count and total length
+	bySession bool   // has a session_id column
+}
+
+// fingerprintTables reads the schema once: every table and its columns.
+func (k *Kit) fingerprintTables() []fingerprintTable {
+	k.TB.Helper()
+	var out []fingerprintTable
+	for _, name := range k.Rows(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`) {
+		name = strings.TrimPrefix(name, "name=")
+		var lengths []string
+		t := fingerprintTable{name: name}
+		for _, col := range k.Rows(fmt.Sprintf(`SELECT name FROM pragma_table_info(%s)`, quoteSQL(name))) {
+			col = strings.TrimPrefix(col, "name=")
+			lengths = append(lengths, fmt.Sprintf("length(quote(%q))", col))
+			t.bySession = t.bySession || col == "session_id"
+		}
+		t.summary = fmt.Sprintf(`SELECT count(*), total(%s) FROM %q`, strings.Join(lengths, " + "), name)
+		out = append(out, t)
+	}
+	return out
+}
+
+// quoteSQL quotes s as an SQL string literal.
+func quoteSQL(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

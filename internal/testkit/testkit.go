@@ -38,6 +38,9 @@ type Kit struct {
 	Clock *Clock
 
 	n atomic.Int64
+
+	fpOnce   sync.Once
+	fpTables []fingerprintTable
 }
 
 // MustOpenDB opens a migrated database in a temporary directory, closed

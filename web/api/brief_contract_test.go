@@ -13,7 +13,7 @@ import (
 )
 
 // requireKeys fails unless obj has every key (extra keys are welcome).
-func requireKeys(t *testing.T, what string, obj map[string]any, keys ...string) {
+func requireKeys(t testing.TB, what string, obj map[string]any, keys ...string) {
 	t.Helper()
 	for _, k := range keys {
 		if _, ok := obj[k]; !ok {
@@ -33,7 +33,7 @@ func keysOf(m map[string]any) []string {
 
 // list returns obj[key] as a JSON array, failing if it is anything else
 // (null included: an empty list is [], never null).
-func jsonList(t *testing.T, obj map[string]any, key string) []any {
+func jsonList(t testing.TB, obj map[string]any, key string) []any {
 	t.Helper()
 	l, ok := obj[key].([]any)
 	if !ok {
@@ -42,7 +42,7 @@ func jsonList(t *testing.T, obj map[string]any, key string) []any {
 	return l
 }
 
-func objects(t *testing.T, obj map[string]any, key string) []map[string]any {
+func objects(t testing.TB, obj map[string]any, key string) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	for i, v := range jsonList(t, obj, key) {
@@ -55,7 +55,7 @@ func objects(t *testing.T, obj map[string]any, key string) []map[string]any {
 	return out
 }
 
-func strs(t *testing.T, obj map[string]any, key string) []string {
+func strs(t testing.TB, obj map[string]any, key string) []string {
 	t.Helper()
 	out := []string{}
 	for i, v := range jsonList(t, obj, key) {
@@ -70,7 +70,7 @@ func strs(t *testing.T, obj map[string]any, key string) []string {
 
 // checkTimes walks a decoded JSON value and fails for every field named
 // "*_at" that is not null and not an RFC 3339 UTC time ("…Z").
-func checkTimes(t *testing.T, path string, v any) int {
+func checkTimes(t testing.TB, path string, v any) int {
 	t.Helper()
 	n := 0
 	switch v := v.(type) {
@@ -96,7 +96,7 @@ func checkTimes(t *testing.T, path string, v any) int {
 }
 
 // checkBrief checks a brief's shape against API.md and returns it.
-func checkBrief(t *testing.T, r webtest.Response, session string) map[string]any {
+func checkBrief(t testing.TB, r webtest.Response, session string) map[string]any {
 	t.Helper()
 	if r.Status != http.StatusOK {
 		t.Fatalf("brief: status %d: %s", r.Status, r.Body)

@@ -28,7 +28,7 @@ import (
 // API is a real Madebook server (real SQLite, real services) served over
 // loopback HTTP, with one person of each role and two agent keys.
 type API struct {
-	T   *testing.T
+	T   testing.TB
 	Kit *testkit.Kit
 	E   *echo.Echo
 	Srv *httptest.Server
@@ -41,7 +41,7 @@ type API struct {
 
 // NewAPI starts a real server on a fresh kit, with a viewer, a lead, an
 // admin and two agent keys, logging to a.Log, closed when the test ends.
-func NewAPI(t *testing.T) *API {
+func NewAPI(t testing.TB) *API {
 	t.Helper()
 	return NewAPIWith(t, func(*web.Deps) {})
 }

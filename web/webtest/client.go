@@ -16,14 +16,14 @@ import (
 // console: it keeps cookies, does not follow redirects, and sends the
 // fetch metadata a browser sends for a same-origin request.
 type Client struct {
-	T    *testing.T
+	T    testing.TB
 	Base string
 	HTTP *http.Client
 	CSRF string
 }
 
 // NewClient returns a browser-like client of the console at base.
-func NewClient(t *testing.T, base string) *Client {
+func NewClient(t testing.TB, base string) *Client {
 	t.Helper()
 	jar, err := cookiejar.New(nil)
 	if err != nil {
@@ -34,7 +34,7 @@ func NewClient(t *testing.T, base string) *Client {
 }
 
 // ConsoleAs signs in with the testkit password and returns the client.
-func ConsoleAs(t *testing.T, base, email string) *Client {
+func ConsoleAs(t testing.TB, base, email string) *Client {
 	t.Helper()
 	b := NewClient(t, base)
 	res, _ := b.Post("/login", url.Values{"email": {email}, "password": {"password-123"}}, "same-origin")
@@ -47,7 +47,7 @@ func ConsoleAs(t *testing.T, base, email string) *Client {
 
 // SignInWith signs in through POST /login and reads the session's CSRF
 // token from the page it lands on.
-func SignInWith(t *testing.T, base, email, password string) *Client {
+func SignInWith(t testing.TB, base, email, password string) *Client {
 	t.Helper()
 	b := NewClient(t, base)
 	r := b.Send(http.MethodPost, "/login", url.Values{"email": {email}, "password": {password}})
