@@ -11,10 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/web/api"
 	"github.com/madebook/madebook/web/webtest"
@@ -37,6 +40,9 @@ import (
 // holding it refers to that session (a body naming a session cannot be
 // guessed by the fuzzer).
 const sessionMark = "@session"
+
+// refMark stands for the gate a console form's setup opened.
+const refMark = "@ref"
 
 // bodyRoutes are the routes of the route table that take a JSON body:
 // every POST, PUT, PATCH and DELETE of the JSON API, /brief and the Claude
@@ -286,7 +292,10 @@ func FuzzPathParameters(f *testing.F) {
 	// The target calls as these people and keys: a fuzzed id that
 	// disabled, demoted or revoked one would turn every later input into a
 	// sign-in redirect or a 401, so their ids are left alone (the route
-	// and admin tests cover disabling and revoking).
+	// and admin tests cover disabling and revoking). So are the default
+	// policies': the setup of /violations/:id/clear needs the secrets
+	// policies to find its secret.
+	defaults := defaultPolicies(a)
 	protected := func(rc routeCase, v string) bool {
 		id, err := strconv.ParseInt(v, 10, 64)
 		switch {
@@ -296,6 +305,8 @@ func FuzzPathParameters(f *testing.F) {
 			return id == a.Admin.UserID || id == a.Lead.UserID || id == a.Viewer.UserID
 		case rc.path == "/admin/keys/:id/revoke":
 			return id == a.Agent.KeyID || id == a.Other.KeyID
+		case strings.Contains(rc.path, "/policies/:id"):
+			return slices.Contains(defaults, id)
 		}
 		return false
 	}
@@ -328,6 +339,19 @@ func FuzzPathParameters(f *testing.F) {
 		}
 		checkAnswer(t, r, rc.page, before, a.Kit.Fingerprint(session), fmt.Sprintf("%s %q", rc.method, path))
 	})
+}
+
+// defaultPolicies are the ids of the policies a fresh database has.
+func defaultPolicies(a *webtest.API) []int64 {
+	var ids []int64
+	for _, row := range a.Kit.Rows(`SELECT id FROM policies`) {
+		id, err := strconv.ParseInt(strings.TrimPrefix(row, "id="), 10, 64)
+		if err != nil {
+			a.T.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 // consoleForm is one console form: its fields, the first four taking the
@@ -377,12 +401,28 @@ var consoleForms = map[string]consoleForm{
 // a real parked ask for /asks/:id/answer (the table's is unknown).
 func formRoutes(tb testing.TB) []routeCase {
 	var out []routeCase
+	var policies atomic.Int64
 	for _, rc := range routeTable() {
 		if !rc.page || rc.method != http.MethodPost || rc.path == "/logout" || rc.path == "/logout/everywhere" {
 			continue
 		}
 		if _, ok := consoleForms[rc.method+" "+rc.path]; !ok {
 			tb.Fatalf("no fields for the form %s %s: add them to consoleForms", rc.method, rc.path)
+		}
+		if strings.HasPrefix(rc.path, "/admin/policies/:id/") {
+			// The table's controls act on policy 1, one of the secrets
+			// policies the setup of /violations/:id/clear needs: these
+			// act on a policy of their own.
+			verb := strings.TrimPrefix(rc.path, "/admin/policies/:id/")
+			rc.setup = func(a *webtest.API) (string, any, string) {
+				p, err := a.Kit.Gov.Policies.Create(context.Background(), a.Admin, governance.PolicyInput{
+					Name:     fmt.Sprintf("Fuzz %s %d", verb, policies.Add(1)),
+					Severity: "low", Kind: "dependency", Pattern: "fuzz-dependency"})
+				if err != nil {
+					a.T.Fatal(err)
+				}
+				return fmt.Sprintf("/admin/policies/%d/%s", p.ID, verb), nil, ""
+			}
 		}
 		if rc.path == "/asks/:id/answer" {
 			rc.setup = func(a *webtest.API) (string, any, string) {
@@ -414,7 +454,7 @@ func FuzzConsoleForm(f *testing.F) {
 	// Seeds: a valid form of each route, then the odd values.
 	valid := map[string][]string{
 		"email": {"new@example.com"}, "password": {"password-123"}, "resolution": {"Keep it."}, "instruction": {"Archive instead."},
-		"refs": {""}, "note": {"ok"}, "option": {"1"}, "reason": {"wait"}, "back": {"/"}, "files": {"web/x.go"}, "severity": {"advisory"},
+		"refs": {refMark}, "note": {"ok"}, "option": {"1"}, "reason": {"wait"}, "back": {"/"}, "files": {"web/x.go"}, "severity": {"advisory"},
 		"as": {"fixed"}, "slug": {"fuzz-seed"}, "title": {"T"}, "contract": {"forbid_path db/"}, "gate_ttl": {"24h"}, "evidence": {"tests"},
 		"role": {"lead"}, "name": {"ci"}, "pattern": {"TODO"}, "kind": {"content_regex"}, "departures": {"redux-toolkit"},
 		"support": {"3"}, "total": {"4"}, "concern": {"server state"}, "server": {"github"}, "tool": {"create_issue"},
@@ -443,9 +483,15 @@ func FuzzConsoleForm(f *testing.F) {
 		for k, vs := range form.defaults {
 			values[k] = vs
 		}
+		// refMark stands for the gate the route's setup opened (the bulk
+		// form's refs name it; the fuzzer cannot guess one).
+		ref := ""
+		if u, err := url.Parse(path); err == nil {
+			ref = u.Query().Get("ref")
+		}
 		for j, field := range form.fields {
 			if j < 4 {
-				values.Set(field, []string{v1, v2, v3, v4}[j])
+				values.Set(field, strings.ReplaceAll([]string{v1, v2, v3, v4}[j], refMark, ref))
 			}
 		}
 		fingerprint := func() string {
