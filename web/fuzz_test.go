@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -14,12 +13,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 
-	"github.com/madebook/madebook/internal/governance"
-	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/web/api"
+	"github.com/madebook/madebook/web/mcp"
 	"github.com/madebook/madebook/web/webtest"
 )
 
@@ -27,7 +24,7 @@ import (
 // FuzzHookEndpoint), every path parameter (FuzzPathParameters) and every
 // console form (FuzzConsoleForm), sent through the real server on a real
 // database, built once per target. Each input gets a fresh world from the
-// route table's setup (a session, a gate, a run…), so what it refers to
+// matrix's setup (a session, a gate, a run…), so what it refers to
 // exists; a refusal must then leave the database as it was.
 //
 // Run one with, e.g.:
@@ -44,14 +41,15 @@ const sessionMark = "@session"
 // refMark stands for the gate a console form's setup opened.
 const refMark = "@ref"
 
-// bodyRoutes are the routes of the route table that take a JSON body:
-// every POST, PUT, PATCH and DELETE of the JSON API, /brief and the Claude
-// Code hook. The console's forms have FuzzConsoleForm; /mcp speaks
-// JSON-RPC through the MCP library, whose own answers are not the API's.
+// bodyRoutes are the rows of the authorization matrix that take a JSON
+// body: every POST, PUT, PATCH and DELETE of the JSON API, /brief and the
+// Claude Code hook. The console's forms have FuzzConsoleForm; the MCP
+// tools speak JSON-RPC through the MCP library, whose answers are not the
+// API's, and are not fuzzed here.
 func bodyRoutes() []routeCase {
 	var out []routeCase
 	for _, rc := range routeTable() {
-		if rc.method != http.MethodGet && !rc.page && rc.path != "/mcp" {
+		if rc.method != http.MethodGet && !rc.page && !rc.console && rc.mcp == "" && rc.path != mcp.Path {
 			out = append(out, rc)
 		}
 	}
@@ -67,6 +65,17 @@ func allowedCaller(rc routeCase) caller {
 		}
 	}
 	return asAnonymous
+}
+
+// latestSession is the session opened last: the one a route's setup
+// opened, when it opened one, whose rows a refusal must leave as they
+// were ("" before the first).
+func latestSession(a *webtest.API) string {
+	rows := a.Kit.Rows(`SELECT id FROM sessions ORDER BY rowid DESC LIMIT 1`)
+	if len(rows) == 0 {
+		return ""
+	}
+	return strings.TrimPrefix(rows[0], "id=")
 }
 
 // serve sends one request straight to the server's handler, in process.
@@ -146,7 +155,8 @@ func openAPIExamples(tb testing.TB) map[string][][]byte {
 // with the session it names replaced by sessionMark.
 func setupBody(tb testing.TB, a *webtest.API, rc routeCase) []byte {
 	tb.Helper()
-	_, body, session := rc.setup(a)
+	_, body := rc.setup(a)
+	session := latestSession(a)
 	if body == nil {
 		return []byte{}
 	}
@@ -178,7 +188,8 @@ func fuzzBodies(f *testing.F, routes []routeCase, seeds [][]byte) {
 	f.Fuzz(func(t *testing.T, route uint8, body []byte) {
 		a.T, a.Kit.TB = t, t
 		rc := routes[int(route)%len(routes)]
-		path, _, session := rc.setup(a)
+		path, _ := rc.setup(a)
+		session := latestSession(a)
 		if session != "" {
 			body = bytes.ReplaceAll(body, []byte(sessionMark), []byte(session))
 		}
@@ -224,12 +235,12 @@ func FuzzHookEndpoint(f *testing.F) {
 	fuzzBodies(f, hook, seeds)
 }
 
-// paramRoutes are the routes of the route table with a path parameter,
-// of every surface (JSON API and console pages and forms).
+// paramRoutes are the routes of the authorization matrix with a path
+// parameter, of every surface (JSON API and console pages and forms).
 func paramRoutes() []routeCase {
 	var out []routeCase
 	for _, rc := range routeTable() {
-		if strings.Contains(rc.path, "/:") {
+		if strings.Contains(rc.path, "/:") && rc.mcp == "" {
 			out = append(out, rc)
 		}
 	}
@@ -264,11 +275,12 @@ func withParams(template, concrete string, values ...string) string {
 func FuzzPathParameters(f *testing.F) {
 	a := webtest.NewAPI(f)
 	admin := webtest.ConsoleAs(f, a.Srv.URL, a.Admin.Email)
+	defaults := defaultPolicies(a) // before the seeds' setups add theirs
 	routes := paramRoutes()
 	// The seeds: what the route's setup makes (a real id), and the odd
 	// values the path tests use.
 	for i, rc := range routes {
-		path, _, _ := rc.setup(a)
+		path, _ := rc.setup(a)
 		tsegs, psegs := strings.Split(rc.path, "/"), strings.Split(strings.SplitN(path, "?", 2)[0], "/")
 		var vals []string
 		for j, s := range tsegs {
@@ -293,9 +305,8 @@ func FuzzPathParameters(f *testing.F) {
 	// disabled, demoted or revoked one would turn every later input into a
 	// sign-in redirect or a 401, so their ids are left alone (the route
 	// and admin tests cover disabling and revoking). So are the default
-	// policies': the setup of /violations/:id/clear needs the secrets
-	// policies to find its secret.
-	defaults := defaultPolicies(a)
+	// policies' (defaults): the setup of /violations/:id/clear needs the
+	// secrets policies to find its secret.
 	protected := func(rc routeCase, v string) bool {
 		id, err := strconv.ParseInt(v, 10, 64)
 		switch {
@@ -316,16 +327,18 @@ func FuzzPathParameters(f *testing.F) {
 		if protected(rc, p1) {
 			t.Skip("the id of a caller the target needs")
 		}
-		concrete, body, session := rc.setup(a)
+		concrete, body := rc.setup(a)
+		session := latestSession(a)
 		path := withParams(rc.path, concrete, p1, p2, p3)
 		before := a.Kit.Fingerprint(session)
 		var r webtest.Response
-		if rc.page {
-			var form url.Values
-			if rc.method == http.MethodPost {
-				form = url.Values{"csrf": {admin.CSRF}}
+		if rc.console {
+			var p webtest.Page
+			if form, _ := body.(url.Values); rc.method == http.MethodPost {
+				p = admin.Submit(path, form)
+			} else {
+				p = admin.Open(path)
 			}
-			p := admin.Send(rc.method, path, form)
 			r = webtest.Response{Status: p.Status, Header: p.Header, Body: []byte(p.Body)}
 		} else {
 			var b []byte
@@ -337,7 +350,7 @@ func FuzzPathParameters(f *testing.F) {
 			}
 			r = serve(a, rc.method, path, tokenOf(a, allowedCaller(rc)), b)
 		}
-		checkAnswer(t, r, rc.page, before, a.Kit.Fingerprint(session), fmt.Sprintf("%s %q", rc.method, path))
+		checkAnswer(t, r, rc.console || rc.page, before, a.Kit.Fingerprint(session), fmt.Sprintf("%s %q", rc.method, path))
 	})
 }
 
@@ -397,47 +410,16 @@ var consoleForms = map[string]consoleForm{
 	"POST /admin/webhooks/:id/remove":  {},
 }
 
-// formRoutes are the console's forms: the route table's POST pages, with
-// a real parked ask for /asks/:id/answer (the table's is unknown).
+// formRoutes are the console's forms: the matrix's console POST rows, but
+// signing out.
 func formRoutes(tb testing.TB) []routeCase {
 	var out []routeCase
-	var policies atomic.Int64
 	for _, rc := range routeTable() {
-		if !rc.page || rc.method != http.MethodPost || rc.path == "/logout" || rc.path == "/logout/everywhere" {
+		if !rc.console || rc.method != http.MethodPost || rc.signsOut {
 			continue
 		}
 		if _, ok := consoleForms[rc.method+" "+rc.path]; !ok {
 			tb.Fatalf("no fields for the form %s %s: add them to consoleForms", rc.method, rc.path)
-		}
-		if strings.HasPrefix(rc.path, "/admin/policies/:id/") {
-			// The table's controls act on policy 1, one of the secrets
-			// policies the setup of /violations/:id/clear needs: these
-			// act on a policy of their own.
-			verb := strings.TrimPrefix(rc.path, "/admin/policies/:id/")
-			rc.setup = func(a *webtest.API) (string, any, string) {
-				p, err := a.Kit.Gov.Policies.Create(context.Background(), a.Admin, governance.PolicyInput{
-					Name:     fmt.Sprintf("Fuzz %s %d", verb, policies.Add(1)),
-					Severity: "low", Kind: "dependency", Pattern: "fuzz-dependency"})
-				if err != nil {
-					a.T.Fatal(err)
-				}
-				return fmt.Sprintf("/admin/policies/%d/%s", p.ID, verb), nil, ""
-			}
-		}
-		if rc.path == "/asks/:id/answer" {
-			rc.setup = func(a *webtest.API) (string, any, string) {
-				id := a.Session(false)
-				r, err := a.Kit.Ledger.StartRun(context.Background(), a.Agent, id, "fuzz", "")
-				if err != nil {
-					a.T.Fatal(err)
-				}
-				q, err := a.Kit.Ledger.RecordAsk(context.Background(), a.Agent, r.ID, ledger.AskInput{Prompt: "save this reading?",
-					Options: map[string]string{"1": "Yes", "2": "No"}})
-				if err != nil {
-					a.T.Fatal(err)
-				}
-				return "/asks/" + q.ID + "/answer", nil, id
-			}
 		}
 		out = append(out, rc)
 	}
@@ -477,18 +459,22 @@ func FuzzConsoleForm(f *testing.F) {
 	f.Fuzz(func(t *testing.T, route uint8, v1, v2, v3, v4 string) {
 		a.T, a.Kit.TB, admin.T = t, t, t
 		rc := routes[int(route)%len(routes)]
-		path, _, session := rc.setup(a)
+		path, body := rc.setup(a)
+		session := latestSession(a)
 		form := consoleForms[rc.method+" "+rc.path]
+		// The fuzzed fields take the fuzzed values; the others keep the
+		// matrix's valid form's.
 		values := url.Values{}
+		valid, _ := body.(url.Values)
+		for k, vs := range valid {
+			values[k] = vs
+		}
 		for k, vs := range form.defaults {
 			values[k] = vs
 		}
 		// refMark stands for the gate the route's setup opened (the bulk
 		// form's refs name it; the fuzzer cannot guess one).
-		ref := ""
-		if u, err := url.Parse(path); err == nil {
-			ref = u.Query().Get("ref")
-		}
+		ref := valid.Get("refs")
 		for j, field := range form.fields {
 			if j < 4 {
 				values.Set(field, strings.ReplaceAll([]string{v1, v2, v3, v4}[j], refMark, ref))
@@ -504,7 +490,14 @@ func FuzzConsoleForm(f *testing.F) {
 			return fp
 		}
 		before := fingerprint()
-		p := admin.Submit(path, values)
+		var p webtest.Page
+		if rc.path == "/login" {
+			// Signing in from the admin's browser would make it someone
+			// else's: a sign-in comes from a browser of its own.
+			p = webtest.NewClient(t, a.Srv.URL).Send(http.MethodPost, path, values)
+		} else {
+			p = admin.Submit(path, values)
+		}
 		r := webtest.Response{Status: p.Status, Header: p.Header, Body: []byte(p.Body)}
 		checkAnswer(t, r, true, before, fingerprint(), fmt.Sprintf("%s %s %q", rc.method, path, values))
 	})

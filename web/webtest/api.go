@@ -48,7 +48,7 @@ func NewAPI(t testing.TB) *API {
 
 // NewAPIWith is NewAPI with the server's settings changed by set (its
 // limits, e.g.) before it starts.
-func NewAPIWith(t *testing.T, set func(*web.Deps)) *API {
+func NewAPIWith(t testing.TB, set func(*web.Deps)) *API {
 	t.Helper()
 	kit := testkit.New(t)
 	log := &Log{}
