@@ -120,6 +120,9 @@ func TestAPlanThatCouldNeverFinishIsRefusedAndWritesNothing(t *testing.T) {
 	}{
 		{"a step waiting on a step the plan lacks", "unknown_dependency", "b", "",
 			plan.Plan{InitialSteps: []plan.Step{{ID: "a"}, {ID: "b", DependsOn: []string{"ghost"}}}}},
+		// Found by FuzzPlanChecks: an empty reference was told as a circle.
+		{"a step waiting on an empty id", "unknown_dependency", "b", "",
+			plan.Plan{InitialSteps: []plan.Step{{ID: "a"}, {ID: "b", DependsOn: []string{""}}}}},
 		{"two steps waiting on each other", "dependency_cycle", "a", "",
 			plan.Plan{InitialSteps: []plan.Step{{ID: "a", DependsOn: []string{"b"}}, {ID: "b", DependsOn: []string{"a"}}}}},
 		{"an option label of 100,000 characters", "label_too_long", "", `stopping_points[0].options["1"].label`,

@@ -74,7 +74,7 @@ func (in PlanInput) Validate() (PlanInput, error) {
 		switch e, ok := errs.As(err); {
 		case ok:
 			return in, e
-		case errors.As(err, &graph) && graph.Dangling != "":
+		case errors.As(err, &graph) && len(graph.Cycle) == 0: // dangling, even on "" (a step waiting on an empty id)
 			return in, errs.E(errs.Invalid, "unknown_dependency", "The plan is not valid: %v.", err).With("step", graph.Step)
 		case errors.As(err, &graph):
 			return in, errs.E(errs.Invalid, "dependency_cycle", "The plan is not valid: %v.", err).With("step", graph.Step)

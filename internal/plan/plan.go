@@ -312,7 +312,8 @@ func quoted(ids []string) []string {
 type GraphError struct {
 	// Step is the id of the step that waits.
 	Step string
-	// Dangling is the id it waits on that no step has; "" for a circle.
+	// Dangling is the id it waits on that no step has ("" for a circle,
+	// and for a step that waits on an empty id: tell them apart by Cycle).
 	Dangling string
 	// Cycle is the circle, from Step back to Step; nil when dangling.
 	Cycle []string

@@ -92,7 +92,8 @@ func goImports(text string, fragment bool) []string {
 		// An import path is graphic characters without spaces (the Go
 		// spec's restriction, which the go command enforces): a string
 		// that is not one is no import, and could match no rule.
-		if p, err := strconv.Unquote(lit); err == nil && p != "" &&
+		// Nor is an absolute path ("/x": the go command refuses it).
+		if p, err := strconv.Unquote(lit); err == nil && p != "" && !strings.HasPrefix(p, "/") &&
 			strings.IndexFunc(p, func(r rune) bool { return !unicode.IsGraphic(r) || unicode.IsSpace(r) }) < 0 {
 			out = append(out, p)
 		}
