@@ -25,7 +25,7 @@ func FuzzPolicyPattern(f *testing.F) {
 		{1, `vendor/**`}, {1, `**/*.pem`}, {1, `a/**b`}, {1, `[`}, {1, ` `}, {1, `**/**/**/x`},
 		{2, `left-pad`}, {2, `github.com/labstack/echo/*`}, {2, `@scope/pkg`}, {2, ``}, {2, "a\x00b"},
 	} {
-		f.Add(s.kind, s.pattern, "config/deploy.sh", "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\nTODO\n", "left-pad")
+		f.Add(s.kind, s.pattern, "config/deploy.sh", awsSecretKey+"="+awsSecret+"\nTODO\n", "left-pad")
 	}
 	kinds := []policy.Kind{policy.KindContentRegex, policy.KindPathGlob, policy.KindDependency}
 	f.Fuzz(func(t *testing.T, kind uint8, pattern, path, content, dep string) {
