@@ -58,14 +58,16 @@ func NewServer(d Deps) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.IPExtractor = clientIP(d.TrustedProxies)
-	e.Use(requestLog(d.Logger))
 	if d.Limits == nil {
 		d.Limits = ratelimit.New(ratelimit.Defaults)
 	}
 	if d.Metrics == nil {
 		d.Metrics = NewMetrics(d.Gov)
 	}
+	// The metrics go outside the request log, which answers a failed
+	// request (HandleError): they read the status that was sent.
 	e.Use(d.Metrics.Middleware())
+	e.Use(requestLog(d.Logger))
 	e.Use(middleware.Recover())
 	e.Use(securityHeaders())
 	e.Use(limitBody(MaxBody))

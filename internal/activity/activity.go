@@ -198,6 +198,12 @@ func raw(c *db.Stored, column string, v sql.NullString) json.RawMessage {
 	return json.RawMessage(v.String)
 }
 
+// The refusals of a page out of bounds, from the query or the listing.
+var (
+	ErrLimit  = errs.E(errs.Invalid, "invalid_limit", "The limit must be a whole number from 1 to %d.", MaxLimit).In("limit")
+	ErrBefore = errs.E(errs.Invalid, "invalid_before", "before must be the id of an entry, as a page's next_before gives it.").In("before")
+)
+
 // ParsePage reads a page from a request's query: ?limit= (a whole number,
 // DefaultLimit when empty), ?before= (an id, from the newest when empty)
 // and ?action= (a prefix). The ranges are checked by the listing.
@@ -207,14 +213,14 @@ func ParsePage(limit, before, action string) (Page, error) {
 	if limit != "" {
 		n, err := strconv.Atoi(limit)
 		if err != nil || n < 1 || n > MaxLimit {
-			return p, errs.E(errs.Invalid, "invalid_limit", "The limit must be a whole number from 1 to %d.", MaxLimit).In("limit")
+			return p, ErrLimit
 		}
 		p.Limit = n
 	}
 	if before != "" {
 		n, err := strconv.ParseInt(before, 10, 64)
 		if err != nil || n < 1 {
-			return p, errs.E(errs.Invalid, "invalid_before", "before must be the id of an entry, as a page's next_before gives it.").In("before")
+			return p, ErrBefore
 		}
 		p.Before = n
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/activity"
 	"github.com/madebook/madebook/internal/auth"
-	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/input"
 )
 
@@ -36,10 +35,10 @@ func (s *ActivityService) List(ctx context.Context, actor auth.Actor, p activity
 		p.Limit = activity.DefaultLimit
 	}
 	if p.Limit < 1 || p.Limit > activity.MaxLimit {
-		return ActivityPage{}, errs.E(errs.Invalid, "invalid_limit", "The limit must be a whole number from 1 to %d.", activity.MaxLimit).In("limit")
+		return ActivityPage{}, activity.ErrLimit
 	}
 	if p.Before < 0 {
-		return ActivityPage{}, errs.E(errs.Invalid, "invalid_before", "before must be the id of an entry, as a page's next_before gives it.").In("before")
+		return ActivityPage{}, activity.ErrBefore
 	}
 	before := p.Before
 	if before == 0 {

@@ -50,7 +50,7 @@ func (m *briefMemo) encoded(now time.Time, id string) []byte {
 	return append(out, memoEnd...)
 }
 
-// keep stores b's encoding, decided at now from in, as the memo.
+// keep stores enc, the brief decided at now from in, as the memo.
 func (m *briefMemo) keep(in briefInputs, enc []byte, now time.Time) {
 	i := bytes.LastIndex(enc, memoIDKey)
 	if i < 0 {
@@ -94,13 +94,9 @@ func (s *BriefService) BriefJSON(ctx context.Context, actor auth.Actor, in Brief
 }
 
 // memoBrief answers the read-only brief from the memo, or decides it and
-// keeps its encoding for the next.
+// keeps its encoding for the next. Inputs come from inputsFrom, which
+// gives each its memo.
 func (s *BriefService) memoBrief(inputs briefInputs, now time.Time, id string) ([]byte, error) {
-	if inputs.memo == nil { // inputs not loaded by loadInputs: nothing to keep them in
-		b := assemble(inputs, nil, now)
-		b.BriefID = id
-		return b.MarshalJSON()
-	}
 	if enc := inputs.memo.encoded(now, id); enc != nil {
 		return enc, nil
 	}

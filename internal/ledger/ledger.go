@@ -716,14 +716,22 @@ func (s *Service) checkRun(ctx context.Context, q db.Querier, actor auth.Actor, 
 // classify says whether a call writes, by gate.Classify over the
 // registry's entry for the tool.
 func classify(ctx context.Context, q db.Querier, server, tool string, said *bool) (bool, error) {
-	var registered *bool
-	t, err := q.GetTool(ctx, db.GetToolParams{Server: server, Tool: tool})
-	if err == nil {
-		registered = &t.SideEffecting
-	} else if !errors.Is(err, sql.ErrNoRows) {
+	registered, err := registered(ctx, q, server, tool)
+	if err != nil {
 		return false, err
 	}
 	return gate.Classify(server, tool, registered, said), nil
+}
+
+// registered is the registry's word on a tool: nil when it is not in it.
+func registered(ctx context.Context, q db.Querier, server, tool string) (*bool, error) {
+	t, err := q.GetTool(ctx, db.GetToolParams{Server: server, Tool: tool})
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	return &t.SideEffecting, nil
 }
 
 // runFacts reads what the gate knows of a run: the question it is parked

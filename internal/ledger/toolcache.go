@@ -2,8 +2,6 @@ package ledger
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"sync"
 	"time"
 
@@ -37,7 +35,8 @@ const (
 	toolMax = 10_000
 )
 
-// classify is the package's classify, through the cache.
+// classify is the package's classify (with no word from the agent),
+// through the cache.
 func (c *toolCache) classify(ctx context.Context, q db.Querier, server, tool string, now time.Time) (bool, error) {
 	key := [2]string{server, tool}
 	c.mu.Lock()
@@ -47,11 +46,8 @@ func (c *toolCache) classify(ctx context.Context, q db.Querier, server, tool str
 	if ok && now.Sub(e.at) <= toolTTL {
 		return gate.Classify(server, tool, e.registered, nil), nil
 	}
-	var registered *bool
-	t, err := q.GetTool(ctx, db.GetToolParams{Server: server, Tool: tool})
-	if err == nil {
-		registered = &t.SideEffecting
-	} else if !errors.Is(err, sql.ErrNoRows) {
+	reg, err := registered(ctx, q, server, tool)
+	if err != nil {
 		return false, err
 	}
 	c.mu.Lock()
@@ -59,10 +55,10 @@ func (c *toolCache) classify(ctx context.Context, q db.Querier, server, tool str
 		if c.entries == nil || len(c.entries) >= toolMax {
 			c.entries = map[[2]string]toolEntry{}
 		}
-		c.entries[key] = toolEntry{registered: registered, at: now}
+		c.entries[key] = toolEntry{registered: reg, at: now}
 	}
 	c.mu.Unlock()
-	return gate.Classify(server, tool, registered, nil), nil
+	return gate.Classify(server, tool, reg, nil), nil
 }
 
 // forget drops every entry and any read in flight.

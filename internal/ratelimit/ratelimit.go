@@ -84,15 +84,16 @@ var Defaults = Config{
 	Sessions: Limit{N: 5000, Per: time.Minute},
 }
 
-// Limits holds one bucket per credential and limit.
+// Limits holds one bucket per credential and limit: requests, writes and
+// sessions, in the order of the classes that take from them.
 type Limits struct {
-	requests, writes, sessions *buckets
+	all [3]*buckets
 }
 
 // New returns limits as cfg says (a zero Limit is no limit).
 func New(cfg Config) *Limits {
-	return &Limits{requests: newBuckets("requests", cfg.Requests), writes: newBuckets("writes", cfg.Writes),
-		sessions: newBuckets("sessions", cfg.Sessions)}
+	return &Limits{all: [3]*buckets{newBuckets("requests", cfg.Requests), newBuckets("writes", cfg.Writes),
+		newBuckets("sessions", cfg.Sessions)}}
 }
 
 // Allow takes what a call of class c costs from who's buckets at now, or
@@ -107,19 +108,21 @@ func (l *Limits) Allow(who string, c Class, now time.Time) error {
 	// takes nothing. Two calls racing for a key's last token may both pass
 	// (a bucket then dips below zero, which only lengthens the next wait):
 	// a limit to slow a runaway down need not be exact to the call.
+	// A class takes from its own bucket and every cheaper class's.
+	chain := l.all[:c+1]
 	var wait time.Duration
-	var which string
-	for _, b := range l.chain(c) {
+	var worst *buckets
+	for _, b := range chain {
 		if w := b.wait(who, now); w > wait {
-			wait, which = w, b.name
+			wait, worst = w, b
 		}
 	}
-	if wait > 0 {
+	if worst != nil {
 		secs := int(math.Ceil(wait.Seconds()))
 		return errs.E(errs.TooMany, "rate_limited", "This credential went over its limit of %s %s; wait %d s and try again.",
-			l.limitOf(which), which, secs).With("retry_after", secs)
+			worst.limit, worst.name, secs).With("retry_after", secs)
 	}
-	for _, b := range l.chain(c) {
+	for _, b := range chain {
 		b.take(who, now)
 	}
 	return nil
@@ -134,26 +137,6 @@ func RetryAfter(err error) int {
 		}
 	}
 	return 0
-}
-
-func (l *Limits) chain(c Class) []*buckets {
-	switch c {
-	case Session:
-		return []*buckets{l.requests, l.writes, l.sessions}
-	case Write:
-		return []*buckets{l.requests, l.writes}
-	default:
-		return []*buckets{l.requests}
-	}
-}
-
-func (l *Limits) limitOf(name string) Limit {
-	for _, b := range []*buckets{l.requests, l.writes, l.sessions} {
-		if b.name == name {
-			return b.limit
-		}
-	}
-	return Limit{}
 }
 
 // shards spread the buckets over locks: many keys briefing at once do not

@@ -151,8 +151,8 @@ func TestFullBucketsAreForgotten(t *testing.T) {
 		}
 	}
 	held := 0
-	for i := range l.requests.shard {
-		held += len(l.requests.shard[i].m)
+	for i := range l.all[0].shard {
+		held += len(l.all[0].shard[i].m)
 	}
 	if held > shards*idleSweep {
 		t.Errorf("%d buckets held after 40,960 keys called once a second apart; want at most %d", held, shards*idleSweep)

@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/madebook/madebook/internal/errs"
-	"github.com/madebook/madebook/web/httpx"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -69,7 +67,9 @@ func New(counts AttentionCounts) *Metrics {
 
 // Middleware times every request by its route, and counts the ones a
 // rate limit refused. Requests no route matched share one label, so a
-// scan of random paths cannot grow the metrics.
+// scan of random paths cannot grow the metrics. It reads the status sent,
+// so it goes outside the middleware that answers errors (the request
+// log's HandleError).
 func (m *Metrics) Middleware() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -79,16 +79,8 @@ func (m *Metrics) Middleware() echo.MiddlewareFunc {
 			if route == "" {
 				route = "unmatched"
 			}
-			// An error is answered after the middleware returns: its
-			// status is the one the error handler will send.
-			status := c.Response().Status
-			if he, ok := err.(*echo.HTTPError); ok && !c.Response().Committed {
-				status = he.Code
-			} else if e, ok := errs.As(err); ok && !c.Response().Committed {
-				status = httpx.Status(e.Kind)
-			}
 			m.requests.WithLabelValues(route, c.Request().Method).Observe(time.Since(start).Seconds())
-			if status == http.StatusTooManyRequests {
+			if c.Response().Status == http.StatusTooManyRequests {
 				m.rateLimited.WithLabelValues(route).Inc()
 			}
 			return err
