@@ -75,16 +75,31 @@ func clientIP(trusted []*net.IPNet) echo.IPExtractor {
 const ContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; " +
 	"object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
+// APIContentSecurityPolicy is the CSP of a JSON answer: it loads nothing
+// and may be framed by no site. A JSON answer needs no more (it is never
+// a page; nosniff keeps browsers from reading it as one), and its headers
+// stay short: a quiet brief, protocol text and all, then fits with them in
+// net/http's 4 KB write buffer and leaves in one write.
+const APIContentSecurityPolicy = "default-src 'none'; frame-ancestors 'none'"
+
 // securityHeaders sets the headers every answer carries: nosniff on all;
-// on everything but the assets (pages, fragments, the JSON API, errors)
-// the CSP, no framing, a same-origin referrer and no-store, so a signed-in
-// page is never kept in a cache. Assets set their own caching.
+// no-store on everything but the assets (pages, fragments, the JSON API,
+// errors), so a signed-in page or an agent's brief is never kept in a
+// cache. Pages and fragments carry the console's CSP, no framing and a
+// same-origin referrer; JSON answers (the API, /brief, the hooks, health)
+// the CSP that loads nothing and forbids framing. Assets set their own
+// caching.
 func securityHeaders() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			h := c.Response().Header()
 			h.Set(echo.HeaderXContentTypeOptions, "nosniff")
-			if p := c.Request().URL.Path; !strings.HasPrefix(p, "/static/") && p != "/favicon.ico" {
+			switch p := c.Request().URL.Path; {
+			case strings.HasPrefix(p, "/static/") || p == "/favicon.ico":
+			case jsonPath(p):
+				h.Set(echo.HeaderContentSecurityPolicy, APIContentSecurityPolicy)
+				h.Set(echo.HeaderCacheControl, "no-store")
+			default:
 				h.Set(echo.HeaderContentSecurityPolicy, ContentSecurityPolicy)
 				h.Set(echo.HeaderXFrameOptions, "DENY")
 				h.Set(echo.HeaderReferrerPolicy, "same-origin")
@@ -93,6 +108,19 @@ func securityHeaders() echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
+}
+
+// jsonPath reports whether the path is one of the routes that answer JSON
+// (or Prometheus text) to programs, never a page: the API, /brief, the
+// coding-agent hooks, MCP, health and metrics.
+func jsonPath(p string) bool {
+	switch {
+	case p == "/brief", p == "/healthz", p == "/metrics", p == "/mcp":
+		return true
+	case strings.HasPrefix(p, "/api/"), strings.HasPrefix(p, "/hooks/"):
+		return true
+	}
+	return false
 }
 
 // clientGone reports whether err, or the request's own context, says the

@@ -153,9 +153,11 @@ func TestParseProxies(t *testing.T) {
 	}
 }
 
-// Every answer but an asset's carries the security headers: a CSP with
-// no inline script or style and no framing, same-origin referrers,
-// nosniff and no-store. Assets carry nosniff and may be cached.
+// Every answer but an asset's carries the security headers: pages a CSP
+// with no inline script or style and no framing, same-origin referrers,
+// nosniff and no-store; JSON answers a CSP that loads nothing and forbids
+// framing, nosniff and no-store, and no page's headers. Assets carry
+// nosniff and may be cached.
 func TestEveryAnswerCarriesTheSecurityHeaders(t *testing.T) {
 	kit, h, _ := edge(t, "")
 	_, token := kit.Lead()
@@ -179,8 +181,6 @@ func TestEveryAnswerCarriesTheSecurityHeaders(t *testing.T) {
 		"the sign-in page":   func() *http.Response { res, _ := webtest.NewClient(t, srv.URL).Get("/login"); return res }(),
 		"a page not found":   page("/no/such/page"),
 		"the missions page":  page("/missions"),
-		"the JSON API":       api("/api/v1/missions"),
-		"a JSON 404":         api("/api/v1/nothing"),
 	} {
 		for header, want := range map[string]string{
 			"Content-Security-Policy": web.ContentSecurityPolicy,
@@ -192,6 +192,29 @@ func TestEveryAnswerCarriesTheSecurityHeaders(t *testing.T) {
 			if got := res.Header.Get(header); got != want {
 				t.Errorf("%s (%d): %s = %q, want %q", name, res.StatusCode, header, got, want)
 			}
+		}
+	}
+	for name, res := range map[string]*http.Response{
+		"the JSON API": api("/api/v1/missions"),
+		"a JSON 404":   api("/api/v1/nothing"),
+		"health":       api("/healthz"),
+		"/brief":       api("/brief"),
+	} {
+		for header, want := range map[string]string{
+			"Content-Security-Policy": web.APIContentSecurityPolicy,
+			"X-Content-Type-Options":  "nosniff",
+			"Cache-Control":           "no-store",
+			"Referrer-Policy":         "",
+			"X-Frame-Options":         "",
+		} {
+			if got := res.Header.Get(header); got != want {
+				t.Errorf("%s (%d): %s = %q, want %q", name, res.StatusCode, header, got, want)
+			}
+		}
+	}
+	for _, must := range []string{"default-src 'none'", "frame-ancestors 'none'"} {
+		if !strings.Contains(web.APIContentSecurityPolicy, must) {
+			t.Errorf("the JSON answers' CSP lacks %s", must)
 		}
 	}
 	for _, must := range []string{"default-src 'self'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'"} {

@@ -8,9 +8,12 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +34,9 @@ type benchConfig struct {
 	rate        int
 	// cpuProfile, when set, is where the closed loop's CPU profile goes.
 	cpuProfile string
+	// wrk, when set, runs the closed loop with the wrk load generator
+	// (a separate process) instead of Go clients in bench's own process.
+	wrk bool
 }
 
 // runBench is `madebook bench`: it serves Madebook on a throwaway
@@ -40,7 +46,7 @@ type benchConfig struct {
 // (closed loop), and the 99th percentile latency at a fixed rate (open
 // loop), printing each figure and its ratio to /healthz's.
 func runBench(ctx context.Context, c stdio, args []string) error {
-	f := newFlags("bench", "madebook bench [--sessions N] [--duration D] [--concurrency N] [--rate R] [--cpuprofile FILE]",
+	f := newFlags("bench", "madebook bench [--sessions N] [--duration D] [--concurrency N] [--rate R] [--wrk] [--cpuprofile FILE]",
 		"Serve Madebook on a throwaway database with N sessions of one agent (one in ten with an\n"+
 			"open gate, every one briefed once), then measure over loopback HTTP, one route at a\n"+
 			"time: /healthz (the floor), POST /brief and the executor check (POST\n"+
@@ -52,6 +58,7 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 	f.DurationVar(&cfg.duration, "duration", 5*time.Second, "measure each route for `D`")
 	f.IntVar(&cfg.concurrency, "concurrency", 32, "`N` clients in the closed loop")
 	f.IntVar(&cfg.rate, "rate", 1000, "`R` requests a second in the open loop")
+	f.BoolVar(&cfg.wrk, "wrk", false, "run the closed loop with wrk (on PATH), a load generator outside bench's process, as the figures of issue 14 were taken")
 	f.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write the CPU profile of the closed loop (server and clients, one process) to `FILE`, for go tool pprof")
 	if err := f.parse(c, args); err != nil {
 		return err
@@ -128,9 +135,23 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 			return err
 		}
 	}
+	var script string
+	if cfg.wrk {
+		if script, err = wrkScript(dir, keys, ids); err != nil {
+			return err
+		}
+	}
 	for range benchRounds {
 		for _, r := range routes {
-			n, bad := benchClosed(client, r.req, cfg.concurrency, slice)
+			var n, bad int64
+			if cfg.wrk {
+				n, bad, err = benchWrk(ctx, base, script, r.name, cfg.concurrency, slice)
+				if err != nil {
+					return err
+				}
+			} else {
+				n, bad = benchClosed(client, r.req, cfg.concurrency, slice)
+			}
 			answered[r.name] += n
 			failed[r.name] += bad
 		}
@@ -287,4 +308,74 @@ func failures(n int64) string {
 		return ""
 	}
 	return fmt.Sprintf("  (%d failed)", n)
+}
+
+// wrkScript writes the Lua script that has wrk send the bench's requests
+// (the route is wrk's first argument: /healthz, /brief or check), each
+// request the next session of the fleet with its key, and returns its
+// path.
+func wrkScript(dir string, keys, ids []string) (string, error) {
+	var b strings.Builder
+	b.WriteString("local ids, keys = {")
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%q", id)
+	}
+	b.WriteString("}, {")
+	for i := range ids {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%q", keys[i%len(keys)])
+	}
+	b.WriteString(`}
+local route, n = "/healthz", 0
+init = function(args) route = args[1] or route end
+request = function()
+  n = n + 1
+  local k = (n % #ids) + 1
+  if route == "/healthz" then return wrk.format("GET", "/healthz") end
+  local h = {["Authorization"] = "Bearer " .. keys[k], ["Content-Type"] = "application/json"}
+  if route == "/brief" then
+    return wrk.format("POST", "/brief", h, '{"session":"' .. ids[k] .. '"}')
+  end
+  return wrk.format("POST", "/api/v1/sessions/" .. ids[k] .. "/tool-calls/check", h,
+    '{"tool":"Edit","input":{"file_path":"web/app.js","old_string":"a","new_string":"b"}}')
+end
+`)
+	path := filepath.Join(dir, "bench.lua")
+	return path, os.WriteFile(path, []byte(b.String()), 0o600)
+}
+
+// benchWrk runs wrk against route for d with the given connections and
+// returns how many requests were answered and how many of those failed
+// (a status over 299, or a socket error).
+func benchWrk(ctx context.Context, base, script, route string, conns int, d time.Duration) (int64, int64, error) {
+	out, err := exec.CommandContext(ctx, "wrk", "-t2", "-c"+strconv.Itoa(conns), "-d"+strconv.Itoa(max(1, int(d.Round(time.Second)/time.Second)))+"s",
+		"-s", script, base, "--", route).CombinedOutput()
+	if err != nil {
+		return 0, 0, fmt.Errorf("wrk: %w: %s", err, out)
+	}
+	var answered, failed int64
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 4 && f[1] == "requests" && f[2] == "in":
+			answered, _ = strconv.ParseInt(f[0], 10, 64)
+		case strings.HasPrefix(line, "  Non-2xx or 3xx responses:") && len(f) > 0:
+			n, _ := strconv.ParseInt(f[len(f)-1], 10, 64)
+			failed += n
+		case strings.HasPrefix(line, "  Socket errors:"):
+			for i := 2; i+1 < len(f); i += 2 {
+				n, _ := strconv.ParseInt(strings.TrimSuffix(f[i+1], ","), 10, 64)
+				failed += n
+			}
+		}
+	}
+	if answered == 0 {
+		return 0, 0, fmt.Errorf("wrk answered nothing: %s", out)
+	}
+	return answered, failed, nil
 }
