@@ -205,3 +205,49 @@ func countKind(lines []string, kind string) int {
 	}
 	return n
 }
+
+// A remediation the brief hands over again after its lease is marked
+// "redelivered" there (open ones the brief only lists are not), and a
+// lead's answer to a plan shows when it was delivered and acknowledged,
+// as gates do.
+func TestRemediationsAndPlanAnswersShowTheirDelivery(t *testing.T) {
+	w := newWorld(t)
+	s, _ := everything(t, w)
+	redelivered := func(b governance.Brief) []bool {
+		out := []bool{}
+		for _, m := range b.Remediations {
+			out = append(out, m.Redelivered)
+		}
+		return out
+	}
+	b1 := brief(t, w, s, "")
+	if got := redelivered(b1); len(got) != 1 || got[0] {
+		t.Fatalf("the first delivery of the remediation is marked redelivered: %v", got)
+	}
+	d := must(w.Gov.Sessions.Get(t.Context(), w.lead, s))(t)
+	if d.Plan == nil || d.Plan.DeliveredAt == nil || d.Plan.AckedAt != nil {
+		t.Fatalf("the plan answer shows delivered %v acked %v; want delivered, not acknowledged", d.Plan.DeliveredAt, d.Plan.AckedAt)
+	}
+	w.Clock.Advance(time.Second)
+	if got := redelivered(brief(t, w, s, "")); len(got) != 1 || got[0] {
+		t.Fatalf("a brief within the lease, which hands nothing over, marks the remediation %v", got)
+	}
+	w.Clock.Advance(governance.DefaultDeliveryLease)
+	b3 := brief(t, w, s, "")
+	if got := redelivered(b3); len(got) != 1 || !got[0] {
+		t.Fatalf("the remediation handed over again after its lease is not marked redelivered: %v", got)
+	}
+	enc := string(must(json.Marshal(b3))(t))
+	if !strings.Contains(enc, `"redelivered":true`) {
+		t.Fatalf("the brief's JSON does not say redelivered: %s", enc)
+	}
+	w.Clock.Advance(time.Second)
+	if got := redelivered(brief(t, w, s, b3.BriefID)); len(got) != 1 || got[0] {
+		t.Fatalf("the acknowledging brief marks the remediation %v", got)
+	}
+	d = must(w.Gov.Sessions.Get(t.Context(), w.lead, s))(t)
+	if d.Plan.AckedAt == nil || d.Plan.DeliveredAt == nil || !d.Plan.DeliveredAt.Equal(b1.GeneratedAt) {
+		t.Fatalf("the plan answer shows delivered %v (first brief %s) acked %v; want the first delivery kept, acknowledged",
+			d.Plan.DeliveredAt, b1.GeneratedAt, d.Plan.AckedAt)
+	}
+}

@@ -293,7 +293,28 @@ func (c *core) briefIn(ctx context.Context, q db.Querier, actor auth.Actor, sess
 	}
 	b := assemble(in, resolutions, now)
 	b.Permissions = permissions
+	b.Remediations = d.markRedelivered(b.Remediations)
 	return b, nil
+}
+
+// markRedelivered returns the open remediations with "redelivered" set on
+// those this brief hands over again after an unacknowledged delivery's
+// lease ran out. It marks a copy: the list may be the cached inputs'.
+func (d delivered) markRedelivered(rs []Remediation) []Remediation {
+	again := map[int64]bool{}
+	for _, r := range d.remediations {
+		if d.again(r.DeliveredAt, r.LastDeliveredAt) {
+			again[r.ID] = true
+		}
+	}
+	if len(again) == 0 {
+		return rs
+	}
+	out := slices.Clone(rs)
+	for i := range out {
+		out[i].Redelivered = again[out[i].ID]
+	}
+	return out
 }
 
 // delivered is what one brief hands over: the rows it stamped (or, for

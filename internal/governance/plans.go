@@ -38,6 +38,15 @@ type Plan struct {
 	ProposedAt time.Time  `json:"proposed_at"`
 	DecidedAt  *time.Time `json:"decided_at,omitempty"`
 	Note       string     `json:"note,omitempty"`
+	// DeliveredAt is when a brief first handed the lead's answer (approve,
+	// modify or reject) to the agent; AckedAt, when the agent acknowledged
+	// the brief that last handed it over. Both absent until then.
+	DeliveredAt *time.Time `json:"delivered_at,omitempty"`
+	AckedAt     *time.Time `json:"acked_at,omitempty"`
+	// Answered says a lead answered the plan (a plan approved when it was
+	// proposed, on a mission that is not high-risk, has no answer to
+	// deliver).
+	Answered bool `json:"-"`
 	// Approvals are the confirmations waiting for a second, different
 	// lead on a two-person mission ("1 of 2"); the plan stays proposed
 	// until then.
@@ -308,7 +317,9 @@ func (s *PlanService) decidePlan(ctx context.Context, actor auth.Actor, session 
 func planFrom(r db.Plan) (Plan, error) {
 	c := db.StoredRow("plans", r.ID)
 	p := Plan{ID: r.ID, Summary: r.Summary, Status: r.Status, ProposedAt: c.Time("proposed_at", r.ProposedAt),
-		DecidedAt: c.TimePtr("decided_at", r.DecidedAt), Note: r.Note}
+		DecidedAt: c.TimePtr("decided_at", r.DecidedAt), Note: r.Note,
+		DeliveredAt: c.TimePtr("delivered_at", r.DeliveredAt), AckedAt: c.TimePtr("acked_at", r.AckedAt),
+		Answered: r.DecidedBy.Valid}
 	c.JSON("body", r.Body, &p.Plan)
 	if err := c.Err(); err != nil {
 		return Plan{}, err

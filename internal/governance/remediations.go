@@ -60,6 +60,10 @@ type Remediation struct {
 	AckedAt   *time.Time `json:"acked_at,omitempty"`
 	ClosedAt  *time.Time `json:"closed_at,omitempty"`
 	CloseNote string     `json:"close_note,omitempty"`
+	// Redelivered says this brief hands it over again: an earlier brief
+	// delivered it and was not acknowledged within the delivery lease.
+	// Only a brief sets it.
+	Redelivered bool `json:"redelivered,omitempty"`
 }
 
 // RemediationService takes a lead's remediation requests and closes them.

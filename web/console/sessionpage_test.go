@@ -159,3 +159,48 @@ func TestAPlanItemShowsThePlan(t *testing.T) {
 		t.Fatalf("the plan item: %d %s", page.Status, webtest.Short([]byte(page.Body)))
 	}
 }
+
+// A lead's answer to a plan shows its delivery on the session page as a
+// gate's resolution does: not yet delivered, delivered and not
+// acknowledged, acknowledged.
+func TestTheSessionPageShowsThePlanAnswersDelivery(t *testing.T) {
+	kit, base := consoleServer(t, false)
+	ctx := context.Background()
+	lead, _ := kit.Lead()
+	agent, _ := kit.Agent()
+	id := kit.Session(agent, kit.Mission(lead, true))
+	if _, err := kit.Gov.Plans.Propose(ctx, agent, id, governance.PlanInput{Summary: "Migrate in two steps"}); err != nil {
+		t.Fatal(err)
+	}
+	c := webtest.ConsoleAs(t, base, lead.Email)
+	state := func() string {
+		page := c.Open("/sessions/" + id)
+		i := strings.Index(page.Body, `data-testid="plan-delivery"`)
+		if i < 0 {
+			return ""
+		}
+		return page.Body[i : i+140]
+	}
+	if s := state(); s != "" {
+		t.Fatalf("a plan nobody answered shows a delivery: %q", s)
+	}
+	if _, err := kit.Gov.Plans.Reject(ctx, lead, id, "Too broad"); err != nil {
+		t.Fatal(err)
+	}
+	if s := state(); !strings.Contains(s, "decided, not yet delivered") {
+		t.Fatalf("before the brief: %q", s)
+	}
+	b, err := kit.Gov.Briefs.Brief(ctx, agent, governance.BriefRequest{Session: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := state(); !strings.Contains(s, "not acknowledged") {
+		t.Fatalf("after the brief: %q", s)
+	}
+	if _, err := kit.Gov.Briefs.Brief(ctx, agent, governance.BriefRequest{Session: id, Ack: b.BriefID}); err != nil {
+		t.Fatal(err)
+	}
+	if s := state(); !strings.Contains(s, "acknowledged at") || strings.Contains(s, "not acknowledged") {
+		t.Fatalf("after the ack: %q", s)
+	}
+}
