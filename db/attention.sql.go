@@ -499,7 +499,7 @@ func (q *Queries) ListAttentionPlans(ctx context.Context, arg ListAttentionPlans
 }
 
 const listAttentionRemediations = `-- name: ListAttentionRemediations :many
-SELECT r.id, r.instruction, r.files, r.source, r.created_at, COALESCE(u.email, '') AS requested_by,
+SELECT r.id, r.severity, r.instruction, r.files, r.source, r.created_at, COALESCE(u.email, '') AS requested_by,
        s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
 FROM remediations r
 JOIN sessions s ON s.id = r.session_id
@@ -520,6 +520,7 @@ type ListAttentionRemediationsParams struct {
 
 type ListAttentionRemediationsRow struct {
 	ID           int64
+	Severity     string
 	Instruction  string
 	Files        string
 	Source       string
@@ -544,6 +545,7 @@ func (q *Queries) ListAttentionRemediations(ctx context.Context, arg ListAttenti
 		var i ListAttentionRemediationsRow
 		if err := rows.Scan(
 			&i.ID,
+			&i.Severity,
 			&i.Instruction,
 			&i.Files,
 			&i.Source,
@@ -569,7 +571,7 @@ func (q *Queries) ListAttentionRemediations(ctx context.Context, arg ListAttenti
 }
 
 const listAttentionViolations = `-- name: ListAttentionViolations :many
-SELECT v.id, v.policy, v.match, v.file, v.line, v.detected_at,
+SELECT v.id, v.severity, v.policy, v.match, v.file, v.line, v.detected_at,
        s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
 FROM violations v
 JOIN sessions s ON s.id = v.session_id
@@ -589,6 +591,7 @@ type ListAttentionViolationsParams struct {
 
 type ListAttentionViolationsRow struct {
 	ID           int64
+	Severity     string
 	Policy       string
 	Match        string
 	File         string
@@ -613,6 +616,7 @@ func (q *Queries) ListAttentionViolations(ctx context.Context, arg ListAttention
 		var i ListAttentionViolationsRow
 		if err := rows.Scan(
 			&i.ID,
+			&i.Severity,
 			&i.Policy,
 			&i.Match,
 			&i.File,

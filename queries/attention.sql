@@ -60,7 +60,7 @@ ORDER BY a.created_at, a.id;
 
 -- name: ListAttentionViolations :many
 -- Open critical violations (HARD_STOP until a person clears them), oldest first.
-SELECT v.id, v.policy, v.match, v.file, v.line, v.detected_at,
+SELECT v.id, v.severity, v.policy, v.match, v.file, v.line, v.detected_at,
        s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
 FROM violations v
 JOIN sessions s ON s.id = v.session_id
@@ -73,7 +73,7 @@ ORDER BY v.detected_at, v.id;
 
 -- name: ListAttentionRemediations :many
 -- Open required remediations (REMEDIATE), oldest first.
-SELECT r.id, r.instruction, r.files, r.source, r.created_at, COALESCE(u.email, '') AS requested_by,
+SELECT r.id, r.severity, r.instruction, r.files, r.source, r.created_at, COALESCE(u.email, '') AS requested_by,
        s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
 FROM remediations r
 JOIN sessions s ON s.id = r.session_id

@@ -83,6 +83,9 @@ type AttentionItem struct {
 	// Files are the files a violation was found in, a remediation or a
 	// permission prompt names.
 	Files []string `json:"files,omitempty"`
+	// Severity is a violation's (critical) or a remediation's (required),
+	// for violation and remediation items.
+	Severity string `json:"severity,omitempty"`
 	// Approvals are those waiting for a second, different lead on a
 	// two-person mission ("1 of 2"), for decision, plan and violation
 	// items.
@@ -486,7 +489,7 @@ var sources = map[string]func(context.Context, db.Querier, db.CountAttentionPara
 				where = fmt.Sprintf("%s:%d", v.File, v.Line)
 			}
 			items = append(items, AttentionItem{Kind: ItemViolation, State: protocol.HardStop, Ref: strconv.FormatInt(v.ID, 10),
-				Session: v.SessionID, SessionTitle: v.SessionTitle, Agent: v.Agent, Mission: v.MissionSlug,
+				Severity: v.Severity, Session: v.SessionID, SessionTitle: v.SessionTitle, Agent: v.Agent, Mission: v.MissionSlug,
 				MissionTitle: v.MissionTitle, Title: v.Policy + " was violated by " + v.Match,
 				Detail: "Found in " + where + ". The agent is stopped until a person clears it.", Files: []string{v.File},
 				BlockedScope: []string{protocol.ScopeAllWork}, AllowedScope: []string{},
@@ -503,7 +506,7 @@ var sources = map[string]func(context.Context, db.Querier, db.CountAttentionPara
 		for _, r := range rows {
 			c := db.StoredRow("remediations", r.ID)
 			item := AttentionItem{Kind: ItemRemediation, State: protocol.Remediate, Ref: strconv.FormatInt(r.ID, 10),
-				Session: r.SessionID, SessionTitle: r.SessionTitle, Agent: r.Agent, Mission: r.MissionSlug,
+				Severity: r.Severity, Session: r.SessionID, SessionTitle: r.SessionTitle, Agent: r.Agent, Mission: r.MissionSlug,
 				MissionTitle: r.MissionTitle, Title: remediationTitle(r.Source), Detail: r.Instruction, By: r.RequestedBy,
 				Files: c.List("files", r.Files), BlockedScope: []string{}, AllowedScope: []string{}, OpenedAt: c.Time("created_at", r.CreatedAt)}
 			if err := c.Err(); err != nil {

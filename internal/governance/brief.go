@@ -235,7 +235,7 @@ func (c *core) ack(ctx context.Context, q db.Querier, actor auth.Actor, session,
 	if n == 0 {
 		return nil
 	}
-	return c.event(ctx, q, session, actor, now, "brief.acknowledged", brief, fmt.Sprintf("%d deliveries", n))
+	return c.event(ctx, q, session, actor, now, "brief.acknowledged", brief, countOf(int(n), "delivery", "deliveries"))
 }
 
 // briefIn reads every fact of the session in q's transaction and decides.

@@ -264,8 +264,8 @@ func (s *ChangeService) report(ctx context.Context, actor auth.Actor, session st
 		if err := s.recordCollisions(ctx, q, actor, session, c, now); err != nil {
 			return err
 		}
-		if err := s.event(ctx, q, session, actor, now, "change.reported", "", fmt.Sprintf("%d files, risk %d (%s)",
-			len(c.Files), risk.Score, risk.Band)); err != nil {
+		if err := s.event(ctx, q, session, actor, now, "change.reported", "", fmt.Sprintf("%s, risk %d (%s)",
+			countOf(len(c.Files), "file", "files"), risk.Score, risk.Band)); err != nil {
 			return err
 		}
 		res, err = changeResult(ctx, q, session, risk)
@@ -319,7 +319,7 @@ func (s *ChangeService) refuseBlocked(ctx context.Context, q db.Querier, actor a
 		return nil, fmt.Errorf("keep the blocked change: %w", err)
 	}
 	if err := s.event(ctx, q, session, actor, now, "change.blocked", fmt.Sprint(id),
-		fmt.Sprintf("%d files refused: %s", len(files), why.Text)); err != nil {
+		fmt.Sprintf("%s refused: %s", countOf(len(files), "file", "files"), why.Text)); err != nil {
 		return nil, err
 	}
 	return errs.E(errs.Conflict, "code_change_blocked",

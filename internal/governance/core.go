@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -241,4 +242,12 @@ func encodeList(list []string) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// countOf is n and its noun, singular for one: "1 file", "2 files".
+func countOf(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

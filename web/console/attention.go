@@ -283,6 +283,7 @@ func (k *console) handlePause() echo.HandlerFunc {
 		id := c.Param("id")
 		reason := c.FormValue("reason")
 		s, err := k.gov.Sessions.Pause(c.Request().Context(), httpx.Actor(c), id, reason)
+		done := fmt.Sprintf("Session %s paused — the agent is told to stop on its next brief.", orID(s.Title, id))
 		if err != nil {
 			f, ok := formErrors(err, map[string]string{"reason": reason}, "reason")
 			if !ok || !httpx.IsHTMX(c) {
@@ -291,9 +292,10 @@ func (k *console) handlePause() echo.HandlerFunc {
 			return render(c, http.StatusUnprocessableEntity, views.BrakeForm(id, csrfOf(c), f))
 		}
 		if !httpx.IsHTMX(c) {
+			k.setFlash(c, done)
 			return c.Redirect(http.StatusSeeOther, backTo(c))
 		}
-		a, err := k.announce(c, fmt.Sprintf("Session %s paused — the agent is told to stop on its next brief.", orID(s.Title, id)))
+		a, err := k.announce(c, done)
 		if err != nil {
 			return err
 		}
@@ -320,6 +322,13 @@ type action struct {
 func (k *console) itemDone(c echo.Context, a action, err error, fields ...string) error {
 	if err == nil {
 		if !httpx.IsHTMX(c) {
+			// A plain form (the session page's): the page it goes back
+			// to says what happened, once.
+			if a.waiting {
+				k.setFlash(c, waitingSecond)
+			} else {
+				k.setFlash(c, a.done)
+			}
 			return c.Redirect(http.StatusSeeOther, backTo(c))
 		}
 		if a.waiting {
@@ -353,6 +362,9 @@ func (k *console) itemDone(c echo.Context, a action, err error, fields ...string
 	return render(c, http.StatusUnprocessableEntity, views.ItemBody(it, httpx.Actor(c).CanLead(), csrfOf(c), f, httpx.Actor(c).Email))
 }
 
+// waitingSecond is what a first approval on a two-person mission says.
+const waitingSecond = "Your approval is 1 of 2 — it takes effect when a second, different lead approves the same."
+
 // itemWaits answers htmx after a first approval on a two-person mission:
 // the item stays open, showing 1 of 2, and the live region says what
 // happens next.
@@ -361,7 +373,7 @@ func (k *console) itemWaits(c echo.Context, a action) error {
 	if err != nil {
 		return err
 	}
-	ann, err := k.announce(c, "Your approval is 1 of 2 — it takes effect when a second, different lead approves the same.")
+	ann, err := k.announce(c, waitingSecond)
 	if err != nil {
 		return err
 	}

@@ -71,6 +71,7 @@ func TestBrowserSessionPageShowsGateStatesAndActs(t *testing.T) {
 	}
 
 	webtest.Do(t, ctx, "request a remediation",
+		webtest.Fill(`#rem-severity`, "required"),
 		webtest.Fill(`#rem-instruction`, "Add tests for the migration."),
 		webtest.Fill(`#rem-files`, "db/migrations/00003.sql"),
 		webtest.Click(`[data-testid=remediation-form] button[type=submit]`),
@@ -81,6 +82,9 @@ func TestBrowserSessionPageShowsGateStatesAndActs(t *testing.T) {
 		webtest.Click(`[data-testid=pause-form] button[type=submit]`),
 		chromedp.WaitVisible(chromedp.CSS(`form[action$="/resume"]`)),
 	)
+	if got := webtest.TextOf(t, ctx, `.notice[role=status]`); !strings.Contains(got, "paused — the agent is told to stop on its next brief") {
+		t.Errorf("after the brake the page says %q", got)
+	}
 	b, err = gov.Briefs.Brief(bg, agent, governance.BriefRequest{Session: session})
 	if err != nil {
 		t.Fatal(err)

@@ -151,6 +151,9 @@ func (k *console) page(c echo.Context, title, nav string) (views.Page, error) {
 	a := httpx.Actor(c)
 	p.Viewer = &views.Viewer{Email: ws.User.Email, Role: string(ws.User.Role), CanLead: a.CanLead(), IsAdmin: a.IsAdmin()}
 	p.CSRF, p.Count, p.Since = ws.CSRF, counts.Total(), counts.Fingerprint()
+	if c.Request().Method == http.MethodGet {
+		p.Notice = k.takeFlash(c)
+	}
 	return p, nil
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/views"
 	"github.com/madebook/madebook/web/httpx"
@@ -44,7 +45,9 @@ func (k *console) sessionPage(c echo.Context, id string, status int, f views.Ite
 	if err != nil {
 		return err
 	}
-	p.Notice = map[string]string{"remediation": "Remediation requested: it reaches the agent on its next brief."}[c.QueryParam("done")]
+	if n := remediationNotices[c.QueryParam("done")]; n != "" {
+		p.Notice = n
+	}
 	diagram, err := lifecycleDiagram(d)
 	if err != nil {
 		return err
@@ -57,6 +60,12 @@ func (k *console) sessionPage(c echo.Context, id string, status int, f views.Ite
 		Lifecycle: diagram, Runs: runs}))
 }
 
+// remediationNotices are what the session page says after a remediation
+// request (?done=…): fixed sentences, so a link cannot put words there.
+var remediationNotices = map[string]string{
+	"remediation": "Remediation requested — it reaches the agent on its next brief.",
+}
+
 // handleRemediationRequest serves POST /sessions/:id/remediations (lead).
 func (k *console) handleRemediationRequest() echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -64,9 +73,13 @@ func (k *console) handleRemediationRequest() echo.HandlerFunc {
 		in := governance.RemediationInput{Severity: c.FormValue("severity"), Instruction: c.FormValue("instruction"),
 			Files: lines(c.FormValue("files"))}
 		_, err := k.gov.Remediations.Request(c.Request().Context(), httpx.Actor(c), id, in)
+		if e, ok := errs.As(err); ok && e.Code == "invalid_severity" && in.Severity == "" {
+			// The console pre-selects no severity: a lead chooses.
+			err = errs.E(errs.Invalid, e.Code, "Choose a severity: required (the agent must fix it) or advisory (a warning).").In("severity")
+		}
 		if err != nil {
 			f, ok := formErrors(err, map[string]string{"severity": in.Severity, "instruction": in.Instruction,
-				"files": c.FormValue("files")}, "instruction", "files")
+				"files": c.FormValue("files")}, "severity", "instruction", "files")
 			if !ok {
 				return err
 			}
