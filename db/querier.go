@@ -271,7 +271,8 @@ type Querier interface {
 	ListSessionRemediations(ctx context.Context, sessionID string) ([]Remediation, error)
 	// A session's runs, oldest first, for its page.
 	ListSessionRuns(ctx context.Context, sessionID string) ([]Run, error)
-	// The newest sessions, for the sessions list.
+	// The newest sessions, for the sessions list, each with how many
+	// questions its runs are parked on (the brief does not weigh them).
 	ListSessionStates(ctx context.Context, lim int64) ([]ListSessionStatesRow, error)
 	// The latest tool calls a session's runs made, newest first, at most
 	// max_calls of them.

@@ -230,7 +230,8 @@ func (q *Queries) GetSessionIDByExternalID(ctx context.Context, arg GetSessionID
 }
 
 const listSessionStates = `-- name: ListSessionStates :many
-SELECT s.id, s.agent_key_id, s.agent, s.agent_label, s.title, s.lifecycle, s.last_brief_at, s.created_at, s.external_id, m.slug AS mission_slug
+SELECT s.id, s.agent_key_id, s.agent, s.agent_label, s.title, s.lifecycle, s.last_brief_at, s.created_at, s.external_id, m.slug AS mission_slug,
+       (SELECT COUNT(*) FROM asks a JOIN runs r ON r.id = a.run_id WHERE r.session_id = s.id AND a.answered_at IS NULL) AS parked_asks
 FROM sessions s
 JOIN missions m ON m.id = s.mission_id
 ORDER BY s.created_at DESC, s.id
@@ -248,9 +249,11 @@ type ListSessionStatesRow struct {
 	CreatedAt   string
 	ExternalID  sql.NullString
 	MissionSlug string
+	ParkedAsks  int64
 }
 
-// The newest sessions, for the sessions list.
+// The newest sessions, for the sessions list, each with how many
+// questions its runs are parked on (the brief does not weigh them).
 func (q *Queries) ListSessionStates(ctx context.Context, lim int64) ([]ListSessionStatesRow, error) {
 	rows, err := q.query(ctx, q.listSessionStatesStmt, listSessionStates, lim)
 	if err != nil {
@@ -271,6 +274,7 @@ func (q *Queries) ListSessionStates(ctx context.Context, lim int64) ([]ListSessi
 			&i.CreatedAt,
 			&i.ExternalID,
 			&i.MissionSlug,
+			&i.ParkedAsks,
 		); err != nil {
 			return nil, err
 		}

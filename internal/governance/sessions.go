@@ -356,6 +356,11 @@ type SessionSummary struct {
 	Tracked    bool           `json:"tracked"`
 	NextAction protocol.State `json:"next_action"`
 	Reason     string         `json:"reason"`
+	// ParkedAsks is how many questions the session's runs are parked on,
+	// waiting on a person. The brief does not weigh them (seed 000's
+	// precedence has no place for them); the sessions list shows them
+	// beside the next action so the two do not contradict each other.
+	ParkedAsks int `json:"parked_asks"`
 }
 
 // List lists the newest sessions (at most MaxListedSessions) with
@@ -380,7 +385,8 @@ func (s *SessionService) List(ctx context.Context) ([]SessionSummary, error) {
 		if err != nil {
 			return nil, fmt.Errorf("list sessions: %w", err)
 		}
-		out[i] = SessionSummary{Session: sess, Tracked: in.state.LifecycleAt.Valid, NextAction: b.NextAction, Reason: b.Reason}
+		out[i] = SessionSummary{Session: sess, Tracked: in.state.LifecycleAt.Valid, NextAction: b.NextAction, Reason: b.Reason,
+			ParkedAsks: int(r.ParkedAsks)}
 	}
 	return out, nil
 }

@@ -102,3 +102,39 @@ func TestARemediationNeedsAChosenSeverity(t *testing.T) {
 		t.Fatalf("a remediation without a severity was written: %+v", d.Remediations)
 	}
 }
+
+// A session whose run is parked on a question says so beside its next
+// action, on the brief preview and on the sessions list: the brief does
+// not weigh a parked run (seed 000), and the page must not read as if
+// nothing waited.
+func TestAParkedRunShowsBesideTheNextAction(t *testing.T) {
+	e := newConsoleEnv(t)
+	id, _ := e.parkedAsk()
+	quiet := e.Session(false)
+	c := webtest.ConsoleAs(t, e.Base, e.Lead.Email)
+	page := c.Open("/sessions/" + id)
+	if webtest.CountTestID(page.Body, "brief-parked") != 1 || !strings.Contains(page.Text(), "roles-run</strong> parked: waiting on a person's answer to “Save this reading?”") {
+		t.Fatalf("the brief preview does not say the run is parked: %s", webtest.Short([]byte(page.Body)))
+	}
+	if !strings.Contains(page.Body, `data-testid="next-action">CONTINUE<`) {
+		t.Errorf("the next action is no longer the protocol's CONTINUE")
+	}
+	if webtest.CountTestID(c.Open("/sessions/"+quiet).Body, "brief-parked") != 0 {
+		t.Errorf("a session with no parked run says one is parked")
+	}
+	list := c.Open("/sessions").Body
+	row := func(s string) string {
+		i := strings.Index(list, `data-session="`+s+`"`)
+		if i < 0 {
+			t.Fatalf("no row for %s", s)
+		}
+		j := strings.Index(list[i:], "</tr>")
+		return list[i : i+j]
+	}
+	if r := row(id); !strings.Contains(r, `data-testid="session-parked"`) || !strings.Contains(r, "1 question waits") {
+		t.Errorf("the sessions list does not mark the parked session: %s", r)
+	}
+	if r := row(quiet); strings.Contains(r, `data-testid="session-parked"`) {
+		t.Errorf("the sessions list marks a session with nothing parked")
+	}
+}
