@@ -86,6 +86,20 @@ func TestBrowserEveryPagePassesAxe(t *testing.T) {
 	}
 	webtest.Do(t, ctx, "open a page that does not exist", chromedp.Navigate(srv.URL+"/no/such/page"), chromedp.WaitReady(chromedp.CSS(`body`)))
 	webtest.CheckA11y(t, ctx, "the 404 page")
+
+	// The 403 page: a viewer opening an admin page.
+	viewer, _ := w.kit.Person(auth.Viewer)
+	webtest.Do(t, ctx, "sign out", webtest.Click(`form[action="/logout"] button[type=submit]`),
+		chromedp.WaitVisible(chromedp.CSS(`input[name=email]`)))
+	webtest.SignIn(t, ctx, srv.URL, viewer.Email)
+	webtest.Do(t, ctx, "open an admin page as a viewer", chromedp.Navigate(srv.URL+"/admin/users"), chromedp.WaitReady(chromedp.CSS(`main`)))
+	if got := webtest.TextOf(t, ctx, `main`); !strings.Contains(got, "admin") {
+		t.Errorf("the 403 page says %q", got)
+	}
+	if n := webtest.TextOf(t, ctx, `nav[aria-label=Main]`); !strings.Contains(n, "Sessions") {
+		t.Errorf("the 403 page has no navigation: %q", n)
+	}
+	webtest.CheckA11y(t, ctx, "the 403 page")
 }
 
 // axeWorkspace is a workspace with something in every state, for the

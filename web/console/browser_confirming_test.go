@@ -11,6 +11,7 @@ import (
 
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/plan"
 	"github.com/madebook/madebook/internal/protocol"
 	"github.com/madebook/madebook/internal/testkit"
 	"github.com/madebook/madebook/web/webtest"
@@ -142,5 +143,65 @@ func TestBrowserLeadAnswersAPermissionPrompt(t *testing.T) {
 	}
 	if b, err = app.Kit.Gov.Briefs.Brief(context.Background(), agent, governance.BriefRequest{Session: id}); err != nil || len(b.Permissions) != 0 {
 		t.Fatalf("delivered again: %+v %v", b.Permissions, err)
+	}
+}
+
+// A lead opens a plan waiting for approval in the Attention view, reads
+// its steps — a parallel group, a side effect marked — and its stopping
+// point with each option's steps, drawn in the browser, then rejects it:
+// the item leaves, the live region says what happens next, and the
+// agent's next brief carries the answer.
+func TestBrowserLeadReadsAPlanAndRejectsIt(t *testing.T) {
+	app := webtest.StartBrowserApp(t)
+	ctx := webtest.NewBrowser(t)
+	bg := context.Background()
+	lead, _ := app.Kit.Lead()
+	agent, _ := app.Kit.Agent()
+	id := app.Kit.Session(agent, app.Kit.Mission(lead, true))
+	no, yes := false, true
+	p, err := app.Kit.Gov.Plans.Propose(bg, agent, id, governance.PlanInput{Summary: "Probe both stores, then ask before dropping",
+		Plan: plan.Plan{
+			InitialSteps: []plan.Step{
+				{ID: "probe-db", Server: "db", Tool: "list_readers", SideEffecting: &no, ParallelGroup: "probes"},
+				{ID: "probe-cache", Server: "cache", Tool: "stats", SideEffecting: &no, ParallelGroup: "probes"}},
+			StoppingPoints: []plan.StoppingPoint{{ID: 1, Type: "menu", Title: "Drop the legacy tables now?", Options: map[string]plan.Option{
+				"1": {Label: "Yes, drop them", Steps: []plan.Step{{ID: "drop", Server: "db", Tool: "run_migration", SideEffecting: &yes}}},
+				"2": {Label: "No, keep them"}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	webtest.SignIn(t, ctx, app.URL, lead.Email)
+	item := `[data-testid=attention-item][data-kind=plan][data-ref="` + id + `"]`
+	webtest.OpenItem(t, ctx, item)
+	webtest.Do(t, ctx, "the plan is drawn", chromedp.WaitVisible(chromedp.CSS(item+` [data-testid=plan-view]`)))
+	drawn := webtest.TextOf(t, ctx, item+` [data-testid=plan-view]`)
+	for _, want := range []string{"probe-db", "db/list_readers", "probe-cache", "cache/stats", "in parallel: probes",
+		"Stopping point 1: Drop the legacy tables now?", "1. Yes, drop them", "db/run_migration", "2. No, keep them", "runs nothing more"} {
+		if !strings.Contains(drawn, want) {
+			t.Errorf("the drawn plan lacks %q:\n%s", want, drawn)
+		}
+	}
+	if got := webtest.TextOf(t, ctx, item+` [data-testid=plan-option] [data-effect=writes] .effect`); got != "writes" {
+		t.Errorf("the option's side-effecting step is marked %q", got)
+	}
+	webtest.Screenshot(t, ctx, "attention-plan-open")
+	webtest.CheckA11y(t, ctx, "attention with a plan open")
+
+	webtest.Do(t, ctx, "reject the plan",
+		webtest.Fill(item+` textarea[name=note]`, "Too broad: split the drop into its own plan."),
+		webtest.Click(item+` [data-testid=plan-reject]`),
+		chromedp.WaitNotPresent(chromedp.CSS(item)))
+	if got := webtest.TextOf(t, ctx, `[data-testid=announce]`); !strings.HasSuffix(got, " rejected — the agent is told on its next brief and goes back to idle.") {
+		t.Errorf("the live region says %q", got)
+	}
+	b, err := app.Kit.Gov.Briefs.Brief(bg, agent, governance.BriefRequest{Session: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("PLAN-%d", p.ID)
+	if len(b.Resolutions) != 1 || b.Resolutions[0].Ref != want || b.Resolutions[0].Resolution != governance.PlanRejected ||
+		b.Resolutions[0].Instruction != "Too broad: split the drop into its own plan." {
+		t.Fatalf("the brief after rejecting carries %+v, want %s rejected with the note", b.Resolutions, want)
 	}
 }

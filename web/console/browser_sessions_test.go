@@ -9,6 +9,7 @@ import (
 
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/protocol"
+	"github.com/madebook/madebook/views"
 	"github.com/madebook/madebook/web/webtest"
 )
 
@@ -100,5 +101,39 @@ func TestBrowserSessionPageShowsGateStatesAndActs(t *testing.T) {
 		if !strings.Contains(timeline, want) {
 			t.Errorf("timeline lacks %q", want)
 		}
+	}
+}
+
+// A lead resolves a gate from the session page (a plain form, no htmx):
+// the page comes back saying what happened and what happens next, in its
+// status region, and the gate no longer waits.
+func TestBrowserResolveFromTheSessionPageSaysWhatHappensNext(t *testing.T) {
+	app := webtest.StartBrowserApp(t)
+	ctx := webtest.NewBrowser(t)
+	lead, _ := app.Kit.Lead()
+	agent, _ := app.Kit.Agent()
+	session := app.Kit.Session(agent, app.Kit.Mission(lead, false))
+	d, err := app.Kit.Gov.Decisions.Open(context.Background(), agent, session, governance.DecisionInput{Title: "Schema",
+		Question: "Drop the legacy table?", BlockedScope: []string{"db/migrations"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	webtest.SignIn(t, ctx, app.URL, lead.Email)
+	need := `[data-testid=need-decision][data-ref="` + d.Ref + `"]`
+	webtest.Do(t, ctx, "open the session", chromedp.Navigate(app.URL+"/sessions/"+session), chromedp.WaitVisible(chromedp.CSS(need)))
+	if got := webtest.TextOf(t, ctx, need+` .hint`); got != views.HintResolve {
+		t.Errorf("the resolve form's hint says %q", got)
+	}
+	webtest.Do(t, ctx, "resolve the gate",
+		webtest.Fill(need+` input[name=resolution]`, "Keep it"),
+		webtest.Fill(need+` textarea[name=instruction]`, "Archive the table instead."),
+		webtest.Click(need+` button[type=submit]`),
+		chromedp.WaitVisible(chromedp.CSS(`.notice[role=status]`)))
+	webtest.WaitText(t, ctx, `.notice[role=status]`, d.Ref+" resolved — the agent gets the resolution and instruction on its next brief.")
+	webtest.Do(t, ctx, "the gate waits no more", chromedp.WaitNotPresent(chromedp.CSS(need)))
+	webtest.Screenshot(t, ctx, "session-resolved-notice")
+	webtest.CheckA11y(t, ctx, "the session page with a notice")
+	if got := webtest.TextOf(t, ctx, `[data-testid=decision-row][data-ref="`+d.Ref+`"] [data-testid=decision-state]`); got != "decided, not yet delivered" {
+		t.Errorf("the gate's state reads %q", got)
 	}
 }
