@@ -69,10 +69,10 @@ func decodePayload(raw json.RawMessage, v any) error {
 
 // validEvent is an event whose name and payload passed, whatever the state.
 type validEvent struct {
-	ev      lifecycle.Event
-	plan    PlanInput // architecture.plan.updated
-	tool    string    // permission.prompt.requested
-	paths   []string  // permission.prompt.requested
+	ev    lifecycle.Event
+	plan  PlanInput // architecture.plan.updated
+	tool  string    // permission.prompt.requested
+	paths []string  // permission.prompt.requested
 	// options are permission.prompt.requested's options, labels trimmed.
 	options map[string]string
 	payload string // compact JSON, for the timeline
@@ -219,7 +219,7 @@ func takes(name string, raw json.RawMessage) error {
 			takesWhat = "only " + strings.Join(allowed, ", ")
 		}
 		return errs.E(errs.Invalid, "unknown_field", "The event %s does not take the payload field %q; it takes %s.",
-			name, f, takesWhat).In("payload." + f).With("event", name)
+			name, f, takesWhat).In("payload."+f).With("event", name)
 	}
 	return nil
 }
