@@ -113,9 +113,7 @@ func agentUsage() string {
 	b.WriteString("\nExit status:\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 3, ' ', 0)
 	fmt.Fprintf(tw, "  0\tCONTINUE or CONTINUE_WITH_WARNING, or a success whose answer names no next_action\n")
-	fmt.Fprintf(tw, "  1\tan error: the API refused the call, Madebook did not answer, or MADEBOOK_KEY, the\n"+
-		"   \tsession or MADEBOOK_URL is missing or wrong; stdout has the error's JSON\n"+
-		"   \t{\"error\":{\"code\",\"message\"}}, stderr its code and message\n")
+	fmt.Fprintf(tw, "  1\tan error (the API refused, no answer, MADEBOOK_KEY or the session unset): its JSON on stdout\n")
 	fmt.Fprintf(tw, "  2\ta command-line mistake (a flag or operand missing or wrong), with the usage on stderr\n")
 	fmt.Fprintf(tw, "  3\tREMEDIATE\n  4\tDECISION_REQUIRED\n  5\tBLOCKED\n  6\tHARD_STOP\n")
 	tw.Flush()
