@@ -220,7 +220,9 @@ type Querier interface {
 	ListAllStandingApprovals(ctx context.Context) ([]ListAllStandingApprovalsRow, error)
 	// Every unanswered ask, oldest first, with its run and session.
 	ListAttentionAsks(ctx context.Context, arg ListAttentionAsksParams) ([]ListAttentionAsksRow, error)
-	// Tasks an agent reported blocked and has not moved since, longest first.
+	// Tasks an agent reported blocked and has not moved since, longest first:
+	// of the session's current cycle only (blocked after the session last
+	// left IDLE; a task of an earlier cycle no longer counts, CountTasks).
 	ListAttentionBlockedTasks(ctx context.Context, arg ListAttentionBlockedTasksParams) ([]ListAttentionBlockedTasksRow, error)
 	// The Attention queue: one query per kind of item, each narrowed by the
 	// same three optional filters (an empty string matches everything), in

@@ -171,10 +171,26 @@ func TestTasksCountPerCycle(t *testing.T) {
 		t.Fatalf("the first cycle's tasks before the next starts: %v", tasks)
 	}
 
+	blockedTasks := func() int {
+		a.T.Helper()
+		n := 0
+		for _, it := range a.Must(http.StatusOK, http.MethodGet, "/api/v1/attention?session="+id, a.ViewerTok, nil)["items"].([]any) {
+			if it.(map[string]any)["kind"] == "task" {
+				n++
+			}
+		}
+		return n
+	}
+	if n := blockedTasks(); n != 1 {
+		t.Fatalf("the blocked task is %d Attention items, want 1", n)
+	}
 	send("user.message.created", nil)
 	tasks = a.Detail(id)["tasks"].(map[string]any)
 	if tasks["created"] != float64(0) || tasks["open"] != float64(0) || tasks["earlier"] != float64(1) {
 		t.Fatalf("a new cycle's tasks: %v", tasks)
+	}
+	if n := blockedTasks(); n != 0 {
+		t.Fatalf("an earlier cycle's blocked task is still %d Attention items", n)
 	}
 	send("IntentClassified", map[string]any{"intent": "task"})
 	send("architecture.impact.completed", map[string]any{"level": "implementation"})
