@@ -97,8 +97,13 @@ type Querier interface {
 	CountLoginFailures(ctx context.Context, arg CountLoginFailuresParams) (CountLoginFailuresRow, error)
 	// How many gates wait on a person in the session (the runaway cap).
 	CountOpenDecisions(ctx context.Context, sessionID string) (int64, error)
-	// A session's tasks: how many were created, how many completed or failed
-	// (done), and how many are still open, of which blocked.
+	// A session's tasks of its current cycle: a cycle starts when the session
+	// leaves IDLE (user.message.created, the one arrow out of it), and a task
+	// is of the cycle in which its agent last reported it (a lifecycle.event
+	// task.* whose payload names it). How many were created (all of them),
+	// how many are now in progress, completed, failed (completed or failed:
+	// done), still open, of which blocked; and how many tasks of earlier
+	// cycles no longer count.
 	CountTasks(ctx context.Context, sessionID string) (CountTasksRow, error)
 	CountUsers(ctx context.Context) (int64, error)
 	CreateAPIToken(ctx context.Context, arg CreateAPITokenParams) (int64, error)
@@ -215,7 +220,9 @@ type Querier interface {
 	ListAllStandingApprovals(ctx context.Context) ([]ListAllStandingApprovalsRow, error)
 	// Every unanswered ask, oldest first, with its run and session.
 	ListAttentionAsks(ctx context.Context, arg ListAttentionAsksParams) ([]ListAttentionAsksRow, error)
-	// Tasks an agent reported blocked and has not moved since, longest first.
+	// Tasks an agent reported blocked and has not moved since, longest first:
+	// of the session's current cycle only (blocked after the session last
+	// left IDLE; a task of an earlier cycle no longer counts, CountTasks).
 	ListAttentionBlockedTasks(ctx context.Context, arg ListAttentionBlockedTasksParams) ([]ListAttentionBlockedTasksRow, error)
 	// The Attention queue: one query per kind of item, each narrowed by the
 	// same three optional filters (an empty string matches everything), in

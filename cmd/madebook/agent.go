@@ -60,9 +60,10 @@ var stateExit = map[protocol.State]int{
 
 // agentExit ends `madebook agent` with an exit status of its own: 3 to 6
 // for the next_action an answer names (the answer is on stdout, msg is
-// the state and its reason), or 1 for a call that failed (msg says why:
-// the API's error code and message, or why Madebook did not answer). main
-// prints msg after "madebook agent: ".
+// the state and its reason), or 1 for an error (the error's JSON is on
+// stdout; msg says why: the API's error code and message, why Madebook
+// did not answer, or what the environment lacks). main prints msg after
+// "madebook agent: ".
 type agentExit struct {
 	code int
 	msg  string
@@ -112,8 +113,8 @@ func agentUsage() string {
 	b.WriteString("\nExit status:\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 3, ' ', 0)
 	fmt.Fprintf(tw, "  0\tCONTINUE or CONTINUE_WITH_WARNING, or a success whose answer names no next_action\n")
-	fmt.Fprintf(tw, "  1\tan error: the API refused the call (its code and message on stderr), or did not answer\n")
-	fmt.Fprintf(tw, "  2\ta command-line mistake, MADEBOOK_KEY or the session missing included\n")
+	fmt.Fprintf(tw, "  1\tan error (the API refused, no answer, MADEBOOK_KEY or the session unset): its JSON on stdout\n")
+	fmt.Fprintf(tw, "  2\ta command-line mistake (a flag or operand missing or wrong), with the usage on stderr\n")
 	fmt.Fprintf(tw, "  3\tREMEDIATE\n  4\tDECISION_REQUIRED\n  5\tBLOCKED\n  6\tHARD_STOP\n")
 	tw.Flush()
 	b.WriteString("\nRun `madebook agent SUBCOMMAND --help` for its flags.\n")
@@ -151,7 +152,8 @@ type agentConn struct {
 
 // connect parses args, takes exactly the operands named (e.g. "RUN") and
 // reads the connection from the flags and the environment. It returns the
-// operands in order. A missing key, session or operand is a usage error.
+// operands in order. A missing operand is a usage error; a missing key or
+// session an error of the environment (see conn).
 func (f *agentFlags) connect(c stdio, args []string, operands ...string) (agentConn, []string, error) {
 	rest, err := f.parseArgs(c, args)
 	if err != nil {
@@ -168,21 +170,47 @@ func (f *agentFlags) connect(c stdio, args []string, operands ...string) (agentC
 }
 
 // conn reads the connection from the parsed flags and the environment.
+// What it lacks (MADEBOOK_KEY, the session) or cannot use (MADEBOOK_URL)
+// is an error of the environment, not of the command line: exit 1, its
+// JSON on stdout (agentError).
 func (f *agentFlags) conn(c stdio) (agentConn, error) {
 	u, err := url.Parse(*f.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return agentConn{}, f.fail("--url (or MADEBOOK_URL) %q is not an http:// or https:// URL", *f.url)
+		return agentConn{}, agentError(c.stdout, "invalid_url",
+			fmt.Sprintf("--url (or MADEBOOK_URL) %q is not an http:// or https:// URL", *f.url))
 	}
 	conn := agentConn{base: strings.TrimRight(*f.url, "/"), key: c.getenv("MADEBOOK_KEY"), stdout: c.stdout}
 	if conn.key == "" {
-		return agentConn{}, f.fail("MADEBOOK_KEY is not set: export the agent key (`madebook key create` prints one)")
+		return agentConn{}, agentError(c.stdout, "key_missing",
+			"MADEBOOK_KEY is not set: export the agent key (`madebook key create` prints one)")
 	}
 	if f.session != nil {
 		if conn.session = *f.session; conn.session == "" {
-			return agentConn{}, f.fail("no session: give --session ID or set MADEBOOK_SESSION (`madebook agent session open` opens one)")
+			return agentConn{}, agentError(c.stdout, "session_missing",
+				"no session: give --session ID or set MADEBOOK_SESSION (`madebook agent session open` opens one)")
 		}
 	}
 	return conn, nil
+}
+
+// agentError is an error of `madebook agent` that is not the API's (the
+// environment lacks something, Madebook did not answer, its answer is
+// not the API's): its JSON, in the API's error shape, on stdout, so that
+// a script reads every error the same way, and exit 1 with the message
+// on stderr.
+func agentError(stdout io.Writer, code, message string) error {
+	printError(stdout, map[string]any{"error": map[string]string{"code": code, "message": message}})
+	return agentExit{1, message}
+}
+
+// printError prints an error's JSON, indented, on stdout. A failure to
+// write it leaves stderr, which has the message, to say what happened.
+func printError(stdout io.Writer, body any) {
+	b, err := json.MarshalIndent(body, "", "  ")
+	if err != nil {
+		return
+	}
+	_, _ = stdout.Write(append(b, '\n'))
 }
 
 // sessionPath is the path of the session's sub-resource what
@@ -214,11 +242,19 @@ func (a agentConn) call(ctx context.Context, method, path string, body any) erro
 	)
 	switch {
 	case errors.As(err, &na):
-		return agentExit{1, fmt.Sprintf("Madebook does not answer at %s (MADEBOOK_URL): %v", a.base, na.Err)}
-	case errors.As(err, &ref):
+		return agentError(a.stdout, "not_answered", fmt.Sprintf("Madebook does not answer at %s (MADEBOOK_URL): %v", a.base, na.Err))
+	case errors.As(err, &ref) && ref.Code != "":
+		// The API's error body, as it sent it.
+		var out bytes.Buffer
+		if json.Indent(&out, ref.Body, "", "  ") == nil {
+			out.WriteByte('\n')
+			_, _ = a.stdout.Write(out.Bytes())
+		}
 		return agentExit{1, ref.Error()}
+	case errors.As(err, &ref):
+		return agentError(a.stdout, "not_an_api_answer", ref.Error())
 	case err != nil:
-		return agentExit{1, err.Error()}
+		return agentError(a.stdout, "call_failed", err.Error())
 	}
 	return a.answer(method, path, reply)
 }
@@ -231,7 +267,7 @@ func (a agentConn) answer(method, path string, reply []byte) error {
 	}
 	var out bytes.Buffer
 	if err := json.Indent(&out, reply, "", "  "); err != nil {
-		return agentExit{1, fmt.Sprintf("%s %s: the answer is not JSON: %v", method, path, err)}
+		return agentError(a.stdout, "invalid_answer", fmt.Sprintf("%s %s: the answer is not JSON: %v", method, path, err))
 	}
 	out.WriteByte('\n')
 	if _, err := a.stdout.Write(out.Bytes()); err != nil {
@@ -303,10 +339,12 @@ func (r repeated) list() []string {
 
 // runAgentSessionOpen is `madebook agent session open`: POST /api/v1/sessions.
 func runAgentSessionOpen(ctx context.Context, c stdio, args []string) error {
-	f := newAgentFlags("session open", "madebook agent session open --mission SLUG [--title T] [--agent NAME]",
+	f := newAgentFlags("session open", "madebook agent session open --mission SLUG [--title T] [--agent NAME] [--external-id ID]",
 		"Open a session of this agent key on a mission and print it. A script keeps its id:\n"+
-			"  export MADEBOOK_SESSION=$(madebook agent session open --mission SLUG | jq -r .id)", false)
+			"  export MADEBOOK_SESSION=$(madebook agent session open --mission SLUG | jq -r .id)\n"+
+			"With --external-id, the same ID again answers the session it opened (re-attach).", false)
 	var in governance.SessionInput
+	f.StringVar(&in.ExternalID, "external-id", "", "your client's own `ID` for the session (e.g. its session id)")
 	f.StringVar(&in.Mission, "mission", "", "the `SLUG` of the mission the session works on")
 	f.StringVar(&in.Title, "title", "", "the session's `TITLE`: what it is doing")
 	f.StringVar(&in.Agent, "agent", "", "the agent's `NAME`, e.g. claude-code")
@@ -406,11 +444,13 @@ func runAgentEvent(ctx context.Context, c stdio, args []string) error {
 
 // runAgentRunStart is `madebook agent run start`: POST /api/v1/sessions/{id}/runs.
 func runAgentRunStart(ctx context.Context, c stdio, args []string) error {
-	f := newAgentFlags("run start", "madebook agent run start --name N [--parent RUN] [--plan]",
+	f := newAgentFlags("run start", "madebook agent run start --name N [--parent RUN] [--plan | --external-id ID]",
 		"Start a run, a unit of work the ledger keeps, and print it. A script keeps its id:\n"+
 			"  RUN=$(madebook agent run start --name build | jq -r .id)\n"+
-			"With --plan the run executes the session's approved plan: its calls name their --step.", true)
+			"With --plan the run executes the session's approved plan: its calls name their --step.\n"+
+			"With --external-id, the same ID again answers the run it started (re-attach).", true)
 	name := f.String("name", "", "the run's `NAME`")
+	externalID := f.String("external-id", "", "your client's own `ID` for the run (e.g. a subagent's id)")
 	parent := f.String("parent", "", "the id of the `RUN` this one is part of")
 	withPlan := f.Bool("plan", false, "the run executes the session's approved plan")
 	conn, _, err := f.connect(c, args)
@@ -426,6 +466,9 @@ func runAgentRunStart(ctx context.Context, c stdio, args []string) error {
 	}
 	if *withPlan {
 		body["plan"] = true
+	}
+	if *externalID != "" {
+		body["external_id"] = *externalID
 	}
 	return conn.call(ctx, http.MethodPost, conn.sessionPath("runs"), body)
 }

@@ -281,8 +281,18 @@ func TestAgentFailures(t *testing.T) {
 		if err := json.Unmarshal(direct.Body, &env); err != nil || env.Error.Code == "" {
 			t.Fatalf("the API did not refuse the event: %d %s", direct.Status, direct.Body)
 		}
-		if r.code != 1 || r.stderr != "madebook agent: "+env.Error.Code+": "+env.Error.Message || r.out != "" {
-			t.Errorf("exit %d, stderr %q, stdout %q; want 1, %q and nothing", r.code, r.stderr, r.out, env.Error.Code)
+		if r.code != 1 || r.stderr != "madebook agent: "+env.Error.Code+": "+env.Error.Message {
+			t.Errorf("exit %d, stderr %q; want 1 and %q", r.code, r.stderr, env.Error.Code)
+		}
+		var printed, sent any
+		if err := json.Unmarshal([]byte(r.out), &printed); err != nil {
+			t.Fatalf("stdout is not the API's error JSON: %q", r.out)
+		}
+		if err := json.Unmarshal(direct.Body, &sent); err != nil {
+			t.Fatal(err)
+		}
+		if p, q := fmt.Sprint(printed), fmt.Sprint(sent); p != q {
+			t.Errorf("stdout %s, the API sent %s", p, q)
 		}
 	})
 	t.Run("another key's session is refused", func(t *testing.T) {
@@ -309,16 +319,37 @@ func TestAgentFailures(t *testing.T) {
 		if r.code != 1 || !strings.Contains(r.stderr, "Madebook does not answer at http://"+addr) {
 			t.Errorf("exit %d, stderr %q; want 1 and the URL", r.code, r.stderr)
 		}
+		if e, _ := r.object(t)["error"].(map[string]any); e["code"] != "not_answered" || !strings.Contains(e["message"].(string), addr) {
+			t.Errorf("stdout %q, want the error's JSON", r.out)
+		}
 	})
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		code string
+		want string
+	}{
+		{"no MADEBOOK_KEY", map[string]string{"MADEBOOK_URL": a.Srv.URL, "MADEBOOK_SESSION": s}, []string{"brief"}, "key_missing", "MADEBOOK_KEY is not set"},
+		{"no session", map[string]string{"MADEBOOK_URL": a.Srv.URL, "MADEBOOK_KEY": a.AgentKey}, []string{"complete"}, "session_missing", "no session"},
+		{"a URL that is not http", map[string]string{"MADEBOOK_URL": "ftp://x", "MADEBOOK_KEY": a.AgentKey, "MADEBOOK_SESSION": s}, []string{"brief"}, "invalid_url", "is not an http://"},
+	} {
+		t.Run(c.name+" is an error of the environment, exit 1", func(t *testing.T) {
+			r := agentCLI(t, envOf(c.env), "", c.args...)
+			if r.code != 1 || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "Usage:") {
+				t.Errorf("exit %d, stderr %q; want 1 and %q without the usage", r.code, r.stderr, c.want)
+			}
+			if e, _ := r.object(t)["error"].(map[string]any); e["code"] != c.code || !strings.Contains(e["message"].(string), c.want) {
+				t.Errorf("stdout %q, want the error's JSON with %s", r.out, c.code)
+			}
+		})
+	}
 	for _, c := range []struct {
 		name string
 		env  map[string]string
 		args []string
 		want string
 	}{
-		{"no MADEBOOK_KEY is a usage mistake", map[string]string{"MADEBOOK_URL": a.Srv.URL, "MADEBOOK_SESSION": s}, []string{"brief"}, "MADEBOOK_KEY is not set"},
-		{"no session is a usage mistake", map[string]string{"MADEBOOK_URL": a.Srv.URL, "MADEBOOK_KEY": a.AgentKey}, []string{"complete"}, "no session"},
-		{"a URL that is not http is a usage mistake", map[string]string{"MADEBOOK_URL": "ftp://x", "MADEBOOK_KEY": a.AgentKey, "MADEBOOK_SESSION": s}, []string{"brief"}, "is not an http://"},
 		{"a missing operand", nil, []string{"run", "finish", "--status", "complete"}, "needs the RUN id"},
 		{"a stray operand", nil, []string{"brief", "extra"}, "unexpected argument \"extra\""},
 		{"a required flag left out", nil, []string{"decide", "--title", "T"}, "decide needs --title and --question"},
@@ -402,8 +433,9 @@ func TestAgentExitStatusesFromTheBinary(t *testing.T) {
 	}{
 		{[]string{"agent", "--help"}, "", 0, "Exit status:", ""},
 		{[]string{"agent", "brief"}, a.AgentKey, 5, `"next_action": "BLOCKED"`, "madebook agent: BLOCKED: "},
-		{[]string{"agent", "brief"}, "", 2, "", "MADEBOOK_KEY is not set"},
-		{[]string{"agent", "brief", "--session", "nope"}, a.AgentKey, 1, "", "madebook agent: "},
+		{[]string{"agent", "brief"}, "", 1, `"code": "key_missing"`, "madebook agent: MADEBOOK_KEY is not set"},
+		{[]string{"agent", "brief", "--bogus"}, a.AgentKey, 2, "", "Usage:"},
+		{[]string{"agent", "brief", "--session", "nope"}, a.AgentKey, 1, `"code": "session_not_found"`, "madebook agent: session_not_found: "},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			code, stdout, stderr := runBinary(t, bin, []string{"MADEBOOK_URL=" + a.Srv.URL, "MADEBOOK_KEY=" + c.key, "MADEBOOK_SESSION=" + s}, c.args...)
@@ -444,4 +476,31 @@ func TestAgentRunsAPlanStepByStep(t *testing.T) {
 	}
 	a.Must(http.StatusOK, http.MethodPost, "/api/v1/asks/"+ask["id"].(string)+"/answer", a.LeadTok, map[string]any{"option": "1"})
 	mustAgent(t, env, "", "call", run, "--server", "fs", "--tool", "write", "--step", "store")
+}
+
+// TestAgentReattachesByExternalID: session open and run start take
+// --external-id, and the same id answers what it opened.
+func TestAgentReattachesByExternalID(t *testing.T) {
+	t.Parallel()
+	a := webtest.NewAPI(t)
+	slug := a.Kit.Mission(a.Lead, false)
+	env := agentEnv(a, "")
+	first := mustAgent(t, env, "", "session", "open", "--mission", slug, "--external-id", "cc-42")
+	again := mustAgent(t, env, "", "session", "open", "--mission", slug, "--external-id", "cc-42")
+	if first["id"] == nil || again["id"] != first["id"] {
+		t.Fatalf("the same external id opened %v, then %v", first["id"], again["id"])
+	}
+	if other := mustAgent(t, env, "", "session", "open", "--mission", slug); other["id"] == first["id"] {
+		t.Fatal("a session without an external id re-attached")
+	}
+	env = agentEnv(a, first["id"].(string))
+	run := mustAgent(t, env, "", "run", "start", "--name", "sub", "--external-id", "sub-1")
+	runAgain := mustAgent(t, env, "", "run", "start", "--name", "sub", "--external-id", "sub-1")
+	if run["id"] == nil || runAgain["id"] != run["id"] {
+		t.Fatalf("the same external id started run %v, then %v", run["id"], runAgain["id"])
+	}
+	r := agentCLI(t, env, "", "run", "start", "--name", "sub", "--plan", "--external-id", "sub-2")
+	if e, _ := r.object(t)["error"].(map[string]any); r.code != 1 || e["code"] != "plan_with_external_id" {
+		t.Errorf("exit %d, stdout %q; want 1 and plan_with_external_id", r.code, r.out)
+	}
 }

@@ -69,11 +69,13 @@ func decodePayload(raw json.RawMessage, v any) error {
 
 // validEvent is an event whose name and payload passed, whatever the state.
 type validEvent struct {
-	ev      lifecycle.Event
-	plan    PlanInput // architecture.plan.updated
-	tool    string    // permission.prompt.requested
-	paths   []string  // permission.prompt.requested
-	payload string    // compact JSON, for the timeline
+	ev    lifecycle.Event
+	plan  PlanInput // architecture.plan.updated
+	tool  string    // permission.prompt.requested
+	paths []string  // permission.prompt.requested
+	// options are permission.prompt.requested's options, labels trimmed.
+	options map[string]string
+	payload string // compact JSON, for the timeline
 }
 
 // Validate reads the event's payload and checks it: a known name, the
@@ -82,9 +84,11 @@ type validEvent struct {
 // checks it). Errors: name_required, unknown_event, unknown_field,
 // invalid_field, invalid_payload, intent_required, invalid_intent,
 // level_required, invalid_level, task_required, task_too_long,
-// prompt_required, prompt_too_long, options_required, too_many_entries,
-// empty_entry, paths_too_long, tool_too_long, options_too_long (an
-// option's key or label), invalid_characters.
+// prompt_required, prompt_too_long, options_required, invalid_options
+// (a key other than "1" to "9", an empty label, more than nine),
+// too_many_entries, empty_entry, paths_too_long, tool_too_long,
+// options_too_long (a label), invalid_characters; unknown_field is also a
+// field another event takes (task.progress does not take intent).
 func (in EventInput) Validate() (validEvent, error) {
 	var out validEvent
 	name, err := input.Required("name", in.Name, input.Name)
@@ -116,32 +120,29 @@ func (in EventInput) Validate() (validEvent, error) {
 		for i, path := range out.paths {
 			out.paths[i] = policy.RedactSecrets(path)
 		}
-		if len(p.Options) > MaxPromptOptions {
-			return out, errs.E(errs.Invalid, "too_many_entries", "The options are %d; at most %d are allowed.",
-				len(p.Options), MaxPromptOptions).In("payload.options")
+		if out.options, err = promptOptions(p.Options); err != nil {
+			return out, err
 		}
-		keys := slices.Sorted(maps.Keys(p.Options))
-		labels := make([]string, 0, len(keys))
-		for _, k := range keys {
-			labels = append(labels, p.Options[k])
-		}
-		// Keys and labels are one line each, of at most input.Name
-		// characters; an empty label is for lifecycle.Event.Validate.
-		for _, l := range [][]string{keys, labels} {
-			for i, v := range l {
-				if n := utf8.RuneCountInString(v); n > input.Name {
-					return out, errs.E(errs.Invalid, "options_too_long", "Option %d is %d characters; at most %d are allowed.",
-						i+1, n, input.Name).In("payload.options")
-				}
-				if _, err := input.CleanLine("options", v); err != nil {
-					return out, inPayload(err)
-				}
-			}
-		}
-		out.ev = lifecycle.Event{Name: name, Intent: p.Intent, Level: p.Level, Task: p.Task, Prompt: p.Prompt, Options: p.Options}
+		out.ev = lifecycle.Event{Name: name, Intent: p.Intent, Level: p.Level, Task: p.Task, Prompt: p.Prompt, Options: out.options}
 	}
 	if err := out.ev.Validate(); err != nil {
 		return out, fromLifecycle(err)
+	}
+	if name != lifecycle.ArchitecturePlanUpdated {
+		if err := takes(name, in.Payload); err != nil {
+			return out, err
+		}
+	}
+	if lifecycle.IsTask(name) {
+		// A task event's payload is its task alone: recorded as the id
+		// the tasks table holds (trimmed), the timeline is what tells
+		// which cycle a task was last reported in (CountTasks).
+		b, err := json.Marshal(map[string]string{"task": out.ev.Task})
+		if err != nil {
+			return out, fmt.Errorf("encode the task: %w", err)
+		}
+		out.payload = string(b)
+		return out, nil
 	}
 	var compact bytes.Buffer
 	if len(bytes.TrimSpace(in.Payload)) == 0 || json.Compact(&compact, in.Payload) != nil {
@@ -150,6 +151,77 @@ func (in EventInput) Validate() (validEvent, error) {
 	}
 	out.payload = compact.String()
 	return out, nil
+}
+
+// promptOptions checks a permission prompt's options as an ask's are
+// checked (ledger.AskInput.Validate): numbered "1" to "9", at most nine,
+// each with a one-line label of at most input.Name characters, so that
+// every option is one a person can pick and Answer can find. Labels are
+// trimmed. None at all is for lifecycle.Event.Validate (options_required).
+func promptOptions(options map[string]string) (map[string]string, error) {
+	if len(options) == 0 {
+		return nil, nil
+	}
+	invalid := func(format string, args ...any) error {
+		return errs.E(errs.Invalid, "invalid_options", format, args...).In("payload.options")
+	}
+	if len(options) > MaxPromptOptions {
+		return nil, invalid("A permission prompt has %d options; it takes 1 to %d, e.g. {\"1\":\"Allow\",\"2\":\"Deny\"}.",
+			len(options), MaxPromptOptions)
+	}
+	out := make(map[string]string, len(options))
+	for _, k := range slices.Sorted(maps.Keys(options)) {
+		label := strings.TrimSpace(options[k])
+		if len(k) != 1 || k[0] < '1' || k[0] > '9' || label == "" {
+			return nil, invalid("Option %q must be numbered 1 to 9 and have a label, e.g. {\"1\":\"Allow\",\"2\":\"Deny\"}.", k)
+		}
+		if n := utf8.RuneCountInString(label); n > input.Name {
+			return nil, errs.E(errs.Invalid, "options_too_long", "Option %s is %d characters; at most %d are allowed.",
+				k, n, input.Name).In("payload.options")
+		}
+		if _, err := input.CleanLine("options", label); err != nil {
+			return nil, inPayload(err)
+		}
+		out[k] = label
+	}
+	return out, nil
+}
+
+// eventFields are the payload fields each event takes (the plan's are
+// PlanInput's); an event not named takes none.
+var eventFields = map[string][]string{
+	lifecycle.IntentClassified:            {"intent"},
+	lifecycle.ArchitectureImpactCompleted: {"level"},
+	lifecycle.RequirementChanged:          {"level"},
+	lifecycle.TaskCreated:                 {"task"},
+	lifecycle.TaskProgress:                {"task"},
+	lifecycle.TaskCompleted:               {"task"},
+	lifecycle.TaskFailed:                  {"task"},
+	lifecycle.TaskBlocked:                 {"task"},
+	lifecycle.PermissionPromptRequested:   {"prompt", "options", "tool", "paths"},
+}
+
+// takes refuses a payload field the event does not take, though another
+// event does (task.progress with an intent): 422 unknown_field naming the
+// field and the event. The payload decoded already, so it is an object.
+func takes(name string, raw json.RawMessage) error {
+	var fields map[string]json.RawMessage
+	if len(bytes.TrimSpace(raw)) == 0 || json.Unmarshal(raw, &fields) != nil {
+		return nil
+	}
+	allowed := eventFields[name]
+	for _, f := range slices.Sorted(maps.Keys(fields)) {
+		if slices.Contains(allowed, f) {
+			continue
+		}
+		takesWhat := "no payload fields"
+		if len(allowed) > 0 {
+			takesWhat = "only " + strings.Join(allowed, ", ")
+		}
+		return errs.E(errs.Invalid, "unknown_field", "The event %s does not take the payload field %q; it takes %s.",
+			name, f, takesWhat).In("payload."+f).With("event", name)
+	}
+	return nil
 }
 
 // inPayload names the payload field an input error is about.
@@ -233,6 +305,11 @@ func (s *LifecycleService) Report(ctx context.Context, actor auth.Actor, session
 		if err != nil {
 			return err
 		}
+		// The event is recorded first: the task counts read the
+		// timeline to know the cycle's tasks. A refusal rolls it back.
+		if err := s.event(ctx, q, session, actor, now, "lifecycle.event", ve.ev.Name, ve.payload); err != nil {
+			return err
+		}
 		var counts lifecycle.TaskCounts
 		if lifecycle.IsTask(ve.ev.Name) {
 			if err := q.UpsertTask(ctx, db.UpsertTaskParams{SessionID: session, Task: ve.ev.Task,
@@ -248,9 +325,6 @@ func (s *LifecycleService) Report(ctx context.Context, actor auth.Actor, session
 		trs, err := lifecycle.Apply(lifecycle.State(sess.Lifecycle), ve.ev, counts)
 		if err != nil {
 			return fromLifecycle(err)
-		}
-		if err := s.event(ctx, q, session, actor, now, "lifecycle.event", ve.ev.Name, ve.payload); err != nil {
-			return err
 		}
 		switch ve.ev.Name {
 		case lifecycle.ArchitecturePlanUpdated:

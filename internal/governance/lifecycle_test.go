@@ -60,7 +60,7 @@ func TestATaskRunsFromMessageToSummary(t *testing.T) {
 		t.Fatalf("with b open: %s", r.Lifecycle)
 	}
 	d := must(w.Gov.Sessions.Get(t.Context(), w.lead, w.session))(t)
-	if !d.Tracked || d.Tasks != (governance.TaskCounts{Created: 2, Done: 1, Open: 1}) {
+	if !d.Tracked || d.Tasks != (governance.TaskCounts{Created: 2, Completed: 1, Done: 1, Open: 1}) {
 		t.Fatalf("tracked %v, tasks %+v", d.Tracked, d.Tasks)
 	}
 	r = report(t, w, w.agent, w.session, ev("task.failed", `{"task":"b"}`))

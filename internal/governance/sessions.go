@@ -202,14 +202,22 @@ type SessionDetail struct {
 	Permissions []PermissionPrompt `json:"permissions"`
 }
 
-// TaskCounts are a session's tasks: how many its agent created, how many
-// completed or failed (done), how many are still open, and how many of
-// those are blocked.
+// TaskCounts are the tasks of a session's current cycle (a cycle starts
+// when the session leaves IDLE; a task is of the cycle in which its agent
+// last reported it): how many its agent created, how many are now in
+// progress, completed and failed, how many are done (completed or
+// failed) and still open, and how many of the open ones are blocked.
+// Earlier counts the tasks of earlier cycles, which no longer count; the
+// timeline keeps their events.
 type TaskCounts struct {
-	Created int64 `json:"created"`
-	Done    int64 `json:"done"`
-	Open    int64 `json:"open"`
-	Blocked int64 `json:"blocked"`
+	Created   int64 `json:"created"`
+	Progress  int64 `json:"progress"`
+	Completed int64 `json:"completed"`
+	Failed    int64 `json:"failed"`
+	Done      int64 `json:"done"`
+	Open      int64 `json:"open"`
+	Blocked   int64 `json:"blocked"`
+	Earlier   int64 `json:"earlier"`
 }
 
 // ChangeView is a session's latest change report and its risk.
@@ -272,7 +280,7 @@ func (s *SessionService) Get(ctx context.Context, actor auth.Actor, id string) (
 		if err != nil {
 			return err
 		}
-		d.Tasks = TaskCounts{Created: tasks.Created, Done: tasks.Done, Open: tasks.Open, Blocked: tasks.Blocked}
+		d.Tasks = TaskCounts(tasks)
 		if d.Brief, err = s.briefIn(ctx, q, actor, id, now, ""); err != nil {
 			return err
 		}

@@ -156,6 +156,34 @@ func (s *Service) StartPlanRun(ctx context.Context, actor auth.Actor, session, n
 	return r, err
 }
 
+// RunInput is the body of POST /api/v1/sessions/{id}/runs and the
+// arguments of the MCP tool start_run: a name, an optional parent run, an
+// optional external id (re-attach) and whether the run executes the
+// session's approved plan.
+type RunInput struct {
+	Name       string `json:"name"`
+	Parent     string `json:"parent"`
+	ExternalID string `json:"external_id"`
+	Plan       bool   `json:"plan"`
+}
+
+// Start opens the run in describes on the agent's own session: a run
+// that executes the plan (StartPlanRun), or one an external id may name
+// already (OpenRun; created false when it re-attaches). Errors: those of
+// StartPlanRun and OpenRun, plan_with_external_id (a run that executes
+// the plan is always a new run).
+func (s *Service) Start(ctx context.Context, actor auth.Actor, session string, in RunInput) (_ Run, created bool, err error) {
+	if in.Plan && in.ExternalID != "" {
+		return Run{}, false, errs.E(errs.Invalid, "plan_with_external_id",
+			"A run that executes the plan is always a new run: send plan or external_id, not both.").In("external_id")
+	}
+	if in.Plan {
+		r, err := s.StartPlanRun(ctx, actor, session, in.Name, in.Parent)
+		return r, err == nil, err
+	}
+	return s.OpenRun(ctx, actor, session, in.Name, in.Parent, in.ExternalID)
+}
+
 // MaxRunExternalID is the longest id an agent's client gives a run.
 const MaxRunExternalID = 200
 

@@ -6,7 +6,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/web/httpx"
@@ -16,28 +15,12 @@ import (
 // agent): 201 and the new run, or 200 and the run the external id names;
 // "plan": true starts a run that executes the session's approved plan.
 func handleRunStart(l *ledger.Service, briefs *governance.BriefService) echo.HandlerFunc {
-	type request struct {
-		Name       string `json:"name"`
-		Parent     string `json:"parent"`
-		ExternalID string `json:"external_id"`
-		Plan       bool   `json:"plan"`
-	}
 	return func(c echo.Context) error {
-		in, err := httpx.Bind[request](c)
+		in, err := httpx.Bind[ledger.RunInput](c)
 		if err != nil {
 			return err
 		}
-		if in.Plan && in.ExternalID != "" {
-			return errs.E(errs.Invalid, "plan_with_external_id",
-				"A run that executes the plan is always a new run: send plan or external_id, not both.").In("external_id")
-		}
-		var r ledger.Run
-		created := true
-		if in.Plan {
-			r, err = l.StartPlanRun(c.Request().Context(), httpx.Actor(c), c.Param("id"), in.Name, in.Parent)
-		} else {
-			r, created, err = l.OpenRun(c.Request().Context(), httpx.Actor(c), c.Param("id"), in.Name, in.Parent, in.ExternalID)
-		}
+		r, created, err := l.Start(c.Request().Context(), httpx.Actor(c), c.Param("id"), in)
 		if err != nil {
 			return err
 		}

@@ -103,6 +103,55 @@ func TestBrowserLeadConfirmsAndModifiesPlans(t *testing.T) {
 	}
 }
 
+// A lead rejects a plan waiting in CONFIRMING from the Attention view,
+// with a note: the session goes back to IDLE, and the note reaches the
+// agent once, on its next brief.
+func TestBrowserLeadRejectsAPlan(t *testing.T) {
+	app := webtest.StartBrowserApp(t)
+	ctx := webtest.NewBrowser(t)
+	lead, _ := app.Kit.Lead()
+	agent, _ := app.Kit.Agent()
+	id := toConfirming(t, app.Kit, agent, app.Kit.Mission(lead, true))
+
+	webtest.SignIn(t, ctx, app.URL, lead.Email)
+	item := `[data-testid=attention-item][data-kind=plan][data-ref="` + id + `"]`
+	webtest.OpenItem(t, ctx, item)
+	webtest.Do(t, ctx, "reject it with a note",
+		webtest.Fill(item+` textarea[name=note]`, "Billing stays one service this quarter."),
+		webtest.Click(item+` [data-testid=plan-reject]`),
+		chromedp.WaitNotPresent(chromedp.CSS(item)))
+	if got := webtest.TextOf(t, ctx, `[data-testid=announce]`); !strings.HasSuffix(got, " rejected — the agent is told on its next brief and goes back to idle.") {
+		t.Errorf("the live region says %q", got)
+	}
+
+	d, err := app.Kit.Gov.Sessions.Get(context.Background(), lead, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Lifecycle != "IDLE" || d.Plan == nil || d.Plan.Status != governance.PlanRejected {
+		t.Fatalf("after the rejection: lifecycle %s, plan %+v", d.Lifecycle, d.Plan)
+	}
+	path, err := d.LifecyclePath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := path[len(path)-1]; last.From != "CONFIRMING" || last.To != "IDLE" || last.Event != "lead.reject" {
+		t.Errorf("the last transition is %+v, want CONFIRMING → IDLE on lead.reject", last)
+	}
+	b, err := app.Kit.Gov.Briefs.Brief(context.Background(), agent, governance.BriefRequest{Session: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("PLAN-%d", d.Plan.ID)
+	if len(b.Resolutions) != 1 || b.Resolutions[0].Ref != want || b.Resolutions[0].Resolution != governance.PlanRejected ||
+		b.Resolutions[0].Instruction != "Billing stays one service this quarter." {
+		t.Errorf("the brief delivers %+v", b.Resolutions)
+	}
+	if b, err = app.Kit.Gov.Briefs.Brief(context.Background(), agent, governance.BriefRequest{Session: id}); err != nil || len(b.Resolutions) != 0 {
+		t.Errorf("the rejection was delivered again: %+v %v", b.Resolutions, err)
+	}
+}
+
 // A permission prompt shows with one button per option; the lead's answer
 // reaches the agent once.
 func TestBrowserLeadAnswersAPermissionPrompt(t *testing.T) {

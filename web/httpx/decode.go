@@ -32,13 +32,22 @@ func decode(c echo.Context, v any, optional bool) error {
 		}
 		return errs.E(errs.Malformed, "malformed_json", "The body is empty; send a JSON object.")
 	}
+	return DecodeBody(body, v)
+}
+
+// DecodeBody decodes body, one JSON value, into v as a request's body is
+// decoded: not JSON is a 400 malformed_json, JSON of the wrong shape a
+// 422 (a field v does not have unknown_field, a value of the wrong type
+// invalid_field, both naming the field). The MCP tools decode their
+// arguments with it, so that they refuse what REST refuses, in its words.
+func DecodeBody(body []byte, v any) error {
 	// One JSON value and nothing after it, checked before the fields so
 	// that broken JSON is a 400 whatever fields it names.
 	if !json.Valid(body) {
 		err := json.Unmarshal(body, new(json.RawMessage)) // only to say why
 		return errs.E(errs.Malformed, "malformed_json", "The body is not valid JSON: %v.", err)
 	}
-	err = input.DecodeJSON(body, v, "body", "")
+	err := input.DecodeJSON(body, v, "body", "")
 	if _, ours := errs.As(err); err != nil && !ours {
 		return errs.E(errs.Malformed, "malformed_json", "The body is not valid JSON: %v.", err)
 	}

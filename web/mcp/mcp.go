@@ -156,39 +156,8 @@ func NewServer(d Deps) *sdk.Server {
 	})
 	t := tools{d}
 	t.register(s)
-	s.AddReceivingMiddleware(argumentErrors)
 	addResources(s, d)
 	return s
-}
-
-// argumentErrors gives the tool errors the SDK raises itself, arguments
-// that do not fit a tool's input schema (a missing or unknown field, a
-// wrong type), the shape of every other tool error:
-// {"error":{"code":"invalid_arguments","message":…}}. The tools' own
-// errors carry structured content; those do not.
-func argumentErrors(next sdk.MethodHandler) sdk.MethodHandler {
-	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-		res, err := next(ctx, method, req)
-		r, isCall := res.(*sdk.CallToolResult)
-		if err != nil || !isCall || !r.IsError || r.StructuredContent != nil {
-			return res, err
-		}
-		var said []string
-		for _, c := range r.Content {
-			if t, ok := c.(*sdk.TextContent); ok {
-				said = append(said, t.Text)
-			}
-		}
-		e := errs.E(errs.Invalid, "invalid_arguments", "The arguments do not fit the tool's input schema (tools/list has it): %s.",
-			strings.Join(said, "; "))
-		body := map[string]any{"error": errs.Body(e)}
-		text, jerr := jsonText(body)
-		if jerr != nil {
-			return nil, jerr
-		}
-		r.Content, r.StructuredContent = []sdk.Content{&sdk.TextContent{Text: text}}, body
-		return r, nil
-	}
 }
 
 type actorKey struct{}

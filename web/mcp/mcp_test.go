@@ -80,8 +80,16 @@ func ok(t *testing.T, s *sdk.ClientSession, tool string, args map[string]any) ma
 	if _, valid := protocol.ParseState(action); !valid || out["reason"] == "" {
 		t.Fatalf("%s answers next_action %v, reason %v: %v", tool, out["next_action"], out["reason"], out)
 	}
-	if want := fmt.Sprintf("%s: %s", action, out["reason"]); text(res) != want {
-		t.Errorf("%s's text is %q, want %q", tool, text(res), want)
+	blocks := texts(res)
+	if want := fmt.Sprintf("%s: %s", action, out["reason"]); len(blocks) != 2 || blocks[0] != want {
+		t.Fatalf("%s's text blocks are %q, want %q and the answer's JSON", tool, blocks, want)
+	}
+	var answer map[string]any
+	if err := json.Unmarshal([]byte(blocks[1]), &answer); err != nil {
+		t.Fatalf("%s's second text block is not JSON: %v", tool, err)
+	}
+	if a, b := mustJSON(t, answer), mustJSON(t, out); a != b {
+		t.Errorf("%s's JSON text %s differs from its structured content %s", tool, a, b)
 	}
 	return out
 }
@@ -109,14 +117,27 @@ func refused(t *testing.T, s *sdk.ClientSession, tool string, args map[string]an
 	return env.Error
 }
 
-func text(res *sdk.CallToolResult) string {
+func text(res *sdk.CallToolResult) string { return strings.Join(texts(res), "\n") }
+
+// texts are a result's text blocks, in order.
+func texts(res *sdk.CallToolResult) []string {
 	var parts []string
 	for _, c := range res.Content {
 		if tc, ok := c.(*sdk.TextContent); ok {
 			parts = append(parts, tc.Text)
 		}
 	}
-	return strings.Join(parts, "\n")
+	return parts
+}
+
+// mustJSON is v as JSON (maps' keys sorted), for comparing.
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 func structured(t *testing.T, res *sdk.CallToolResult) map[string]any {
@@ -364,6 +385,31 @@ func TestAToolErrorCarriesTheRESTCodeAndMessage(t *testing.T) {
 			http.StatusUnprocessableEntity, "session_required"},
 		{"an unknown run", "finish_run", "/api/v1/runs/run_nope", map[string]any{"run": "run_nope"},
 			map[string]any{"status": "complete"}, http.StatusNotFound, "run_not_found"},
+		{"a gate without its title field", "open_decision", "/api/v1/sessions/" + id + "/decisions",
+			map[string]any{"session": id}, map[string]any{"question": "Q?"}, http.StatusUnprocessableEntity, "title_required"},
+		{"a gate whose title is a number", "open_decision", "/api/v1/sessions/" + id + "/decisions",
+			map[string]any{"session": id}, map[string]any{"title": 7, "question": "Q?"}, http.StatusUnprocessableEntity, "invalid_field"},
+		{"a gate with a field no gate takes", "open_decision", "/api/v1/sessions/" + id + "/decisions",
+			map[string]any{"session": id}, map[string]any{"title": "T", "question": "Q?", "urgency": "high"},
+			http.StatusUnprocessableEntity, "unknown_field"},
+		{"evidence whose passed is text", "report_evidence", "/api/v1/sessions/" + id + "/evidence",
+			map[string]any{"session": id}, map[string]any{"kind": "tests", "passed": "yes"}, http.StatusUnprocessableEntity, "invalid_field"},
+		{"a tool call whose paths are not a list", "record_tool_call", "/api/v1/runs/run_nope/tool-calls",
+			map[string]any{"run": "run_nope"}, map[string]any{"server": "fs", "tool": "write", "paths": "a.go"},
+			http.StatusUnprocessableEntity, "invalid_field"},
+		{"an event whose payload takes another event's field", "report_event", "/api/v1/sessions/" + id + "/events",
+			map[string]any{"session": id}, map[string]any{"name": "task.progress", "payload": map[string]any{"task": "T", "intent": "chat"}},
+			http.StatusUnprocessableEntity, "unknown_field"},
+		{"a permission prompt nobody can answer", "report_event", "/api/v1/sessions/" + id + "/events",
+			map[string]any{"session": id}, map[string]any{"name": "permission.prompt.requested",
+				"payload": map[string]any{"prompt": "Run?", "options": map[string]any{"1": "   "}}},
+			http.StatusUnprocessableEntity, "invalid_options"},
+		{"an event payload that is no object", "report_event", "/api/v1/sessions/" + id + "/events",
+			map[string]any{"session": id}, map[string]any{"name": "reply.sent", "payload": "now"},
+			http.StatusUnprocessableEntity, "invalid_payload"},
+		{"a run that re-attaches and executes the plan", "start_run", "/api/v1/sessions/" + id + "/runs",
+			map[string]any{"session": id}, map[string]any{"name": "r", "plan": true, "external_id": "x"},
+			http.StatusUnprocessableEntity, "plan_with_external_id"},
 	}
 	for _, c := range cases {
 		t.Run(c.name+" is "+c.code+" over both", func(t *testing.T) {
@@ -388,8 +434,8 @@ func TestAToolErrorCarriesTheRESTCodeAndMessage(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := refused(t, s, c.tool, args, c.code)
-			if got["message"] != rest.Error["message"] {
-				t.Errorf("MCP says %q, REST %q", got["message"], rest.Error["message"])
+			if got["message"] != rest.Error["message"] || got["field"] != rest.Error["field"] {
+				t.Errorf("MCP says %v, REST %v", got, rest.Error)
 			}
 		})
 	}
@@ -520,26 +566,42 @@ func TestTheResources(t *testing.T) {
 	}
 }
 
-// TestArgumentsOutsideTheSchemaAreAToolErrorInTheSameShape: what the SDK
-// refuses against a tool's input schema (an unknown, missing or mistyped
-// field) answers {"error":{"code":"invalid_arguments",…}} and runs nothing.
-func TestArgumentsOutsideTheSchemaAreAToolErrorInTheSameShape(t *testing.T) {
+// TestArgumentsAreReadAsRESTReadsABody: what does not fit a tool's input
+// schema (an unknown, missing or mistyped field, no arguments at all) is
+// refused with the code, message and field REST gives the same body, and
+// runs nothing.
+func TestArgumentsAreReadAsRESTReadsABody(t *testing.T) {
 	t.Parallel()
 	a := webtest.NewAPI(t)
 	s := connect(t, a, a.AgentKey)
 	slug := a.Kit.Mission(a.Lead, false)
-	for name, args := range map[string]map[string]any{
-		"an unknown field":    {"mission": slug, "external": "x"},
-		"a missing field":     {"title": "no mission"},
-		"a mistyped field":    {"mission": 3},
-		"no arguments at all": nil,
+	for name, c := range map[string]struct {
+		args map[string]any
+		code string
+	}{
+		"an unknown field":    {map[string]any{"mission": slug, "external": "x"}, "unknown_field"},
+		"a missing field":     {map[string]any{"title": "no mission"}, "mission_required"},
+		"a mistyped field":    {map[string]any{"mission": 3}, "invalid_field"},
+		"no arguments at all": {nil, "mission_required"},
 	} {
-		t.Run(name+" is invalid_arguments", func(t *testing.T) {
+		t.Run(name+" is "+c.code+" as over REST", func(t *testing.T) {
 			a.T = t
+			body := c.args
+			if body == nil {
+				body = map[string]any{}
+			}
+			r := a.Do(http.MethodPost, "/api/v1/sessions", a.AgentKey, body)
+			webtest.CheckError(t, r, http.StatusUnprocessableEntity, c.code)
+			var rest struct {
+				Error map[string]any `json:"error"`
+			}
+			if err := json.Unmarshal(r.Body, &rest); err != nil {
+				t.Fatal(err)
+			}
 			before := a.Snapshot("")
-			e := refused(t, s, "open_session", args, "invalid_arguments")
-			if !strings.Contains(e["message"].(string), "input schema") {
-				t.Errorf("message %q", e["message"])
+			e := refused(t, s, "open_session", c.args, c.code)
+			if e["message"] != rest.Error["message"] || e["field"] != rest.Error["field"] {
+				t.Errorf("MCP says %v, REST %v", e, rest.Error)
 			}
 			if after := a.Snapshot(""); after != before {
 				t.Errorf("a refused call wrote:\n%s\n%s", before, after)
@@ -638,4 +700,42 @@ func TestAToolPastItsKeysLimitIsToldToWait(t *testing.T) {
 		t.Error("a refused open_session changed the database")
 	}
 	ok(t, s, "brief", map[string]any{"session": id})
+}
+
+// TestAnExternalIDReattachesOverMCPAsOverREST: open_session and start_run
+// take external_id as REST does; the same id again answers what it opened,
+// whichever surface opened it.
+func TestAnExternalIDReattachesOverMCPAsOverREST(t *testing.T) {
+	t.Parallel()
+	a := webtest.NewAPI(t)
+	s := connect(t, a, a.AgentKey)
+	slug := a.Kit.Mission(a.Lead, false)
+	first := ok(t, s, "open_session", map[string]any{"mission": slug, "external_id": "claude-7f3a"})
+	again := ok(t, s, "open_session", map[string]any{"mission": slug, "external_id": "claude-7f3a"})
+	if first["id"] == nil || again["id"] != first["id"] {
+		t.Fatalf("the same external id opened %v, then %v", first["id"], again["id"])
+	}
+	rest := a.Must(http.StatusOK, http.MethodPost, "/api/v1/sessions", a.AgentKey,
+		map[string]any{"mission": slug, "external_id": "claude-7f3a"})
+	if rest["id"] != first["id"] {
+		t.Fatalf("REST re-attached to %v, want %v", rest["id"], first["id"])
+	}
+	other := ok(t, s, "open_session", map[string]any{"mission": slug, "external_id": "claude-other"})
+	if other["id"] == first["id"] {
+		t.Fatal("another external id re-attached")
+	}
+	id := first["id"].(string)
+	run := ok(t, s, "start_run", map[string]any{"session": id, "name": "sub", "external_id": "agent-1"})
+	runAgain := ok(t, s, "start_run", map[string]any{"session": id, "name": "sub", "external_id": "agent-1"})
+	if run["id"] == nil || runAgain["id"] != run["id"] {
+		t.Fatalf("the same run external id started %v, then %v", run["id"], runAgain["id"])
+	}
+	restRun := a.Must(http.StatusOK, http.MethodPost, "/api/v1/sessions/"+id+"/runs", a.AgentKey,
+		map[string]any{"name": "sub", "external_id": "agent-1"})
+	if restRun["id"] != run["id"] {
+		t.Fatalf("REST re-attached to run %v, want %v", restRun["id"], run["id"])
+	}
+	if fresh := ok(t, s, "start_run", map[string]any{"session": id, "name": "sub"}); fresh["id"] == run["id"] {
+		t.Fatal("a run without an external id re-attached")
+	}
 }

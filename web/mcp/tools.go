@@ -1,11 +1,14 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/madebook/madebook/internal/auth"
@@ -24,6 +27,8 @@ type openSessionIn struct {
 	Mission string `json:"mission" jsonschema:"The slug of the mission to work on (a lead created it)."`
 	Agent   string `json:"agent,omitempty" jsonschema:"The agent's name; the agent key's name when left out."`
 	Title   string `json:"title,omitempty" jsonschema:"What this session is about, in a few words."`
+	// ExternalID is the REST body's external_id.
+	ExternalID string `json:"external_id,omitempty" jsonschema:"Your client's own id for this session (e.g. Claude Code's session id), at most 200 characters: opening again with the same id answers the session it opened (re-attach) instead of a new one."`
 }
 
 type sessionIn struct {
@@ -60,9 +65,9 @@ type changeIn struct {
 }
 
 type eventIn struct {
-	Session string         `json:"session" jsonschema:"The session's id (ses_…)."`
-	Name    string         `json:"name" jsonschema:"The lifecycle event: user.message.created, IntentClassified, DirectModeEntered, DirectModeExited, reply.sent, architecture.impact.completed, architecture.plan.updated, task.created, task.progress, task.completed, task.failed, task.blocked, requirement.changed or permission.prompt.requested."`
-	Payload map[string]any `json:"payload,omitempty" jsonschema:"The event's payload, e.g. {\"intent\":\"task\"} for IntentClassified, {\"level\":\"architecture\"} for architecture.impact.completed, a plan (summary, initial_steps, stopping_points) for architecture.plan.updated."`
+	Session string          `json:"session" jsonschema:"The session's id (ses_…)."`
+	Name    string          `json:"name" jsonschema:"The lifecycle event: user.message.created, IntentClassified, DirectModeEntered, DirectModeExited, reply.sent, architecture.impact.completed, architecture.plan.updated, task.created, task.progress, task.completed, task.failed, task.blocked, requirement.changed or permission.prompt.requested."`
+	Payload json.RawMessage `json:"payload,omitempty" jsonschema:"The event's payload, e.g. {\"intent\":\"task\"} for IntentClassified, {\"level\":\"architecture\"} for architecture.impact.completed, a plan (summary, initial_steps, stopping_points) for architecture.plan.updated."`
 }
 
 type runIn struct {
@@ -70,6 +75,8 @@ type runIn struct {
 	Name    string `json:"name" jsonschema:"The run's name."`
 	Parent  string `json:"parent,omitempty" jsonschema:"The id of the run this one runs under (run_…), if any."`
 	Plan    bool   `json:"plan,omitempty" jsonschema:"Execute the session's approved plan: each tool call then names its step, and a step behind a stopping point runs only after that stopping point's ask is answered with its option."`
+	// ExternalID is the REST body's external_id.
+	ExternalID string `json:"external_id,omitempty" jsonschema:"Your client's own id for this run (e.g. a subagent's id), at most 200 characters: starting again with the same id answers the run it started (re-attach). Not with plan: a run that executes the plan is always new."`
 }
 
 type finishIn struct {
@@ -90,7 +97,7 @@ type toolCallIn struct {
 	Server        string   `json:"server" jsonschema:"The MCP server (or tool family) the call went to."`
 	Tool          string   `json:"tool" jsonschema:"The tool called."`
 	SideEffecting *bool    `json:"side_effecting,omitempty" jsonschema:"Whether the call writes; left out, the tool registry decides, and an unclassified tool writes."`
-	StartedAt     string   `json:"started_at,omitempty" jsonschema:"When the call started, RFC 3339; now when left out."`
+	StartedAt     *string  `json:"started_at,omitempty" jsonschema:"When the call started, RFC 3339; now when left out."`
 	Step          string   `json:"step,omitempty" jsonschema:"On a run executing the plan, the plan step this call runs."`
 	Paths         []string `json:"paths,omitempty" jsonschema:"The paths the call touches, relative to the repository: compared with the blocked scope."`
 }
@@ -114,9 +121,11 @@ type reply struct {
 }
 
 func (t tools) register(s *sdk.Server) {
-	add(t, s, "open_session", "Open a Madebook session on a mission (POST /api/v1/sessions). Answers the session, lifecycle IDLE.",
+	add(t, s, "open_session", "Open a Madebook session on a mission (POST /api/v1/sessions). Answers the session, "+
+		"lifecycle IDLE; with an external_id you opened a session with before, it answers that session (re-attach).",
 		func(ctx context.Context, a auth.Actor, in openSessionIn) (reply, error) {
-			sess, err := t.Gov.Sessions.Create(ctx, a, governance.SessionInput{Mission: in.Mission, Agent: in.Agent, Title: in.Title})
+			sess, _, err := t.Gov.Sessions.Open(ctx, a, governance.SessionInput{Mission: in.Mission, Agent: in.Agent, Title: in.Title,
+				ExternalID: in.ExternalID})
 			if err != nil {
 				return reply{}, err
 			}
@@ -166,27 +175,17 @@ func (t tools) register(s *sdk.Server) {
 	add(t, s, "report_event", "Report a lifecycle event (POST …/events): answers the state after it and every "+
 		"transition taken; an event the state does not allow is refused (transition_not_allowed, naming those allowed).",
 		func(ctx context.Context, a auth.Actor, in eventIn) (reply, error) {
-			ev := governance.EventInput{Name: in.Name}
-			if in.Payload != nil {
-				p, err := json.Marshal(in.Payload)
-				if err != nil {
-					return reply{}, fmt.Errorf("encode the payload: %w", err)
-				}
-				ev.Payload = p
-			}
-			r, err := t.Gov.Lifecycle.Report(ctx, a, in.Session, ev)
+			r, err := t.Gov.Lifecycle.Report(ctx, a, in.Session, governance.EventInput{Name: in.Name, Payload: in.Payload})
 			if err != nil {
 				return reply{}, err
 			}
 			return t.about(ctx, a, in.Session, r)
 		})
-	add(t, s, "start_run", "Start a run of work on the session (POST …/runs).",
+	add(t, s, "start_run", "Start a run of work on the session (POST …/runs); with an external_id the session "+
+		"already gave a run, it answers that run (re-attach).",
 		func(ctx context.Context, a auth.Actor, in runIn) (reply, error) {
-			start := t.Ledger.StartRun
-			if in.Plan {
-				start = t.Ledger.StartPlanRun
-			}
-			r, err := start(ctx, a, in.Session, in.Name, in.Parent)
+			r, _, err := t.Ledger.Start(ctx, a, in.Session, ledger.RunInput{Name: in.Name, Parent: in.Parent,
+				ExternalID: in.ExternalID, Plan: in.Plan})
 			if err != nil {
 				return reply{}, err
 			}
@@ -207,8 +206,8 @@ func (t tools) register(s *sdk.Server) {
 		func(ctx context.Context, a auth.Actor, in toolCallIn) (reply, error) {
 			call := ledger.ToolCallInput{Server: in.Server, Tool: in.Tool, SideEffecting: in.SideEffecting, Step: in.Step,
 				Paths: in.Paths}
-			if in.StartedAt != "" {
-				at, err := ledger.ParseStartedAt(in.StartedAt)
+			if in.StartedAt != nil {
+				at, err := ledger.ParseStartedAt(*in.StartedAt)
 				if err != nil {
 					return reply{}, err
 				}
@@ -279,31 +278,68 @@ func toolClass(name string) ratelimit.Class {
 	}
 }
 
+// schemaTypes are the schemas of the input types jsonschema.For cannot
+// infer: a payload (json.RawMessage) is an object.
+var schemaTypes = map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[json.RawMessage](): {Type: "object"},
+}
+
 // add registers one tool: its input schema is derived from In (the
-// jsonschema tags are the fields' descriptions). It answers the reply as
-// structured content and "NEXT_ACTION: reason" as text; an error as a
-// tool error whose text and structured content are the REST error body.
+// jsonschema tags are the fields' descriptions). The SDK validates
+// nothing: the arguments are decoded as REST decodes a body
+// (httpx.DecodeBody: an unknown field, a value of the wrong type) and
+// the service checks them (a field missing), so a tool refuses what REST
+// refuses with the same code and message. It answers the reply as
+// structured content and as two text blocks, "NEXT_ACTION: reason" first
+// and the reply's JSON (for clients that show the model only text); an
+// error as a tool error whose text and structured content are the REST
+// error body.
 func add[In any](t tools, s *sdk.Server, name, description string, do func(context.Context, auth.Actor, In) (reply, error)) {
-	sdk.AddTool(s, &sdk.Tool{Name: name, Description: description},
-		func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, any, error) {
+	schema, err := jsonschema.For[In](&jsonschema.ForOptions{TypeSchemas: schemaTypes})
+	if err != nil {
+		panic(fmt.Sprintf("mcp: the input schema of %s: %v", name, err))
+	}
+	s.AddTool(&sdk.Tool{Name: name, Description: description, InputSchema: schema},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			a, err := actorOf(req.Extra)
 			if err == nil {
 				err = t.Limits.Allow(httpx.Credential(a), toolClass(name), time.Now())
 			}
 			var r reply
 			if err == nil {
-				r, err = do(ctx, a, in)
+				var in In
+				if err = httpx.DecodeBody(arguments(req), &in); err == nil {
+					r, err = do(ctx, a, in)
+				}
 			}
 			if err != nil {
 				body := t.errorBody(ctx, name, err)
 				text, jerr := jsonText(body)
 				if jerr != nil {
-					return nil, nil, jerr
+					return nil, jerr
 				}
 				return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}},
-					StructuredContent: body}, nil, nil
+					StructuredContent: body}, nil
 			}
-			text := fmt.Sprintf("%s: %s", r.next.NextAction, r.next.Reason)
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, r.body, nil
+			answer, err := jsonText(r.body)
+			if err != nil {
+				return nil, fmt.Errorf("encode the answer of %s: %w", name, err)
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{
+				&sdk.TextContent{Text: fmt.Sprintf("%s: %s", r.next.NextAction, r.next.Reason)},
+				&sdk.TextContent{Text: answer}}, StructuredContent: json.RawMessage(answer)}, nil
 		})
+}
+
+// arguments are a call's arguments as JSON: none at all read as {} (a
+// tool whose fields are all optional may be called without any).
+func arguments(req *sdk.CallToolRequest) []byte {
+	if req.Params == nil {
+		return []byte("{}")
+	}
+	raw := bytes.TrimSpace(req.Params.Arguments)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return []byte("{}")
+	}
+	return raw
 }
