@@ -201,6 +201,29 @@ func CleanPath(p string) (string, bool) {
 	return c, true
 }
 
+// Relative returns p relative to the directory cwd when both are absolute
+// and p lies in cwd ("/home/ada/app/db/x.sql" in "/home/ada/app" is
+// "db/x.sql", cwd itself "."); any other p is returned as it is. Claude
+// Code sends absolute paths and its working directory; the scopes are
+// relative to the repository.
+func Relative(cwd, p string) string {
+	p = strings.TrimSpace(p)
+	if !strings.HasPrefix(cwd, "/") || !strings.HasPrefix(p, "/") {
+		return p
+	}
+	c, q := path.Clean(cwd), path.Clean(p)
+	if q == c {
+		return "."
+	}
+	if c == "/" {
+		return strings.TrimPrefix(q, "/")
+	}
+	if rest, ok := strings.CutPrefix(q, c+"/"); ok {
+		return rest
+	}
+	return p
+}
+
 // InScope reports whether path p falls in the scope entry, both cleaned
 // first (CleanPath): a glob (an entry with *, ? or [) matches as
 // glob.Match says; any other entry is a path prefix, matching itself and
@@ -370,10 +393,14 @@ func Decide(s Session, r *Run, c Call) Verdict {
 	}
 	brief := map[string]any{"next_action": s.NextAction.String(), "reason": s.Reason}
 	switch s.NextAction {
-	case protocol.HardStop, protocol.Blocked:
+	case protocol.HardStop:
 		return refuse(errs.Conflict, CodeSessionBlocked, fmt.Sprintf(
-			"Session %s is %s: %s No side-effecting call may run until that is resolved; read, plan, or ask a person, and take a brief before you try again.",
-			s.ID, s.NextAction, sentence(s.Reason)), brief)
+			"Session %s is HARD_STOP: %s No side-effecting call may run until a person clears it: tell the user what Madebook said.",
+			s.ID, sentence(s.Reason)), brief)
+	case protocol.Blocked:
+		return refuse(errs.Conflict, CodeSessionBlocked, fmt.Sprintf(
+			"Session %s is BLOCKED: %s No side-effecting call may run until that is resolved: read the repository, propose or revise the plan, or ask a person, and take a brief before you try again.",
+			s.ID, sentence(s.Reason)), brief)
 	case protocol.DecisionRequired:
 		if entry, what := blockedBy(s.BlockedScope, c); entry != "" {
 			return refuse(errs.Conflict, CodeSessionBlocked, fmt.Sprintf(

@@ -144,6 +144,24 @@ func planOf() *plan.Plan {
 	}
 }
 
+func TestRelative(t *testing.T) {
+	for _, tc := range [][3]string{
+		{"/home/ada/app", "/home/ada/app/db/migrations/x.sql", "db/migrations/x.sql"},
+		{"/home/ada/app/", "/home/ada/app//db/../db/x.sql", "db/x.sql"},
+		{"/home/ada/app", "/home/ada/app", "."},
+		{"/home/ada/app", "/home/ada/application/x.sql", "/home/ada/application/x.sql"},
+		{"/home/ada/app", "/etc/passwd", "/etc/passwd"},
+		{"/home/ada/app", "db/x.sql", "db/x.sql"},
+		{"", "/home/ada/app/db/x.sql", "/home/ada/app/db/x.sql"},
+		{"relative", "/x", "/x"},
+		{"/", "/db/x.sql", "db/x.sql"},
+	} {
+		if got := gate.Relative(tc[0], tc[1]); got != tc[2] {
+			t.Errorf("Relative(%q, %q) = %q, want %q", tc[0], tc[1], got, tc[2])
+		}
+	}
+}
+
 func TestBashPaths(t *testing.T) {
 	for _, tc := range []struct {
 		cmd  string

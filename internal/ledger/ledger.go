@@ -667,13 +667,30 @@ func (s *Service) refused(ctx context.Context, actor auth.Actor, session, runID 
 
 // CheckInput is the question a coding agent's hook asks before a tool
 // call: the tool as the agent names it (Edit, Bash, mcp__server__tool),
-// its input (whose file_path, notebook_path and path name its paths), and
+// its input (whose file_path, notebook_path and path name its paths, and
+// Bash's command, best effort: gate.Paths), optionally the agent's working
+// directory (absolute paths in it are taken relative to it), and
 // optionally the run it is part of and the plan step it runs.
 type CheckInput struct {
 	Tool  string                     `json:"tool"`
 	Input map[string]json.RawMessage `json:"input"`
+	Cwd   string                     `json:"cwd"`
 	Run   string                     `json:"run"`
 	Step  string                     `json:"step"`
+}
+
+// MaxCwd is the longest working directory a check names.
+const MaxCwd = MaxPath
+
+// CallPaths returns the paths a tool call names, as the check compares
+// them and the Claude Code hook records them: gate.Paths, each made
+// relative to cwd when it lies in it (gate.Relative).
+func CallPaths(tool string, input map[string]json.RawMessage, cwd string) []string {
+	paths := gate.Paths(tool, input)
+	for i, p := range paths {
+		paths[i] = gate.Relative(cwd, p)
+	}
+	return paths
 }
 
 // CheckResult is the gate's answer: whether the call may run now, how it
@@ -696,7 +713,7 @@ type CheckResult struct {
 // list, else side-effecting. The brief comes from its cached inputs, so a
 // check reads only the registry and, when a run is named, the run.
 // Errors: forbidden, tool_required, tool_too_long, step_too_long,
-// session_not_found, run_not_found, run_not_in_session.
+// cwd_too_long, session_not_found, run_not_found, run_not_in_session.
 func (s *Service) Check(ctx context.Context, actor auth.Actor, session string, in CheckInput) (CheckResult, error) {
 	if err := actor.RequireAgent("check a tool call"); err != nil {
 		return CheckResult{}, err
@@ -709,6 +726,10 @@ func (s *Service) Check(ctx context.Context, actor auth.Actor, session string, i
 		return CheckResult{}, err
 	}
 	step, err := input.Optional("step", in.Step, MaxStep)
+	if err != nil {
+		return CheckResult{}, err
+	}
+	cwd, err := input.Optional("cwd", in.Cwd, MaxCwd)
 	if err != nil {
 		return CheckResult{}, err
 	}
@@ -744,7 +765,7 @@ func (s *Service) Check(ctx context.Context, actor auth.Actor, session string, i
 			return CheckResult{}, fmt.Errorf("check on %s: %w", session, err)
 		}
 	}
-	v := gate.Decide(sess, run, gate.Call{Tool: name, SideEffecting: writes, Paths: gate.Paths(name, in.Input), Step: step})
+	v := gate.Decide(sess, run, gate.Call{Tool: name, SideEffecting: writes, Paths: CallPaths(name, in.Input, cwd), Step: step})
 	reason := v.Reason
 	if v.Allow {
 		reason = sess.Reason
