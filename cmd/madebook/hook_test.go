@@ -531,8 +531,9 @@ func TestHookHoldsAStepUntilItsStoppingPointIsAnswered(t *testing.T) {
 	mission := a.Kit.Mission(a.Lead, false)
 	env := map[string]string{"MADEBOOK_URL": a.Srv.URL, "MADEBOOK_KEY": a.AgentKey, "MADEBOOK_MISSION": mission}
 	const sid = "abc123de-f456-7890-abcd-stoppingpnt"
-	if r := runHook(t, bin, env, payload(t, "session_start", sid)); r.code != 0 {
-		t.Fatalf("SessionStart: exit %d %q", r.code, r.stderr)
+	start := runHook(t, bin, env, payload(t, "session_start", sid))
+	if start.code != 0 {
+		t.Fatalf("SessionStart: exit %d %q", start.code, start.stderr)
 	}
 	s := a.Must(http.StatusOK, http.MethodPost, "/api/v1/sessions", a.AgentKey, map[string]any{"mission": mission, "external_id": sid})["id"].(string)
 	a.Must(http.StatusCreated, http.MethodPost, "/api/v1/sessions/"+s+"/plan", a.AgentKey, map[string]any{
@@ -546,6 +547,9 @@ func TestHookHoldsAStepUntilItsStoppingPointIsAnswered(t *testing.T) {
 	r := runHook(t, bin, env, payload(t, "pre_tool_use_memory_store", sid))
 	_, _, decision, reason := r.answer(t)
 	run := a.Must(http.StatusOK, http.MethodPost, "/api/v1/sessions/"+s+"/runs", a.AgentKey, map[string]any{"name": "claude-code", "external_id": sid})["id"].(string)
+	if _, text, _, _ := start.answer(t); !strings.Contains(text, "on run "+run) || !strings.Contains(text, "MCP tool ask (run "+run+", stopping_point N)") {
+		t.Errorf("SessionStart does not say how to ask a stopping point on the hook run %s: %q", run, text)
+	}
 	for _, says := range []string{`step "store"`, "stopping point 1", "Save this reading?", "option 1 (Save)", "run " + run, "ask", "wait for the answer"} {
 		if decision != "deny" || !strings.Contains(reason, says) {
 			t.Errorf("%s %q does not say %q", decision, reason, says)

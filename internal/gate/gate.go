@@ -431,7 +431,7 @@ func Decide(s Session, r *Run, c Call) Verdict {
 		}
 	}
 	if match != nil && !match.released {
-		return notReleased(s, r, c, match)
+		return notReleased(s, r, match)
 	}
 	return allowStep(step)
 }
@@ -484,15 +484,15 @@ func matchStep(s Session, r *Run, c Call) *match {
 
 // notReleased refuses a call matched to a step of the session's plan that
 // is not released yet, saying how to get its stopping point answered.
-func notReleased(s Session, r *Run, c Call, m *match) Verdict {
+func notReleased(s Session, r *Run, m *match) Verdict {
 	on := "a run of this session"
 	if r != nil {
 		on = "run " + r.ID
 	}
 	return refuse(errs.Conflict, CodeStepNotReleased, fmt.Sprintf(
-		"%s is step %q of session %s's approved plan, which lies behind stopping point %d (%q): it runs only after a person answers that stopping point's ask with option %s (%s). "+
+		"The call is step %q of session %s's approved plan, which lies behind stopping point %d (%q): it runs only after a person answers that stopping point's ask with option %s (%s). "+
 			"Ask the stopping point's question on %s (the Madebook MCP tool ask, or POST /api/v1/runs/{id}/asks, with \"stopping_point\": %d and its options) and wait for the answer: your next brief says when it is given.",
-		c.Tool, m.step, s.ID, m.sp.ID, m.sp.Title, m.option, m.sp.Options[m.option].Label, on, m.sp.ID),
+		m.step, s.ID, m.sp.ID, m.sp.Title, m.option, m.sp.Options[m.option].Label, on, m.sp.ID),
 		map[string]any{"step": m.step, "stopping_point": m.sp.ID, "option": m.option})
 }
 

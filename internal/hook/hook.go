@@ -350,7 +350,12 @@ func sessionStart(ctx context.Context, mb Madebook, cfg Config, in Input) Output
 	}
 	var s strings.Builder
 	fmt.Fprintf(&s, "This Claude Code session is governed by Madebook (session %s, mission %s). "+
-		"Its hook checks every tool call against the brief below before it runs, and records it after.\n\n", session, cfg.Mission)
+		"Its hook checks every tool call against the brief below before it runs, and records it after", session, cfg.Mission)
+	if run, err := mb.OpenRun(ctx, session, RunName, in.SessionID); err == nil {
+		fmt.Fprintf(&s, ", on run %s. When a call is a step of your approved plan that waits on a stopping point, "+
+			"ask that stopping point's question with the Madebook MCP tool ask (run %s, stopping_point N) and wait for a person's answer", run, run)
+	}
+	s.WriteString(".\n\n")
 	writeBrief(&s, b)
 	if b.Protocol != "" {
 		fmt.Fprintf(&s, "\n%s\n", strings.TrimSpace(b.Protocol))
