@@ -20,9 +20,9 @@ import (
 // state answers: HARD_STOP and BLOCKED deny every side-effecting tool,
 // DECISION_REQUIRED denies a path in its blocked scope, the others allow.
 type fake struct {
-	state   string
-	blocked string // DECISION_REQUIRED's blocked scope, a path prefix
-	err     error  // every call fails with it, when set
+	state    string
+	blocked  string // DECISION_REQUIRED's blocked scope, a path prefix
+	err      error  // every call fails with it, when set
 	checked  []hook.CheckRequest
 	opened   []string        // mission/external id of each OpenSession
 	recorded []hook.ToolCall // each RecordToolCall
