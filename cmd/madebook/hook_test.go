@@ -521,9 +521,10 @@ func TestHookPreToolUseAgainstTheRealCheck(t *testing.T) {
 // TestHookHoldsAStepUntilItsStoppingPointIsAnswered: a Claude Code session
 // whose approved plan saves a reading (Vodou-Recall's memory_store) only
 // after stopping point 1 is answered "Save". The hook denies the call,
-// saying how to get the stopping point answered; the agent asks it on its
-// hook run (as the MCP tool ask would), a lead answers, and the call runs
-// and is recorded as the plan's step.
+// saying how to get the stopping point answered; the agent asks it on a
+// run of its own under the hook run (as the MCP tools start_run and ask
+// would), a lead answers, and the call runs and is recorded as the plan's
+// step.
 func TestHookHoldsAStepUntilItsStoppingPointIsAnswered(t *testing.T) {
 	t.Parallel()
 	bin := buildMadebook(t)
@@ -547,10 +548,10 @@ func TestHookHoldsAStepUntilItsStoppingPointIsAnswered(t *testing.T) {
 	r := runHook(t, bin, env, payload(t, "pre_tool_use_memory_store", sid))
 	_, _, decision, reason := r.answer(t)
 	run := a.Must(http.StatusOK, http.MethodPost, "/api/v1/sessions/"+s+"/runs", a.AgentKey, map[string]any{"name": "claude-code", "external_id": sid})["id"].(string)
-	if _, text, _, _ := start.answer(t); !strings.Contains(text, "on run "+run) || !strings.Contains(text, "MCP tool ask (run "+run+", stopping_point N)") {
-		t.Errorf("SessionStart does not say how to ask a stopping point on the hook run %s: %q", run, text)
+	if _, text, _, _ := start.answer(t); !strings.Contains(text, "on run "+run) || !strings.Contains(text, `start_run with "parent": "`+run+`"`) {
+		t.Errorf("SessionStart does not say how to ask a stopping point under the hook run %s: %q", run, text)
 	}
-	for _, says := range []string{`step "store"`, "stopping point 1", "Save this reading?", "option 1 (Save)", "run " + run, "ask", "wait for the answer"} {
+	for _, says := range []string{`step "store"`, "stopping point 1", "Save this reading?", "option 1 (Save)", `"parent": "` + run + `"`, "start_run", "ask", "wait for the answer"} {
 		if decision != "deny" || !strings.Contains(reason, says) {
 			t.Errorf("%s %q does not say %q", decision, reason, says)
 		}
@@ -558,10 +559,16 @@ func TestHookHoldsAStepUntilItsStoppingPointIsAnswered(t *testing.T) {
 	if n := webtest.CountOf(a.Timeline(s), "tool_call.refused"); n != 1 {
 		t.Errorf("%d tool_call.refused events, want the denial on the record", n)
 	}
-	ask := a.Must(http.StatusCreated, http.MethodPost, "/api/v1/runs/"+run+"/asks", a.AgentKey, map[string]any{
+	asking := a.Must(http.StatusCreated, http.MethodPost, "/api/v1/sessions/"+s+"/runs", a.AgentKey,
+		map[string]any{"name": "stopping point 1", "parent": run})["id"].(string)
+	ask := a.Must(http.StatusCreated, http.MethodPost, "/api/v1/runs/"+asking+"/asks", a.AgentKey, map[string]any{
 		"prompt": "Save this reading?", "options": map[string]string{"1": "Save", "2": "Discard"}, "stopping_point": 1})
-	if r := runHook(t, bin, env, payload(t, "pre_tool_use_memory_store", sid)); !strings.Contains(r.stdout, "is parked on ask") {
+	if r := runHook(t, bin, env, payload(t, "pre_tool_use_memory_store", sid)); !strings.Contains(r.stdout, "step_not_released") &&
+		!strings.Contains(r.stdout, "lies behind stopping point 1") {
 		t.Errorf("while the question waits: %q", r.stdout)
+	}
+	if r := runHook(t, bin, env, payload(t, "pre_tool_use_write", sid)); r.stdout != "" {
+		t.Errorf("while the question waits, other work goes on: %q", r.stdout)
 	}
 	a.Must(http.StatusOK, http.MethodPost, "/api/v1/asks/"+ask["id"].(string)+"/answer", a.LeadTok, map[string]any{"option": "1"})
 	if r := runHook(t, bin, env, payload(t, "pre_tool_use_memory_store", sid)); r.code != 0 || r.stdout != "" {

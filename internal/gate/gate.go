@@ -483,16 +483,19 @@ func matchStep(s Session, r *Run, c Call) *match {
 }
 
 // notReleased refuses a call matched to a step of the session's plan that
-// is not released yet, saying how to get its stopping point answered.
+// is not released yet, saying how to get its stopping point answered: on a
+// run of its own (a child of the call's run), so that the call's run does
+// not park and its earlier side effects are not taken for premature ones.
 func notReleased(s Session, r *Run, m *match) Verdict {
-	on := "a run of this session"
+	parent := ""
 	if r != nil {
-		on = "run " + r.ID
+		parent = fmt.Sprintf(", \"parent\": %q", r.ID)
 	}
 	return refuse(errs.Conflict, CodeStepNotReleased, fmt.Sprintf(
 		"The call is step %q of session %s's approved plan, which lies behind stopping point %d (%q): it runs only after a person answers that stopping point's ask with option %s (%s). "+
-			"Ask the stopping point's question on %s (the Madebook MCP tool ask, or POST /api/v1/runs/{id}/asks, with \"stopping_point\": %d and its options) and wait for the answer: your next brief says when it is given.",
-		m.step, s.ID, m.sp.ID, m.sp.Title, m.option, m.sp.Options[m.option].Label, on, m.sp.ID),
+			"Ask the stopping point's question on a run of its own: start one (the Madebook MCP tool start_run, {\"session\": %q, \"name\": \"stopping point %d\"%s}), "+
+			"ask on it (the MCP tool ask, with \"stopping_point\": %d and the stopping point's options), and wait for the answer: your next brief says when it is given.",
+		m.step, s.ID, m.sp.ID, m.sp.Title, m.option, m.sp.Options[m.option].Label, s.ID, m.sp.ID, parent, m.sp.ID),
 		map[string]any{"step": m.step, "stopping_point": m.sp.ID, "option": m.option})
 }
 

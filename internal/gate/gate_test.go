@@ -324,8 +324,8 @@ func TestDecide(t *testing.T) {
 						t.Errorf("the reason %q does not say %q", v.Reason, want)
 					}
 				}
-				if tc.r != nil && !strings.Contains(v.Reason, "run "+tc.r.ID) {
-					t.Errorf("the reason %q does not name the run to ask on", v.Reason)
+				if !strings.Contains(v.Reason, "start_run") || (tc.r != nil && !strings.Contains(v.Reason, `"parent": "`+tc.r.ID+`"`)) {
+					t.Errorf("the reason %q does not say to ask on a run of its own, under the call's run", v.Reason)
 				}
 				if e.Details["step"] != "store" {
 					t.Errorf("step_not_released names step %v", e.Details["step"])

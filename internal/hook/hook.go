@@ -353,7 +353,8 @@ func sessionStart(ctx context.Context, mb Madebook, cfg Config, in Input) Output
 		"Its hook checks every tool call against the brief below before it runs, and records it after", session, cfg.Mission)
 	if run, err := mb.OpenRun(ctx, session, RunName, in.SessionID); err == nil {
 		fmt.Fprintf(&s, ", on run %s. When a call is a step of your approved plan that waits on a stopping point, "+
-			"ask that stopping point's question with the Madebook MCP tool ask (run %s, stopping_point N) and wait for a person's answer", run, run)
+			"ask that stopping point's question on a run of its own (the Madebook MCP tool start_run with \"parent\": %q, then ask on it with stopping_point N) "+
+			"and wait for a person's answer", run, run)
 	}
 	s.WriteString(".\n\n")
 	writeBrief(&s, b)

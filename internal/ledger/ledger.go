@@ -330,7 +330,8 @@ func (in AskInput) Validate() (AskInput, error) {
 // is parked before the ask is inserted, so an ask on an ended run (its
 // steps done, a question left) lands on a parked run, which the database's
 // trigger allows. An ask with a stopping point is one of the plan the run
-// executes or, on a run of no plan (a Claude Code session's hook run), of
+// executes or, on a run of no plan (one a Claude Code session starts under
+// its hook run to ask it), of
 // the session's approved plan: answering it releases the steps of the
 // option chosen for the whole plan. Errors: forbidden, those of
 // AskInput.Validate, run_not_found, run_parked (it already waits on a

@@ -435,8 +435,9 @@ func TestAPlanRunCannotReattach(t *testing.T) {
 // (Vodou-Recall's memory_store) lies behind stopping point 1, and a Claude
 // Code hook run that names no step. The call is taken as step store, and
 // refused (check and record alike, the refusal kept) until the agent asks
-// the stopping point's question on its hook run and a lead answers Save;
-// then it runs, and is recorded as step store.
+// the stopping point's question on a run of its own and a lead answers
+// Save; then it runs on the hook run, recorded as step store, and the
+// audit finds nothing premature.
 func TestAClaudeCodeSessionRunsAStepOnlyAfterItsStoppingPointIsAnswered(t *testing.T) {
 	t.Parallel()
 	a := webtest.NewAPI(t)
@@ -447,11 +448,15 @@ func TestAClaudeCodeSessionRunsAStepOnlyAfterItsStoppingPointIsAnswered(t *testi
 	calls := "/api/v1/runs/" + hook + "/tool-calls"
 	store := map[string]any{"tool": "mcp__Vodou-Recall__memory_store", "run": hook}
 
+	// A side effect before the question: not premature, the ask is not
+	// on this run.
+	a.Must(http.StatusCreated, http.MethodPost, calls, a.AgentKey, map[string]any{"server": "claude-code", "tool": "Edit", "paths": []string{"web/app.js"}})
 	v := checkCall(a, sess, store)
 	if v["allow"] != false || v["code"] != "step_not_released" {
 		t.Fatalf("check of memory_store before the answer: %v", v)
 	}
-	for _, says := range []string{`step "store"`, "stopping point 1", "Save this reading?", "run " + hook, `"stopping_point": 1`, "wait for the answer"} {
+	for _, says := range []string{`step "store"`, "stopping point 1", "Save this reading?", "option 1 (Save)", "start_run",
+		`"parent": "` + hook + `"`, `"stopping_point": 1`, "wait for the answer"} {
 		if !strings.Contains(v["reason"].(string), says) {
 			t.Errorf("the reason %q does not say %q", v["reason"], says)
 		}
@@ -475,16 +480,19 @@ func TestAClaudeCodeSessionRunsAStepOnlyAfterItsStoppingPointIsAnswered(t *testi
 		t.Errorf("an edit no step names is recorded as step %v", c["step"])
 	}
 
-	// The agent asks the stopping point's question on its hook run: the
-	// run parks until a lead answers.
-	ask := a.Must(http.StatusCreated, http.MethodPost, "/api/v1/runs/"+hook+"/asks", a.AgentKey, map[string]any{
+	// The agent asks the stopping point's question on a run of its own,
+	// under the hook run: that run parks, the hook run goes on.
+	asking := a.Must(http.StatusCreated, http.MethodPost, "/api/v1/sessions/"+sess+"/runs", a.AgentKey,
+		map[string]any{"name": "stopping point 1", "parent": hook})["id"].(string)
+	ask := a.Must(http.StatusCreated, http.MethodPost, "/api/v1/runs/"+asking+"/asks", a.AgentKey, map[string]any{
 		"prompt": "Save this reading?", "options": map[string]string{"1": "Save", "2": "Discard"}, "stopping_point": 1})
 	if ask["stopping_point"] != float64(1) || ask["run_status"] != "parked" {
 		t.Fatalf("ask: %v", ask)
 	}
-	if v := checkCall(a, sess, store); v["code"] != "run_parked" {
-		t.Errorf("check while the hook run waits: %v", v)
+	if v := checkCall(a, sess, store); v["code"] != "step_not_released" {
+		t.Errorf("check while the question waits: %v", v)
 	}
+	a.Must(http.StatusCreated, http.MethodPost, calls, a.AgentKey, map[string]any{"server": "claude-code", "tool": "Edit", "paths": []string{"web/b.js"}})
 	a.Must(http.StatusOK, http.MethodPost, "/api/v1/asks/"+ask["id"].(string)+"/answer", a.LeadTok, map[string]any{"option": "1"})
 	if v := checkCall(a, sess, store); v["allow"] != true {
 		t.Fatalf("check after Save: %v", v)
@@ -496,6 +504,9 @@ func TestAClaudeCodeSessionRunsAStepOnlyAfterItsStoppingPointIsAnswered(t *testi
 	// Option 2's step is still held.
 	if v := checkCall(a, sess, map[string]any{"tool": "mcp__fs__rm", "run": hook}); v["code"] != "step_not_released" {
 		t.Errorf("the other option's step: %v", v)
+	}
+	if b := audit(a, "/api/v1/audit/premature-side-effects", a.ViewerTok); len(b.Rows) != 0 {
+		t.Errorf("premature side effects: %v, want none", b.Rows)
 	}
 }
 
