@@ -331,9 +331,8 @@ func (in AskInput) Validate() (AskInput, error) {
 // steps done, a question left) lands on a parked run, which the database's
 // trigger allows. An ask with a stopping point is one of the plan the run
 // executes or, on a run of no plan (one a Claude Code session starts under
-// its hook run to ask it), of
-// the session's approved plan: answering it releases the steps of the
-// option chosen for the whole plan. Errors: forbidden, those of
+// its hook run to ask it), of the session's approved plan: answering it
+// releases the steps of the option chosen for the whole plan. Errors: forbidden, those of
 // AskInput.Validate, run_not_found, run_parked (it already waits on a
 // question), unknown_stopping_point (the plan has no such stopping point,
 // or the run executes none and the session has no approved plan),
