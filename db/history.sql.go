@@ -10,7 +10,7 @@ import (
 )
 
 const listSessionAsks = `-- name: ListSessionAsks :many
-SELECT a.id, a.run_id, a.prompt, a.options, a.parked_from, a.created_at, a.answer, a.answered_at, a.answered_by, a.stopping_point FROM asks a JOIN runs r ON r.id = a.run_id
+SELECT a.id, a.run_id, a.prompt, a.options, a.parked_from, a.created_at, a.answer, a.answered_at, a.answered_by, a.stopping_point, a.plan_id FROM asks a JOIN runs r ON r.id = a.run_id
 WHERE r.session_id = ?1
 ORDER BY a.created_at, a.id
 `
@@ -40,6 +40,7 @@ func (q *Queries) ListSessionAsks(ctx context.Context, sessionID string) ([]List
 			&i.Ask.AnsweredAt,
 			&i.Ask.AnsweredBy,
 			&i.Ask.StoppingPoint,
+			&i.Ask.PlanID,
 		); err != nil {
 			return nil, err
 		}

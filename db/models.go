@@ -58,6 +58,7 @@ type Ask struct {
 	AnsweredAt    sql.NullString
 	AnsweredBy    sql.NullInt64
 	StoppingPoint sql.NullInt64
+	PlanID        sql.NullInt64
 }
 
 type BlockedChange struct {

@@ -265,7 +265,8 @@ type Querier interface {
 	ListOpenViolations(ctx context.Context, sessionID string) ([]Violation, error)
 	// Every policy not deleted, disabled ones too.
 	ListPolicies(ctx context.Context) ([]Policy, error)
-	// The answers given at the stopping points of a plan, on any of its runs:
+	// The answers given at the stopping points of a plan, on any of its asks
+	// (asks.plan_id, whichever run they are on):
 	// each releases the steps of the option chosen.
 	ListReleasedOptions(ctx context.Context, planID sql.NullInt64) ([]ListReleasedOptionsRow, error)
 	ListRules(ctx context.Context) ([]Rule, error)

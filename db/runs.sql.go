@@ -14,7 +14,7 @@ const answerAsk = `-- name: AnswerAsk :one
 UPDATE asks
 SET answer = ?1, answered_at = ?2, answered_by = ?3
 WHERE id = ?4 AND answered_at IS NULL
-RETURNING id, run_id, prompt, options, parked_from, created_at, answer, answered_at, answered_by, stopping_point
+RETURNING id, run_id, prompt, options, parked_from, created_at, answer, answered_at, answered_by, stopping_point, plan_id
 `
 
 type AnswerAskParams struct {
@@ -44,15 +44,16 @@ func (q *Queries) AnswerAsk(ctx context.Context, arg AnswerAskParams) (Ask, erro
 		&i.AnsweredAt,
 		&i.AnsweredBy,
 		&i.StoppingPoint,
+		&i.PlanID,
 	)
 	return i, err
 }
 
 const createAsk = `-- name: CreateAsk :one
-INSERT INTO asks (id, run_id, prompt, options, parked_from, created_at, stopping_point)
+INSERT INTO asks (id, run_id, prompt, options, parked_from, created_at, stopping_point, plan_id)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6,
-        ?7)
-RETURNING id, run_id, prompt, options, parked_from, created_at, answer, answered_at, answered_by, stopping_point
+        ?7, ?8)
+RETURNING id, run_id, prompt, options, parked_from, created_at, answer, answered_at, answered_by, stopping_point, plan_id
 `
 
 type CreateAskParams struct {
@@ -63,6 +64,7 @@ type CreateAskParams struct {
 	ParkedFrom    string
 	CreatedAt     string
 	StoppingPoint sql.NullInt64
+	PlanID        sql.NullInt64
 }
 
 func (q *Queries) CreateAsk(ctx context.Context, arg CreateAskParams) (Ask, error) {
@@ -74,6 +76,7 @@ func (q *Queries) CreateAsk(ctx context.Context, arg CreateAskParams) (Ask, erro
 		arg.ParkedFrom,
 		arg.CreatedAt,
 		arg.StoppingPoint,
+		arg.PlanID,
 	)
 	var i Ask
 	err := row.Scan(
@@ -87,6 +90,7 @@ func (q *Queries) CreateAsk(ctx context.Context, arg CreateAskParams) (Ask, erro
 		&i.AnsweredAt,
 		&i.AnsweredBy,
 		&i.StoppingPoint,
+		&i.PlanID,
 	)
 	return i, err
 }
@@ -198,7 +202,7 @@ func (q *Queries) DeleteTool(ctx context.Context, arg DeleteToolParams) (int64, 
 }
 
 const getAsk = `-- name: GetAsk :one
-SELECT a.id, a.run_id, a.prompt, a.options, a.parked_from, a.created_at, a.answer, a.answered_at, a.answered_by, a.stopping_point, r.session_id
+SELECT a.id, a.run_id, a.prompt, a.options, a.parked_from, a.created_at, a.answer, a.answered_at, a.answered_by, a.stopping_point, a.plan_id, r.session_id
 FROM asks a
 JOIN runs r ON r.id = a.run_id
 WHERE a.id = ?1
@@ -215,6 +219,7 @@ type GetAskRow struct {
 	AnsweredAt    sql.NullString
 	AnsweredBy    sql.NullInt64
 	StoppingPoint sql.NullInt64
+	PlanID        sql.NullInt64
 	SessionID     string
 }
 
@@ -232,13 +237,14 @@ func (q *Queries) GetAsk(ctx context.Context, id string) (GetAskRow, error) {
 		&i.AnsweredAt,
 		&i.AnsweredBy,
 		&i.StoppingPoint,
+		&i.PlanID,
 		&i.SessionID,
 	)
 	return i, err
 }
 
 const getOpenAsk = `-- name: GetOpenAsk :one
-SELECT id, run_id, prompt, options, parked_from, created_at, answer, answered_at, answered_by, stopping_point FROM asks
+SELECT id, run_id, prompt, options, parked_from, created_at, answer, answered_at, answered_by, stopping_point, plan_id FROM asks
 WHERE run_id = ?1 AND answered_at IS NULL
 ORDER BY created_at
 LIMIT 1
@@ -259,6 +265,7 @@ func (q *Queries) GetOpenAsk(ctx context.Context, runID string) (Ask, error) {
 		&i.AnsweredAt,
 		&i.AnsweredBy,
 		&i.StoppingPoint,
+		&i.PlanID,
 	)
 	return i, err
 }
@@ -357,9 +364,8 @@ func (q *Queries) GetTool(ctx context.Context, arg GetToolParams) (Tool, error) 
 
 const listReleasedOptions = `-- name: ListReleasedOptions :many
 SELECT DISTINCT a.stopping_point, a.answer
-FROM runs r
-JOIN asks a ON a.run_id = r.id
-WHERE r.plan_id = ?1 AND a.stopping_point IS NOT NULL AND a.answered_at IS NOT NULL
+FROM asks a
+WHERE a.plan_id = ?1 AND a.stopping_point IS NOT NULL AND a.answered_at IS NOT NULL
 `
 
 type ListReleasedOptionsRow struct {
@@ -367,7 +373,8 @@ type ListReleasedOptionsRow struct {
 	Answer        sql.NullString
 }
 
-// The answers given at the stopping points of a plan, on any of its runs:
+// The answers given at the stopping points of a plan, on any of its asks
+// (asks.plan_id, whichever run they are on):
 // each releases the steps of the option chosen.
 func (q *Queries) ListReleasedOptions(ctx context.Context, planID sql.NullInt64) ([]ListReleasedOptionsRow, error) {
 	rows, err := q.query(ctx, q.listReleasedOptionsStmt, listReleasedOptions, planID)

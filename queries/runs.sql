@@ -22,9 +22,9 @@ WHERE id = sqlc.arg(id)
 RETURNING *;
 
 -- name: CreateAsk :one
-INSERT INTO asks (id, run_id, prompt, options, parked_from, created_at, stopping_point)
+INSERT INTO asks (id, run_id, prompt, options, parked_from, created_at, stopping_point, plan_id)
 VALUES (sqlc.arg(id), sqlc.arg(run_id), sqlc.arg(prompt), sqlc.arg(options), sqlc.arg(parked_from), sqlc.arg(created_at),
-        sqlc.narg(stopping_point))
+        sqlc.narg(stopping_point), sqlc.narg(plan_id))
 RETURNING *;
 
 -- name: GetAsk :one
@@ -69,9 +69,9 @@ SET side_effecting = excluded.side_effecting, updated_at = excluded.updated_at, 
 DELETE FROM tools WHERE server = sqlc.arg(server) AND tool = sqlc.arg(tool);
 
 -- name: ListReleasedOptions :many
--- The answers given at the stopping points of a plan, on any of its runs:
+-- The answers given at the stopping points of a plan, on any of its asks
+-- (asks.plan_id, whichever run they are on):
 -- each releases the steps of the option chosen.
 SELECT DISTINCT a.stopping_point, a.answer
-FROM runs r
-JOIN asks a ON a.run_id = r.id
-WHERE r.plan_id = sqlc.arg(plan_id) AND a.stopping_point IS NOT NULL AND a.answered_at IS NOT NULL;
+FROM asks a
+WHERE a.plan_id = sqlc.arg(plan_id) AND a.stopping_point IS NOT NULL AND a.answered_at IS NOT NULL;

@@ -142,7 +142,7 @@ func TestHookAgainstARealServer(t *testing.T) {
 			}
 		}
 		var calls []string
-		rows, err := a.Kit.Store.Writer().Query(`SELECT t.server || ' ' || t.tool || ' ' || t.is_side_effecting
+		rows, err := a.Kit.Store.Writer().Query(`SELECT t.server || ' ' || t.tool || ' ' || t.is_side_effecting || ' ' || t.paths
 			FROM tool_calls t JOIN runs r ON r.id = t.run_id WHERE r.session_id = ? AND r.external_id = ? ORDER BY t.id`, session, sid)
 		if err != nil {
 			t.Fatal(err)
@@ -155,8 +155,8 @@ func TestHookAgainstARealServer(t *testing.T) {
 			}
 			calls = append(calls, c)
 		}
-		if strings.Join(calls, ", ") != "claude-code Edit 1, claude-code Read 0" {
-			t.Fatalf("the ledger holds %q, want the Edit (side-effecting) and the Read, on one run", calls)
+		if strings.Join(calls, ", ") != `claude-code Edit 1 ["web/billing.go"], claude-code Read 0 ["web/billing.go"]` {
+			t.Fatalf("the ledger holds %q, want the Edit (side-effecting) and the Read, on one run, with their paths relative to cwd", calls)
 		}
 	})
 }
@@ -167,9 +167,10 @@ func TestHookAgainstARealServer(t *testing.T) {
 // db/migrations. It records the check requests.
 type contractServer struct {
 	*httptest.Server
-	mu     sync.Mutex
-	state  string
-	checks []map[string]any
+	mu       sync.Mutex
+	state    string
+	checks   []map[string]any
+	recorded []map[string]any // the tool calls the hook reported
 }
 
 func newContractServer(t *testing.T) *contractServer {
@@ -179,21 +180,47 @@ func newContractServer(t *testing.T) *contractServer {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"id":"ses_contract","mission":"billing","agent":"claude-code","title":"","lifecycle":"IDLE","paused":false}`))
 	})
+	mux.HandleFunc("POST /api/v1/sessions/{id}/runs", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"id":"run_contract","session":"ses_contract","name":"claude-code","status":"running"}`))
+	})
+	mux.HandleFunc("POST /api/v1/runs/{id}/tool-calls", func(w http.ResponseWriter, r *http.Request) {
+		var in map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || r.PathValue("id") != "run_contract" {
+			http.Error(w, `{"error":{"code":"invalid_body","message":"Not the contract's tool call."}}`, http.StatusUnprocessableEntity)
+			return
+		}
+		s.mu.Lock()
+		s.recorded = append(s.recorded, in)
+		state := s.state
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if state == "HARD_STOP" || state == "BLOCKED" || state == "DECISION_REQUIRED" {
+			w.WriteHeader(http.StatusConflict)
+			_, _ = w.Write([]byte(`{"error":{"code":"session_blocked","message":"Refused, and kept."}}`))
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{"id":1}`))
+	})
 	mux.HandleFunc("POST /api/v1/sessions/{id}/tool-calls/check", func(w http.ResponseWriter, r *http.Request) {
 		var in struct {
 			Tool  string         `json:"tool"`
 			Input map[string]any `json:"input"`
+			Cwd   string         `json:"cwd"`
+			Run   string         `json:"run"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || r.PathValue("id") != "ses_contract" || in.Tool == "" {
 			http.Error(w, `{"error":{"code":"invalid_body","message":"Not the contract's check."}}`, http.StatusUnprocessableEntity)
 			return
 		}
 		s.mu.Lock()
-		s.checks = append(s.checks, map[string]any{"tool": in.Tool, "input": in.Input})
+		s.checks = append(s.checks, map[string]any{"tool": in.Tool, "input": in.Input, "cwd": in.Cwd, "run": in.Run})
 		state := s.state
 		s.mu.Unlock()
 		writes := !map[string]bool{"Read": true, "Grep": true, "Glob": true}[in.Tool]
 		path, _ := in.Input["file_path"].(string)
+		path = strings.TrimPrefix(path, in.Cwd+"/")
 		v := map[string]any{"allow": true, "side_effecting": writes, "next_action": state}
 		switch {
 		case !writes:
@@ -232,26 +259,33 @@ func TestHookPreToolUseFollowsTheCheck(t *testing.T) {
 			deny := strings.Contains(" "+strings.Join(denied[state], " ")+" ", " "+tool+" ")
 			t.Run(fmt.Sprintf("%s %s is denied: %v", state, tool, deny), func(t *testing.T) {
 				srv.mu.Lock()
-				srv.state = state
+				srv.state, srv.recorded = state, nil
 				srv.mu.Unlock()
 				r := runHook(t, bin, env, payload(t, "pre_tool_use_"+tool, "abc123de-contract"))
 				if r.code != 0 || r.stderr != "" {
 					t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 				}
+				srv.mu.Lock()
+				recorded := len(srv.recorded)
+				srv.mu.Unlock()
 				if !deny {
-					if r.stdout != "" {
-						t.Fatalf("an allowed call printed %q, want nothing", r.stdout)
+					if r.stdout != "" || recorded != 0 {
+						t.Fatalf("an allowed call printed %q and reported %d calls, want nothing", r.stdout, recorded)
 					}
 					return
 				}
 				event, _, decision, reason := r.answer(t)
-				if event != "PreToolUse" || decision != "deny" || !strings.Contains(reason, "("+state+")") || !strings.Contains(reason, "Madebook: ") {
-					t.Fatalf("answer %s %s %q: want a denial naming %s", event, decision, reason, state)
+				if event != "PreToolUse" || decision != "deny" || !strings.HasPrefix(reason, "Madebook denied this ") ||
+					(!strings.Contains(reason, "A lead paused this session") && !strings.Contains(reason, "DEC-002")) {
+					t.Fatalf("answer %s %s %q: want a denial with the check's reason", event, decision, reason)
+				}
+				if recorded != 1 {
+					t.Errorf("the denied call was reported %d times, want once (the ledger keeps the refusal)", recorded)
 				}
 			})
 		}
 	}
-	t.Run("the check gets the tool and its paths relative to cwd", func(t *testing.T) {
+	t.Run("the check gets the tool, its input, Claude's cwd and the hook run", func(t *testing.T) {
 		srv.mu.Lock()
 		srv.checks, srv.state = nil, "CONTINUE"
 		srv.mu.Unlock()
@@ -263,7 +297,8 @@ func TestHookPreToolUseFollowsTheCheck(t *testing.T) {
 			t.Fatalf("checks %v", srv.checks)
 		}
 		in := srv.checks[0]["input"].(map[string]any)
-		if srv.checks[0]["tool"] != "Edit" || in["file_path"] != "db/migrations/0042_drop_legacy_billing.sql" || in["new_string"] != "DROP TABLE legacy_billing;" {
+		if srv.checks[0]["tool"] != "Edit" || in["file_path"] != "/home/dev/billing/db/migrations/0042_drop_legacy_billing.sql" ||
+			in["new_string"] != "DROP TABLE legacy_billing;" || srv.checks[0]["cwd"] != "/home/dev/billing" || srv.checks[0]["run"] != "run_contract" {
 			t.Fatalf("the Edit was checked as %v", srv.checks[0])
 		}
 		if srv.checks[1]["tool"] != "mcp__github__create_pull_request" {
@@ -376,7 +411,7 @@ func TestHookPreToolUseAgainstTheRealCheck(t *testing.T) {
 	mission := a.Kit.Mission(a.Lead, false)
 	env := map[string]string{"MADEBOOK_URL": a.Srv.URL, "MADEBOOK_KEY": a.AgentKey, "MADEBOOK_MISSION": mission}
 	// decide runs one payload and answers "deny: <reason>" or "allow".
-	decide := func(t *testing.T, sid, name string) string {
+	decide := func(t *testing.T, env map[string]string, sid, name string) string {
 		t.Helper()
 		r := runHook(t, bin, env, payload(t, name, sid))
 		if r.code != 0 {
@@ -391,47 +426,160 @@ func TestHookPreToolUseAgainstTheRealCheck(t *testing.T) {
 	// session opens a fresh Claude session through the hook and returns
 	// Claude's id and Madebook's session.
 	n := 0
-	session := func(t *testing.T) (string, string) {
+	session := func(t *testing.T, env map[string]string) (string, string) {
 		t.Helper()
 		n++
 		sid := fmt.Sprintf("abc123de-f456-7890-abcd-check%07d", n)
 		if r := runHook(t, bin, env, payload(t, "session_start", sid)); r.code != 0 {
 			t.Fatalf("SessionStart: exit %d %q", r.code, r.stderr)
 		}
-		s := a.Must(http.StatusOK, http.MethodPost, "/api/v1/sessions", a.AgentKey, map[string]any{"mission": mission, "external_id": sid})
+		s := a.Must(http.StatusOK, http.MethodPost, "/api/v1/sessions", a.AgentKey, map[string]any{"mission": env["MADEBOOK_MISSION"], "external_id": sid})
 		return sid, s["id"].(string)
 	}
+	secret := "AWS_SECRET_ACCESS_KEY=" + "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY\n" // spelt in parts: no secret in the source
+	remediation := func(severity string) func(t *testing.T, s string) {
+		return func(t *testing.T, s string) {
+			if _, err := a.Kit.Gov.Remediations.Request(ctx, a.Lead, s, governance.RemediationInput{Severity: severity,
+				Instruction: "Add the missing index.", Files: []string{"db/schema.sql"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	cases := []struct {
-		name  string
-		setup func(t *testing.T, session string)
+		name     string
+		highRisk bool
+		setup    func(t *testing.T, session string)
+		state    string
 		// want per payload: "allow" or a word the denial must contain.
 		want map[string]string
 	}{
-		{"CONTINUE", func(*testing.T, string) {}, map[string]string{"pre_tool_use_edit": "allow",
-			"pre_tool_use_read": "allow", "pre_tool_use_bash": "allow"}},
-		{"BLOCKED (paused)", func(t *testing.T, s string) {
+		{"CONTINUE", false, func(*testing.T, string) {}, "CONTINUE", map[string]string{"pre_tool_use_edit": "allow",
+			"pre_tool_use_read": "allow", "pre_tool_use_bash": "allow", "pre_tool_use_multiedit": "allow"}},
+		{"HARD_STOP (a secret in source)", false, func(t *testing.T, s string) {
+			r := a.Do(http.MethodPost, "/api/v1/sessions/"+s+"/changes", a.AgentKey, map[string]any{
+				"files": []map[string]any{{"path": "config/deploy.sh", "content": "#!/bin/sh\n" + secret}}})
+			if r.Status != http.StatusOK {
+				t.Fatalf("the secret change: %d %s", r.Status, r.Body)
+			}
+		}, "HARD_STOP", map[string]string{"pre_tool_use_edit": "until a person clears it: tell the user", "pre_tool_use_multiedit": "HARD_STOP",
+			"pre_tool_use_write": "Secrets in source", "pre_tool_use_bash": "HARD_STOP", "pre_tool_use_mcp": "HARD_STOP",
+			"pre_tool_use_read": "allow", "pre_tool_use_madebook": "allow"}},
+		{"BLOCKED (paused)", false, func(t *testing.T, s string) {
 			if _, err := a.Kit.Gov.Sessions.Pause(ctx, a.Lead, s, "Legal is reviewing the schema."); err != nil {
 				t.Fatal(err)
 			}
-		}, map[string]string{"pre_tool_use_edit": "Legal is reviewing the schema", "pre_tool_use_write": "deny",
-			"pre_tool_use_bash": "deny", "pre_tool_use_mcp": "deny", "pre_tool_use_read": "allow"}},
-		{"DECISION_REQUIRED on db/migrations", func(t *testing.T, s string) {
+		}, "BLOCKED", map[string]string{"pre_tool_use_edit": "Legal is reviewing the schema", "pre_tool_use_write": "deny",
+			"pre_tool_use_bash": "deny", "pre_tool_use_mcp": "deny", "pre_tool_use_multiedit": "deny", "pre_tool_use_read": "allow",
+			"pre_tool_use_madebook": "allow"}},
+		{"BLOCKED (plan not approved on a high-risk mission)", true, func(*testing.T, string) {}, "BLOCKED", map[string]string{
+			"pre_tool_use_edit": "propose or revise the plan", "pre_tool_use_multiedit": "BLOCKED", "pre_tool_use_bash": "deny",
+			"pre_tool_use_read": "allow", "pre_tool_use_madebook": "allow"}},
+		{"DECISION_REQUIRED on db/migrations", false, func(t *testing.T, s string) {
 			if _, err := a.Kit.Gov.Decisions.Open(ctx, a.Agent, s, governance.DecisionInput{Title: "Schema",
 				Question: "Drop the legacy billing table?", BlockedScope: []string{"db/migrations"}}); err != nil {
 				t.Fatal(err)
 			}
-		}, map[string]string{"pre_tool_use_edit": "deny", "pre_tool_use_read": "allow"}},
+		}, "DECISION_REQUIRED", map[string]string{"pre_tool_use_edit": "Work outside the blocked scope", "pre_tool_use_multiedit": "db/migrations",
+			"pre_tool_use_edit_dotdot": "blocked scope", "pre_tool_use_bash_migrations": "blocked scope", "pre_tool_use_bash": "allow",
+			"pre_tool_use_write": "allow", "pre_tool_use_read": "allow", "pre_tool_use_madebook": "allow"}},
+		{"REMEDIATE", false, remediation("required"), "REMEDIATE", map[string]string{"pre_tool_use_edit": "allow",
+			"pre_tool_use_multiedit": "allow", "pre_tool_use_bash": "allow", "pre_tool_use_read": "allow"}},
+		{"CONTINUE_WITH_WARNING", false, remediation("advisory"), "CONTINUE_WITH_WARNING", map[string]string{"pre_tool_use_edit": "allow",
+			"pre_tool_use_multiedit": "allow", "pre_tool_use_mcp": "allow", "pre_tool_use_read": "allow"}},
 	}
+	risky := a.Kit.Mission(a.Lead, true)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			sid, s := session(t)
+			env := env
+			if c.highRisk {
+				env = map[string]string{"MADEBOOK_URL": a.Srv.URL, "MADEBOOK_KEY": a.AgentKey, "MADEBOOK_MISSION": risky}
+			}
+			sid, s := session(t, env)
 			c.setup(t, s)
+			if got := a.DetailOf(s).Brief.NextAction.String(); got != c.state {
+				t.Fatalf("the session is %s, want %s", got, c.state)
+			}
+			denied := 0
 			for name, want := range c.want {
-				got := decide(t, sid, name)
+				got := decide(t, env, sid, name)
 				if (want == "allow") != (got == "allow") || (want != "allow" && !strings.Contains(got, want)) {
 					t.Errorf("%s: %q, want %q", name, got, want)
 				}
+				if got != "allow" {
+					denied++
+				}
+			}
+			// Every denial is on the record: the hook reported the call,
+			// the ledger refused it and kept it in the timeline.
+			if n := webtest.CountOf(a.Timeline(s), "tool_call.refused"); n != denied {
+				t.Errorf("%d tool_call.refused events in the timeline, want %d (one per denial)", n, denied)
 			}
 		})
+	}
+}
+
+// TestHookHoldsAStepUntilItsStoppingPointIsAnswered: a Claude Code session
+// whose approved plan saves a reading (Vodou-Recall's memory_store) only
+// after stopping point 1 is answered "Save". The hook denies the call,
+// saying how to get the stopping point answered; the agent asks it on a
+// run of its own under the hook run (as the MCP tools start_run and ask
+// would), a lead answers, and the call runs and is recorded as the plan's
+// step.
+func TestHookHoldsAStepUntilItsStoppingPointIsAnswered(t *testing.T) {
+	t.Parallel()
+	bin := buildMadebook(t)
+	a := webtest.NewAPI(t)
+	mission := a.Kit.Mission(a.Lead, false)
+	env := map[string]string{"MADEBOOK_URL": a.Srv.URL, "MADEBOOK_KEY": a.AgentKey, "MADEBOOK_MISSION": mission}
+	const sid = "abc123de-f456-7890-abcd-stoppingpnt"
+	start := runHook(t, bin, env, payload(t, "session_start", sid))
+	if start.code != 0 {
+		t.Fatalf("SessionStart: exit %d %q", start.code, start.stderr)
+	}
+	s := a.Must(http.StatusOK, http.MethodPost, "/api/v1/sessions", a.AgentKey, map[string]any{"mission": mission, "external_id": sid})["id"].(string)
+	a.Must(http.StatusCreated, http.MethodPost, "/api/v1/sessions/"+s+"/plan", a.AgentKey, map[string]any{
+		"summary":       "Probe, then ask before saving.",
+		"initial_steps": []any{map[string]any{"id": "cpu", "server": "mcp-monitor", "tool": "get_cpu_info", "side_effecting": false}},
+		"stopping_points": []any{map[string]any{"id": 1, "type": "menu", "title": "Save this reading?", "options": map[string]any{
+			"1": map[string]any{"label": "Save", "steps": []any{map[string]any{"id": "store", "server": "Vodou-Recall", "tool": "memory_store"}}},
+			"2": map[string]any{"label": "Discard", "steps": []any{map[string]any{"id": "discard", "server": "fs", "tool": "rm"}}},
+		}}},
+	})
+	r := runHook(t, bin, env, payload(t, "pre_tool_use_memory_store", sid))
+	_, _, decision, reason := r.answer(t)
+	run := a.Must(http.StatusOK, http.MethodPost, "/api/v1/sessions/"+s+"/runs", a.AgentKey, map[string]any{"name": "claude-code", "external_id": sid})["id"].(string)
+	if _, text, _, _ := start.answer(t); !strings.Contains(text, "on run "+run) || !strings.Contains(text, `start_run with "parent": "`+run+`"`) {
+		t.Errorf("SessionStart does not say how to ask a stopping point under the hook run %s: %q", run, text)
+	}
+	for _, says := range []string{`step "store"`, "stopping point 1", "Save this reading?", "option 1 (Save)", `"parent": "` + run + `"`, "start_run", "ask", "wait for the answer"} {
+		if decision != "deny" || !strings.Contains(reason, says) {
+			t.Errorf("%s %q does not say %q", decision, reason, says)
+		}
+	}
+	if n := webtest.CountOf(a.Timeline(s), "tool_call.refused"); n != 1 {
+		t.Errorf("%d tool_call.refused events, want the denial on the record", n)
+	}
+	asking := a.Must(http.StatusCreated, http.MethodPost, "/api/v1/sessions/"+s+"/runs", a.AgentKey,
+		map[string]any{"name": "stopping point 1", "parent": run})["id"].(string)
+	ask := a.Must(http.StatusCreated, http.MethodPost, "/api/v1/runs/"+asking+"/asks", a.AgentKey, map[string]any{
+		"prompt": "Save this reading?", "options": map[string]string{"1": "Save", "2": "Discard"}, "stopping_point": 1})
+	if r := runHook(t, bin, env, payload(t, "pre_tool_use_memory_store", sid)); !strings.Contains(r.stdout, "step_not_released") &&
+		!strings.Contains(r.stdout, "lies behind stopping point 1") {
+		t.Errorf("while the question waits: %q", r.stdout)
+	}
+	if r := runHook(t, bin, env, payload(t, "pre_tool_use_write", sid)); r.stdout != "" {
+		t.Errorf("while the question waits, other work goes on: %q", r.stdout)
+	}
+	a.Must(http.StatusOK, http.MethodPost, "/api/v1/asks/"+ask["id"].(string)+"/answer", a.LeadTok, map[string]any{"option": "1"})
+	if r := runHook(t, bin, env, payload(t, "pre_tool_use_memory_store", sid)); r.code != 0 || r.stdout != "" {
+		t.Fatalf("after Save: exit %d, %q", r.code, r.stdout)
+	}
+	post := strings.Replace(payload(t, "pre_tool_use_memory_store", sid), `"PreToolUse"`, `"PostToolUse"`, 1)
+	if r := runHook(t, bin, env, post); r.code != 0 || r.stdout != "" {
+		t.Fatalf("PostToolUse: exit %d, %q", r.code, r.stdout)
+	}
+	var step string
+	if err := a.Kit.Store.Writer().QueryRow("SELECT step FROM tool_calls WHERE run_id = ? AND tool = 'memory_store'", run).Scan(&step); err != nil || step != "store" {
+		t.Errorf("the call is recorded as step %q (%v), want store", step, err)
 	}
 }

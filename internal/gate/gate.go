@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,6 +40,27 @@ var readOnly = map[string]bool{
 	"Read": true, "Grep": true, "Glob": true, "LS": true, "WebSearch": true, "WebFetch": true, "TodoWrite": true,
 }
 
+// Madebook is the server name Madebook's own MCP server is registered
+// under, as the README's .mcp.json names it: its tools appear to a coding
+// agent as mcp__madebook__<tool>.
+const Madebook = "madebook"
+
+// governance are the tools of Madebook's MCP server (web/mcp). They are
+// how an agent talks to Madebook itself (briefs, plans, decisions, the
+// ledger), and Madebook governs each of them by its own rules, so the gate
+// never counts them as side effects: a HARD_STOP, BLOCKED or plan-waiting
+// session can still take a brief, propose its plan, open a decision and
+// ask its stopping point's question. The registry cannot change that.
+var governance = map[string]bool{
+	"open_session": true, "brief": true, "open_decision": true, "propose_plan": true, "report_change": true,
+	"report_event": true, "start_run": true, "ask": true, "record_tool_call": true, "finish_run": true,
+	"report_evidence": true, "complete": true,
+}
+
+// GovernanceTools lists the tools of Madebook's MCP server the gate always
+// lets run, sorted.
+func GovernanceTools() []string { return slices.Sorted(maps.Keys(governance)) }
+
 // ReadOnlyBuiltins lists Claude Code's built-in read-only tools, sorted.
 func ReadOnlyBuiltins() []string { return slices.Sorted(maps.Keys(readOnly)) }
 
@@ -64,13 +86,17 @@ func ToolName(server, tool string) string {
 	return mcpPrefix + server + "__" + tool
 }
 
-// Classify says whether a call writes. The registry's entry decides when
-// there is one (registered non-nil); else a ClaudeCode read-only built-in
-// does not write; else the call writes (fail safe). The agent's own flag
-// (said) may only raise it: a call the agent says writes, writes.
+// Classify says whether a call writes. A tool of Madebook's own MCP server
+// (server Madebook, see GovernanceTools) does not, whatever the registry
+// says; else the registry's entry decides when there is one (registered
+// non-nil); else a ClaudeCode read-only built-in does not write; else the
+// call writes (fail safe). The agent's own flag (said) may only raise it:
+// a call the agent says writes, writes.
 func Classify(server, tool string, registered, said *bool) bool {
 	writes := true
 	switch {
+	case server == Madebook && governance[tool]:
+		writes = false
 	case registered != nil:
 		writes = *registered
 	case server == ClaudeCode && readOnly[tool]:
@@ -82,32 +108,134 @@ func Classify(server, tool string, registered, said *bool) bool {
 // pathKeys are the input fields a coding agent's tool names its paths in.
 var pathKeys = []string{"file_path", "notebook_path", "path"}
 
+// The most paths Paths returns, and the longest one it keeps: what the
+// ledger records of one call.
+const (
+	MaxPaths = 100
+	MaxPath  = 1000
+)
+
+// Bash is Claude Code's shell tool: its paths are read from its command.
+const Bash = "Bash"
+
 // Paths returns the paths a tool's input names, in its file_path,
 // notebook_path and path fields, in that order; fields that are absent,
-// empty or not strings name none.
-func Paths(input map[string]json.RawMessage) []string {
+// empty or not strings name none. For Claude Code's Bash (tool "Bash"),
+// whose input is a shell command, it adds, best effort, the command's
+// words that look like paths (BashPaths). Duplicates are dropped, and at
+// most MaxPaths paths of at most MaxPath bytes are returned.
+func Paths(tool string, input map[string]json.RawMessage) []string {
 	var out []string
+	add := func(p string) {
+		if p = strings.TrimSpace(p); p != "" && len(p) <= MaxPath && len(out) < MaxPaths && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
 	for _, k := range pathKeys {
 		raw, ok := input[k]
 		if !ok {
 			continue
 		}
 		var s string
-		if json.Unmarshal(raw, &s) == nil && strings.TrimSpace(s) != "" {
-			out = append(out, strings.TrimSpace(s))
+		if json.Unmarshal(raw, &s) == nil {
+			add(s)
+		}
+	}
+	if tool == Bash {
+		var cmd string
+		if raw, ok := input["command"]; ok && json.Unmarshal(raw, &cmd) == nil {
+			for _, p := range BashPaths(cmd) {
+				add(p)
+			}
 		}
 	}
 	return out
 }
 
-// InScope reports whether path p falls in the scope entry: a glob (an
-// entry with *, ? or [) matches as glob.Match says; any other entry is a
-// path prefix, matching itself and everything under it ("db/migrations"
-// matches "db/migrations/0001.sql"). A leading "./" is ignored on both.
+// BashPaths returns, best effort, the words of a shell command that look
+// like paths: split at blanks, quotes, and the shell's operators and
+// redirections (; & | < > ( ) ` $ = ,), the words that hold a "/" or a "."
+// and are neither an option ("-x", "--file") nor a URL. It does not parse
+// the shell (variables, globs, cd, subshells): a command can name a path
+// it does not spell out, so Bash stays side-effecting whatever it names.
+func BashPaths(cmd string) []string {
+	words := strings.FieldsFunc(cmd, func(r rune) bool {
+		return strings.ContainsRune(" \t\n\r'\";&|<>()`$=,{}", r)
+	})
+	var out []string
+	for _, w := range words {
+		if strings.HasPrefix(w, "-") || strings.Contains(w, "://") || !strings.ContainsAny(w, "/.") {
+			continue
+		}
+		if c, ok := CleanPath(w); !ok || c == "." {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// CleanPath returns p as the gate compares it with a scope: relative to
+// the repository's root, cleaned (path.Clean: "web/../db//x" is "db/x", a
+// leading "./" goes). A path starting with "/" that its caller did not
+// make relative to the project (the hook does, from the payload's cwd) is
+// read from the root ("/db/x" is "db/x"): the scopes name the repository,
+// and reading it so can only refuse more. ok is false for a path that
+// names nothing, or one whose ".." leaves the root ("../x"): it lies
+// outside the repository, so in no scope.
+func CleanPath(p string) (string, bool) {
+	p = strings.TrimSpace(p)
+	if p == "" {
+		return "", false
+	}
+	c := path.Clean(p)
+	if strings.HasPrefix(c, "/") {
+		if c = strings.TrimLeft(c, "/"); c == "" {
+			c = "."
+		}
+		return c, true
+	}
+	if c == ".." || strings.HasPrefix(c, "../") {
+		return c, false
+	}
+	return c, true
+}
+
+// Relative returns p relative to the directory cwd when both are absolute
+// and p lies in cwd ("/home/ada/app/db/x.sql" in "/home/ada/app" is
+// "db/x.sql", cwd itself "."); any other p is returned as it is. Claude
+// Code sends absolute paths and its working directory; the scopes are
+// relative to the repository.
+func Relative(cwd, p string) string {
+	p = strings.TrimSpace(p)
+	if !strings.HasPrefix(cwd, "/") || !strings.HasPrefix(p, "/") {
+		return p
+	}
+	c, q := path.Clean(cwd), path.Clean(p)
+	if q == c {
+		return "."
+	}
+	if c == "/" {
+		return strings.TrimPrefix(q, "/")
+	}
+	if rest, ok := strings.CutPrefix(q, c+"/"); ok {
+		return rest
+	}
+	return p
+}
+
+// InScope reports whether path p falls in the scope entry, both cleaned
+// first (CleanPath): a glob (an entry with *, ? or [) matches as
+// glob.Match says; any other entry is a path prefix, matching itself and
+// everything under it ("db/migrations" matches "db/migrations/0001.sql",
+// "web/../db/migrations/x.sql" and "/db/migrations/x.sql"). A path that
+// leaves the root is in no scope.
 func InScope(entry, p string) bool {
-	entry = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(entry), "./"), "/")
-	p = strings.TrimPrefix(strings.TrimSpace(p), "./")
-	if entry == "" || p == "" {
+	entry, ok := CleanPath(entry)
+	if !ok || entry == "." {
+		return false
+	}
+	if p, ok = CleanPath(p); !ok || p == "." {
 		return false
 	}
 	if strings.ContainsAny(entry, "*?[") {
@@ -131,6 +259,17 @@ type Session struct {
 	NextAction   protocol.State
 	Reason       string
 	BlockedScope []string
+	// PlanApproved: the session's latest plan is approved (the brief's
+	// input; its callers read Plan only then).
+	PlanApproved bool
+	// Plan is the session's approved plan, nil when it has none (or its
+	// caller did not read it: a read-only call needs no step). A call on no
+	// plan run that names no step is matched with the plan's steps by its
+	// server and tool (see Decide).
+	Plan *plan.Plan
+	// Released are the options answered at Plan's stopping points (on any
+	// of its asks): stopping point id → the options chosen.
+	Released map[int][]string
 }
 
 // Run is what the gate knows of the run a call is part of.
@@ -191,6 +330,10 @@ type Verdict struct {
 	// Details are the refusal's extra fields (next_action and reason, the
 	// brief's; ask; lifecycle; step, stopping_point and option).
 	Details map[string]any
+	// Step is the plan step the call runs: the one it names, or the one
+	// its server and tool matched in the session's approved plan; "" none.
+	// The ledger records it.
+	Step string
 }
 
 // Err is the refusal as the ledger answers it; nil when allowed.
@@ -206,6 +349,9 @@ func (v Verdict) Err() error {
 }
 
 var allow = Verdict{Allow: true}
+
+// allowStep allows the call as the step.
+func allowStep(step string) Verdict { return Verdict{Allow: true, Step: step} }
 
 func refuse(kind errs.Kind, code, reason string, details map[string]any) Verdict {
 	return Verdict{Code: code, Kind: kind, Reason: reason, Details: details}
@@ -223,24 +369,38 @@ func refuse(kind errs.Kind, code, reason string, details map[string]any) Verdict
 //     asked (run_parked);
 //   - the run executes a plan and the call names no step (step_required),
 //     or a step behind a stopping point not yet answered with the option
-//     that holds it (step_not_released).
+//     that holds it (step_not_released);
+//   - the call is on no plan run and names no step, the session has an
+//     approved plan, and every step of it with the call's server and tool
+//     lies behind a stopping point not yet answered with an option that
+//     holds it (step_not_released, naming the first).
 //
-// A step the plan does not have is unknown_step, whatever the call.
+// A step the plan does not have is unknown_step, whatever the call. The
+// verdict's Step is the step the call runs: the one it names, or the one
+// it matched in the session's plan (an initial or released step first).
 func Decide(s Session, r *Run, c Call) Verdict {
 	if c.Step != "" {
 		if v, known := knownStep(r, c.Step); !known {
 			return v
 		}
 	}
+	step, match := c.Step, matchStep(s, r, c)
+	if step == "" && match != nil {
+		step = match.step
+	}
 	if !c.SideEffecting {
-		return allow
+		return allowStep(step)
 	}
 	brief := map[string]any{"next_action": s.NextAction.String(), "reason": s.Reason}
 	switch s.NextAction {
-	case protocol.HardStop, protocol.Blocked:
+	case protocol.HardStop:
 		return refuse(errs.Conflict, CodeSessionBlocked, fmt.Sprintf(
-			"Session %s is %s: %s No side-effecting call may run until that is resolved; read, plan, or ask a person, and take a brief before you try again.",
-			s.ID, s.NextAction, sentence(s.Reason)), brief)
+			"Session %s is HARD_STOP: %s No side-effecting call may run until a person clears it: tell the user what Madebook said.",
+			s.ID, sentence(s.Reason)), brief)
+	case protocol.Blocked:
+		return refuse(errs.Conflict, CodeSessionBlocked, fmt.Sprintf(
+			"Session %s is BLOCKED: %s No side-effecting call may run until that is resolved: read the repository, propose or revise the plan, or ask a person, and take a brief before you try again.",
+			s.ID, sentence(s.Reason)), brief)
 	case protocol.DecisionRequired:
 		if entry, what := blockedBy(s.BlockedScope, c); entry != "" {
 			return refuse(errs.Conflict, CodeSessionBlocked, fmt.Sprintf(
@@ -253,25 +413,90 @@ func Decide(s Session, r *Run, c Call) Verdict {
 			"Session %s is in %s, which executes nothing: a side-effecting call runs only in EXECUTING or DIRECT_MODE.",
 			s.ID, s.Lifecycle), map[string]any{"lifecycle": string(s.Lifecycle)})
 	}
-	if r == nil {
-		return allow
+	if r != nil {
+		if a := r.OpenAsk; a != nil && (c.StartedAt == nil || !c.StartedAt.Before(a.AskedAt)) {
+			// A call reported late that started before the question was asked
+			// happened before the run parked: it is recorded as reported, and
+			// the audit finds it.
+			return refuse(errs.Conflict, CodeRunParked, fmt.Sprintf(
+				"Run %s is parked on ask %s (%q): a side-effecting call must wait for a person's answer.",
+				r.ID, a.ID, a.Prompt), map[string]any{"ask": a.ID})
+		}
+		if r.Plan != nil && c.Step == "" {
+			return refuse(errs.Invalid, CodeStepRequired, fmt.Sprintf(
+				"Run %s executes a plan: name the plan step this side-effecting call runs (\"step\").", r.ID), nil)
+		}
+		if r.Plan != nil {
+			return released(r, c.Step)
+		}
 	}
-	if a := r.OpenAsk; a != nil && (c.StartedAt == nil || !c.StartedAt.Before(a.AskedAt)) {
-		// A call reported late that started before the question was asked
-		// happened before the run parked: it is recorded as reported, and
-		// the audit finds it.
-		return refuse(errs.Conflict, CodeRunParked, fmt.Sprintf(
-			"Run %s is parked on ask %s (%q): a side-effecting call must wait for a person's answer.",
-			r.ID, a.ID, a.Prompt), map[string]any{"ask": a.ID})
+	if match != nil && !match.released {
+		return notReleased(s, r, match)
 	}
-	if r.Plan != nil && c.Step == "" {
-		return refuse(errs.Invalid, CodeStepRequired, fmt.Sprintf(
-			"Run %s executes a plan: name the plan step this side-effecting call runs (\"step\").", r.ID), nil)
+	return allowStep(step)
+}
+
+// match is the step of the session's approved plan a call naming none was
+// taken to run.
+type match struct {
+	step     string
+	released bool // an initial step, or one whose stopping point was answered with an option holding it
+	// sp and option hold the step, when not released: the first stopping
+	// point and option that do.
+	sp     *plan.StoppingPoint
+	option string
+}
+
+// matchStep finds the step of the session's approved plan a call on no
+// plan run, naming no step, runs: the first initial or released step with
+// the call's server and tool, else the first one behind a stopping point
+// (stopping points in order, options by key). Nil when the call names a
+// step, is on a plan run, the session has no approved plan, or no step of
+// it has the call's server and tool.
+func matchStep(s Session, r *Run, c Call) *match {
+	if c.Step != "" || (r != nil && r.Plan != nil) || s.Plan == nil {
+		return nil
 	}
-	if r.Plan != nil {
-		return released(r, c.Step)
+	server, tool := SplitTool(c.Tool)
+	is := func(st plan.Step) bool { return st.Tool != "" && st.Tool == tool && st.Server == server }
+	if i := slices.IndexFunc(s.Plan.InitialSteps, is); i >= 0 {
+		return &match{step: s.Plan.InitialSteps[i].ID, released: true}
 	}
-	return allow
+	var first *match
+	for i := range s.Plan.StoppingPoints {
+		sp := &s.Plan.StoppingPoints[i]
+		for _, key := range slices.Sorted(maps.Keys(sp.Options)) {
+			j := slices.IndexFunc(sp.Options[key].Steps, is)
+			if j < 0 {
+				continue
+			}
+			id := sp.Options[key].Steps[j].ID
+			if slices.Contains(s.Released[sp.ID], key) {
+				return &match{step: id, released: true}
+			}
+			if first == nil {
+				first = &match{step: id, sp: sp, option: key}
+			}
+		}
+	}
+	return first
+}
+
+// notReleased refuses a call matched to a step of the session's plan that
+// is not released yet, saying how to get its stopping point answered: on a
+// run of its own (a child of the call's run), so that the call's run does
+// not park and its earlier side effects are not taken for premature ones.
+func notReleased(s Session, r *Run, m *match) Verdict {
+	parent := ""
+	if r != nil {
+		parent = fmt.Sprintf(", \"parent\": %q", r.ID)
+	}
+	return refuse(errs.Conflict, CodeStepNotReleased, fmt.Sprintf(
+		"The call is step %q of session %s's approved plan, which lies behind stopping point %d (%q): it runs only after a person answers that stopping point's ask with option %s (%s). "+
+			"Ask the stopping point's question on a run of its own: start one (the Madebook MCP tool start_run, {\"session\": %q, \"name\": \"stopping point %d\"%s}), "+
+			"ask on it (the MCP tool ask, with \"stopping_point\": %d and the stopping point's options), and wait for the answer: your next brief says when it is given.",
+		m.step, s.ID, m.sp.ID, m.sp.Title, m.option, m.sp.Options[m.option].Label, s.ID, m.sp.ID, parent, m.sp.ID),
+		map[string]any{"step": m.step, "stopping_point": m.sp.ID, "option": m.option})
 }
 
 // knownStep reports whether the run's plan has the step; when it does not
@@ -305,7 +530,7 @@ func knownStep(r *Run, step string) (Verdict, bool) {
 // option (any such option, when several hold it).
 func released(r *Run, step string) Verdict {
 	if slices.ContainsFunc(r.Plan.InitialSteps, func(s plan.Step) bool { return s.ID == step }) {
-		return allow
+		return allowStep(step)
 	}
 	var first *plan.StoppingPoint
 	var firstOption string
@@ -316,7 +541,7 @@ func released(r *Run, step string) Verdict {
 				continue
 			}
 			if slices.Contains(r.Released[sp.ID], key) {
-				return allow
+				return allowStep(step)
 			}
 			if first == nil {
 				first, firstOption = sp, key

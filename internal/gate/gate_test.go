@@ -2,6 +2,8 @@ package gate_test
 
 import (
 	"encoding/json"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +34,10 @@ func TestClassify(t *testing.T) {
 		{"the registry wins over the agent's false", "Vodou-Recall", "memory_store", &yes, &no, true},
 		{"the agent may raise a read-only tool to writing", "mcp-monitor", "get_cpu_info", &no, &yes, true},
 		{"a registered read-only tool stays read-only when the agent agrees", "mcp-monitor", "get_cpu_info", &no, &no, false},
+		{"Madebook's own propose_plan never writes", gate.Madebook, "propose_plan", nil, nil, false},
+		{"nor does its brief, even if the registry says it writes", gate.Madebook, "brief", &yes, nil, false},
+		{"an unknown tool on the madebook server is unclassified: it writes", gate.Madebook, "drop_tables", nil, nil, true},
+		{"a brief tool on another server is not Madebook's", "other", "brief", nil, nil, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -67,11 +73,25 @@ func TestPathsAndScopes(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"file_path":"web/app.js","notebook_path":" nb/x.ipynb ","path":"","command":"rm -rf /","pattern":7}`), &in); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(gate.Paths(in), ","); got != "web/app.js,nb/x.ipynb" {
+	if got := strings.Join(gate.Paths("Edit", in), ","); got != "web/app.js,nb/x.ipynb" {
 		t.Errorf("Paths = %q", got)
 	}
-	if got := gate.Paths(nil); len(got) != 0 {
+	if got := strings.Join(gate.Paths("Bash", in), ","); got != "web/app.js,nb/x.ipynb" {
+		t.Errorf("Paths of a Bash input whose command names no path = %q", got)
+	}
+	if got := gate.Paths("Edit", nil); len(got) != 0 {
 		t.Errorf("Paths(nil) = %v", got)
+	}
+	bash := map[string]json.RawMessage{"command": json.RawMessage(`"rm -rf db/migrations/0042.sql && echo done >> ./web/../log.txt"`)}
+	if got := strings.Join(gate.Paths("Bash", bash), ","); got != "db/migrations/0042.sql,./web/../log.txt" {
+		t.Errorf("Paths of a Bash command = %q", got)
+	}
+	if got := gate.Paths("mcp__shell__run", bash); len(got) != 0 {
+		t.Errorf("only Bash's command is read for paths: %v", got)
+	}
+	many := map[string]json.RawMessage{"command": json.RawMessage(`"` + strings.Repeat("touch a/b.txt x/", 60) + strings.Repeat("y", 2000) + `"`)}
+	if got := gate.Paths("Bash", many); len(got) > gate.MaxPaths || slices.ContainsFunc(got, func(p string) bool { return len(p) > gate.MaxPath }) {
+		t.Errorf("Paths returns %d paths, past the ledger's limits", len(got))
 	}
 	for _, tc := range []struct {
 		entry, path string
@@ -88,6 +108,23 @@ func TestPathsAndScopes(t *testing.T) {
 		{"web/*.js", "web/lib/app.js", false},
 		{"", "web/app.js", false},
 		{"web", "", false},
+		// Every path is cleaned before it is matched.
+		{"db/migrations", "web/../db/migrations/x.sql", true},
+		{"db/migrations", "db//migrations/x.sql", true},
+		{"db/migrations", "/db/migrations/x.sql", true},
+		{"db/migrations", "./db/./migrations/x.sql", true},
+		{"db/migrations", "db/migrations/../../web/app.js", false},
+		{"db/migrations", "../db/migrations/x.sql", false},
+		{"db/migrations", "db/../../db/migrations/x.sql", false},
+		{"db/migrations", "..", false},
+		{"db/migrations", ".", false},
+		{"db/migrations", "/", false},
+		{"/db/migrations/", "db/migrations/x.sql", true},
+		{"db//migrations", "db/migrations/x.sql", true},
+		{"**/*.sql", "web/../db/x.sql", true},
+		{"**/*.sql", "../x.sql", false},
+		{".", "web/app.js", false},
+		{"..", "../x", false},
 	} {
 		if got := gate.InScope(tc.entry, tc.path); got != tc.want {
 			t.Errorf("InScope(%q, %q) = %v, want %v", tc.entry, tc.path, got, tc.want)
@@ -104,6 +141,61 @@ func planOf() *plan.Plan {
 			"1": {Label: "Save", Steps: []plan.Step{{ID: "store"}}},
 			"2": {Label: "Discard", Steps: []plan.Step{{ID: "discard"}}},
 		}}},
+	}
+}
+
+func TestRelative(t *testing.T) {
+	for _, tc := range [][3]string{
+		{"/home/ada/app", "/home/ada/app/db/migrations/x.sql", "db/migrations/x.sql"},
+		{"/home/ada/app/", "/home/ada/app//db/../db/x.sql", "db/x.sql"},
+		{"/home/ada/app", "/home/ada/app", "."},
+		{"/home/ada/app", "/home/ada/application/x.sql", "/home/ada/application/x.sql"},
+		{"/home/ada/app", "/etc/passwd", "/etc/passwd"},
+		{"/home/ada/app", "db/x.sql", "db/x.sql"},
+		{"", "/home/ada/app/db/x.sql", "/home/ada/app/db/x.sql"},
+		{"relative", "/x", "/x"},
+		{"/", "/db/x.sql", "db/x.sql"},
+	} {
+		if got := gate.Relative(tc[0], tc[1]); got != tc[2] {
+			t.Errorf("Relative(%q, %q) = %q, want %q", tc[0], tc[1], got, tc[2])
+		}
+	}
+}
+
+func TestBashPaths(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		want []string
+	}{
+		{"ls", nil},
+		{"go test ./...", []string{"./..."}},
+		{"rm -rf db/migrations", []string{"db/migrations"}},
+		{`sed -i 's/a/b/' "db/migrations/x.sql"`, []string{"s/a/b/", "db/migrations/x.sql"}},
+		{"cat web/app.js|grep x>db/out.txt;echo ok", []string{"web/app.js", "db/out.txt"}},
+		{"cp --target=db/migrations a.sql", []string{"db/migrations", "a.sql"}},
+		{"curl -o x.json https://example.com/a/b", []string{"x.json"}},
+		{"cd .. && rm x", nil},
+		{"python3 -c 'open(\"db/migrations/x.sql\",\"w\")'", []string{"db/migrations/x.sql"}},
+	} {
+		if got := gate.BashPaths(tc.cmd); !slices.Equal(got, tc.want) {
+			t.Errorf("BashPaths(%q) = %q, want %q", tc.cmd, got, tc.want)
+		}
+	}
+	scope := []string{"db/migrations"}
+	gated := gate.Session{ID: "ses_1", NextAction: protocol.DecisionRequired, Reason: "DEC-001 is open.", BlockedScope: scope}
+	for cmd, refused := range map[string]bool{
+		"rm db/migrations/0042.sql":           true,
+		"echo x > web/../db/migrations/x.sql": true,
+		"cat /db/migrations/x.sql | wc -l":    true,
+		"go test ./web/...":                   false,
+		"rm db/migrations_old/x.sql":          false,
+		"cd db && rm migrations/x.sql":        false, // best effort: the shell is not parsed
+	} {
+		in := map[string]json.RawMessage{"command": json.RawMessage(strconv.Quote(cmd))}
+		v := gate.Decide(gated, nil, gate.Call{Tool: "Bash", SideEffecting: true, Paths: gate.Paths("Bash", in)})
+		if v.Allow == refused {
+			t.Errorf("Bash %q in DECISION_REQUIRED over db/migrations: %+v, want refused %v", cmd, v, refused)
+		}
 	}
 }
 
@@ -131,6 +223,20 @@ func TestDecide(t *testing.T) {
 	edit := func(paths ...string) gate.Call { return gate.Call{Tool: "Edit", SideEffecting: true, Paths: paths} }
 	read := gate.Call{Tool: "Read", Paths: []string{"db/migrations/0001.sql"}}
 	step := func(c gate.Call, s string) gate.Call { c.Step = s; return c }
+	recall := func() *plan.Plan {
+		p := planOf()
+		p.InitialSteps[0].Server, p.InitialSteps[0].Tool = "mcp-monitor", "get_cpu_info"
+		p.StoppingPoints[0].Options["1"].Steps[0].Server = "Vodou-Recall"
+		p.StoppingPoints[0].Options["1"].Steps[0].Tool = "memory_store"
+		return p
+	}
+	withPlan := func(released map[int][]string) gate.Session {
+		return with(func(s *gate.Session) { s.PlanApproved, s.Plan, s.Released = true, recall(), released })
+	}
+	planned, plannedAnswered, plannedOther := withPlan(nil), withPlan(map[int][]string{1: {"1"}}), withPlan(map[int][]string{1: {"2"}})
+	hookRun := &gate.Run{ID: "run_hook"}
+	store := gate.Call{Tool: "mcp__Vodou-Recall__memory_store", SideEffecting: true}
+	probe := gate.Call{Tool: "mcp__mcp-monitor__get_cpu_info", SideEffecting: true}
 
 	cases := []struct {
 		name string
@@ -162,7 +268,22 @@ func TestDecide(t *testing.T) {
 		{"a step on a run of no plan is unknown", clean, &gate.Run{ID: "run_4"}, step(edit(), "cpu"), gate.CodeUnknownStep, errs.Invalid},
 		{"a step with no run is unknown", clean, nil, step(read, "cpu"), gate.CodeUnknownStep, errs.Invalid},
 		{"the brief comes first: a paused session refuses even a released step", paused, answered, step(edit(), "store"), gate.CodeSessionBlocked, errs.Conflict},
+		// A call on no plan run that names no step (a Claude Code session's
+		// hook run) is matched with the session's approved plan by its
+		// server and tool.
+		{"a call matching a step behind an unanswered stopping point is not released", planned, hookRun, store, gate.CodeStepNotReleased, errs.Conflict},
+		{"so it is with no run at all", planned, nil, store, gate.CodeStepNotReleased, errs.Conflict},
+		{"answered with option 1, the matched step runs", plannedAnswered, hookRun, store, "", 0},
+		{"answered with option 2, option 1's step is still not released", plannedOther, hookRun, store, gate.CodeStepNotReleased, errs.Conflict},
+		{"a call matching an initial step runs", planned, hookRun, probe, "", 0},
+		{"a call matching no step runs as before", planned, hookRun, edit("web/app.js"), "", 0},
+		{"a read-only call matching a step still runs", planned, hookRun, gate.Call{Tool: "mcp__Vodou-Recall__memory_store"}, "", 0},
+		{"a parked hook run refuses first", planned, parkedRun, store, gate.CodeRunParked, errs.Conflict},
+		{"a plan run keeps its own rule: name the step", planned, planRun, store, gate.CodeStepRequired, errs.Invalid},
+		{"Madebook's own tools run while the plan is unapproved", paused, nil, gate.Call{Tool: "mcp__madebook__propose_plan",
+			SideEffecting: gate.Classify(gate.Madebook, "propose_plan", nil, nil)}, "", 0},
 	}
+	wantStep := map[string]string{store.Tool: "store", probe.Tool: "cpu"}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			v := gate.Decide(tc.s, tc.r, tc.c)
@@ -170,6 +291,9 @@ func TestDecide(t *testing.T) {
 				t.Fatalf("Decide = %+v, want code %q", v, tc.code)
 			}
 			err := v.Err()
+			if tc.code == "" && tc.s.Plan != nil && tc.r != planRun && v.Step != wantStep[tc.c.Tool] {
+				t.Errorf("the verdict takes the call as step %q, want %q", v.Step, wantStep[tc.c.Tool])
+			}
 			if tc.code == "" {
 				if err != nil || v.Reason != "" {
 					t.Errorf("an allowed call has err %v, reason %q", err, v.Reason)
@@ -191,6 +315,21 @@ func TestDecide(t *testing.T) {
 			}
 			if tc.code == gate.CodeStepNotReleased && (e.Details["stopping_point"] != 1 || !strings.Contains(v.Reason, "Save this reading?")) {
 				t.Errorf("step_not_released: %q %v", v.Reason, e.Details)
+			}
+			if tc.code == gate.CodeStepNotReleased && tc.r != planRun && tc.r != answered {
+				// It says what to do: ask the stopping point's question, on
+				// the run, and wait for the answer.
+				for _, want := range []string{`step "store"`, "stopping point 1", "option 1 (Save)", `"stopping_point": 1`, "wait for the answer"} {
+					if !strings.Contains(v.Reason, want) {
+						t.Errorf("the reason %q does not say %q", v.Reason, want)
+					}
+				}
+				if !strings.Contains(v.Reason, "start_run") || (tc.r != nil && !strings.Contains(v.Reason, `"parent": "`+tc.r.ID+`"`)) {
+					t.Errorf("the reason %q does not say to ask on a run of its own, under the call's run", v.Reason)
+				}
+				if e.Details["step"] != "store" {
+					t.Errorf("step_not_released names step %v", e.Details["step"])
+				}
 			}
 		})
 	}

@@ -10,10 +10,14 @@
 //     protocol text included, to Claude's context;
 //   - UserPromptSubmit takes a brief and adds its next action, its reason
 //     and what it delivers (resolutions, remediations, permission answers);
-//   - PreToolUse asks Madebook whether the call may run and denies it with
-//     the reason and what to do instead, saying nothing when it may;
-//   - PostToolUse records the call in the ledger, on one run per Claude
-//     session (named "claude-code", external id Claude's session_id).
+//   - PreToolUse asks Madebook whether the call may run, on the session's
+//     hook run, and denies it with the reason and what to do instead,
+//     saying nothing when it may; a denied call is reported to the ledger,
+//     which refuses it too and keeps the attempt in the timeline.
+//     Madebook's own MCP tools (mcp__madebook__…) always run, unasked;
+//   - PostToolUse records the call, with its paths, in the ledger, on one
+//     run per Claude session (named "claude-code", external id Claude's
+//     session_id): the hook run.
 //
 // When Madebook does not answer, side-effecting tools are denied and
 // read-only ones run, unless FailOpen lets all run.
@@ -25,9 +29,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/madebook/madebook/internal/gate"
 )
 
 // The events the hook answers. Any other event gets an empty answer.
@@ -208,6 +213,11 @@ type Reason struct {
 type CheckRequest struct {
 	Tool  string          `json:"tool"`
 	Input json.RawMessage `json:"input,omitempty"`
+	// Cwd is Claude Code's working directory: absolute paths in it are
+	// compared with the scopes relative to it.
+	Cwd string `json:"cwd,omitempty"`
+	// Run is the hook run the call is part of.
+	Run string `json:"run,omitempty"`
 }
 
 // Verdict is the check's answer.
@@ -226,6 +236,9 @@ type ToolCall struct {
 	// unset otherwise: the tool registry decides, and a tool nobody
 	// classified is side-effecting.
 	SideEffecting *bool `json:"side_effecting,omitempty"`
+	// Paths are the paths the call names, relative to Claude Code's
+	// working directory when they lie in it.
+	Paths []string `json:"paths,omitempty"`
 }
 
 // Config is how the hook runs.
@@ -249,6 +262,14 @@ var readOnly = map[string]bool{
 // ReadOnly reports whether the hook takes a tool as read-only when
 // Madebook cannot say.
 func ReadOnly(tool string) bool { return readOnly[tool] }
+
+// Own reports whether the tool is one of Madebook's own MCP tools
+// (mcp__madebook__brief, …): the executor gate never counts them as side
+// effects, so the hook lets them run without asking.
+func Own(tool string) bool {
+	server, name := gate.SplitTool(tool)
+	return server == gate.Madebook && !gate.Classify(server, name, nil, nil)
+}
 
 // Handle answers one hook event. Every failure of Madebook is part of the
 // answer: Claude is told, and a side-effecting call denied unless FailOpen.
@@ -329,7 +350,13 @@ func sessionStart(ctx context.Context, mb Madebook, cfg Config, in Input) Output
 	}
 	var s strings.Builder
 	fmt.Fprintf(&s, "This Claude Code session is governed by Madebook (session %s, mission %s). "+
-		"Its hook checks every tool call against the brief below before it runs, and records it after.\n\n", session, cfg.Mission)
+		"Its hook checks every tool call against the brief below before it runs, and records it after", session, cfg.Mission)
+	if run, err := mb.OpenRun(ctx, session, RunName, in.SessionID); err == nil {
+		fmt.Fprintf(&s, ", on run %s. When a call is a step of your approved plan that waits on a stopping point, "+
+			"ask that stopping point's question on a run of its own (the Madebook MCP tool start_run with \"parent\": %q, then ask on it with stopping_point N) "+
+			"and wait for a person's answer", run, run)
+	}
+	s.WriteString(".\n\n")
 	writeBrief(&s, b)
 	if b.Protocol != "" {
 		fmt.Fprintf(&s, "\n%s\n", strings.TrimSpace(b.Protocol))
@@ -382,29 +409,22 @@ func writeBrief(s *strings.Builder, b Brief) {
 	}
 }
 
-// insteads say, per next action, what a denied agent does instead.
-var insteads = map[string]string{
-	"HARD_STOP": "Stop: do not work around it. Tell the user what Madebook said; a person must clear it before any change.",
-	"BLOCKED": "Do not change anything yet: read the repository or revise the plan, and tell the user what waits on a person. " +
-		"The answer reaches you with the next prompt.",
-	"DECISION_REQUIRED": "Work outside the blocked scope until a person resolves the decision; the resolution reaches you with the next prompt.",
-	"REMEDIATE":         "Fix what the remediation names first, then go on.",
-}
-
-// instead is what a denied agent does instead, for the check's next action.
-func instead(next string) string {
-	if s, ok := insteads[next]; ok {
-		return s
-	}
-	return "Take a brief (the Madebook MCP tool `brief`) and do what it says."
-}
+// instead is what a denied agent does when Madebook's refusal says no
+// more than that the call may not run.
+const instead = "Take a brief (the Madebook MCP tool `brief`) and do what it says."
 
 func preToolUse(ctx context.Context, mb Madebook, cfg Config, in Input) Output {
-	input := relativePaths(in.ToolInput, in.Cwd)
+	if Own(in.ToolName) {
+		return Output{}
+	}
 	session, err := open(ctx, mb, cfg, in)
+	var run string
+	if err == nil {
+		run, err = mb.OpenRun(ctx, session, RunName, in.SessionID)
+	}
 	var v Verdict
 	if err == nil {
-		v, err = mb.Check(ctx, session, CheckRequest{Tool: in.ToolName, Input: input})
+		v, err = mb.Check(ctx, session, CheckRequest{Tool: in.ToolName, Input: in.ToolInput, Cwd: in.Cwd, Run: run})
 	}
 	if err != nil {
 		if cfg.FailOpen || ReadOnly(in.ToolName) {
@@ -421,11 +441,15 @@ func preToolUse(ctx context.Context, mb Madebook, cfg Config, in Input) Output {
 	if v.Allow {
 		return Output{}
 	}
+	// The attempt goes on the record: the ledger refuses the call by the
+	// same rules and keeps the refusal in the session's timeline. Its
+	// answer changes nothing here: the call is denied.
+	_ = mb.RecordToolCall(ctx, run, ToolCallOf(in))
 	reason := strings.TrimSpace(v.Reason)
 	if reason == "" {
-		reason = "Madebook does not allow this call now."
+		reason = "Madebook does not allow this call now. " + instead
 	}
-	return deny(fmt.Sprintf("Madebook: %s (%s) %s", strings.TrimSuffix(reason, "."), v.NextAction, instead(v.NextAction)))
+	return deny("Madebook denied this " + in.ToolName + " call. " + reason)
 }
 
 func postToolUse(ctx context.Context, mb Madebook, cfg Config, in Input) Output {
@@ -435,7 +459,7 @@ func postToolUse(ctx context.Context, mb Madebook, cfg Config, in Input) Output 
 		run, err = mb.OpenRun(ctx, session, RunName, in.SessionID)
 	}
 	if err == nil {
-		err = mb.RecordToolCall(ctx, run, ToolCallOf(in.ToolName))
+		err = mb.RecordToolCall(ctx, run, ToolCallOf(in))
 	}
 	if err != nil {
 		return withContext(PostToolUse, fmt.Sprintf("This %s call is not on Madebook's record: %s.", in.ToolName, failure(err)))
@@ -443,61 +467,25 @@ func postToolUse(ctx context.Context, mb Madebook, cfg Config, in Input) Output 
 	return Output{}
 }
 
-// ToolCallOf is the ledger's record of a call to the tool Claude names:
+// ToolCallOf is the ledger's record of the call Claude reports: the tool
 // mcp__<server>__<tool> under its server, Claude Code's own tools under
-// BuiltinServer, read-only ones said to be so.
-func ToolCallOf(name string) ToolCall {
-	if rest, ok := strings.CutPrefix(name, "mcp__"); ok {
-		if server, tool, ok := strings.Cut(rest, "__"); ok && server != "" && tool != "" {
-			return ToolCall{Server: server, Tool: tool}
-		}
-	}
-	c := ToolCall{Server: BuiltinServer, Tool: name}
-	if ReadOnly(name) {
+// BuiltinServer, read-only ones said to be so, with the paths its input
+// names (gate.Paths: Bash's from its command, best effort), each relative
+// to Claude's working directory when it lies in it.
+func ToolCallOf(in Input) ToolCall {
+	server, tool := gate.SplitTool(in.ToolName)
+	c := ToolCall{Server: server, Tool: tool}
+	if server == BuiltinServer && ReadOnly(tool) {
 		no := false
 		c.SideEffecting = &no
 	}
-	return c
-}
-
-// pathKeys are the fields of a tool's input that name a file or directory.
-var pathKeys = []string{"file_path", "notebook_path", "path"}
-
-// relativePaths returns the tool's input with each absolute path inside cwd
-// made relative to it (Claude Code sends absolute paths; Madebook's scopes
-// are relative to the repository). A path outside cwd stays as it is.
-func relativePaths(input json.RawMessage, cwd string) json.RawMessage {
-	if !isObject(input) || cwd == "" || !filepath.IsAbs(cwd) {
-		return input
-	}
 	var fields map[string]json.RawMessage
-	if json.Unmarshal(input, &fields) != nil {
-		return input
-	}
-	changed := false
-	for _, k := range pathKeys {
-		var p string
-		if raw, ok := fields[k]; !ok || json.Unmarshal(raw, &p) != nil || !filepath.IsAbs(p) {
-			continue
+	if isObject(in.ToolInput) && json.Unmarshal(in.ToolInput, &fields) == nil {
+		for _, p := range gate.Paths(in.ToolName, fields) {
+			c.Paths = append(c.Paths, gate.Relative(in.Cwd, p))
 		}
-		rel, err := filepath.Rel(cwd, p)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			continue
-		}
-		b, err := json.Marshal(filepath.ToSlash(rel))
-		if err != nil {
-			continue
-		}
-		fields[k], changed = b, true
 	}
-	if !changed {
-		return input
-	}
-	out, err := json.Marshal(fields)
-	if err != nil {
-		return input
-	}
-	return out
+	return c
 }
 
 // isObject reports whether raw is a JSON object.

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/madebook/madebook/internal/apiclient"
+	"github.com/madebook/madebook/internal/gate"
 	"github.com/madebook/madebook/internal/hook"
 )
 
@@ -19,11 +20,12 @@ import (
 // state answers: HARD_STOP and BLOCKED deny every side-effecting tool,
 // DECISION_REQUIRED denies a path in its blocked scope, the others allow.
 type fake struct {
-	state   string
-	blocked string // DECISION_REQUIRED's blocked scope, a path prefix
-	err     error  // every call fails with it, when set
-	checked []hook.CheckRequest
-	opened  []string // mission/external id of each OpenSession
+	state    string
+	blocked  string // DECISION_REQUIRED's blocked scope, a path prefix
+	err      error  // every call fails with it, when set
+	checked  []hook.CheckRequest
+	opened   []string        // mission/external id of each OpenSession
+	recorded []hook.ToolCall // each RecordToolCall
 }
 
 func (f *fake) OpenSession(_ context.Context, mission, externalID string) (string, error) {
@@ -46,14 +48,15 @@ func (f *fake) Check(_ context.Context, session string, req hook.CheckRequest) (
 		FilePath string `json:"file_path"`
 	}
 	_ = json.Unmarshal(req.Input, &in)
+	in.FilePath = gate.Relative(req.Cwd, in.FilePath)
 	switch {
 	case !writes:
 	case f.state == "HARD_STOP":
-		v.Allow, v.Reason = false, "Secrets in source was violated by AWS_SECRET_ACCESS_KEY. Found in config/deploy.sh."
+		v.Allow, v.Reason = false, "Session ses_fake is HARD_STOP: Secrets in source was violated. No side-effecting call may run until a person clears it: tell the user what Madebook said."
 	case f.state == "BLOCKED":
-		v.Allow, v.Reason = false, "A lead paused this session: wait for the release."
+		v.Allow, v.Reason = false, "Session ses_fake is BLOCKED: A lead paused this session. Read the repository, revise the plan, or ask a person."
 	case f.state == "DECISION_REQUIRED" && strings.HasPrefix(in.FilePath, f.blocked):
-		v.Allow, v.Reason = false, "DEC-002 is waiting on a person: Drop the legacy billing table? "+in.FilePath+" is in its blocked scope."
+		v.Allow, v.Reason = false, "DEC-002 is waiting on a person: "+in.FilePath+" is in its blocked scope. Work outside the blocked scope."
 	}
 	return v, nil
 }
@@ -62,7 +65,10 @@ func (f *fake) OpenRun(context.Context, string, string, string) (string, error) 
 	return "run_fake", f.err
 }
 
-func (f *fake) RecordToolCall(context.Context, string, hook.ToolCall) error { return f.err }
+func (f *fake) RecordToolCall(_ context.Context, _ string, c hook.ToolCall) error {
+	f.recorded = append(f.recorded, c)
+	return f.err
+}
 
 // pre is a PreToolUse payload of the tool with its input, in /home/dev/billing.
 func pre(tool string, input string) hook.Input {
@@ -81,9 +87,9 @@ func TestPreToolUseFollowsTheCheckInEveryState(t *testing.T) {
 		in          hook.Input
 		deny        string // a part of the denial's reason; "" for an allowed call
 	}{
-		{"HARD_STOP denies an edit, and says to stop", "HARD_STOP", edit("web/app.go"), "Stop: do not work around it"},
+		{"HARD_STOP denies an edit, and says to tell the user", "HARD_STOP", edit("web/app.go"), "tell the user"},
 		{"HARD_STOP denies Bash", "HARD_STOP", pre("Bash", `{"command":"make deploy"}`), "Secrets in source"},
-		{"HARD_STOP denies an MCP tool", "HARD_STOP", pre("mcp__github__create_issue", `{"title":"x"}`), "(HARD_STOP)"},
+		{"HARD_STOP denies an MCP tool", "HARD_STOP", pre("mcp__github__create_issue", `{"title":"x"}`), "is HARD_STOP"},
 		{"HARD_STOP lets Read run", "HARD_STOP", pre("Read", `{"file_path":"/home/dev/billing/web/app.go"}`), ""},
 		{"BLOCKED denies Write, and says to revise the plan", "BLOCKED", pre("Write", `{"file_path":"/home/dev/billing/x.go","content":"x"}`), "revise the plan"},
 		{"BLOCKED denies MultiEdit", "BLOCKED", pre("MultiEdit", `{"file_path":"/home/dev/billing/x.go","edits":[]}`), "A lead paused this session"},
@@ -98,50 +104,61 @@ func TestPreToolUseFollowsTheCheckInEveryState(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fake{state: tt.state, blocked: "db/migrations/"}
 			out := hook.Handle(context.Background(), f, cfg, tt.in)
-			if len(f.checked) != 1 || f.checked[0].Tool != tt.in.ToolName {
-				t.Fatalf("checked %+v, want one check of %s", f.checked, tt.in.ToolName)
+			if len(f.checked) != 1 || f.checked[0].Tool != tt.in.ToolName || f.checked[0].Run != "run_fake" || f.checked[0].Cwd != tt.in.Cwd {
+				t.Fatalf("checked %+v, want one check of %s on the hook run, with cwd", f.checked, tt.in.ToolName)
 			}
 			if tt.deny == "" {
-				if !out.Empty() {
-					t.Fatalf("an allowed call answers %+v, want nothing", out.Specific)
+				if !out.Empty() || len(f.recorded) != 0 {
+					t.Fatalf("an allowed call answers %+v and recorded %v, want nothing", out.Specific, f.recorded)
 				}
 				return
 			}
-			if !out.Denied() || out.Specific.HookEventName != hook.PreToolUse || !strings.Contains(out.Specific.PermissionDecisionReason, tt.deny) {
+			reason := out.Specific.PermissionDecisionReason
+			if !out.Denied() || out.Specific.HookEventName != hook.PreToolUse || !strings.Contains(reason, tt.deny) {
 				t.Fatalf("answer %+v, want a PreToolUse denial saying %q", out.Specific, tt.deny)
+			}
+			// The check's reason once, with what to do: nothing said twice.
+			if want := "Madebook denied this " + tt.in.ToolName + " call. "; !strings.HasPrefix(reason, want) {
+				t.Errorf("the denial %q does not start %q", reason, want)
+			}
+			if v, _ := f.Check(context.Background(), "", f.checked[0]); strings.Count(reason, v.Reason) != 1 {
+				t.Errorf("the denial %q does not hold the check's reason exactly once", reason)
+			}
+			// The attempt is reported: the ledger refuses it and keeps it.
+			if len(f.recorded) != 1 || gate.ToolName(f.recorded[0].Server, f.recorded[0].Tool) != tt.in.ToolName {
+				t.Errorf("recorded %+v, want the denied call reported once", f.recorded)
 			}
 		})
 	}
 }
 
-func TestPreToolUseAsksWithPathsRelativeToTheProject(t *testing.T) {
-	tests := []struct {
-		name, in, want string
-	}{
-		{"an absolute file_path inside cwd is made relative", `{"file_path":"/home/dev/billing/db/migrations/0042_drop.sql","content":"x"}`,
-			`{"content":"x","file_path":"db/migrations/0042_drop.sql"}`},
-		{"a notebook_path too", `{"notebook_path":"/home/dev/billing/nb/a.ipynb","new_source":"x"}`, `{"new_source":"x","notebook_path":"nb/a.ipynb"}`},
-		{"a path too, and cwd itself is .", `{"pattern":"x","path":"/home/dev/billing"}`, `{"path":".","pattern":"x"}`},
-		{"a path outside cwd stays absolute", `{"file_path":"/etc/hosts"}`, `{"file_path":"/etc/hosts"}`},
-		{"a sibling that shares cwd's prefix stays absolute", `{"file_path":"/home/dev/billing-old/x.go"}`, `{"file_path":"/home/dev/billing-old/x.go"}`},
-		{"a relative path stays as it is", `{"file_path":"web/app.go"}`, `{"file_path":"web/app.go"}`},
-		{"a command is not a path", `{"command":"rm /home/dev/billing/x"}`, `{"command":"rm /home/dev/billing/x"}`},
+func TestPreToolUseAsksWithTheInputAndTheWorkingDirectory(t *testing.T) {
+	f := &fake{state: "CONTINUE"}
+	in := `{"file_path":"/home/dev/billing/db/migrations/0042_drop.sql","content":"x"}`
+	hook.Handle(context.Background(), f, cfg, pre("Write", in))
+	if len(f.checked) != 1 || string(f.checked[0].Input) != in || f.checked[0].Cwd != "/home/dev/billing" {
+		t.Fatalf("checked %+v, want the input as Claude sent it and cwd", f.checked)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := &fake{state: "CONTINUE"}
-			hook.Handle(context.Background(), f, cfg, pre("Write", tt.in))
-			var got, want any
-			if err := json.Unmarshal(f.checked[0].Input, &got); err != nil {
-				t.Fatal(err)
+}
+
+func TestMadebooksOwnToolsRunUnasked(t *testing.T) {
+	for _, state := range []string{"HARD_STOP", "BLOCKED"} {
+		f := &fake{state: state}
+		for _, tool := range []string{"mcp__madebook__brief", "mcp__madebook__propose_plan", "mcp__madebook__open_decision", "mcp__madebook__ask"} {
+			if out := hook.Handle(context.Background(), f, cfg, pre(tool, `{"session":"ses_fake"}`)); !out.Empty() {
+				t.Errorf("%s: %s answers %+v, want nothing", state, tool, out.Specific)
 			}
-			_ = json.Unmarshal([]byte(tt.want), &want)
-			g, _ := json.Marshal(got)
-			w, _ := json.Marshal(want)
-			if string(g) != string(w) {
-				t.Fatalf("asked with %s, want %s", g, w)
-			}
-		})
+		}
+		if len(f.checked) != 0 {
+			t.Errorf("%s: the hook asked about Madebook's own tools: %+v", state, f.checked)
+		}
+		if out := hook.Handle(context.Background(), f, cfg, pre("mcp__madebook__drop_tables", `{}`)); !out.Denied() {
+			t.Errorf("%s: a tool Madebook's server lacks is not its own: %+v", state, out.Specific)
+		}
+	}
+	down := hook.Client{API: &apiclient.Client{Base: closedURL(t), Key: "mbk_x"}}
+	if out := hook.Handle(context.Background(), down, cfg, pre("mcp__madebook__brief", `{}`)); !out.Empty() {
+		t.Errorf("Madebook's brief tool is denied when Madebook is down: %+v", out.Specific)
 	}
 }
 
@@ -242,19 +259,29 @@ func TestEveryEventReattachesByClaudesSessionID(t *testing.T) {
 
 func TestToolCallOf(t *testing.T) {
 	tests := []struct {
-		name, tool, server, want string
-		readOnly                 bool
+		name, tool, input, server, want string
+		readOnly                        bool
+		paths                           []string
 	}{
-		{"an MCP tool is recorded under its server", "mcp__github__create_issue", "github", "create_issue", false},
-		{"an MCP tool whose name has underscores keeps them", "mcp__db__run__query", "db", "run__query", false},
-		{"Edit is Claude Code's own", "Edit", "claude-code", "Edit", false},
-		{"Read is said to read only", "Read", "claude-code", "Read", true},
-		{"a malformed MCP name is taken whole", "mcp__broken", "claude-code", "mcp__broken", false},
+		{"an MCP tool is recorded under its server", "mcp__github__create_issue", `{"title":"x"}`, "github", "create_issue", false, nil},
+		{"an MCP tool whose name has underscores keeps them", "mcp__db__run__query", `{}`, "db", "run__query", false, nil},
+		{"Edit is Claude Code's own, its path relative to cwd", "Edit", `{"file_path":"/home/dev/billing/web/app.go"}`, "claude-code", "Edit", false,
+			[]string{"web/app.go"}},
+		{"MultiEdit names its file", "MultiEdit", `{"file_path":"/home/dev/billing/db/migrations/x.sql","edits":[{"old_string":"a","new_string":"b"}]}`,
+			"claude-code", "MultiEdit", false, []string{"db/migrations/x.sql"}},
+		{"a path outside cwd stays absolute", "Write", `{"file_path":"/etc/hosts"}`, "claude-code", "Write", false, []string{"/etc/hosts"}},
+		{"Bash names the paths of its command", "Bash", `{"command":"rm /home/dev/billing/db/migrations/x.sql web/a.go"}`, "claude-code", "Bash", false,
+			[]string{"db/migrations/x.sql", "web/a.go"}},
+		{"Read is said to read only", "Read", `{"file_path":"/home/dev/billing/x.go"}`, "claude-code", "Read", true, []string{"x.go"}},
+		{"a malformed MCP name is taken whole", "mcp__broken", `{}`, "claude-code", "mcp__broken", false, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := hook.ToolCallOf(tt.tool)
-			if c.Server != tt.server || c.Tool != tt.want || (c.SideEffecting != nil) != tt.readOnly || (c.SideEffecting != nil && *c.SideEffecting) {
+			in := pre(tt.tool, tt.input)
+			in.HookEventName = hook.PostToolUse
+			c := hook.ToolCallOf(in)
+			if c.Server != tt.server || c.Tool != tt.want || (c.SideEffecting != nil) != tt.readOnly || (c.SideEffecting != nil && *c.SideEffecting) ||
+				!slices.Equal(c.Paths, tt.paths) {
 				t.Fatalf("ToolCallOf(%q) = %+v", tt.tool, c)
 			}
 		})

@@ -357,10 +357,14 @@ func (in AskInput) Validate() (AskInput, error) {
 // one transaction; the outcome it parked from is kept on the ask. The run
 // is parked before the ask is inserted, so an ask on an ended run (its
 // steps done, a question left) lands on a parked run, which the database's
-// trigger allows. Errors: forbidden, those of AskInput.Validate,
-// run_not_found, run_parked (it already waits on a question),
-// unknown_stopping_point (the run's plan has no such stopping point, or it
-// executes none), ask_on_terminal_run (the database refused the ask).
+// trigger allows. An ask with a stopping point is one of the plan the run
+// executes or, on a run of no plan (one a Claude Code session starts under
+// its hook run to ask it), of the session's approved plan: answering it
+// releases the steps of the option chosen for the whole plan. Errors: forbidden, those of
+// AskInput.Validate, run_not_found, run_parked (it already waits on a
+// question), unknown_stopping_point (the plan has no such stopping point,
+// or the run executes none and the session has no approved plan),
+// ask_on_terminal_run (the database refused the ask).
 func (s *Service) RecordAsk(ctx context.Context, actor auth.Actor, runID string, in AskInput) (Ask, error) {
 	if err := actor.RequireAgent("ask a question"); err != nil {
 		return Ask{}, err
@@ -388,9 +392,9 @@ func (s *Service) RecordAsk(ctx context.Context, actor auth.Actor, runID string,
 			}
 			return errs.E(errs.Conflict, "run_parked", "Run %s already waits on ask %s; one question at a time.", runID, open.ID).With("ask", open.ID)
 		}
-		var sp sql.NullInt64
+		var sp, planID sql.NullInt64
 		if in.StoppingPoint != nil {
-			if err := stoppingPoint(ctx, q, r, *in.StoppingPoint); err != nil {
+			if planID, err = stoppingPoint(ctx, q, r, *in.StoppingPoint); err != nil {
 				return err
 			}
 			sp = sql.NullInt64{Int64: int64(*in.StoppingPoint), Valid: true}
@@ -399,7 +403,7 @@ func (s *Service) RecordAsk(ctx context.Context, actor auth.Actor, runID string,
 			return triggerError(err)
 		}
 		if a, err = q.CreateAsk(ctx, db.CreateAskParams{ID: ids.New("ask_"), RunID: runID, Prompt: prompt, Options: string(options),
-			ParkedFrom: r.Status, CreatedAt: db.FormatTime(now), StoppingPoint: sp}); err != nil {
+			ParkedFrom: r.Status, CreatedAt: db.FormatTime(now), StoppingPoint: sp, PlanID: planID}); err != nil {
 			return triggerError(err)
 		}
 		return s.event(ctx, q, r.SessionID, actor, now, "ask.opened", a.ID, prompt)
@@ -598,64 +602,123 @@ func (s *Service) RecordToolCall(ctx context.Context, actor auth.Actor, runID st
 	if err != nil {
 		return ToolCall{}, fmt.Errorf("encode paths: %w", err)
 	}
-	var row db.ToolCall
+	var (
+		row     db.ToolCall
+		session string        // the run's session, once read
+		refusal *gate.Verdict // the gate's refusal, recorded below
+	)
+	call := gate.Call{Tool: gate.ToolName(server, tool), Paths: in.Paths, Step: in.Step}
 	err = s.store.Write(ctx, func(q db.Querier) error {
 		r, err := ownRun(ctx, q, actor, runID)
 		if err != nil {
 			return err
 		}
+		session = r.SessionID
 		if in.StartedAt != nil {
 			if err := startedWithin(r, started, now); err != nil {
 				return err
 			}
 		}
-		writes, err := classify(ctx, q, server, tool, in.SideEffecting)
-		if err != nil {
+		if call.SideEffecting, err = classify(ctx, q, server, tool, in.SideEffecting); err != nil {
 			return err
 		}
 		sess, err := s.briefs.GateSessionIn(ctx, q, r.SessionID)
 		if err != nil {
 			return err
 		}
+		if err := sessionPlan(ctx, q, &sess); err != nil {
+			return err
+		}
 		run, err := runFacts(ctx, q, r)
 		if err != nil {
 			return err
 		}
-		call := gate.Call{Tool: gate.ToolName(server, tool), SideEffecting: writes, Paths: in.Paths, Step: in.Step}
 		if in.StartedAt != nil {
 			call.StartedAt = &started
 		}
-		if err := gate.Decide(sess, run, call).Err(); err != nil {
-			return err
+		v := gate.Decide(sess, run, call)
+		if !v.Allow {
+			refusal = &v
+			return v.Err()
 		}
 		source := SourceExecutor
 		if sess.Tracked && sess.Lifecycle == lifecycle.DirectMode {
 			source = SourceMain
 		}
 		row, err = q.CreateToolCall(ctx, db.CreateToolCallParams{RunID: runID, Server: server, Tool: tool,
-			IsSideEffecting: writes, StartedAt: db.FormatTime(started), RecordedAt: db.FormatTime(now), SourceKind: source,
-			Step: in.Step, Paths: string(paths)})
+			IsSideEffecting: call.SideEffecting, StartedAt: db.FormatTime(started), RecordedAt: db.FormatTime(now), SourceKind: source,
+			Step: v.Step, Paths: string(paths)})
 		return err
 	})
+	if refusal != nil && refusal.Kind == errs.Conflict {
+		// The refused call wrote nothing; the attempt is kept, in its own
+		// transaction, as a line of the session's timeline.
+		if rerr := s.refused(ctx, actor, session, runID, call, *refusal, now); rerr != nil {
+			return ToolCall{}, fmt.Errorf("tool call on run %s: %w (and keeping the refusal failed: %v)", runID, err, rerr)
+		}
+	}
 	if err != nil {
 		return ToolCall{}, fmt.Errorf("tool call on run %s: %w", runID, err)
 	}
-	call, err := toolCallFrom(row)
+	out, err := toolCallFrom(row)
 	if err != nil {
 		return ToolCall{}, fmt.Errorf("tool call on run %s: %w", runID, err)
 	}
-	return call, nil
+	return out, nil
+}
+
+// RefusedEvent is the kind of the timeline event that keeps a tool call
+// the executor gate refused (409) when it was recorded.
+const RefusedEvent = "tool_call.refused"
+
+// refused keeps a tool call the gate refused: a tool_call.refused event in
+// the session's timeline, its ref the run, its detail the tool, the step,
+// the paths, the code and the reason the agent was told.
+func (s *Service) refused(ctx context.Context, actor auth.Actor, session, runID string, c gate.Call, v gate.Verdict, now time.Time) error {
+	var d strings.Builder
+	d.WriteString(c.Tool)
+	step := c.Step
+	if st, ok := v.Details["step"].(string); ok && step == "" {
+		step = st
+	}
+	if step != "" {
+		fmt.Fprintf(&d, " (step %s)", step)
+	}
+	if len(c.Paths) > 0 {
+		fmt.Fprintf(&d, " on %s", strings.Join(c.Paths, ", "))
+	}
+	fmt.Fprintf(&d, ": %s: %s", v.Code, v.Reason)
+	return s.store.Write(ctx, func(q db.Querier) error {
+		return s.event(ctx, q, session, actor, now, RefusedEvent, runID, d.String())
+	})
 }
 
 // CheckInput is the question a coding agent's hook asks before a tool
 // call: the tool as the agent names it (Edit, Bash, mcp__server__tool),
-// its input (whose file_path, notebook_path and path name its paths), and
+// its input (whose file_path, notebook_path and path name its paths, and
+// Bash's command, best effort: gate.Paths), optionally the agent's working
+// directory (absolute paths in it are taken relative to it), and
 // optionally the run it is part of and the plan step it runs.
 type CheckInput struct {
 	Tool  string                     `json:"tool"`
 	Input map[string]json.RawMessage `json:"input"`
+	Cwd   string                     `json:"cwd"`
 	Run   string                     `json:"run"`
 	Step  string                     `json:"step"`
+}
+
+// MaxCwd is the longest working directory a check names.
+const MaxCwd = MaxPath
+
+// CallPaths returns the paths a tool call names, as the check compares
+// them and the Claude Code hook records them: gate.Paths, each made
+// relative to cwd when it lies in it (gate.Relative).
+func CallPaths(tool string, input map[string]json.RawMessage, cwd string) []string {
+	paths := gate.Paths(tool, input)
+	for i, p := range paths {
+		paths[i] = gate.Relative(cwd, p)
+	}
+	return paths
 }
 
 // CheckResult is the gate's answer: whether the call may run now, how it
@@ -678,7 +741,7 @@ type CheckResult struct {
 // list, else side-effecting. The brief comes from its cached inputs, so a
 // check reads only the registry and, when a run is named, the run.
 // Errors: forbidden, tool_required, tool_too_long, step_too_long,
-// session_not_found, run_not_found, run_not_in_session.
+// cwd_too_long, session_not_found, run_not_found, run_not_in_session.
 func (s *Service) Check(ctx context.Context, actor auth.Actor, session string, in CheckInput) (CheckResult, error) {
 	if err := actor.RequireAgent("check a tool call"); err != nil {
 		return CheckResult{}, err
@@ -691,6 +754,10 @@ func (s *Service) Check(ctx context.Context, actor auth.Actor, session string, i
 		return CheckResult{}, err
 	}
 	step, err := input.Optional("step", in.Step, MaxStep)
+	if err != nil {
+		return CheckResult{}, err
+	}
+	cwd, err := input.Optional("cwd", in.Cwd, MaxCwd)
 	if err != nil {
 		return CheckResult{}, err
 	}
@@ -719,7 +786,14 @@ func (s *Service) Check(ctx context.Context, actor auth.Actor, session string, i
 	if err != nil {
 		return CheckResult{}, fmt.Errorf("check on %s: %w", session, err)
 	}
-	v := gate.Decide(sess, run, gate.Call{Tool: name, SideEffecting: writes, Paths: gate.Paths(in.Input), Step: step})
+	if writes && sess.PlanApproved {
+		// A side-effecting call may be a step of the session's approved
+		// plan: what was released of it is read now, exactly.
+		if err := s.store.Read(ctx, func(q db.Querier) error { return sessionPlan(ctx, q, &sess) }); err != nil {
+			return CheckResult{}, fmt.Errorf("check on %s: %w", session, err)
+		}
+	}
+	v := gate.Decide(sess, run, gate.Call{Tool: name, SideEffecting: writes, Paths: CallPaths(name, in.Input, cwd), Step: step})
 	reason := v.Reason
 	if v.Allow {
 		reason = sess.Reason
@@ -786,14 +860,46 @@ func runFacts(ctx context.Context, q db.Querier, r db.GetRunRow) (*gate.Run, err
 		return nil, err
 	}
 	out.Plan = &p
-	answers, err := q.ListReleasedOptions(ctx, r.PlanID)
+	if out.Released, err = releasedOptions(ctx, q, r.PlanID.Int64); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// sessionPlan adds to the session's facts its approved plan and what was
+// released of it, when its latest plan is approved.
+func sessionPlan(ctx context.Context, q db.Querier, sess *gate.Session) error {
+	if !sess.PlanApproved {
+		return nil
+	}
+	pl, err := q.GetLatestPlan(ctx, sess.ID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	} else if err != nil || pl.Status != "approved" {
+		return err
+	}
+	p, err := runPlan(ctx, q, pl.ID)
+	if err != nil {
+		return err
+	}
+	rel, err := releasedOptions(ctx, q, pl.ID)
+	if err != nil {
+		return err
+	}
+	sess.Plan, sess.Released = &p, rel
+	return nil
+}
+
+// releasedOptions reads the options answered at a plan's stopping points.
+func releasedOptions(ctx context.Context, q db.Querier, planID int64) (map[int][]string, error) {
+	answers, err := q.ListReleasedOptions(ctx, sql.NullInt64{Int64: planID, Valid: true})
 	if err != nil {
 		return nil, err
 	}
-	out.Released = map[int][]string{}
+	out := map[int][]string{}
 	for _, a := range answers {
 		sp := int(a.StoppingPoint.Int64)
-		out.Released[sp] = append(out.Released[sp], a.Answer.String)
+		out[sp] = append(out[sp], a.Answer.String)
 	}
 	return out, nil
 }
@@ -810,27 +916,37 @@ func runPlan(ctx context.Context, q db.Querier, id int64) (plan.Plan, error) {
 	return p, c.Err()
 }
 
-// stoppingPoint checks that the run executes a plan with the stopping
-// point. Errors: unknown_stopping_point.
-func stoppingPoint(ctx context.Context, q db.Querier, r db.GetRunRow, id int) error {
-	if !r.PlanID.Valid {
-		return errs.E(errs.Invalid, "unknown_stopping_point",
-			"Run %s executes no plan, so it has no stopping point %d: start the run with \"plan\": true, or leave \"stopping_point\" out.", r.ID, id).
-			In("stopping_point")
+// stoppingPoint checks that the plan the ask would be a stopping point of
+// has the stopping point, and returns that plan's id: the plan the run
+// executes or, for a run of no plan, the session's approved plan. Errors:
+// unknown_stopping_point.
+func stoppingPoint(ctx context.Context, q db.Querier, r db.GetRunRow, id int) (sql.NullInt64, error) {
+	planID := r.PlanID
+	if !planID.Valid {
+		pl, err := q.GetLatestPlan(ctx, r.SessionID)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return planID, err
+		}
+		if err != nil || pl.Status != "approved" {
+			return planID, errs.E(errs.Invalid, "unknown_stopping_point",
+				"Run %s executes no plan and session %s has no approved plan, so there is no stopping point %d: leave \"stopping_point\" out, or ask it once the plan is approved.",
+				r.ID, r.SessionID, id).In("stopping_point")
+		}
+		planID = sql.NullInt64{Int64: pl.ID, Valid: true}
 	}
-	p, err := runPlan(ctx, q, r.PlanID.Int64)
+	p, err := runPlan(ctx, q, planID.Int64)
 	if err != nil {
-		return err
+		return planID, err
 	}
 	var have []string
 	for _, sp := range p.StoppingPoints {
 		if sp.ID == id {
-			return nil
+			return planID, nil
 		}
 		have = append(have, fmt.Sprint(sp.ID))
 	}
-	return errs.E(errs.Invalid, "unknown_stopping_point", "The plan run %s executes has no stopping point %d (it has: %s).",
-		r.ID, id, strings.Join(have, ", ")).In("stopping_point")
+	return planID, errs.E(errs.Invalid, "unknown_stopping_point", "Plan %d has no stopping point %d (it has: %s).",
+		planID.Int64, id, strings.Join(have, ", ")).In("stopping_point")
 }
 
 // triggerError turns the ledger triggers' refusals into the errors the API

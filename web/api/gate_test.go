@@ -27,18 +27,17 @@ func checkCall(a *webtest.API, session string, body map[string]any) map[string]a
 }
 
 // recordBody is the tool call the check body describes, as the ledger
-// takes it: the tool's server and name, its paths, its step.
+// takes it (and the Claude Code hook sends it): the tool's server and
+// name, its paths (gate.Paths: Bash's from its command), its step.
 func recordBody(check map[string]any) map[string]any {
-	server, tool := gate.SplitTool(check["tool"].(string))
+	name := check["tool"].(string)
+	server, tool := gate.SplitTool(name)
 	body := map[string]any{"server": server, "tool": tool}
 	if in, ok := check["input"].(map[string]any); ok {
-		var paths []string
-		for _, k := range []string{"file_path", "notebook_path", "path"} {
-			if p, ok := in[k].(string); ok && p != "" {
-				paths = append(paths, p)
-			}
-		}
-		if len(paths) > 0 {
+		b, _ := json.Marshal(in)
+		var raw map[string]json.RawMessage
+		_ = json.Unmarshal(b, &raw)
+		if paths := gate.Paths(name, raw); len(paths) > 0 {
 			body["paths"] = paths
 		}
 	}
@@ -108,6 +107,15 @@ func gateStates(a *webtest.API) map[string][2]string {
 	a.Must(http.StatusCreated, http.MethodPost, "/api/v1/sessions/"+planned+"/plan", a.AgentKey, graphAskPlan)
 	r := a.Must(http.StatusCreated, http.MethodPost, "/api/v1/sessions/"+planned+"/runs", a.AgentKey, map[string]any{"name": "plan", "plan": true})
 	out["plan run"] = [2]string{planned, r["id"].(string)}
+	// A Claude Code session's run executes no plan: its calls are matched
+	// with the session's approved plan by server and tool.
+	add("approved plan, hook run", planned)
+	answered := a.Session(false)
+	a.Must(http.StatusCreated, http.MethodPost, "/api/v1/sessions/"+answered+"/plan", a.AgentKey, graphAskPlan)
+	hook := add("approved plan, stopping point answered on the hook run", answered)
+	ask := a.Must(http.StatusCreated, http.MethodPost, "/api/v1/runs/"+hook+"/asks", a.AgentKey, map[string]any{
+		"prompt": "Save this reading?", "options": map[string]string{"1": "Save", "2": "Discard"}, "stopping_point": 1})
+	a.Must(http.StatusOK, http.MethodPost, "/api/v1/asks/"+ask["id"].(string)+"/answer", a.LeadTok, map[string]any{"option": "1"})
 	return out
 }
 
@@ -197,7 +205,11 @@ func TestTheExecutorGateOverHTTP(t *testing.T) {
 			if tc.code == "unknown_step" || tc.code == "step_required" {
 				status = http.StatusUnprocessableEntity
 			}
-			a.Refused(sess, status, tc.code, http.MethodPost, path, a.AgentKey, rec)
+			if status == http.StatusConflict {
+				a.RefusedAndKept(sess, status, tc.code, http.MethodPost, path, a.AgentKey, rec)
+			} else {
+				a.Refused(sess, status, tc.code, http.MethodPost, path, a.AgentKey, rec)
+			}
 			r := a.Do(http.MethodPost, path, a.AgentKey, rec)
 			if msg := errorField(t, r, "message"); msg != got["reason"] {
 				t.Errorf("the recording says %q, the check %q", msg, got["reason"])
@@ -240,7 +252,7 @@ func TestAStepRunsOnlyAfterItsStoppingPointIsAnswered(t *testing.T) {
 	calls := "/api/v1/runs/" + run + "/tool-calls"
 	a.Must(http.StatusCreated, http.MethodPost, calls, a.AgentKey, map[string]any{"server": "mcp-monitor", "tool": "get_cpu_info", "step": "cpu"})
 	storeCall := map[string]any{"server": "Vodou-Recall", "tool": "memory_store", "step": "store"}
-	a.Refused(sess, http.StatusConflict, "step_not_released", http.MethodPost, calls, a.AgentKey, storeCall)
+	a.RefusedAndKept(sess, http.StatusConflict, "step_not_released", http.MethodPost, calls, a.AgentKey, storeCall)
 	if r := a.Do(http.MethodPost, calls, a.AgentKey, storeCall); errorField(t, r, "stopping_point") != float64(1) || errorField(t, r, "step") != "store" {
 		t.Errorf("step_not_released does not name the stopping point: %s", r.Body)
 	}
@@ -250,18 +262,20 @@ func TestAStepRunsOnlyAfterItsStoppingPointIsAnswered(t *testing.T) {
 		return map[string]any{"prompt": "Save this reading?", "options": map[string]string{"1": "Save", "2": "Discard"}, "stopping_point": sp}
 	}
 	a.Refused(sess, http.StatusUnprocessableEntity, "unknown_stopping_point", http.MethodPost, asks, a.AgentKey, askBody(9))
-	plain := openRun(a, sess, "no plan")
-	a.Refused(sess, http.StatusUnprocessableEntity, "unknown_stopping_point", http.MethodPost, "/api/v1/runs/"+plain+"/asks", a.AgentKey, askBody(1))
+	// A run of no plan, on a session whose plan is not approved, has no
+	// stopping point to ask.
+	plain := openRun(a, risky, "no plan")
+	a.Refused(risky, http.StatusUnprocessableEntity, "unknown_stopping_point", http.MethodPost, "/api/v1/runs/"+plain+"/asks", a.AgentKey, askBody(1))
 	ask := a.Must(http.StatusCreated, http.MethodPost, asks, a.AgentKey, askBody(1))
 	if ask["stopping_point"] != float64(1) || ask["run_status"] != "parked" {
 		t.Fatalf("ask: %v", ask)
 	}
-	a.Refused(sess, http.StatusConflict, "run_parked", http.MethodPost, calls, a.AgentKey, storeCall)
+	a.RefusedAndKept(sess, http.StatusConflict, "run_parked", http.MethodPost, calls, a.AgentKey, storeCall)
 	a.Must(http.StatusOK, http.MethodPost, "/api/v1/asks/"+ask["id"].(string)+"/answer", a.LeadTok, map[string]any{"option": "1"})
 
 	a.Must(http.StatusCreated, http.MethodPost, calls, a.AgentKey, storeCall)
 	discard := map[string]any{"server": "fs", "tool": "rm", "step": "discard"}
-	a.Refused(sess, http.StatusConflict, "step_not_released", http.MethodPost, calls, a.AgentKey, discard)
+	a.RefusedAndKept(sess, http.StatusConflict, "step_not_released", http.MethodPost, calls, a.AgentKey, discard)
 	if v := checkCall(a, sess, map[string]any{"tool": "mcp__fs__rm", "run": run, "step": "discard"}); v["allow"] != false || v["code"] != "step_not_released" {
 		t.Errorf("check of the other option's step: %v", v)
 	}
@@ -369,14 +383,18 @@ func TestTheCheckAndTheRecordNeverDisagree(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	pick := func(list ...string) string { return list[rng.IntN(len(list))] }
 	tools := []string{"Read", "Grep", "Edit", "Write", "MultiEdit", "NotebookEdit", "Bash", "mcp__github__create_issue",
-		"mcp__mcp-monitor__get_cpu_info", "mcp__Vodou-Recall__memory_store"}
+		"mcp__mcp-monitor__get_cpu_info", "mcp__Vodou-Recall__memory_store", "mcp__fs__rm", "mcp__madebook__propose_plan"}
 	seen := map[string]int{}
 	for i := range 300 {
 		name := pick(names...)
 		sess, run := states[name][0], states[name][1]
 		body := map[string]any{"tool": pick(tools...), "run": run}
-		if p := pick("", "web/app.js", "db/migrations/0042.sql", "db/migrations", "./db/migrations/x.sql"); p != "" {
+		if p := pick("", "web/app.js", "db/migrations/0042.sql", "db/migrations", "./db/migrations/x.sql", "web/../db/migrations/x.sql",
+			"db//migrations/x.sql", "/db/migrations/x.sql", "../db/migrations/x.sql"); p != "" {
 			body["input"] = map[string]any{pick("file_path", "notebook_path", "path"): p}
+			if body["tool"] == "Bash" {
+				body["input"] = map[string]any{"command": "rm -f " + p + " && echo done"}
+			}
 		}
 		if s := pick("", "", "cpu", "store", "discard", "deploy"); s != "" {
 			body["step"] = s
@@ -410,4 +428,113 @@ func TestAPlanRunCannotReattach(t *testing.T) {
 	id := a.Session(false)
 	a.Refused(id, http.StatusUnprocessableEntity, "plan_with_external_id", http.MethodPost, "/api/v1/sessions/"+id+"/runs",
 		a.AgentKey, map[string]any{"name": "migrate", "plan": true, "external_id": "claude-1"})
+}
+
+// TestAClaudeCodeSessionRunsAStepOnlyAfterItsStoppingPointIsAnswered walks
+// the audit's case: a session with an approved plan whose step store
+// (Vodou-Recall's memory_store) lies behind stopping point 1, and a Claude
+// Code hook run that names no step. The call is taken as step store, and
+// refused (check and record alike, the refusal kept) until the agent asks
+// the stopping point's question on a run of its own and a lead answers
+// Save; then it runs on the hook run, recorded as step store, and the
+// audit finds nothing premature.
+func TestAClaudeCodeSessionRunsAStepOnlyAfterItsStoppingPointIsAnswered(t *testing.T) {
+	t.Parallel()
+	a := webtest.NewAPI(t)
+	sess := a.Session(false)
+	a.Must(http.StatusCreated, http.MethodPost, "/api/v1/sessions/"+sess+"/plan", a.AgentKey, graphAskPlan)
+	hook := a.Must(http.StatusCreated, http.MethodPost, "/api/v1/sessions/"+sess+"/runs", a.AgentKey,
+		map[string]any{"name": "claude-code", "external_id": "claude-1"})["id"].(string)
+	calls := "/api/v1/runs/" + hook + "/tool-calls"
+	store := map[string]any{"tool": "mcp__Vodou-Recall__memory_store", "run": hook}
+
+	// A side effect before the question: not premature, the ask is not
+	// on this run.
+	a.Must(http.StatusCreated, http.MethodPost, calls, a.AgentKey, map[string]any{"server": "claude-code", "tool": "Edit", "paths": []string{"web/app.js"}})
+	v := checkCall(a, sess, store)
+	if v["allow"] != false || v["code"] != "step_not_released" {
+		t.Fatalf("check of memory_store before the answer: %v", v)
+	}
+	for _, says := range []string{`step "store"`, "stopping point 1", "Save this reading?", "option 1 (Save)", "start_run",
+		`"parent": "` + hook + `"`, `"stopping_point": 1`, "wait for the answer"} {
+		if !strings.Contains(v["reason"].(string), says) {
+			t.Errorf("the reason %q does not say %q", v["reason"], says)
+		}
+	}
+	if v := checkCall(a, sess, map[string]any{"tool": "mcp__Vodou-Recall__memory_store"}); v["code"] != "step_not_released" {
+		t.Errorf("a check naming no run: %v", v)
+	}
+	a.RefusedAndKept(sess, http.StatusConflict, "step_not_released", http.MethodPost, calls, a.AgentKey, recordBody(store))
+	if r := a.Do(http.MethodPost, calls, a.AgentKey, recordBody(store)); errorField(t, r, "step") != "store" || errorField(t, r, "stopping_point") != float64(1) {
+		t.Errorf("step_not_released does not name the step and stopping point: %s", r.Body)
+	}
+	if n := webtest.CountOf(a.Timeline(sess), "tool_call.refused"); n != 1 {
+		t.Errorf("%d tool_call.refused events in the timeline, want 1 (RefusedAndKept took its own)", n)
+	}
+	// The initial step and a call of no step run, recorded as such.
+	if c := a.Must(http.StatusCreated, http.MethodPost, calls, a.AgentKey, map[string]any{"server": "mcp-monitor", "tool": "get_cpu_info"}); c["step"] != "cpu" {
+		t.Errorf("the probe is recorded as step %v, want cpu", c["step"])
+	}
+	if c := a.Must(http.StatusCreated, http.MethodPost, calls, a.AgentKey, map[string]any{"server": "claude-code", "tool": "Edit",
+		"paths": []string{"web/app.js"}}); c["step"] != nil {
+		t.Errorf("an edit no step names is recorded as step %v", c["step"])
+	}
+
+	// The agent asks the stopping point's question on a run of its own,
+	// under the hook run: that run parks, the hook run goes on.
+	asking := a.Must(http.StatusCreated, http.MethodPost, "/api/v1/sessions/"+sess+"/runs", a.AgentKey,
+		map[string]any{"name": "stopping point 1", "parent": hook})["id"].(string)
+	ask := a.Must(http.StatusCreated, http.MethodPost, "/api/v1/runs/"+asking+"/asks", a.AgentKey, map[string]any{
+		"prompt": "Save this reading?", "options": map[string]string{"1": "Save", "2": "Discard"}, "stopping_point": 1})
+	if ask["stopping_point"] != float64(1) || ask["run_status"] != "parked" {
+		t.Fatalf("ask: %v", ask)
+	}
+	if v := checkCall(a, sess, store); v["code"] != "step_not_released" {
+		t.Errorf("check while the question waits: %v", v)
+	}
+	a.Must(http.StatusCreated, http.MethodPost, calls, a.AgentKey, map[string]any{"server": "claude-code", "tool": "Edit", "paths": []string{"web/b.js"}})
+	a.Must(http.StatusOK, http.MethodPost, "/api/v1/asks/"+ask["id"].(string)+"/answer", a.LeadTok, map[string]any{"option": "1"})
+	if v := checkCall(a, sess, store); v["allow"] != true {
+		t.Fatalf("check after Save: %v", v)
+	}
+	c := a.Must(http.StatusCreated, http.MethodPost, calls, a.AgentKey, recordBody(store))
+	if c["step"] != "store" || c["side_effecting"] != true {
+		t.Errorf("recorded %v, want step store, side-effecting", c)
+	}
+	// Option 2's step is still held.
+	if v := checkCall(a, sess, map[string]any{"tool": "mcp__fs__rm", "run": hook}); v["code"] != "step_not_released" {
+		t.Errorf("the other option's step: %v", v)
+	}
+	if b := audit(a, "/api/v1/audit/premature-side-effects", a.ViewerTok); len(b.Rows) != 0 {
+		t.Errorf("premature side effects: %v, want none", b.Rows)
+	}
+}
+
+// TestMadebooksOwnToolsAlwaysRun: a session that is BLOCKED (its plan not
+// approved), HARD_STOP or paused can still reach Madebook through its MCP
+// tools (brief, propose_plan, open_decision, ask …): the check allows them
+// and the ledger records them as read-only, even when the registry says
+// otherwise.
+func TestMadebooksOwnToolsAlwaysRun(t *testing.T) {
+	t.Parallel()
+	a := webtest.NewAPI(t)
+	a.Must(http.StatusOK, http.MethodPut, "/api/v1/tools/madebook/propose_plan", a.AdminTok, map[string]any{"side_effecting": true})
+	states := gateStates(a)
+	for _, name := range []string{"plan not approved", "hard stop", "paused", "parked"} {
+		sess, run := states[name][0], states[name][1]
+		for _, tool := range gate.GovernanceTools() {
+			v := checkCall(a, sess, map[string]any{"tool": "mcp__madebook__" + tool, "run": run})
+			if v["allow"] != true || v["side_effecting"] != false {
+				t.Errorf("%s: check of mcp__madebook__%s: %v", name, tool, v)
+			}
+		}
+		c := a.Must(http.StatusCreated, http.MethodPost, "/api/v1/runs/"+run+"/tool-calls", a.AgentKey,
+			map[string]any{"server": "madebook", "tool": "propose_plan"})
+		if c["side_effecting"] != false {
+			t.Errorf("%s: propose_plan recorded as %v", name, c)
+		}
+		if v := checkCall(a, sess, map[string]any{"tool": "mcp__madebook__drop_everything", "run": run}); v["allow"] != false {
+			t.Errorf("%s: a tool Madebook's server does not have is not one of its own: %v", name, v)
+		}
+	}
 }

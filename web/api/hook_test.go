@@ -155,6 +155,41 @@ func TestClaudeCodeHTTPHook(t *testing.T) {
 			t.Fatalf("the ledger holds\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	})
+	t.Run("PreToolUse denies a call in the blocked scope, and the attempt is on the record", func(t *testing.T) {
+		if _, err := a.Kit.Gov.Decisions.Open(ctx, a.Agent, session, governance.DecisionInput{Title: "Schema",
+			Question: "Drop the legacy billing table?", BlockedScope: []string{"db/migrations"}}); err != nil {
+			t.Fatal(err)
+		}
+		pre := func(tool string, input map[string]any) map[string]any {
+			t.Helper()
+			return a.Must(http.StatusOK, http.MethodPost, "/hooks/claude-code?mission="+mission, a.AgentKey,
+				hookEvent(sid, "PreToolUse", map[string]any{"tool_name": tool, "tool_use_id": "toolu_3", "tool_input": input}))
+		}
+		refusedBefore := webtest.CountOf(a.Timeline(session), "tool_call.refused")
+		out := pre("Edit", map[string]any{"file_path": "/home/dev/billing/web/../db/migrations/0042_drop.sql", "old_string": "a", "new_string": "b"})
+		spec, _ := out["hookSpecificOutput"].(map[string]any)
+		reason, _ := spec["permissionDecisionReason"].(string)
+		if spec["hookEventName"] != "PreToolUse" || spec["permissionDecision"] != "deny" ||
+			!strings.HasPrefix(reason, "Madebook denied this Edit call. Session "+session+" is DECISION_REQUIRED") ||
+			!strings.Contains(reason, `"db/migrations/0042_drop.sql"`) || !strings.Contains(reason, "Work outside the blocked scope") {
+			t.Fatalf("the denial: %v", out)
+		}
+		if n := webtest.CountOf(a.Timeline(session), "tool_call.refused") - refusedBefore; n != 1 {
+			t.Errorf("%d tool_call.refused events for the denial, want 1", n)
+		}
+		if out := pre("Bash", map[string]any{"command": "rm -f db/migrations/0042_drop.sql"}); out["hookSpecificOutput"] == nil {
+			t.Errorf("Bash naming the blocked scope runs: %v", out)
+		}
+		for tool, input := range map[string]map[string]any{
+			"Edit":                         {"file_path": "/home/dev/billing/web/app.go", "old_string": "a", "new_string": "b"},
+			"Read":                         {"file_path": "/home/dev/billing/db/migrations/0042_drop.sql"},
+			"mcp__madebook__open_decision": {"session": session, "title": "x", "question": "y?"},
+		} {
+			if out := pre(tool, input); len(out) != 0 {
+				t.Errorf("%s: %v, want {} (the call may run)", tool, out)
+			}
+		}
+	})
 	t.Run("an event the hook does not answer gets {}", func(t *testing.T) {
 		out := a.Must(http.StatusOK, http.MethodPost, "/hooks/claude-code?mission="+mission, a.AgentKey, hookEvent(sid, "Stop", nil))
 		if len(out) != 0 {

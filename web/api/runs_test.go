@@ -122,7 +122,7 @@ func TestAParkedRunOverHTTP(t *testing.T) {
 		if got := errorField(t, r, "ask"); got != ask {
 			t.Errorf("run_parked names ask %v, want %s: %s", got, ask, r.Body)
 		}
-		a.Refused(sess, http.StatusConflict, "run_parked", http.MethodPost, "/api/v1/runs/"+run+"/tool-calls", a.AgentKey, body)
+		a.RefusedAndKept(sess, http.StatusConflict, "run_parked", http.MethodPost, "/api/v1/runs/"+run+"/tool-calls", a.AgentKey, body)
 	}
 	t.Log("a read-only probe on the parked run is accepted")
 	a.Must(http.StatusCreated, http.MethodPost, "/api/v1/runs/"+run+"/tool-calls", a.AgentKey, map[string]any{

@@ -14,6 +14,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	egate "github.com/madebook/madebook/internal/gate"
 	"github.com/madebook/madebook/internal/protocol"
 	"github.com/madebook/madebook/internal/ratelimit"
 	"github.com/madebook/madebook/web"
@@ -225,6 +226,10 @@ func TestTheToolsAreListedWithDescribedInputs(t *testing.T) {
 	slices.Sort(names)
 	if !slices.Equal(names, toolNames) {
 		t.Errorf("tools %v, want %v", names, toolNames)
+	}
+	// The executor gate always lets exactly these run (mcp__madebook__…).
+	if got := egate.GovernanceTools(); !slices.Equal(got, names) {
+		t.Errorf("the gate's own tools %v are not the MCP server's %v", got, names)
 	}
 }
 

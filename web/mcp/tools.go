@@ -89,7 +89,7 @@ type askIn struct {
 	Prompt  string            `json:"prompt" jsonschema:"The question."`
 	Options map[string]string `json:"options" jsonschema:"The numbered options, keys 1 to 9, e.g. {\"1\":\"Yes\",\"2\":\"No\"}."`
 	// StoppingPoint is a pointer: 0 is no stopping point's id to assume.
-	StoppingPoint *int `json:"stopping_point,omitempty" jsonschema:"On a run executing the plan, the plan's stopping point this ask is: answering option N releases that option's steps."`
+	StoppingPoint *int `json:"stopping_point,omitempty" jsonschema:"The stopping point of the plan this ask is: of the plan the run executes, or, on a run of no plan (e.g. one a Claude Code session starts under its hook run to ask it), of the session's approved plan. Answering option N releases that option's steps for the whole plan."`
 }
 
 type toolCallIn struct {

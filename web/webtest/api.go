@@ -381,3 +381,30 @@ func (a *API) Refused(session string, status int, code, method, path, token stri
 		a.T.Errorf("%s %s was refused but changed state:\nbefore %s\nafter  %s", method, path, before, after)
 	}
 }
+
+// RefusedAndKept sends a tool call the executor gate must refuse with
+// status and code, and fails unless the refusal wrote nothing of the call
+// and kept the attempt: one tool_call.refused event in the session's
+// timeline, naming the code.
+func (a *API) RefusedAndKept(session string, status int, code, method, path, token string, body any) {
+	a.T.Helper()
+	before := a.Snapshot(session)
+	r := a.Do(method, path, token, body)
+	CheckError(a.T, r, status, code)
+	var id int64
+	var kind, detail string
+	if err := a.Kit.Store.Writer().QueryRow("SELECT id, kind, detail FROM events WHERE session_id = ? ORDER BY id DESC LIMIT 1", session).
+		Scan(&id, &kind, &detail); err != nil {
+		a.T.Fatalf("read the last event: %v", err)
+	}
+	if kind != "tool_call.refused" || !strings.Contains(detail, code) {
+		a.T.Errorf("%s %s was refused but not kept: the last event is %s %q", method, path, kind, detail)
+		return
+	}
+	if _, err := a.Kit.Store.Writer().Exec("DELETE FROM events WHERE id = ?", id); err != nil {
+		a.T.Fatal(err)
+	}
+	if after := a.Snapshot(session); after != before {
+		a.T.Errorf("%s %s was refused but changed more than its tool_call.refused event:\nbefore %s\nafter  %s", method, path, before, after)
+	}
+}
