@@ -38,8 +38,12 @@ task AS (SELECT COUNT(*) AS n, COALESCE(MAX(t.updated_at), '') AS latest
   FROM tasks t JOIN scope ON scope.id = t.session_id WHERE t.status = 'blocked')
 SELECT decision.n AS decisions, plan.n AS plans, paused.n AS paused, ask.n AS asks,
        violation.n AS violations, remediation.n AS remediations, permission.n AS permissions, task.n AS tasks,
-       CAST(MAX(decision.latest, plan.latest, paused.latest, ask.latest, violation.latest, remediation.latest,
-                permission.latest, task.latest) AS TEXT) AS latest,
+       -- latest: the latest of the eight, the MAX of a list: portable, where
+       -- a scalar max(a, b) is spelled GREATEST(a, b) on PostgreSQL only.
+       CAST((SELECT MAX(l.latest) FROM (
+           SELECT decision.latest AS latest UNION ALL SELECT plan.latest UNION ALL SELECT paused.latest
+           UNION ALL SELECT ask.latest UNION ALL SELECT violation.latest UNION ALL SELECT remediation.latest
+           UNION ALL SELECT permission.latest UNION ALL SELECT task.latest) AS l) AS TEXT) AS latest,
        decision.expired AS expired, CAST(decision.latest_expired AS TEXT) AS latest_expired
 FROM decision, plan, paused, ask, violation, remediation, permission, task
 `

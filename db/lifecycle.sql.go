@@ -11,10 +11,10 @@ import (
 )
 
 const countTasks = `-- name: CountTasks :one
-SELECT CAST(COUNT(*) AS INTEGER) AS created,
-       CAST(COALESCE(SUM(status IN ('completed', 'failed')), 0) AS INTEGER) AS done,
-       CAST(COALESCE(SUM(status NOT IN ('completed', 'failed')), 0) AS INTEGER) AS open,
-       CAST(COALESCE(SUM(status = 'blocked'), 0) AS INTEGER) AS blocked
+SELECT CAST(COUNT(*) AS BIGINT) AS created,
+       CAST(COALESCE(SUM(CASE WHEN status IN ('completed', 'failed') THEN 1 ELSE 0 END), 0) AS BIGINT) AS done,
+       CAST(COALESCE(SUM(CASE WHEN status NOT IN ('completed', 'failed') THEN 1 ELSE 0 END), 0) AS BIGINT) AS open,
+       CAST(COALESCE(SUM(CASE WHEN status = 'blocked' THEN 1 ELSE 0 END), 0) AS BIGINT) AS blocked
 FROM tasks WHERE session_id = ?1
 `
 

@@ -212,6 +212,9 @@ type Querier interface {
 	// "1 of 2": few at any time, as approvals settle when they take effect.
 	// ref is how the Attention view names the target: a gate's reference, a
 	// plan's session, a violation's id.
+	// The target condition holds for every row (the table's CHECK): it is
+	// there so that SQLite reads the small partial index approvals_standing_all
+	// rather than the whole table (portable SQL, unlike INDEXED BY).
 	ListAllStandingApprovals(ctx context.Context) ([]ListAllStandingApprovalsRow, error)
 	// Every unanswered ask, oldest first, with its run and session.
 	ListAttentionAsks(ctx context.Context, arg ListAttentionAsksParams) ([]ListAttentionAsksRow, error)

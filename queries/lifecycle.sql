@@ -16,8 +16,8 @@ ON CONFLICT (session_id, task) DO UPDATE SET status = excluded.status, updated_a
 -- name: CountTasks :one
 -- A session's tasks: how many were created, how many completed or failed
 -- (done), and how many are still open, of which blocked.
-SELECT CAST(COUNT(*) AS INTEGER) AS created,
-       CAST(COALESCE(SUM(status IN ('completed', 'failed')), 0) AS INTEGER) AS done,
-       CAST(COALESCE(SUM(status NOT IN ('completed', 'failed')), 0) AS INTEGER) AS open,
-       CAST(COALESCE(SUM(status = 'blocked'), 0) AS INTEGER) AS blocked
+SELECT CAST(COUNT(*) AS BIGINT) AS created,
+       CAST(COALESCE(SUM(CASE WHEN status IN ('completed', 'failed') THEN 1 ELSE 0 END), 0) AS BIGINT) AS done,
+       CAST(COALESCE(SUM(CASE WHEN status NOT IN ('completed', 'failed') THEN 1 ELSE 0 END), 0) AS BIGINT) AS open,
+       CAST(COALESCE(SUM(CASE WHEN status = 'blocked' THEN 1 ELSE 0 END), 0) AS BIGINT) AS blocked
 FROM tasks WHERE session_id = sqlc.arg(session_id);
