@@ -30,7 +30,7 @@ func failures(t *testing.T, k *testkit.Kit) (rows, longest int) {
 		}
 	}
 	if err := k.Store.Writer().QueryRowContext(t.Context(),
-		`SELECT COUNT(*), COALESCE(MAX(LENGTH(CAST(email AS BLOB))), 0) FROM login_failures`).Scan(&rows, &longest); err != nil {
+		`SELECT COUNT(*), COALESCE(MAX(octet_length(email)), 0) FROM login_failures`).Scan(&rows, &longest); err != nil {
 		t.Fatal(err)
 	}
 	return rows, longest
