@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -91,4 +92,17 @@ func (a pgQueries) Close() error {
 		return errors.New("close: no queries")
 	}
 	return a.q.Close()
+}
+
+// Describe names the database dsn opens for logs and messages: a
+// PostgreSQL URL with its password masked, or the SQLite path as given.
+func Describe(dsn string) string {
+	if !IsPostgres(dsn) {
+		return dsn
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "a PostgreSQL URL that does not parse"
+	}
+	return u.Redacted()
 }

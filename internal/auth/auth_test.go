@@ -340,7 +340,7 @@ func TestAuthenticate(t *testing.T) {
 	}
 	exec(t, k, `UPDATE users SET disabled_at = ? WHERE email = 'gone@example.com'`, db.FormatTime(k.Clock.Now()))
 	var keyHash string
-	if err := k.Store.Writer().QueryRowContext(ctx, `SELECT key_hash FROM agent_keys WHERE name = 'builder'`).Scan(&keyHash); err != nil {
+	if err := k.SQL().QueryRowContext(ctx, `SELECT key_hash FROM agent_keys WHERE name = 'builder'`).Scan(&keyHash); err != nil {
 		t.Fatal(err)
 	}
 
@@ -433,7 +433,7 @@ func TestSecretsAreStoredHashed(t *testing.T) {
 		if cells == 0 {
 			t.Fatal("read no cells")
 		}
-		conn := k.Store.Writer()
+		conn := k.SQL()
 		var keyHash, tokenHash, passwordHash string
 		if err := conn.QueryRowContext(ctx, `SELECT key_hash FROM agent_keys`).Scan(&keyHash); err != nil {
 			t.Fatal(err)

@@ -379,7 +379,7 @@ func TestARuleThatStopsOrStartsHoldingAgentsClosesOrRaisesOnTheNextReport(t *tes
 	}
 	setEnforced := func(on bool) {
 		t.Helper()
-		if _, err := e.kit.Store.Writer().ExecContext(e.ctx, `UPDATE rules SET enforced = ?`, on); err != nil {
+		if _, err := e.kit.SQL().ExecContext(e.ctx, `UPDATE rules SET enforced = ?`, on); err != nil {
 			t.Fatal(err)
 		}
 	}

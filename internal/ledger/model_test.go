@@ -748,7 +748,7 @@ func (s *sim) memoryStore() {
 // check compares the database with the model and runs the audit queries.
 func (s *sim) check() {
 	s.t.Helper()
-	q := s.kit.Store.Writer()
+	q := s.kit.SQL()
 
 	// Runs.
 	rows, err := q.Query("SELECT id, session_id, COALESCE(parent_id, ''), status, COALESCE(ended_at, '') FROM runs ORDER BY rowid")

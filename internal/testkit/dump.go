@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 
@@ -218,3 +219,44 @@ func (k *Kit) fingerprintTables() []fingerprintTable {
 
 // quoteSQL quotes s as an SQL string literal.
 func quoteSQL(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// SQL is the kit's writer connection for a test's raw SQL, written with
+// SQLite's ? placeholders on either engine (testdb.Rebind turns them into
+// $1, $2, … on PostgreSQL).
+type SQL struct{ *sql.DB }
+
+// SQL returns the kit's writer connection for raw SQL.
+func (k *Kit) SQL() SQL { return SQL{k.Store.Writer()} }
+
+// Exec runs a statement.
+func (d SQL) Exec(query string, args ...any) (sql.Result, error) {
+	return d.DB.Exec(testdb.Rebind(query), args...)
+}
+
+// ExecContext runs a statement.
+func (d SQL) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return d.DB.ExecContext(ctx, testdb.Rebind(query), args...)
+}
+
+// Query runs a query.
+func (d SQL) Query(query string, args ...any) (*sql.Rows, error) {
+	return d.DB.Query(testdb.Rebind(query), args...)
+}
+
+// QueryContext runs a query.
+func (d SQL) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return d.DB.QueryContext(ctx, testdb.Rebind(query), args...)
+}
+
+// QueryRow runs a query of one row.
+func (d SQL) QueryRow(query string, args ...any) *sql.Row {
+	return d.DB.QueryRow(testdb.Rebind(query), args...)
+}
+
+// QueryRowContext runs a query of one row.
+func (d SQL) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return d.DB.QueryRowContext(ctx, testdb.Rebind(query), args...)
+}
+
+// Prepare prepares a statement.
+func (d SQL) Prepare(query string) (*sql.Stmt, error) { return d.DB.Prepare(testdb.Rebind(query)) }
