@@ -22,26 +22,36 @@ var migrations embed.FS
 //go:embed postgres/migrations/*.sql
 var pgMigrations embed.FS
 
+// Migrations returns the migrations Migrate applies on the engine dsn
+// names (see Open), one .sql file each.
+func Migrations(dsn string) fs.FS {
+	dir, fsys := "migrations", fs.FS(migrations)
+	if IsPostgres(dsn) {
+		dir, fsys = "postgres/migrations", pgMigrations
+	}
+	sub, err := fs.Sub(fsys, dir)
+	if err != nil {
+		panic(err) // the directories are embedded: they exist
+	}
+	return sub
+}
+
 // Migrate applies every migration the database does not have yet, returns
 // how many it applied, and prepares every query on the now-current schema.
 // Call it once, before the store is shared. On PostgreSQL, replicas that
 // start together migrate one at a time (goose's session lock).
 func (s *Store) Migrate(ctx context.Context) (int, error) {
-	dir, fsys, dialect := "migrations", fs.FS(migrations), goose.DialectSQLite3
+	fsys, dialect := Migrations(""), goose.DialectSQLite3
 	var opts []goose.ProviderOption
 	if s.pg {
-		dir, fsys, dialect = "postgres/migrations", pgMigrations, goose.DialectPostgres
+		fsys, dialect = Migrations("postgres://"), goose.DialectPostgres
 		locker, err := lock.NewPostgresSessionLocker()
 		if err != nil {
 			return 0, fmt.Errorf("migrations: %w", err)
 		}
 		opts = append(opts, goose.WithSessionLocker(locker))
 	}
-	sub, err := fs.Sub(fsys, dir)
-	if err != nil {
-		return 0, fmt.Errorf("migrations: %w", err)
-	}
-	p, err := goose.NewProvider(dialect, s.w, sub, opts...)
+	p, err := goose.NewProvider(dialect, s.w, fsys, opts...)
 	if err != nil {
 		return 0, fmt.Errorf("migrations: %w", err)
 	}

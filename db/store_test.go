@@ -13,11 +13,11 @@ import (
 	"github.com/madebook/madebook/internal/testdb"
 )
 
-// open opens a store on a fresh database (a file, or a PostgreSQL
-// database: testdb.DSN), closed when the test ends.
+// open opens a store on a fresh, empty database (a file, or a PostgreSQL
+// database: testdb.EmptyDSN), closed when the test ends.
 func open(t *testing.T) (*db.Store, string) {
 	t.Helper()
-	path := testdb.DSN(t)
+	path := testdb.EmptyDSN(t)
 	s, err := db.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -26,10 +26,14 @@ func open(t *testing.T) (*db.Store, string) {
 	return s, path
 }
 
-// migrated opens a store on a fresh, migrated file.
+// migrated opens a store on a fresh, migrated database.
 func migrated(t *testing.T) *db.Store {
 	t.Helper()
-	s, _ := open(t)
+	s, err := db.Open(testdb.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
 	if _, err := s.Migrate(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -130,8 +130,16 @@ func (k *Kit) Rows(query string, args ...any) []string {
 		}
 		cells := make([]string, len(vals))
 		for i, v := range vals {
-			if b, ok := v.([]byte); ok {
+			switch b := v.(type) {
+			case []byte:
 				v = string(b)
+			case bool:
+				// As SQLite stores a boolean, so that a row reads the
+				// same on either engine.
+				v = 0
+				if b {
+					v = 1
+				}
 			}
 			cells[i] = fmt.Sprintf("%s=%v", cols[i], v)
 		}
