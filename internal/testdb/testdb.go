@@ -18,7 +18,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -263,18 +262,25 @@ func underLock(ctx context.Context, lock string, fn func(*sql.Conn) error) error
 	return fn(conn)
 }
 
-var placeholder = regexp.MustCompile(`\?`)
-
 // Rebind turns a test's raw SQL written with SQLite's ? placeholders into
-// the engine's: $1, $2, … on PostgreSQL. (Tests' SQL holds no ? in a
-// string literal.)
+// the engine's: $1, $2, … on PostgreSQL. A ? inside a '…' string literal
+// is text, not a placeholder.
 func Rebind(query string) string {
 	if !Postgres() {
 		return query
 	}
-	n := 0
-	return placeholder.ReplaceAllStringFunc(query, func(string) string {
-		n++
-		return fmt.Sprintf("$%d", n)
-	})
+	var b strings.Builder
+	n, quoted := 0, false
+	for _, r := range query {
+		switch {
+		case r == '\'':
+			quoted = !quoted // '' inside a literal toggles twice
+		case r == '?' && !quoted:
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
