@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/madebook/madebook/db/pgdb"
@@ -106,3 +107,20 @@ func Describe(dsn string) string {
 	}
 	return u.Redacted()
 }
+
+// noRowHolds is the error of a read on PostgreSQL: sql.ErrNoRows when
+// PostgreSQL refused an argument because its text cannot hold it (a NUL,
+// bytes that are not UTF-8: SQLSTATE 22021), since no row holds such text
+// and SQLite, which would accept it, finds none; any other error as it
+// is. The adapter (pgquerier_gen.go) passes reads' errors through it.
+func noRowHolds(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == characterNotInRepertoire {
+		return sql.ErrNoRows
+	}
+	return err
+}
+
+// characterNotInRepertoire is PostgreSQL's SQLSTATE for text the
+// database's encoding cannot hold.
+const characterNotInRepertoire = "22021"

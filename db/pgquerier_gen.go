@@ -26,19 +26,23 @@ func (a pgQueries) AbandonWebhookOutbox(ctx context.Context, arg AbandonWebhookO
 }
 
 func (a pgQueries) AckPermissionAnswers(ctx context.Context, arg AckPermissionAnswersParams) (int64, error) {
-	return a.q.AckPermissionAnswers(ctx, pgdb.AckPermissionAnswersParams(arg))
+	r, err := a.q.AckPermissionAnswers(ctx, pgdb.AckPermissionAnswersParams(arg))
+	return r, err
 }
 
 func (a pgQueries) AckPlanAnswers(ctx context.Context, arg AckPlanAnswersParams) (int64, error) {
-	return a.q.AckPlanAnswers(ctx, pgdb.AckPlanAnswersParams(arg))
+	r, err := a.q.AckPlanAnswers(ctx, pgdb.AckPlanAnswersParams(arg))
+	return r, err
 }
 
 func (a pgQueries) AckRemediations(ctx context.Context, arg AckRemediationsParams) (int64, error) {
-	return a.q.AckRemediations(ctx, pgdb.AckRemediationsParams(arg))
+	r, err := a.q.AckRemediations(ctx, pgdb.AckRemediationsParams(arg))
+	return r, err
 }
 
 func (a pgQueries) AckResolutions(ctx context.Context, arg AckResolutionsParams) (int64, error) {
-	return a.q.AckResolutions(ctx, pgdb.AckResolutionsParams(arg))
+	r, err := a.q.AckResolutions(ctx, pgdb.AckResolutionsParams(arg))
+	return r, err
 }
 
 func (a pgQueries) AddAdminActivity(ctx context.Context, arg AddAdminActivityParams) error {
@@ -62,7 +66,8 @@ func (a pgQueries) AddLoginFailure(ctx context.Context, arg AddLoginFailureParam
 }
 
 func (a pgQueries) AddOutbox(ctx context.Context, arg AddOutboxParams) (int64, error) {
-	return a.q.AddOutbox(ctx, pgdb.AddOutboxParams(arg))
+	r, err := a.q.AddOutbox(ctx, pgdb.AddOutboxParams(arg))
+	return r, err
 }
 
 func (a pgQueries) AnswerAsk(ctx context.Context, arg AnswerAskParams) (Ask, error) {
@@ -78,6 +83,9 @@ func (a pgQueries) AnswerPermissionPrompt(ctx context.Context, arg AnswerPermiss
 func (a pgQueries) AuditBlockedChanges(ctx context.Context) ([]AuditBlockedChangesRow, error) {
 	rows, err := a.q.AuditBlockedChanges(ctx)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []AuditBlockedChangesRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]AuditBlockedChangesRow, len(rows))
@@ -90,6 +98,9 @@ func (a pgQueries) AuditBlockedChanges(ctx context.Context) ([]AuditBlockedChang
 func (a pgQueries) AuditPrematureSideEffects(ctx context.Context) ([]AuditPrematureSideEffectsRow, error) {
 	rows, err := a.q.AuditPrematureSideEffects(ctx)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []AuditPrematureSideEffectsRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]AuditPrematureSideEffectsRow, len(rows))
@@ -102,6 +113,9 @@ func (a pgQueries) AuditPrematureSideEffects(ctx context.Context) ([]AuditPremat
 func (a pgQueries) AuditStaleGates(ctx context.Context, openedBefore string) ([]AuditStaleGatesRow, error) {
 	rows, err := a.q.AuditStaleGates(ctx, openedBefore)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []AuditStaleGatesRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]AuditStaleGatesRow, len(rows))
@@ -114,6 +128,9 @@ func (a pgQueries) AuditStaleGates(ctx context.Context, openedBefore string) ([]
 func (a pgQueries) AuditUnacknowledgedDeliveries(ctx context.Context, cutoff sql.NullString) ([]AuditUnacknowledgedDeliveriesRow, error) {
 	rows, err := a.q.AuditUnacknowledgedDeliveries(ctx, cutoff)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []AuditUnacknowledgedDeliveriesRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]AuditUnacknowledgedDeliveriesRow, len(rows))
@@ -126,6 +143,9 @@ func (a pgQueries) AuditUnacknowledgedDeliveries(ctx context.Context, cutoff sql
 func (a pgQueries) AuditUnanswerableAsks(ctx context.Context) ([]AuditUnanswerableAsksRow, error) {
 	rows, err := a.q.AuditUnanswerableAsks(ctx)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []AuditUnanswerableAsksRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]AuditUnanswerableAsksRow, len(rows))
@@ -138,6 +158,9 @@ func (a pgQueries) AuditUnanswerableAsks(ctx context.Context) ([]AuditUnanswerab
 func (a pgQueries) AuditUndeliveredResolutions(ctx context.Context, resolvedBefore sql.NullString) ([]AuditUndeliveredResolutionsRow, error) {
 	rows, err := a.q.AuditUndeliveredResolutions(ctx, resolvedBefore)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []AuditUndeliveredResolutionsRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]AuditUndeliveredResolutionsRow, len(rows))
@@ -181,7 +204,8 @@ func (a pgQueries) CloseDeviation(ctx context.Context, arg CloseDeviationParams)
 }
 
 func (a pgQueries) CloseDeviationBy(ctx context.Context, arg CloseDeviationByParams) (int64, error) {
-	return a.q.CloseDeviationBy(ctx, pgdb.CloseDeviationByParams(arg))
+	r, err := a.q.CloseDeviationBy(ctx, pgdb.CloseDeviationByParams(arg))
+	return r, err
 }
 
 func (a pgQueries) CloseRemediation(ctx context.Context, arg CloseRemediationParams) (Remediation, error) {
@@ -219,29 +243,32 @@ func (a pgQueries) CloseViolation(ctx context.Context, arg CloseViolationParams)
 
 func (a pgQueries) CountAttention(ctx context.Context, arg CountAttentionParams) (CountAttentionRow, error) {
 	r, err := a.q.CountAttention(ctx, pgdb.CountAttentionParams(arg))
-	return CountAttentionRow(r), err
+	return CountAttentionRow(r), noRowHolds(err)
 }
 
 func (a pgQueries) CountLoginFailures(ctx context.Context, arg CountLoginFailuresParams) (CountLoginFailuresRow, error) {
 	r, err := a.q.CountLoginFailures(ctx, pgdb.CountLoginFailuresParams(arg))
-	return CountLoginFailuresRow(r), err
+	return CountLoginFailuresRow(r), noRowHolds(err)
 }
 
 func (a pgQueries) CountOpenDecisions(ctx context.Context, sessionID string) (int64, error) {
-	return a.q.CountOpenDecisions(ctx, sessionID)
+	r, err := a.q.CountOpenDecisions(ctx, sessionID)
+	return r, noRowHolds(err)
 }
 
 func (a pgQueries) CountTasks(ctx context.Context, sessionID string) (CountTasksRow, error) {
 	r, err := a.q.CountTasks(ctx, sessionID)
-	return CountTasksRow(r), err
+	return CountTasksRow(r), noRowHolds(err)
 }
 
 func (a pgQueries) CountUsers(ctx context.Context) (int64, error) {
-	return a.q.CountUsers(ctx)
+	r, err := a.q.CountUsers(ctx)
+	return r, noRowHolds(err)
 }
 
 func (a pgQueries) CreateAPIToken(ctx context.Context, arg CreateAPITokenParams) (int64, error) {
-	return a.q.CreateAPIToken(ctx, pgdb.CreateAPITokenParams(arg))
+	r, err := a.q.CreateAPIToken(ctx, pgdb.CreateAPITokenParams(arg))
+	return r, err
 }
 
 func (a pgQueries) CreateAgentKey(ctx context.Context, arg CreateAgentKeyParams) (AgentKey, error) {
@@ -255,7 +282,8 @@ func (a pgQueries) CreateAsk(ctx context.Context, arg CreateAskParams) (Ask, err
 }
 
 func (a pgQueries) CreateBlockedChange(ctx context.Context, arg CreateBlockedChangeParams) (int64, error) {
-	return a.q.CreateBlockedChange(ctx, pgdb.CreateBlockedChangeParams(arg))
+	r, err := a.q.CreateBlockedChange(ctx, pgdb.CreateBlockedChangeParams(arg))
+	return r, err
 }
 
 func (a pgQueries) CreateBreach(ctx context.Context, arg CreateBreachParams) (Breach, error) {
@@ -264,7 +292,8 @@ func (a pgQueries) CreateBreach(ctx context.Context, arg CreateBreachParams) (Br
 }
 
 func (a pgQueries) CreateCollision(ctx context.Context, arg CreateCollisionParams) (int64, error) {
-	return a.q.CreateCollision(ctx, pgdb.CreateCollisionParams(arg))
+	r, err := a.q.CreateCollision(ctx, pgdb.CreateCollisionParams(arg))
+	return r, err
 }
 
 func (a pgQueries) CreateDecision(ctx context.Context, arg CreateDecisionParams) (Decision, error) {
@@ -356,7 +385,8 @@ func (a pgQueries) DeleteChangeSymbols(ctx context.Context, sessionID string) er
 }
 
 func (a pgQueries) DeleteExpiredWebSessions(ctx context.Context, arg DeleteExpiredWebSessionsParams) (int64, error) {
-	return a.q.DeleteExpiredWebSessions(ctx, pgdb.DeleteExpiredWebSessionsParams(arg))
+	r, err := a.q.DeleteExpiredWebSessions(ctx, pgdb.DeleteExpiredWebSessionsParams(arg))
+	return r, err
 }
 
 func (a pgQueries) DeleteOldLoginFailures(ctx context.Context, before string) error {
@@ -369,11 +399,13 @@ func (a pgQueries) DeletePolicy(ctx context.Context, arg DeletePolicyParams) (Po
 }
 
 func (a pgQueries) DeleteTool(ctx context.Context, arg DeleteToolParams) (int64, error) {
-	return a.q.DeleteTool(ctx, pgdb.DeleteToolParams(arg))
+	r, err := a.q.DeleteTool(ctx, pgdb.DeleteToolParams(arg))
+	return r, err
 }
 
 func (a pgQueries) DeleteUserWebSessions(ctx context.Context, userID int64) (int64, error) {
-	return a.q.DeleteUserWebSessions(ctx, userID)
+	r, err := a.q.DeleteUserWebSessions(ctx, userID)
+	return r, err
 }
 
 func (a pgQueries) DeleteWebSession(ctx context.Context, idHash string) error {
@@ -442,149 +474,155 @@ func (a pgQueries) ExpireDecisions(ctx context.Context, arg ExpireDecisionsParam
 
 func (a pgQueries) GetAgentKey(ctx context.Context, id int64) (AgentKey, error) {
 	r, err := a.q.GetAgentKey(ctx, id)
-	return AgentKey(r), err
+	return AgentKey(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetAgentKeyByHash(ctx context.Context, keyHash string) (AgentKey, error) {
 	r, err := a.q.GetAgentKeyByHash(ctx, keyHash)
-	return AgentKey(r), err
+	return AgentKey(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetAgentKeyByName(ctx context.Context, name string) (AgentKey, error) {
 	r, err := a.q.GetAgentKeyByName(ctx, name)
-	return AgentKey(r), err
+	return AgentKey(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetApprovalPolicy(ctx context.Context, sessionID string) (GetApprovalPolicyRow, error) {
 	r, err := a.q.GetApprovalPolicy(ctx, sessionID)
-	return GetApprovalPolicyRow(r), err
+	return GetApprovalPolicyRow(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetAsk(ctx context.Context, id string) (GetAskRow, error) {
 	r, err := a.q.GetAsk(ctx, id)
-	return GetAskRow(r), err
+	return GetAskRow(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetBriefState(ctx context.Context, id string) (GetBriefStateRow, error) {
 	r, err := a.q.GetBriefState(ctx, id)
-	return GetBriefStateRow(r), err
+	return GetBriefStateRow(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetChange(ctx context.Context, sessionID string) (Change, error) {
 	r, err := a.q.GetChange(ctx, sessionID)
-	return Change(r), err
+	return Change(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetDecisionByRef(ctx context.Context, ref string) (Decision, error) {
 	r, err := a.q.GetDecisionByRef(ctx, ref)
-	return Decision(r), err
+	return Decision(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetLatestPlan(ctx context.Context, sessionID string) (Plan, error) {
 	r, err := a.q.GetLatestPlan(ctx, sessionID)
-	return Plan(r), err
+	return Plan(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetMissionBySlug(ctx context.Context, slug string) (Mission, error) {
 	r, err := a.q.GetMissionBySlug(ctx, slug)
-	return Mission(r), err
+	return Mission(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetOpenAsk(ctx context.Context, runID string) (Ask, error) {
 	r, err := a.q.GetOpenAsk(ctx, runID)
-	return Ask(r), err
+	return Ask(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetPermissionPrompt(ctx context.Context, id int64) (PermissionPrompt, error) {
 	r, err := a.q.GetPermissionPrompt(ctx, id)
-	return PermissionPrompt(r), err
+	return PermissionPrompt(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetPlan(ctx context.Context, id int64) (Plan, error) {
 	r, err := a.q.GetPlan(ctx, id)
-	return Plan(r), err
+	return Plan(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetPolicy(ctx context.Context, id int64) (Policy, error) {
 	r, err := a.q.GetPolicy(ctx, id)
-	return Policy(r), err
+	return Policy(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetRemediation(ctx context.Context, id int64) (Remediation, error) {
 	r, err := a.q.GetRemediation(ctx, id)
-	return Remediation(r), err
+	return Remediation(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetRun(ctx context.Context, id string) (GetRunRow, error) {
 	r, err := a.q.GetRun(ctx, id)
-	return GetRunRow(r), err
+	return GetRunRow(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetRunByExternalID(ctx context.Context, arg GetRunByExternalIDParams) (Run, error) {
 	r, err := a.q.GetRunByExternalID(ctx, pgdb.GetRunByExternalIDParams(arg))
-	return Run(r), err
+	return Run(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetSession(ctx context.Context, id string) (GetSessionRow, error) {
 	r, err := a.q.GetSession(ctx, id)
-	return GetSessionRow(r), err
+	return GetSessionRow(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetSessionIDByExternalID(ctx context.Context, arg GetSessionIDByExternalIDParams) (string, error) {
-	return a.q.GetSessionIDByExternalID(ctx, pgdb.GetSessionIDByExternalIDParams(arg))
+	r, err := a.q.GetSessionIDByExternalID(ctx, pgdb.GetSessionIDByExternalIDParams(arg))
+	return r, noRowHolds(err)
 }
 
 func (a pgQueries) GetSetting(ctx context.Context, key string) (string, error) {
-	return a.q.GetSetting(ctx, key)
+	r, err := a.q.GetSetting(ctx, key)
+	return r, noRowHolds(err)
 }
 
 func (a pgQueries) GetTool(ctx context.Context, arg GetToolParams) (Tool, error) {
 	r, err := a.q.GetTool(ctx, pgdb.GetToolParams(arg))
-	return Tool(r), err
+	return Tool(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetUser(ctx context.Context, id int64) (User, error) {
 	r, err := a.q.GetUser(ctx, id)
-	return User(r), err
+	return User(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetUserByEmail(ctx context.Context, email string) (User, error) {
 	r, err := a.q.GetUserByEmail(ctx, email)
-	return User(r), err
+	return User(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetUserByTokenHash(ctx context.Context, tokenHash string) (User, error) {
 	r, err := a.q.GetUserByTokenHash(ctx, tokenHash)
-	return User(r), err
+	return User(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetViolation(ctx context.Context, id int64) (Violation, error) {
 	r, err := a.q.GetViolation(ctx, id)
-	return Violation(r), err
+	return Violation(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetWebSession(ctx context.Context, idHash string) (GetWebSessionRow, error) {
 	r, err := a.q.GetWebSession(ctx, idHash)
-	return GetWebSessionRow(r), err
+	return GetWebSessionRow(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetWebhook(ctx context.Context, id int64) (GetWebhookRow, error) {
 	r, err := a.q.GetWebhook(ctx, id)
-	return GetWebhookRow(r), err
+	return GetWebhookRow(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetWebhookTarget(ctx context.Context, id int64) (GetWebhookTargetRow, error) {
 	r, err := a.q.GetWebhookTarget(ctx, id)
-	return GetWebhookTargetRow(r), err
+	return GetWebhookTargetRow(r), noRowHolds(err)
 }
 
 func (a pgQueries) GiveUpOutbox(ctx context.Context, arg GiveUpOutboxParams) (int64, error) {
-	return a.q.GiveUpOutbox(ctx, pgdb.GiveUpOutboxParams(arg))
+	r, err := a.q.GiveUpOutbox(ctx, pgdb.GiveUpOutboxParams(arg))
+	return r, err
 }
 
 func (a pgQueries) ListActivePolicies(ctx context.Context) ([]Policy, error) {
 	rows, err := a.q.ListActivePolicies(ctx)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []Policy{}, nil
+		}
 		return nil, err
 	}
 	out := make([]Policy, len(rows))
@@ -597,6 +635,9 @@ func (a pgQueries) ListActivePolicies(ctx context.Context) ([]Policy, error) {
 func (a pgQueries) ListAdminActivity(ctx context.Context, arg ListAdminActivityParams) ([]AdminActivity, error) {
 	rows, err := a.q.ListAdminActivity(ctx, pgdb.ListAdminActivityParams(arg))
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []AdminActivity{}, nil
+		}
 		return nil, err
 	}
 	out := make([]AdminActivity, len(rows))
@@ -609,6 +650,9 @@ func (a pgQueries) ListAdminActivity(ctx context.Context, arg ListAdminActivityP
 func (a pgQueries) ListAgentKeys(ctx context.Context) ([]ListAgentKeysRow, error) {
 	rows, err := a.q.ListAgentKeys(ctx)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListAgentKeysRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]ListAgentKeysRow, len(rows))
@@ -621,6 +665,9 @@ func (a pgQueries) ListAgentKeys(ctx context.Context) ([]ListAgentKeysRow, error
 func (a pgQueries) ListAllStandingApprovals(ctx context.Context) ([]ListAllStandingApprovalsRow, error) {
 	rows, err := a.q.ListAllStandingApprovals(ctx)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListAllStandingApprovalsRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]ListAllStandingApprovalsRow, len(rows))
@@ -633,6 +680,9 @@ func (a pgQueries) ListAllStandingApprovals(ctx context.Context) ([]ListAllStand
 func (a pgQueries) ListAttentionAsks(ctx context.Context, arg ListAttentionAsksParams) ([]ListAttentionAsksRow, error) {
 	rows, err := a.q.ListAttentionAsks(ctx, pgdb.ListAttentionAsksParams(arg))
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListAttentionAsksRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]ListAttentionAsksRow, len(rows))
@@ -645,6 +695,9 @@ func (a pgQueries) ListAttentionAsks(ctx context.Context, arg ListAttentionAsksP
 func (a pgQueries) ListAttentionBlockedTasks(ctx context.Context, arg ListAttentionBlockedTasksParams) ([]ListAttentionBlockedTasksRow, error) {
 	rows, err := a.q.ListAttentionBlockedTasks(ctx, pgdb.ListAttentionBlockedTasksParams(arg))
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListAttentionBlockedTasksRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]ListAttentionBlockedTasksRow, len(rows))
@@ -657,6 +710,9 @@ func (a pgQueries) ListAttentionBlockedTasks(ctx context.Context, arg ListAttent
 func (a pgQueries) ListAttentionDecisions(ctx context.Context, arg ListAttentionDecisionsParams) ([]ListAttentionDecisionsRow, error) {
 	rows, err := a.q.ListAttentionDecisions(ctx, pgdb.ListAttentionDecisionsParams(arg))
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListAttentionDecisionsRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]ListAttentionDecisionsRow, len(rows))
@@ -669,6 +725,9 @@ func (a pgQueries) ListAttentionDecisions(ctx context.Context, arg ListAttention
 func (a pgQueries) ListAttentionPauses(ctx context.Context, arg ListAttentionPausesParams) ([]ListAttentionPausesRow, error) {
 	rows, err := a.q.ListAttentionPauses(ctx, pgdb.ListAttentionPausesParams(arg))
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListAttentionPausesRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]ListAttentionPausesRow, len(rows))
@@ -681,6 +740,9 @@ func (a pgQueries) ListAttentionPauses(ctx context.Context, arg ListAttentionPau
 func (a pgQueries) ListAttentionPermissions(ctx context.Context, arg ListAttentionPermissionsParams) ([]ListAttentionPermissionsRow, error) {
 	rows, err := a.q.ListAttentionPermissions(ctx, pgdb.ListAttentionPermissionsParams(arg))
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListAttentionPermissionsRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]ListAttentionPermissionsRow, len(rows))
@@ -693,6 +755,9 @@ func (a pgQueries) ListAttentionPermissions(ctx context.Context, arg ListAttenti
 func (a pgQueries) ListAttentionPlans(ctx context.Context, arg ListAttentionPlansParams) ([]ListAttentionPlansRow, error) {
 	rows, err := a.q.ListAttentionPlans(ctx, pgdb.ListAttentionPlansParams(arg))
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListAttentionPlansRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]ListAttentionPlansRow, len(rows))
@@ -705,6 +770,9 @@ func (a pgQueries) ListAttentionPlans(ctx context.Context, arg ListAttentionPlan
 func (a pgQueries) ListAttentionRemediations(ctx context.Context, arg ListAttentionRemediationsParams) ([]ListAttentionRemediationsRow, error) {
 	rows, err := a.q.ListAttentionRemediations(ctx, pgdb.ListAttentionRemediationsParams(arg))
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListAttentionRemediationsRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]ListAttentionRemediationsRow, len(rows))
@@ -717,6 +785,9 @@ func (a pgQueries) ListAttentionRemediations(ctx context.Context, arg ListAttent
 func (a pgQueries) ListAttentionViolations(ctx context.Context, arg ListAttentionViolationsParams) ([]ListAttentionViolationsRow, error) {
 	rows, err := a.q.ListAttentionViolations(ctx, pgdb.ListAttentionViolationsParams(arg))
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListAttentionViolationsRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]ListAttentionViolationsRow, len(rows))
@@ -729,6 +800,9 @@ func (a pgQueries) ListAttentionViolations(ctx context.Context, arg ListAttentio
 func (a pgQueries) ListEvidence(ctx context.Context, sessionID string) ([]Evidence, error) {
 	rows, err := a.q.ListEvidence(ctx, sessionID)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []Evidence{}, nil
+		}
 		return nil, err
 	}
 	out := make([]Evidence, len(rows))
@@ -739,16 +813,33 @@ func (a pgQueries) ListEvidence(ctx context.Context, sessionID string) ([]Eviden
 }
 
 func (a pgQueries) ListGateTTLs(ctx context.Context) ([]int64, error) {
-	return a.q.ListGateTTLs(ctx)
+	rows, err := a.q.ListGateTTLs(ctx)
+	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []int64{}, nil
+		}
+		return nil, err
+	}
+	return rows, nil
 }
 
 func (a pgQueries) ListMissionSessionIDs(ctx context.Context, missionID int64) ([]string, error) {
-	return a.q.ListMissionSessionIDs(ctx, missionID)
+	rows, err := a.q.ListMissionSessionIDs(ctx, missionID)
+	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []string{}, nil
+		}
+		return nil, err
+	}
+	return rows, nil
 }
 
 func (a pgQueries) ListMissions(ctx context.Context) ([]Mission, error) {
 	rows, err := a.q.ListMissions(ctx)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []Mission{}, nil
+		}
 		return nil, err
 	}
 	out := make([]Mission, len(rows))
@@ -761,6 +852,9 @@ func (a pgQueries) ListMissions(ctx context.Context) ([]Mission, error) {
 func (a pgQueries) ListMissionsWithSessionCounts(ctx context.Context) ([]ListMissionsWithSessionCountsRow, error) {
 	rows, err := a.q.ListMissionsWithSessionCounts(ctx)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListMissionsWithSessionCountsRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]ListMissionsWithSessionCountsRow, len(rows))
@@ -773,6 +867,9 @@ func (a pgQueries) ListMissionsWithSessionCounts(ctx context.Context) ([]ListMis
 func (a pgQueries) ListOpenBreaches(ctx context.Context, sessionID string) ([]Breach, error) {
 	rows, err := a.q.ListOpenBreaches(ctx, sessionID)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []Breach{}, nil
+		}
 		return nil, err
 	}
 	out := make([]Breach, len(rows))
@@ -785,6 +882,9 @@ func (a pgQueries) ListOpenBreaches(ctx context.Context, sessionID string) ([]Br
 func (a pgQueries) ListOpenCollisions(ctx context.Context, sessionID string) ([]ListOpenCollisionsRow, error) {
 	rows, err := a.q.ListOpenCollisions(ctx, sessionID)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListOpenCollisionsRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]ListOpenCollisionsRow, len(rows))
@@ -797,6 +897,9 @@ func (a pgQueries) ListOpenCollisions(ctx context.Context, sessionID string) ([]
 func (a pgQueries) ListOpenDecisions(ctx context.Context, sessionID string) ([]Decision, error) {
 	rows, err := a.q.ListOpenDecisions(ctx, sessionID)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []Decision{}, nil
+		}
 		return nil, err
 	}
 	out := make([]Decision, len(rows))
@@ -809,6 +912,9 @@ func (a pgQueries) ListOpenDecisions(ctx context.Context, sessionID string) ([]D
 func (a pgQueries) ListOpenDeviations(ctx context.Context, sessionID string) ([]ListOpenDeviationsRow, error) {
 	rows, err := a.q.ListOpenDeviations(ctx, sessionID)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListOpenDeviationsRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]ListOpenDeviationsRow, len(rows))
@@ -821,6 +927,9 @@ func (a pgQueries) ListOpenDeviations(ctx context.Context, sessionID string) ([]
 func (a pgQueries) ListOpenPermissionPrompts(ctx context.Context, sessionID string) ([]PermissionPrompt, error) {
 	rows, err := a.q.ListOpenPermissionPrompts(ctx, sessionID)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []PermissionPrompt{}, nil
+		}
 		return nil, err
 	}
 	out := make([]PermissionPrompt, len(rows))
@@ -833,6 +942,9 @@ func (a pgQueries) ListOpenPermissionPrompts(ctx context.Context, sessionID stri
 func (a pgQueries) ListOpenRemediations(ctx context.Context, sessionID string) ([]Remediation, error) {
 	rows, err := a.q.ListOpenRemediations(ctx, sessionID)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []Remediation{}, nil
+		}
 		return nil, err
 	}
 	out := make([]Remediation, len(rows))
@@ -845,6 +957,9 @@ func (a pgQueries) ListOpenRemediations(ctx context.Context, sessionID string) (
 func (a pgQueries) ListOpenRemediationsOfDeviation(ctx context.Context, deviationID sql.NullInt64) ([]Remediation, error) {
 	rows, err := a.q.ListOpenRemediationsOfDeviation(ctx, deviationID)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []Remediation{}, nil
+		}
 		return nil, err
 	}
 	out := make([]Remediation, len(rows))
@@ -857,6 +972,9 @@ func (a pgQueries) ListOpenRemediationsOfDeviation(ctx context.Context, deviatio
 func (a pgQueries) ListOpenViolations(ctx context.Context, sessionID string) ([]Violation, error) {
 	rows, err := a.q.ListOpenViolations(ctx, sessionID)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []Violation{}, nil
+		}
 		return nil, err
 	}
 	out := make([]Violation, len(rows))
@@ -869,6 +987,9 @@ func (a pgQueries) ListOpenViolations(ctx context.Context, sessionID string) ([]
 func (a pgQueries) ListPolicies(ctx context.Context) ([]Policy, error) {
 	rows, err := a.q.ListPolicies(ctx)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []Policy{}, nil
+		}
 		return nil, err
 	}
 	out := make([]Policy, len(rows))
@@ -881,6 +1002,9 @@ func (a pgQueries) ListPolicies(ctx context.Context) ([]Policy, error) {
 func (a pgQueries) ListReleasedOptions(ctx context.Context, planID sql.NullInt64) ([]ListReleasedOptionsRow, error) {
 	rows, err := a.q.ListReleasedOptions(ctx, planID)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListReleasedOptionsRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]ListReleasedOptionsRow, len(rows))
@@ -893,6 +1017,9 @@ func (a pgQueries) ListReleasedOptions(ctx context.Context, planID sql.NullInt64
 func (a pgQueries) ListRules(ctx context.Context) ([]Rule, error) {
 	rows, err := a.q.ListRules(ctx)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []Rule{}, nil
+		}
 		return nil, err
 	}
 	out := make([]Rule, len(rows))
@@ -905,6 +1032,9 @@ func (a pgQueries) ListRules(ctx context.Context) ([]Rule, error) {
 func (a pgQueries) ListSessionAsks(ctx context.Context, sessionID string) ([]ListSessionAsksRow, error) {
 	rows, err := a.q.ListSessionAsks(ctx, sessionID)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListSessionAsksRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]ListSessionAsksRow, len(rows))
@@ -917,6 +1047,9 @@ func (a pgQueries) ListSessionAsks(ctx context.Context, sessionID string) ([]Lis
 func (a pgQueries) ListSessionDecisions(ctx context.Context, sessionID string) ([]ListSessionDecisionsRow, error) {
 	rows, err := a.q.ListSessionDecisions(ctx, sessionID)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListSessionDecisionsRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]ListSessionDecisionsRow, len(rows))
@@ -929,6 +1062,9 @@ func (a pgQueries) ListSessionDecisions(ctx context.Context, sessionID string) (
 func (a pgQueries) ListSessionEvents(ctx context.Context, sessionID string) ([]Event, error) {
 	rows, err := a.q.ListSessionEvents(ctx, sessionID)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []Event{}, nil
+		}
 		return nil, err
 	}
 	out := make([]Event, len(rows))
@@ -941,6 +1077,9 @@ func (a pgQueries) ListSessionEvents(ctx context.Context, sessionID string) ([]E
 func (a pgQueries) ListSessionPermissionPrompts(ctx context.Context, sessionID string) ([]ListSessionPermissionPromptsRow, error) {
 	rows, err := a.q.ListSessionPermissionPrompts(ctx, sessionID)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListSessionPermissionPromptsRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]ListSessionPermissionPromptsRow, len(rows))
@@ -953,6 +1092,9 @@ func (a pgQueries) ListSessionPermissionPrompts(ctx context.Context, sessionID s
 func (a pgQueries) ListSessionRemediations(ctx context.Context, sessionID string) ([]Remediation, error) {
 	rows, err := a.q.ListSessionRemediations(ctx, sessionID)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []Remediation{}, nil
+		}
 		return nil, err
 	}
 	out := make([]Remediation, len(rows))
@@ -965,6 +1107,9 @@ func (a pgQueries) ListSessionRemediations(ctx context.Context, sessionID string
 func (a pgQueries) ListSessionRuns(ctx context.Context, sessionID string) ([]Run, error) {
 	rows, err := a.q.ListSessionRuns(ctx, sessionID)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []Run{}, nil
+		}
 		return nil, err
 	}
 	out := make([]Run, len(rows))
@@ -977,6 +1122,9 @@ func (a pgQueries) ListSessionRuns(ctx context.Context, sessionID string) ([]Run
 func (a pgQueries) ListSessionStates(ctx context.Context, lim int64) ([]ListSessionStatesRow, error) {
 	rows, err := a.q.ListSessionStates(ctx, lim)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListSessionStatesRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]ListSessionStatesRow, len(rows))
@@ -989,6 +1137,9 @@ func (a pgQueries) ListSessionStates(ctx context.Context, lim int64) ([]ListSess
 func (a pgQueries) ListSessionToolCalls(ctx context.Context, arg ListSessionToolCallsParams) ([]ListSessionToolCallsRow, error) {
 	rows, err := a.q.ListSessionToolCalls(ctx, pgdb.ListSessionToolCallsParams(arg))
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListSessionToolCallsRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]ListSessionToolCallsRow, len(rows))
@@ -1001,6 +1152,9 @@ func (a pgQueries) ListSessionToolCalls(ctx context.Context, arg ListSessionTool
 func (a pgQueries) ListStandingApprovals(ctx context.Context, arg ListStandingApprovalsParams) ([]ListStandingApprovalsRow, error) {
 	rows, err := a.q.ListStandingApprovals(ctx, pgdb.ListStandingApprovalsParams(arg))
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListStandingApprovalsRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]ListStandingApprovalsRow, len(rows))
@@ -1013,6 +1167,9 @@ func (a pgQueries) ListStandingApprovals(ctx context.Context, arg ListStandingAp
 func (a pgQueries) ListTools(ctx context.Context) ([]Tool, error) {
 	rows, err := a.q.ListTools(ctx)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []Tool{}, nil
+		}
 		return nil, err
 	}
 	out := make([]Tool, len(rows))
@@ -1025,6 +1182,9 @@ func (a pgQueries) ListTools(ctx context.Context) ([]Tool, error) {
 func (a pgQueries) ListUndeliveredPermissionAnswers(ctx context.Context, arg ListUndeliveredPermissionAnswersParams) ([]PermissionPrompt, error) {
 	rows, err := a.q.ListUndeliveredPermissionAnswers(ctx, pgdb.ListUndeliveredPermissionAnswersParams(arg))
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []PermissionPrompt{}, nil
+		}
 		return nil, err
 	}
 	out := make([]PermissionPrompt, len(rows))
@@ -1037,6 +1197,9 @@ func (a pgQueries) ListUndeliveredPermissionAnswers(ctx context.Context, arg Lis
 func (a pgQueries) ListUndeliveredPlanAnswers(ctx context.Context, arg ListUndeliveredPlanAnswersParams) ([]Plan, error) {
 	rows, err := a.q.ListUndeliveredPlanAnswers(ctx, pgdb.ListUndeliveredPlanAnswersParams(arg))
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []Plan{}, nil
+		}
 		return nil, err
 	}
 	out := make([]Plan, len(rows))
@@ -1049,6 +1212,9 @@ func (a pgQueries) ListUndeliveredPlanAnswers(ctx context.Context, arg ListUndel
 func (a pgQueries) ListUndeliveredResolutions(ctx context.Context, arg ListUndeliveredResolutionsParams) ([]ListUndeliveredResolutionsRow, error) {
 	rows, err := a.q.ListUndeliveredResolutions(ctx, pgdb.ListUndeliveredResolutionsParams(arg))
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListUndeliveredResolutionsRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]ListUndeliveredResolutionsRow, len(rows))
@@ -1061,6 +1227,9 @@ func (a pgQueries) ListUndeliveredResolutions(ctx context.Context, arg ListUndel
 func (a pgQueries) ListUsers(ctx context.Context) ([]ListUsersRow, error) {
 	rows, err := a.q.ListUsers(ctx)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListUsersRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]ListUsersRow, len(rows))
@@ -1073,6 +1242,9 @@ func (a pgQueries) ListUsers(ctx context.Context) ([]ListUsersRow, error) {
 func (a pgQueries) ListWebhookDeliveries(ctx context.Context, arg ListWebhookDeliveriesParams) ([]ListWebhookDeliveriesRow, error) {
 	rows, err := a.q.ListWebhookDeliveries(ctx, pgdb.ListWebhookDeliveriesParams(arg))
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListWebhookDeliveriesRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]ListWebhookDeliveriesRow, len(rows))
@@ -1085,6 +1257,9 @@ func (a pgQueries) ListWebhookDeliveries(ctx context.Context, arg ListWebhookDel
 func (a pgQueries) ListWebhookSubscriptions(ctx context.Context) ([]ListWebhookSubscriptionsRow, error) {
 	rows, err := a.q.ListWebhookSubscriptions(ctx)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListWebhookSubscriptionsRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]ListWebhookSubscriptionsRow, len(rows))
@@ -1097,6 +1272,9 @@ func (a pgQueries) ListWebhookSubscriptions(ctx context.Context) ([]ListWebhookS
 func (a pgQueries) ListWebhooks(ctx context.Context) ([]ListWebhooksRow, error) {
 	rows, err := a.q.ListWebhooks(ctx)
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListWebhooksRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]ListWebhooksRow, len(rows))
@@ -1107,27 +1285,33 @@ func (a pgQueries) ListWebhooks(ctx context.Context) ([]ListWebhooksRow, error) 
 }
 
 func (a pgQueries) MarkOutboxDelivered(ctx context.Context, arg MarkOutboxDeliveredParams) (int64, error) {
-	return a.q.MarkOutboxDelivered(ctx, pgdb.MarkOutboxDeliveredParams(arg))
+	r, err := a.q.MarkOutboxDelivered(ctx, pgdb.MarkOutboxDeliveredParams(arg))
+	return r, err
 }
 
 func (a pgQueries) MarkOutboxFailed(ctx context.Context, arg MarkOutboxFailedParams) (int64, error) {
-	return a.q.MarkOutboxFailed(ctx, pgdb.MarkOutboxFailedParams(arg))
+	r, err := a.q.MarkOutboxFailed(ctx, pgdb.MarkOutboxFailedParams(arg))
+	return r, err
 }
 
 func (a pgQueries) NextDecisionNumber(ctx context.Context) (int64, error) {
-	return a.q.NextDecisionNumber(ctx)
+	r, err := a.q.NextDecisionNumber(ctx)
+	return r, noRowHolds(err)
 }
 
 func (a pgQueries) NextOutboxDue(ctx context.Context) (string, error) {
-	return a.q.NextOutboxDue(ctx)
+	r, err := a.q.NextOutboxDue(ctx)
+	return r, noRowHolds(err)
 }
 
 func (a pgQueries) PauseSession(ctx context.Context, arg PauseSessionParams) (int64, error) {
-	return a.q.PauseSession(ctx, pgdb.PauseSessionParams(arg))
+	r, err := a.q.PauseSession(ctx, pgdb.PauseSessionParams(arg))
+	return r, err
 }
 
 func (a pgQueries) RemoveWebhook(ctx context.Context, arg RemoveWebhookParams) (int64, error) {
-	return a.q.RemoveWebhook(ctx, pgdb.RemoveWebhookParams(arg))
+	r, err := a.q.RemoveWebhook(ctx, pgdb.RemoveWebhookParams(arg))
+	return r, err
 }
 
 func (a pgQueries) ResolveDecision(ctx context.Context, arg ResolveDecisionParams) (Decision, error) {
@@ -1136,7 +1320,8 @@ func (a pgQueries) ResolveDecision(ctx context.Context, arg ResolveDecisionParam
 }
 
 func (a pgQueries) ResumeSession(ctx context.Context, id string) (int64, error) {
-	return a.q.ResumeSession(ctx, id)
+	r, err := a.q.ResumeSession(ctx, id)
+	return r, err
 }
 
 func (a pgQueries) RevokeAgentKey(ctx context.Context, arg RevokeAgentKeyParams) error {
@@ -1146,6 +1331,9 @@ func (a pgQueries) RevokeAgentKey(ctx context.Context, arg RevokeAgentKeyParams)
 func (a pgQueries) SessionsWithSymbol(ctx context.Context, arg SessionsWithSymbolParams) ([]SessionsWithSymbolRow, error) {
 	rows, err := a.q.SessionsWithSymbol(ctx, pgdb.SessionsWithSymbolParams(arg))
 	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []SessionsWithSymbolRow{}, nil
+		}
 		return nil, err
 	}
 	out := make([]SessionsWithSymbolRow, len(rows))

@@ -360,3 +360,20 @@ func TestWritesAreSerialisedAcrossStores(t *testing.T) {
 		t.Fatalf("counter = %s after %d increments: writes interleaved", v, writers*each)
 	}
 }
+
+// A key no row can hold (a NUL, bytes that are not UTF-8) finds nothing
+// on either engine: SQLite has no such row, and PostgreSQL, which refuses
+// such text even as an argument, answers no rows rather than an error.
+func TestAKeyNoRowCanHoldFindsNothing(t *testing.T) {
+	s := migrated(t)
+	ctx := t.Context()
+	for _, key := range []string{"ses_\x00", "ses_\xff\xfe"} {
+		if _, err := s.Reader().GetSession(ctx, key); !errors.Is(err, sql.ErrNoRows) {
+			t.Errorf("GetSession(%q): %v, want sql.ErrNoRows", key, err)
+		}
+		rows, err := s.Reader().ListOpenBreaches(ctx, key)
+		if err != nil || len(rows) != 0 {
+			t.Errorf("ListOpenBreaches(%q) = %v, %v; want no rows", key, rows, err)
+		}
+	}
+}

@@ -28,6 +28,8 @@ func check(t *testing.T, path, src string) *types.Package {
 	return pkg
 }
 
+var kinds = map[string]string{"GetRow": "one select", "ListRows": "many select", "Touch": "exec"}
+
 const dbSrc = `package db
 import "context"
 type Row struct { ID int64; Name string }
@@ -40,14 +42,15 @@ type Querier interface {
 func TestGenerateConvertsMatchingShapes(t *testing.T) {
 	pg := strings.Replace(strings.Replace(dbSrc, "package db", "package pgdb", 1),
 		"type Row struct { ID int64; Name string }", "type Row struct { ID int64 `json:\"id\"`; Name string }", 1)
-	src, err := generate(check(t, dbPath, dbSrc), check(t, pgdbPath, pg))
+	src, err := generate(check(t, dbPath, dbSrc), check(t, pgdbPath, pg), kinds)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
 		"func (a pgQueries) GetRow(ctx context.Context, id int64) (Row, error) {",
-		"return Row(r), err",
+		"return Row(r), noRowHolds(err)",
 		"out[i] = Row(r)",
+		"return []Row{}, nil",
 		"return a.q.Touch(ctx, id)",
 	} {
 		if !strings.Contains(string(src), want) {
@@ -66,7 +69,7 @@ func TestGenerateRefusesDifferentShapes(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			pg = strings.Replace(pg, "package db", "package pgdb", 1)
-			_, err := generate(check(t, dbPath, dbSrc), check(t, pgdbPath, pg))
+			_, err := generate(check(t, dbPath, dbSrc), check(t, pgdbPath, pg), kinds)
 			if err == nil || !strings.Contains(err.Error(), "db and pgdb differ") {
 				t.Fatalf("generate = %v, want a refusal naming the difference", err)
 			}
