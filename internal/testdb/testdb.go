@@ -94,11 +94,11 @@ func EmptyDSN(tb testing.TB) string {
 	if _, err := admin(); err != nil {
 		tb.Fatal(err)
 	}
-	return create(tb, "template0")
+	return create(tb, "")
 }
 
-// create makes a database, a copy of tpl, dropped when tb ends, and
-// returns its URL.
+// create makes a database, a copy of tpl (or, with tpl "", an empty one
+// in the tests' locale), dropped when tb ends, and returns its URL.
 func create(tb testing.TB, tpl string) string {
 	tb.Helper()
 	b := make([]byte, 8)
@@ -109,7 +109,11 @@ func create(tb testing.TB, tpl string) string {
 	err := underLock(ctx, "pg_advisory_lock_shared", func(conn *sql.Conn) error {
 		// FILE_COPY: a copy of the template's files, much faster here than
 		// PostgreSQL 15's default of writing every page to the WAL.
-		_, err := conn.ExecContext(ctx, "CREATE DATABASE "+name+" TEMPLATE "+tpl+" STRATEGY FILE_COPY")
+		q := "CREATE DATABASE " + name + " TEMPLATE " + tpl + " STRATEGY FILE_COPY"
+		if tpl == "" {
+			q = "CREATE DATABASE " + name + " " + locale
+		}
+		_, err := conn.ExecContext(ctx, q)
 		return err
 	})
 	if err != nil {
@@ -134,6 +138,12 @@ func dsnOf(name string) string {
 	u.Path = "/" + name
 	return u.String()
 }
+
+// locale is the tests' databases' own text order: ICU's en-US, which
+// sorts "a A b B" where bytes sort "A B a b". Every column Madebook
+// compares is COLLATE "C"; a query that sorted or compared by the
+// database's locale instead would differ from SQLite here, and fail.
+const locale = "TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'"
 
 // templateLock is the advisory lock (on the server's MADEBOOK_TEST_DB
 // database) that orders test processes around the template: held shared
@@ -199,7 +209,7 @@ func template() (string, error) {
 			if _, err := conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+building+" WITH (FORCE)"); err != nil {
 				return err
 			}
-			if _, err := conn.ExecContext(ctx, "CREATE DATABASE "+building); err != nil {
+			if _, err := conn.ExecContext(ctx, "CREATE DATABASE "+building+" "+locale); err != nil {
 				return err
 			}
 			if err := migrate(ctx, dsnOf(building)); err != nil {
@@ -225,11 +235,12 @@ func migrate(ctx context.Context, dsn string) error {
 	return errors.Join(err, s.Close())
 }
 
-// migrationsDigest is a digest of the PostgreSQL migrations' names and
-// contents (12 hex digits).
+// migrationsDigest is a digest of the tests' locale and the PostgreSQL
+// migrations' names and contents (12 hex digits).
 func migrationsDigest() (string, error) {
 	fsys := db.Migrations("postgres://")
 	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00", locale)
 	err := fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
