@@ -32,10 +32,7 @@ import (
 const Env = "MADEBOOK_TEST_DB"
 
 // Postgres reports whether the tests run on PostgreSQL.
-func Postgres() bool {
-	v := os.Getenv(Env)
-	return strings.HasPrefix(v, "postgres://") || strings.HasPrefix(v, "postgresql://")
-}
+func Postgres() bool { return db.IsPostgres(os.Getenv(Env)) }
 
 // SkipOnPostgres skips a test that is about SQLite only, saying why.
 func SkipOnPostgres(tb testing.TB, why string) {
