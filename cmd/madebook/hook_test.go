@@ -142,7 +142,7 @@ func TestHookAgainstARealServer(t *testing.T) {
 			}
 		}
 		var calls []string
-		rows, err := a.Kit.SQL().Query(`SELECT t.server || ' ' || t.tool || ' ' || t.is_side_effecting
+		rows, err := a.Kit.SQL().Query(`SELECT t.server || ' ' || t.tool || ' ' || CASE WHEN t.is_side_effecting THEN '1' ELSE '0' END
 			FROM tool_calls t JOIN runs r ON r.id = t.run_id WHERE r.session_id = ? AND r.external_id = ? ORDER BY t.id`, session, sid)
 		if err != nil {
 			t.Fatal(err)
