@@ -41,7 +41,7 @@ SELECT id, at, actor, action, target, before_json, after_json
 FROM admin_activity
 WHERE id < ?1 AND substr(action, 1, length(CAST(?2 AS TEXT))) = CAST(?2 AS TEXT)
 ORDER BY id DESC
-LIMIT ?3
+LIMIT CAST(?3 AS BIGINT)
 `
 
 type ListAdminActivityParams struct {

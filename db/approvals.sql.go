@@ -71,9 +71,9 @@ SELECT a.target,
            WHEN 'plan' THEN a.session_id
            ELSE CAST(a.target_id AS TEXT) END AS TEXT) AS ref,
        a.content, a.note, a.at, u.email
-FROM approvals a INDEXED BY approvals_standing_all
+FROM approvals a
 JOIN users u ON u.id = a.user_id
-WHERE a.settled_at IS NULL
+WHERE a.settled_at IS NULL AND a.target IN ('decision', 'plan', 'violation')
 ORDER BY a.id
 `
 
@@ -90,6 +90,9 @@ type ListAllStandingApprovalsRow struct {
 // "1 of 2": few at any time, as approvals settle when they take effect.
 // ref is how the Attention view names the target: a gate's reference, a
 // plan's session, a violation's id.
+// The target condition holds for every row (the table's CHECK): it is
+// there so that SQLite reads the small partial index approvals_standing_all
+// rather than the whole table (portable SQL, unlike INDEXED BY).
 func (q *Queries) ListAllStandingApprovals(ctx context.Context) ([]ListAllStandingApprovalsRow, error) {
 	rows, err := q.query(ctx, q.listAllStandingApprovalsStmt, listAllStandingApprovals)
 	if err != nil {

@@ -432,7 +432,7 @@ func (q *Queries) ListUndeliveredResolutions(ctx context.Context, arg ListUndeli
 }
 
 const nextDecisionNumber = `-- name: NextDecisionNumber :one
-SELECT CAST(COALESCE(MAX(id), 0) + 1 AS INTEGER) AS next FROM decisions
+SELECT CAST(COALESCE(MAX(id), 0) + 1 AS BIGINT) AS next FROM decisions
 `
 
 // Safe inside a write transaction: there is one writer.

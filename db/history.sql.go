@@ -97,7 +97,7 @@ const listSessionToolCalls = `-- name: ListSessionToolCalls :many
 SELECT tc.id, tc.run_id, tc.server, tc.tool, tc.is_side_effecting, tc.started_at, tc.recorded_at, tc.source_kind, tc.step, tc.paths FROM tool_calls tc JOIN runs r ON r.id = tc.run_id
 WHERE r.session_id = ?1
 ORDER BY tc.started_at DESC, tc.id DESC
-LIMIT ?2
+LIMIT CAST(?2 AS BIGINT)
 `
 
 type ListSessionToolCallsParams struct {

@@ -12,25 +12,20 @@ import (
 
 const countTasks = `-- name: CountTasks :one
 WITH cycle AS (
-    SELECT COALESCE(MAX(c.id), 0) AS start FROM events c
+    SELECT COALESCE(MAX(c.at), '') AS start FROM events c
     WHERE c.session_id = ?1 AND c.kind = 'lifecycle.transition' AND c.ref = 'user.message.created'
-), reported AS (
-    SELECT DISTINCT CASE WHEN json_valid(e.detail) THEN json_extract(e.detail, '$.task') END AS task
-    FROM events e, cycle
-    WHERE e.session_id = ?1 AND e.id > cycle.start AND e.kind = 'lifecycle.event'
-      AND e.ref IN ('task.created', 'task.progress', 'task.completed', 'task.failed', 'task.blocked')
 ), current AS (
-    SELECT t.status, t.task IN (SELECT task FROM reported) AS now
-    FROM tasks t WHERE t.session_id = ?1
+    SELECT t.status, CASE WHEN t.updated_at >= cycle.start THEN 1 ELSE 0 END AS now
+    FROM tasks t, cycle WHERE t.session_id = ?1
 )
-SELECT CAST(COALESCE(SUM(now), 0) AS INTEGER) AS created,
-       CAST(COALESCE(SUM(now AND status = 'progress'), 0) AS INTEGER) AS progress,
-       CAST(COALESCE(SUM(now AND status = 'completed'), 0) AS INTEGER) AS completed,
-       CAST(COALESCE(SUM(now AND status = 'failed'), 0) AS INTEGER) AS failed,
-       CAST(COALESCE(SUM(now AND status IN ('completed', 'failed')), 0) AS INTEGER) AS done,
-       CAST(COALESCE(SUM(now AND status NOT IN ('completed', 'failed')), 0) AS INTEGER) AS open,
-       CAST(COALESCE(SUM(now AND status = 'blocked'), 0) AS INTEGER) AS blocked,
-       CAST(COALESCE(SUM(NOT now), 0) AS INTEGER) AS earlier
+SELECT CAST(COALESCE(SUM(now), 0) AS BIGINT) AS created,
+       CAST(COALESCE(SUM(CASE WHEN now = 1 AND status = 'progress' THEN 1 ELSE 0 END), 0) AS BIGINT) AS progress,
+       CAST(COALESCE(SUM(CASE WHEN now = 1 AND status = 'completed' THEN 1 ELSE 0 END), 0) AS BIGINT) AS completed,
+       CAST(COALESCE(SUM(CASE WHEN now = 1 AND status = 'failed' THEN 1 ELSE 0 END), 0) AS BIGINT) AS failed,
+       CAST(COALESCE(SUM(CASE WHEN now = 1 AND status IN ('completed', 'failed') THEN 1 ELSE 0 END), 0) AS BIGINT) AS done,
+       CAST(COALESCE(SUM(CASE WHEN now = 1 AND status NOT IN ('completed', 'failed') THEN 1 ELSE 0 END), 0) AS BIGINT) AS open,
+       CAST(COALESCE(SUM(CASE WHEN now = 1 AND status = 'blocked' THEN 1 ELSE 0 END), 0) AS BIGINT) AS blocked,
+       CAST(COALESCE(SUM(1 - now), 0) AS BIGINT) AS earlier
 FROM current
 `
 
@@ -47,11 +42,11 @@ type CountTasksRow struct {
 
 // A session's tasks of its current cycle: a cycle starts when the session
 // leaves IDLE (user.message.created, the one arrow out of it), and a task
-// is of the cycle in which its agent last reported it (a lifecycle.event
-// task.* whose payload names it). How many were created (all of them),
-// how many are now in progress, completed, failed (completed or failed:
-// done), still open, of which blocked; and how many tasks of earlier
-// cycles no longer count.
+// is of the cycle in which its agent last reported it (its updated_at, set
+// by every report, not before the cycle's start). How many were created
+// (all of them), how many are now in progress, completed, failed
+// (completed or failed: done), still open, of which blocked; and how many
+// tasks of earlier cycles no longer count.
 func (q *Queries) CountTasks(ctx context.Context, sessionID string) (CountTasksRow, error) {
 	row := q.queryRow(ctx, q.countTasksStmt, countTasks, sessionID)
 	var i CountTasksRow

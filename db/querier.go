@@ -99,11 +99,11 @@ type Querier interface {
 	CountOpenDecisions(ctx context.Context, sessionID string) (int64, error)
 	// A session's tasks of its current cycle: a cycle starts when the session
 	// leaves IDLE (user.message.created, the one arrow out of it), and a task
-	// is of the cycle in which its agent last reported it (a lifecycle.event
-	// task.* whose payload names it). How many were created (all of them),
-	// how many are now in progress, completed, failed (completed or failed:
-	// done), still open, of which blocked; and how many tasks of earlier
-	// cycles no longer count.
+	// is of the cycle in which its agent last reported it (its updated_at, set
+	// by every report, not before the cycle's start). How many were created
+	// (all of them), how many are now in progress, completed, failed
+	// (completed or failed: done), still open, of which blocked; and how many
+	// tasks of earlier cycles no longer count.
 	CountTasks(ctx context.Context, sessionID string) (CountTasksRow, error)
 	CountUsers(ctx context.Context) (int64, error)
 	CreateAPIToken(ctx context.Context, arg CreateAPITokenParams) (int64, error)
@@ -217,11 +217,14 @@ type Querier interface {
 	// "1 of 2": few at any time, as approvals settle when they take effect.
 	// ref is how the Attention view names the target: a gate's reference, a
 	// plan's session, a violation's id.
+	// The target condition holds for every row (the table's CHECK): it is
+	// there so that SQLite reads the small partial index approvals_standing_all
+	// rather than the whole table (portable SQL, unlike INDEXED BY).
 	ListAllStandingApprovals(ctx context.Context) ([]ListAllStandingApprovalsRow, error)
 	// Every unanswered ask, oldest first, with its run and session.
 	ListAttentionAsks(ctx context.Context, arg ListAttentionAsksParams) ([]ListAttentionAsksRow, error)
 	// Tasks an agent reported blocked and has not moved since, longest first:
-	// of the session's current cycle only (blocked after the session last
+	// of the session's current cycle only (reported since the session last
 	// left IDLE; a task of an earlier cycle no longer counts, CountTasks).
 	ListAttentionBlockedTasks(ctx context.Context, arg ListAttentionBlockedTasksParams) ([]ListAttentionBlockedTasksRow, error)
 	// The Attention queue: one query per kind of item, each narrowed by the

@@ -64,7 +64,7 @@ func (q *Queries) CreateSession(ctx context.Context, arg CreateSessionParams) (S
 const getBriefState = `-- name: GetBriefState :one
 SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason, s.lifecycle, s.lifecycle_at,
        CAST((SELECT m.high_risk FROM missions m WHERE m.id = s.mission_id) AS BOOLEAN) AS high_risk,
-       CAST((SELECT m.gate_ttl FROM missions m WHERE m.id = s.mission_id) AS INTEGER) AS gate_ttl,
+       CAST((SELECT m.gate_ttl FROM missions m WHERE m.id = s.mission_id) AS BIGINT) AS gate_ttl,
        CAST(COALESCE((SELECT p.status FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_status,
        CAST(COALESCE((SELECT p.note FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_note,
        CAST(COALESCE((SELECT p.proposed_at FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_proposed_at,
@@ -83,7 +83,7 @@ SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason, s.lifecycle, s.lifecyc
           + (SELECT COUNT(*) FROM plans p WHERE p.session_id = s.id AND p.decided_by IS NOT NULL AND p.acked_at IS NULL)
           + (SELECT COUNT(*) FROM permission_prompts pp WHERE pp.session_id = s.id AND pp.answered_at IS NOT NULL AND pp.acked_at IS NULL)
           + (SELECT COUNT(*) FROM remediations r WHERE r.session_id = s.id AND r.closed_at IS NULL AND r.acked_at IS NULL)
-         AS INTEGER) AS unacked,
+         AS BIGINT) AS unacked,
        CAST(COALESCE((SELECT MIN(x) FROM (
            SELECT COALESCE(d.last_delivered_at, '') AS x FROM decisions d
             WHERE d.session_id = s.id AND d.resolved_at IS NOT NULL AND d.acked_at IS NULL
@@ -92,7 +92,7 @@ SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason, s.lifecycle, s.lifecyc
            UNION ALL SELECT COALESCE(pp.last_delivered_at, '') FROM permission_prompts pp
             WHERE pp.session_id = s.id AND pp.answered_at IS NOT NULL AND pp.acked_at IS NULL
            UNION ALL SELECT COALESCE(r.last_delivered_at, '') FROM remediations r
-            WHERE r.session_id = s.id AND r.closed_at IS NULL AND r.acked_at IS NULL)), '') AS TEXT) AS oldest_delivery
+            WHERE r.session_id = s.id AND r.closed_at IS NULL AND r.acked_at IS NULL) AS deliveries), '') AS TEXT) AS oldest_delivery
 FROM sessions s
 WHERE s.id = ?1
 `
@@ -235,7 +235,7 @@ SELECT s.id, s.agent_key_id, s.agent, s.agent_label, s.title, s.lifecycle, s.las
 FROM sessions s
 JOIN missions m ON m.id = s.mission_id
 ORDER BY s.created_at DESC, s.id
-LIMIT ?1
+LIMIT CAST(?1 AS BIGINT)
 `
 
 type ListSessionStatesRow struct {

@@ -5,16 +5,19 @@ import (
 	"database/sql"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/testdb"
 )
 
-// open opens a store on a fresh file, closed when the test ends.
+// open opens a store on a fresh, empty database (a file, or a PostgreSQL
+// database: testdb.EmptyDSN), closed when the test ends.
 func open(t *testing.T) (*db.Store, string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "madebook.db")
+	path := testdb.EmptyDSN(t)
 	s, err := db.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -23,10 +26,14 @@ func open(t *testing.T) (*db.Store, string) {
 	return s, path
 }
 
-// migrated opens a store on a fresh, migrated file.
+// migrated opens a store on a fresh, migrated database.
 func migrated(t *testing.T) *db.Store {
 	t.Helper()
-	s, _ := open(t)
+	s, err := db.Open(testdb.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
 	if _, err := s.Migrate(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +41,11 @@ func migrated(t *testing.T) *db.Store {
 }
 
 func TestMigrate(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("migrations", "*.sql"))
+	dir := "migrations"
+	if testdb.Postgres() {
+		dir = filepath.Join("postgres", "migrations")
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.sql"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no migrations found: %v", err)
 	}
@@ -50,8 +61,12 @@ func TestMigrate(t *testing.T) {
 			t.Fatalf("Migrate applied %d migrations, want %d (%v)", n, len(files), files)
 		}
 		var tables int
-		if err := s.Writer().QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'
-			AND name IN ('users', 'api_tokens', 'agent_keys', 'missions', 'sessions', 'plans', 'decisions', 'remediations', 'events')`).Scan(&tables); err != nil {
+		list := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN `
+		if testdb.Postgres() {
+			list = `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name IN `
+		}
+		if err := s.Writer().QueryRowContext(ctx, list+
+			`('users', 'api_tokens', 'agent_keys', 'missions', 'sessions', 'plans', 'decisions', 'remediations', 'events')`).Scan(&tables); err != nil {
 			t.Fatal(err)
 		}
 		if tables != 9 {
@@ -279,5 +294,86 @@ func TestReaderCannotWrite(t *testing.T) {
 	}
 	if _, err := s.Reader().GetAgentKeyByName(ctx, "r"); !errors.Is(err, sql.ErrNoRows) {
 		t.Fatalf("the row is there (err %v)", err)
+	}
+}
+
+// Two stores on one database are two replicas: their write transactions
+// still run one at a time (SQLite's writer lock; PostgreSQL's advisory
+// lock), so a use case's read inside Write still holds when it writes.
+// Each write reads a counter and writes it plus one: a lost update would
+// leave the count short.
+func TestWritesAreSerialisedAcrossStores(t *testing.T) {
+	a, dsn := open(t)
+	if _, err := a.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	b, err := db.Open(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := b.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	const writers, each = 8, 10
+	errc := make(chan error, writers)
+	for i := range writers {
+		s := a
+		if i%2 == 1 {
+			s = b
+		}
+		go func() {
+			for range each {
+				err := s.Write(ctx, func(q db.Querier) error {
+					n := 0
+					v, err := q.GetSetting(ctx, "counter")
+					switch {
+					case errors.Is(err, sql.ErrNoRows):
+					case err != nil:
+						return err
+					default:
+						if n, err = strconv.Atoi(v); err != nil {
+							return err
+						}
+					}
+					return q.SetSetting(ctx, db.SetSettingParams{Key: "counter", Value: strconv.Itoa(n + 1)})
+				})
+				if err != nil {
+					errc <- err
+					return
+				}
+			}
+			errc <- nil
+		}()
+	}
+	for range writers {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, err := a.Reader().GetSetting(ctx, "counter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v != strconv.Itoa(writers*each) {
+		t.Fatalf("counter = %s after %d increments: writes interleaved", v, writers*each)
+	}
+}
+
+// A key no row can hold (a NUL, bytes that are not UTF-8) finds nothing
+// on either engine: SQLite has no such row, and PostgreSQL, which refuses
+// such text even as an argument, answers no rows rather than an error.
+func TestAKeyNoRowCanHoldFindsNothing(t *testing.T) {
+	s := migrated(t)
+	ctx := t.Context()
+	for _, key := range []string{"ses_\x00", "ses_\xff\xfe"} {
+		if _, err := s.Reader().GetSession(ctx, key); !errors.Is(err, sql.ErrNoRows) {
+			t.Errorf("GetSession(%q): %v, want sql.ErrNoRows", key, err)
+		}
+		rows, err := s.Reader().ListOpenBreaches(ctx, key)
+		if err != nil || len(rows) != 0 {
+			t.Errorf("ListOpenBreaches(%q) = %v, %v; want no rows", key, rows, err)
+		}
 	}
 }

@@ -179,7 +179,7 @@ func (q *Queries) TouchWebSession(ctx context.Context, arg TouchWebSessionParams
 
 const trimLoginFailures = `-- name: TrimLoginFailures :exec
 DELETE FROM login_failures
-WHERE id <= (SELECT f.id FROM login_failures f ORDER BY f.id DESC LIMIT 1 OFFSET ?1)
+WHERE id <= (SELECT f.id FROM login_failures f ORDER BY f.id DESC LIMIT 1 OFFSET CAST(?1 AS BIGINT))
 `
 
 // Keeps the newest `keep` failures: the table's size has a bound whatever

@@ -55,7 +55,7 @@ const claimOutbox = `-- name: ClaimOutbox :many
 UPDATE outbox SET next_attempt_at = ?1, attempts = attempts + 1
 WHERE id IN (SELECT o.id FROM outbox o
              WHERE o.delivered_at IS NULL AND o.gave_up_at IS NULL AND o.next_attempt_at <= ?2
-             ORDER BY o.next_attempt_at, o.id LIMIT ?3)
+             ORDER BY o.next_attempt_at, o.id LIMIT CAST(?3 AS BIGINT))
   AND delivered_at IS NULL AND gave_up_at IS NULL AND next_attempt_at <= ?2
 RETURNING id, webhook_id, event, payload, created_at, attempts
 `
@@ -226,7 +226,7 @@ func (q *Queries) GiveUpOutbox(ctx context.Context, arg GiveUpOutboxParams) (int
 const listWebhookDeliveries = `-- name: ListWebhookDeliveries :many
 SELECT id, event, created_at, attempts, next_attempt_at, delivered_at, last_status, last_error, gave_up_at
 FROM outbox WHERE webhook_id = ?1
-ORDER BY id DESC LIMIT ?2
+ORDER BY id DESC LIMIT CAST(?2 AS BIGINT)
 `
 
 type ListWebhookDeliveriesParams struct {

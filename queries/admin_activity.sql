@@ -9,4 +9,4 @@ SELECT id, at, actor, action, target, before_json, after_json
 FROM admin_activity
 WHERE id < sqlc.arg(before) AND substr(action, 1, length(CAST(sqlc.arg(prefix) AS TEXT))) = CAST(sqlc.arg(prefix) AS TEXT)
 ORDER BY id DESC
-LIMIT sqlc.arg(lim);
+LIMIT CAST(sqlc.arg(lim) AS BIGINT);

@@ -100,7 +100,7 @@ ORDER BY pp.requested_at, pp.id;
 
 -- name: ListAttentionBlockedTasks :many
 -- Tasks an agent reported blocked and has not moved since, longest first:
--- of the session's current cycle only (blocked after the session last
+-- of the session's current cycle only (reported since the session last
 -- left IDLE; a task of an earlier cycle no longer counts, CountTasks).
 SELECT t.task, t.updated_at,
        s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
@@ -108,10 +108,7 @@ FROM tasks t
 JOIN sessions s ON s.id = t.session_id
 JOIN missions m ON m.id = s.mission_id
 WHERE t.status = 'blocked'
-  AND (SELECT COALESCE(MAX(e.id), 9223372036854775807) FROM events e
-       WHERE e.session_id = t.session_id AND e.kind = 'lifecycle.event' AND e.ref = 'task.blocked'
-         AND json_valid(e.detail) AND json_extract(e.detail, '$.task') = t.task)
-      > (SELECT COALESCE(MAX(c.id), 0) FROM events c
+  AND t.updated_at >= (SELECT COALESCE(MAX(c.at), '') FROM events c
          WHERE c.session_id = t.session_id AND c.kind = 'lifecycle.transition' AND c.ref = 'user.message.created')
   AND (CAST(sqlc.arg(mission) AS TEXT) = '' OR m.slug = sqlc.arg(mission))
   AND (CAST(sqlc.arg(agent) AS TEXT) = '' OR s.agent = sqlc.arg(agent))
@@ -149,14 +146,15 @@ permission AS (SELECT COUNT(*) AS n, COALESCE(MAX(pp.requested_at), '') AS lates
   FROM permission_prompts pp JOIN scope ON scope.id = pp.session_id WHERE pp.answered_at IS NULL),
 task AS (SELECT COUNT(*) AS n, COALESCE(MAX(t.updated_at), '') AS latest
   FROM tasks t JOIN scope ON scope.id = t.session_id WHERE t.status = 'blocked'
-  AND (SELECT COALESCE(MAX(e.id), 9223372036854775807) FROM events e
-       WHERE e.session_id = t.session_id AND e.kind = 'lifecycle.event' AND e.ref = 'task.blocked'
-         AND json_valid(e.detail) AND json_extract(e.detail, '$.task') = t.task)
-      > (SELECT COALESCE(MAX(c.id), 0) FROM events c
+  AND t.updated_at >= (SELECT COALESCE(MAX(c.at), '') FROM events c
          WHERE c.session_id = t.session_id AND c.kind = 'lifecycle.transition' AND c.ref = 'user.message.created'))
 SELECT decision.n AS decisions, plan.n AS plans, paused.n AS paused, ask.n AS asks,
        violation.n AS violations, remediation.n AS remediations, permission.n AS permissions, task.n AS tasks,
-       CAST(MAX(decision.latest, plan.latest, paused.latest, ask.latest, violation.latest, remediation.latest,
-                permission.latest, task.latest) AS TEXT) AS latest,
+       -- latest: the latest of the eight, the MAX of a list: portable, where
+       -- a scalar max(a, b) is spelled GREATEST(a, b) on PostgreSQL only.
+       CAST((SELECT MAX(l.latest) FROM (
+           SELECT decision.latest AS latest UNION ALL SELECT plan.latest UNION ALL SELECT paused.latest
+           UNION ALL SELECT ask.latest UNION ALL SELECT violation.latest UNION ALL SELECT remediation.latest
+           UNION ALL SELECT permission.latest UNION ALL SELECT task.latest) AS l) AS TEXT) AS latest,
        decision.expired AS expired, CAST(decision.latest_expired AS TEXT) AS latest_expired
 FROM decision, plan, paused, ask, violation, remediation, permission, task;

@@ -1,6 +1,6 @@
 -- name: NextDecisionNumber :one
 -- Safe inside a write transaction: there is one writer.
-SELECT CAST(COALESCE(MAX(id), 0) + 1 AS INTEGER) AS next FROM decisions;
+SELECT CAST(COALESCE(MAX(id), 0) + 1 AS BIGINT) AS next FROM decisions;
 
 -- name: CreateDecision :one
 INSERT INTO decisions (id, ref, session_id, title, question, proposal, blocked_scope, allowed_scope, opened_at)

@@ -14,4 +14,4 @@ ORDER BY a.created_at, a.id;
 SELECT sqlc.embed(tc) FROM tool_calls tc JOIN runs r ON r.id = tc.run_id
 WHERE r.session_id = sqlc.arg(session_id)
 ORDER BY tc.started_at DESC, tc.id DESC
-LIMIT sqlc.arg(max_calls);
+LIMIT CAST(sqlc.arg(max_calls) AS BIGINT);

@@ -40,4 +40,4 @@ DELETE FROM login_failures WHERE at < sqlc.arg(before);
 -- Keeps the newest `keep` failures: the table's size has a bound whatever
 -- emails and addresses the callers choose.
 DELETE FROM login_failures
-WHERE id <= (SELECT f.id FROM login_failures f ORDER BY f.id DESC LIMIT 1 OFFSET sqlc.arg(keep));
+WHERE id <= (SELECT f.id FROM login_failures f ORDER BY f.id DESC LIMIT 1 OFFSET CAST(sqlc.arg(keep) AS BIGINT));

@@ -45,7 +45,7 @@ RETURNING id;
 UPDATE outbox SET next_attempt_at = sqlc.arg(lease_until), attempts = attempts + 1
 WHERE id IN (SELECT o.id FROM outbox o
              WHERE o.delivered_at IS NULL AND o.gave_up_at IS NULL AND o.next_attempt_at <= sqlc.arg(now)
-             ORDER BY o.next_attempt_at, o.id LIMIT sqlc.arg(lim))
+             ORDER BY o.next_attempt_at, o.id LIMIT CAST(sqlc.arg(lim) AS BIGINT))
   AND delivered_at IS NULL AND gave_up_at IS NULL AND next_attempt_at <= sqlc.arg(now)
 RETURNING id, webhook_id, event, payload, created_at, attempts;
 
@@ -71,4 +71,4 @@ SELECT CAST(COALESCE(MIN(next_attempt_at), '') AS TEXT) FROM outbox WHERE delive
 -- An endpoint's newest notifications, sent or not.
 SELECT id, event, created_at, attempts, next_attempt_at, delivered_at, last_status, last_error, gave_up_at
 FROM outbox WHERE webhook_id = sqlc.arg(webhook_id)
-ORDER BY id DESC LIMIT sqlc.arg(lim);
+ORDER BY id DESC LIMIT CAST(sqlc.arg(lim) AS BIGINT);

@@ -61,7 +61,7 @@ func runAudit(ctx context.Context, c stdio, args []string) error {
 	}
 	// Auditing a path that holds no database would create an empty one,
 	// and pass.
-	if _, err := os.Stat(*path); err != nil {
+	if _, err := os.Stat(*path); err != nil && !db.IsPostgres(*path) {
 		return f.fail("no database at %s: give --db PATH (or MADEBOOK_DB)", *path)
 	}
 	return withApp(ctx, *path, func(a *app) error {

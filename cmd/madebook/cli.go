@@ -59,7 +59,8 @@ func topUsage(cmds []command) string {
 	fmt.Fprintf(tw, "  %s\t%s\n", "help [COMMAND]", "print this help, or a command's")
 	tw.Flush()
 	b.WriteString("\nEvery command answers --help with its own flags (`madebook serve --help`).\n" +
-		"The database is --db PATH, or MADEBOOK_DB, or ./madebook.db (created on first start).\n" +
+		"The database is --db PATH (a SQLite file, created on first start) or --db postgres://… (PostgreSQL),\n" +
+		"or MADEBOOK_DB, or ./madebook.db. Either way the schema is migrated at start.\n" +
 		"Exit status: 0 done, 1 failed (audit: a report found rows), 2 a usage mistake or corrupt data;\n" +
 		"agent also exits 3 to 6 by the answer's next_action (`madebook agent --help`).\n")
 	return b.String()
@@ -137,7 +138,7 @@ const defaultDB = "./madebook.db"
 
 // dbFlag adds --db, read from MADEBOOK_DB too.
 func (f *flags) dbFlag() *string {
-	p := f.String("db", defaultDB, "`PATH` of the SQLite database")
+	p := f.String("db", defaultDB, "`PATH` of the SQLite database, or a postgres:// URL of a PostgreSQL one")
 	f.env["db"] = "MADEBOOK_DB"
 	return p
 }

@@ -142,7 +142,7 @@ func TestHookAgainstARealServer(t *testing.T) {
 			}
 		}
 		var calls []string
-		rows, err := a.Kit.Store.Writer().Query(`SELECT t.server || ' ' || t.tool || ' ' || t.is_side_effecting || ' ' || t.paths
+		rows, err := a.Kit.SQL().Query(`SELECT t.server || ' ' || t.tool || ' ' || CASE WHEN t.is_side_effecting THEN '1' ELSE '0' END || ' ' || t.paths
 			FROM tool_calls t JOIN runs r ON r.id = t.run_id WHERE r.session_id = ? AND r.external_id = ? ORDER BY t.id`, session, sid)
 		if err != nil {
 			t.Fatal(err)
@@ -579,7 +579,7 @@ func TestHookHoldsAStepUntilItsStoppingPointIsAnswered(t *testing.T) {
 		t.Fatalf("PostToolUse: exit %d, %q", r.code, r.stdout)
 	}
 	var step string
-	if err := a.Kit.Store.Writer().QueryRow("SELECT step FROM tool_calls WHERE run_id = ? AND tool = 'memory_store'", run).Scan(&step); err != nil || step != "store" {
+	if err := a.Kit.SQL().QueryRow("SELECT step FROM tool_calls WHERE run_id = ? AND tool = 'memory_store'", run).Scan(&step); err != nil || step != "store" {
 		t.Errorf("the call is recorded as step %q (%v), want store", step, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/rules"
 )
 
@@ -42,7 +43,7 @@ func runRulesInfer(ctx context.Context, c stdio, args []string) error {
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(c.stdout, "stored %d advisory rules in %s\n", n, *path)
+		_, err = fmt.Fprintf(c.stdout, "stored %d advisory rules in %s\n", n, db.Describe(*path))
 		return err
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/notify"
@@ -88,7 +89,7 @@ func (p *proxyList) Set(v string) error {
 // console and the API until ctx is done; with --demo, on a throwaway
 // database with a simulated agent.
 func runServe(ctx context.Context, c stdio, args []string) error {
-	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH] [--public-url URL] [--metrics-addr ADDR] [--secure-cookies] [--delivery-lease D] [--expiry-sweep D] [--max-open-gates N] [--rate-requests RATE] [--rate-writes RATE] [--rate-sessions RATE] [--trusted-proxy CIDR]... [--demo]",
+	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH|URL] [--public-url URL] [--metrics-addr ADDR] [--secure-cookies] [--delivery-lease D] [--expiry-sweep D] [--max-open-gates N] [--rate-requests RATE] [--rate-writes RATE] [--rate-sessions RATE] [--trusted-proxy CIDR]... [--demo]",
 		"Migrate the database (creating it on first start), then serve the console, the JSON API\n"+
 			"and /brief until interrupted (Ctrl-C, SIGTERM), logging JSON lines on stdout, and send\n"+
 			"the webhook notifications the outbox holds.\n\n"+
@@ -170,7 +171,7 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 		logger = slog.New(quietRequests{logger.Handler()})
 	}
 
-	logger.Info("migrating", "db", *path)
+	logger.Info("migrating", "db", db.Describe(*path))
 	a, err := openApp(ctx, *path)
 	if err != nil {
 		return err
@@ -251,7 +252,7 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	logger.Info("listening", "addr", "http://"+ln.Addr().String(), "db", a.path, "public_url", public,
+	logger.Info("listening", "addr", "http://"+ln.Addr().String(), "db", db.Describe(a.path), "public_url", public,
 		"trusted_proxies", cfg.trustedProxies.String())
 
 	// The demo plays against the server's own listener; a failure to set
@@ -311,7 +312,7 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 func firstUserHint(path string) string {
 	hint := "no users yet: create one with: " + auth.FirstAdminCommand
 	if path != defaultDB {
-		hint += " --db " + shellQuote(path)
+		hint += " --db " + shellQuote(db.Describe(path))
 	}
 	return hint
 }

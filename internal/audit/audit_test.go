@@ -297,7 +297,7 @@ func TestUnanswerableAsks(t *testing.T) {
 	// the run first, already complete, then the ask.
 	now := w.kit.Clock.Now()
 	exec := func(q string, args ...any) error {
-		_, err := w.kit.Store.Writer().Exec(q, args...)
+		_, err := w.kit.SQL().Exec(q, args...)
 		return err
 	}
 	must := func(err error) {
@@ -315,7 +315,11 @@ func TestUnanswerableAsks(t *testing.T) {
 	if err := insertAsk(); err == nil || !strings.Contains(err.Error(), "ask_on_terminal_run") {
 		t.Fatalf("an unanswered ask inserted on a complete run: %v, want the trigger's ask_on_terminal_run", err)
 	}
-	must(exec(`DROP TRIGGER asks_no_open_ask_on_terminal_run`))
+	drop := `DROP TRIGGER asks_no_open_ask_on_terminal_run`
+	if testkit.Postgres() {
+		drop += ` ON asks`
+	}
+	must(exec(drop))
 	must(insertAsk())
 
 	res := w.report(audit.UnanswerableAsks)

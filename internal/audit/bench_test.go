@@ -98,7 +98,7 @@ func fillLedger(k *testkit.Kit, calls int) error {
 	agent, _ := k.Agent()
 	slug := k.Mission(lead, false)
 	var missionID int64
-	w := k.Store.Writer()
+	w := k.SQL()
 	if err := w.QueryRowContext(ctx, `SELECT id FROM missions WHERE slug = ?`, slug).Scan(&missionID); err != nil {
 		return err
 	}

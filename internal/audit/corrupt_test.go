@@ -106,7 +106,7 @@ func TestACorruptRowIsAnErrorNamingIt(t *testing.T) {
 // never writes.
 func (w *world) exec(query string, args ...any) {
 	w.t.Helper()
-	if _, err := w.kit.Store.Writer().ExecContext(context.Background(), query, args...); err != nil {
+	if _, err := w.kit.SQL().ExecContext(context.Background(), query, args...); err != nil {
 		w.t.Fatal(err)
 	}
 }

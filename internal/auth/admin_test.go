@@ -32,7 +32,7 @@ func adminTables(t *testing.T, k *testkit.Kit) string {
 		`SELECT id, name, COALESCE(revoked_at, '') FROM agent_keys ORDER BY id`,
 		`SELECT id_hash, user_id FROM web_sessions ORDER BY id_hash`,
 	} {
-		rows, err := k.Store.Writer().QueryContext(t.Context(), q)
+		rows, err := k.SQL().QueryContext(t.Context(), q)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -35,28 +35,7 @@ func wantErr(t *testing.T, err error, kind errs.Kind, code string) {
 // call wrote nothing.
 func rows(t *testing.T, k *testkit.Kit, table string) []string {
 	t.Helper()
-	r, err := k.Store.Writer().QueryContext(t.Context(), fmt.Sprintf(`SELECT * FROM %q ORDER BY rowid`, table))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	cols, err := r.Columns()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for r.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := r.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, fmt.Sprint(vals...))
-	}
-	return out
+	return k.Rows(fmt.Sprintf(`SELECT * FROM %q ORDER BY id`, table))
 }
 
 // refused checks that call fails with the kind and code and leaves the
@@ -79,9 +58,7 @@ func refused(t *testing.T, k *testkit.Kit, kind errs.Kind, code string, call fun
 // exec runs a statement the services never run (revoking, disabling).
 func exec(t *testing.T, k *testkit.Kit, query string, args ...any) {
 	t.Helper()
-	if _, err := k.Store.Writer().ExecContext(t.Context(), query, args...); err != nil {
-		t.Fatal(err)
-	}
+	k.Exec(query, args...)
 }
 
 func TestAddUser(t *testing.T) {
@@ -363,7 +340,7 @@ func TestAuthenticate(t *testing.T) {
 	}
 	exec(t, k, `UPDATE users SET disabled_at = ? WHERE email = 'gone@example.com'`, db.FormatTime(k.Clock.Now()))
 	var keyHash string
-	if err := k.Store.Writer().QueryRowContext(ctx, `SELECT key_hash FROM agent_keys WHERE name = 'builder'`).Scan(&keyHash); err != nil {
+	if err := k.SQL().QueryRowContext(ctx, `SELECT key_hash FROM agent_keys WHERE name = 'builder'`).Scan(&keyHash); err != nil {
 		t.Fatal(err)
 	}
 
@@ -456,7 +433,7 @@ func TestSecretsAreStoredHashed(t *testing.T) {
 		if cells == 0 {
 			t.Fatal("read no cells")
 		}
-		conn := k.Store.Writer()
+		conn := k.SQL()
 		var keyHash, tokenHash, passwordHash string
 		if err := conn.QueryRowContext(ctx, `SELECT key_hash FROM agent_keys`).Scan(&keyHash); err != nil {
 			t.Fatal(err)
@@ -473,6 +450,7 @@ func TestSecretsAreStoredHashed(t *testing.T) {
 	})
 
 	t.Run("no byte of the database files holds a secret", func(t *testing.T) {
+		testkit.SkipOnPostgres(t, "reads the SQLite database file and its WAL")
 		var data []byte
 		for _, suffix := range []string{"", "-wal"} {
 			b, err := os.ReadFile(k.Path + suffix)

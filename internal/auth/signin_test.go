@@ -15,7 +15,7 @@ import (
 // longest key in bytes. Every key must be whole UTF-8.
 func failures(t *testing.T, k *testkit.Kit) (rows, longest int) {
 	t.Helper()
-	keys, err := k.Store.Writer().QueryContext(t.Context(), `SELECT email FROM login_failures`)
+	keys, err := k.SQL().QueryContext(t.Context(), `SELECT email FROM login_failures`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,8 +29,8 @@ func failures(t *testing.T, k *testkit.Kit) (rows, longest int) {
 			t.Errorf("a key is cut inside a character: %q", key)
 		}
 	}
-	if err := k.Store.Writer().QueryRowContext(t.Context(),
-		`SELECT COUNT(*), COALESCE(MAX(LENGTH(CAST(email AS BLOB))), 0) FROM login_failures`).Scan(&rows, &longest); err != nil {
+	if err := k.SQL().QueryRowContext(t.Context(),
+		`SELECT COUNT(*), COALESCE(MAX(octet_length(email)), 0) FROM login_failures`).Scan(&rows, &longest); err != nil {
 		t.Fatal(err)
 	}
 	return rows, longest

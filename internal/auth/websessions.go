@@ -68,7 +68,10 @@ var errNoSession = errs.E(errs.Unauthorized, "signed_out", "Sign in to continue.
 // too_many_attempts, invalid_credentials.
 func (s *Service) Login(ctx context.Context, email, password, address string) (string, WebSession, error) {
 	email = strings.ToLower(strings.TrimSpace(email))
-	key := email
+	// The limit's key is text either engine stores (PostgreSQL's text holds
+	// no NUL and only UTF-8): such bytes become U+FFFD, which no account's
+	// email holds.
+	key := strings.ReplaceAll(strings.ToValidUTF8(email, "\uFFFD"), "\x00", "\uFFFD")
 	if len(key) > maxKey {
 		n := maxKey
 		for n > 0 && !utf8.RuneStart(key[n]) {

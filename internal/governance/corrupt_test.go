@@ -188,7 +188,7 @@ func TestCorruptRowsAreErrors(t *testing.T) {
 func firstID(t *testing.T, k *testkit.Kit, query string, args ...any) int64 {
 	t.Helper()
 	var id int64
-	if err := k.Store.Writer().QueryRowContext(t.Context(), query, args...).Scan(&id); err != nil {
+	if err := k.SQL().QueryRowContext(t.Context(), query, args...).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	return id

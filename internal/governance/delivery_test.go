@@ -130,7 +130,7 @@ func race(t *testing.T, fx *raceFixture, brief briefFunc) raceOutcome {
 // countBy runs a "key, count" query and returns the counts by key.
 func countBy(t *testing.T, k *testkit.Kit, query string) map[string]int {
 	t.Helper()
-	rows, err := k.Store.Writer().QueryContext(t.Context(), query)
+	rows, err := k.SQL().QueryContext(t.Context(), query)
 	if err != nil {
 		t.Fatal(err)
 	}

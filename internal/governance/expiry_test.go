@@ -213,7 +213,7 @@ func TestExpireDue(t *testing.T) {
 			last.Actor != "system:gate-expiry" || !last.At.Equal(w.Clock.Now()) {
 			t.Fatalf("last line %+v, want decision.expired %s by system:gate-expiry", last, g1.Ref)
 		}
-		if got := w.Rows("SELECT ref, expired_at IS NOT NULL AS stamped FROM decisions ORDER BY ref"); strings.Join(got, ";") !=
+		if got := w.Rows("SELECT ref, CAST(expired_at IS NOT NULL AS INTEGER) AS stamped FROM decisions ORDER BY ref"); strings.Join(got, ";") !=
 			fmt.Sprintf("ref=%s | stamped=0;ref=%s | stamped=1;ref=%s | stamped=0", g4.Ref, g1.Ref, resolved.Ref) {
 			t.Fatalf("stamps %q: only %s is stamped", got, g1.Ref)
 		}

@@ -54,7 +54,7 @@ func TestGetSessionAccess(t *testing.T) {
 func storedDeliveredAt(t *testing.T, w *world, ref string) sql.NullString {
 	t.Helper()
 	var v sql.NullString
-	if err := w.Store.Writer().QueryRowContext(t.Context(), `SELECT delivered_at FROM decisions WHERE ref = ?`, ref).Scan(&v); err != nil {
+	if err := w.SQL().QueryRowContext(t.Context(), `SELECT delivered_at FROM decisions WHERE ref = ?`, ref).Scan(&v); err != nil {
 		t.Fatal(err)
 	}
 	return v

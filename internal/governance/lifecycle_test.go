@@ -444,13 +444,13 @@ func TestTheDatabaseRefusesAThirteenthState(t *testing.T) {
 		`INSERT INTO sessions (id, mission_id, agent_key_id, agent, title, lifecycle, created_at)
 		 SELECT 'ses_x', mission_id, agent_key_id, agent, title, 'PONDERING', created_at FROM sessions WHERE id = ?`,
 	} {
-		_, err := w.Store.Writer().ExecContext(t.Context(), q, w.session)
+		_, err := w.SQL().ExecContext(t.Context(), q, w.session)
 		if err == nil || !strings.Contains(err.Error(), "twelve lifecycle states") {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
 	for _, s := range lifecycle.States() {
-		if _, err := w.Store.Writer().ExecContext(t.Context(), `UPDATE sessions SET lifecycle = ? WHERE id = ?`, string(s), w.session); err != nil {
+		if _, err := w.SQL().ExecContext(t.Context(), `UPDATE sessions SET lifecycle = ? WHERE id = ?`, string(s), w.session); err != nil {
 			t.Fatalf("%s refused: %v", s, err)
 		}
 	}

@@ -28,7 +28,7 @@ type outboxRow struct {
 // outbox reads every notification written, oldest first.
 func outbox(t *testing.T, k *testkit.Kit) []outboxRow {
 	t.Helper()
-	rows, err := k.Store.Writer().QueryContext(t.Context(), `SELECT webhook_id, event, payload FROM outbox ORDER BY id`)
+	rows, err := k.SQL().QueryContext(t.Context(), `SELECT webhook_id, event, payload FROM outbox ORDER BY id`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +365,7 @@ func TestWebhookEndpoints(t *testing.T) {
 		t.Errorf("after removal the list is %+v", l)
 	}
 	var pending int
-	if err := w.Store.Writer().QueryRow(`SELECT COUNT(*) FROM outbox WHERE webhook_id = ? AND gave_up_at IS NULL`, h.ID).Scan(&pending); err != nil || pending != 0 {
+	if err := w.SQL().QueryRow(`SELECT COUNT(*) FROM outbox WHERE webhook_id = ? AND gave_up_at IS NULL`, h.ID).Scan(&pending); err != nil || pending != 0 {
 		t.Errorf("a removed endpoint still owed %d notifications (%v)", pending, err)
 	}
 	refused(t, w.Kit, errs.NotFound, "webhook_not_found", func() error {

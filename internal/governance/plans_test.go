@@ -32,7 +32,7 @@ func briefIs(t *testing.T, w *world, agent auth.Actor, session string, next prot
 // database.
 func planStatuses(t *testing.T, w *world, session string) []string {
 	t.Helper()
-	rows, err := w.Store.Writer().QueryContext(t.Context(), `SELECT status FROM plans WHERE session_id = ? ORDER BY id`, session)
+	rows, err := w.SQL().QueryContext(t.Context(), `SELECT status FROM plans WHERE session_id = ? ORDER BY id`, session)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -170,7 +170,7 @@ func TestAHighViolationRaisesOneRequiredRemediation(t *testing.T) {
 		if got.ClosedAt == nil || !strings.Contains(got.CloseNote, "A later change no longer trips No console.log") {
 			t.Errorf("remediation %+v, want closed by the later change", got)
 		}
-		if rows := e.kit.Rows(`SELECT COALESCE(closed_by, 'none') AS x FROM remediations WHERE id = ?`, m.ID); !slices.Equal(rows, []string{"x=none"}) {
+		if rows := e.kit.Rows(`SELECT COALESCE(CAST(closed_by AS TEXT), 'none') AS x FROM remediations WHERE id = ?`, m.ID); !slices.Equal(rows, []string{"x=none"}) {
 			t.Errorf("closed_by %v, want none", rows)
 		}
 		if e.events(t, s, "remediation.closed", rem) != 1 {
@@ -379,7 +379,7 @@ func TestARuleThatStopsOrStartsHoldingAgentsClosesOrRaisesOnTheNextReport(t *tes
 	}
 	setEnforced := func(on bool) {
 		t.Helper()
-		if _, err := e.kit.Store.Writer().ExecContext(e.ctx, `UPDATE rules SET enforced = ?`, on); err != nil {
+		if _, err := e.kit.SQL().ExecContext(e.ctx, `UPDATE rules SET enforced = ?`, on); err != nil {
 			t.Fatal(err)
 		}
 	}

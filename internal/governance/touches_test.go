@@ -13,7 +13,7 @@ import (
 func storedLastBrief(t *testing.T, w *world, session string) sql.NullString {
 	t.Helper()
 	var v sql.NullString
-	if err := w.Store.Writer().QueryRowContext(t.Context(), `SELECT last_brief_at FROM sessions WHERE id = ?`, session).Scan(&v); err != nil {
+	if err := w.SQL().QueryRowContext(t.Context(), `SELECT last_brief_at FROM sessions WHERE id = ?`, session).Scan(&v); err != nil {
 		t.Fatal(err)
 	}
 	return v

@@ -81,7 +81,7 @@ func (w *world) answer(t *testing.T, ask, option string) ledger.Ask {
 
 // raw is the database as SQL sees it (the writer connection, so that it
 // reads what was just committed).
-func (w *world) raw() *sql.DB { return w.Store.Writer() }
+func (w *world) raw() testkit.SQL { return w.SQL() }
 
 func (w *world) count(t *testing.T, query string, args ...any) int {
 	t.Helper()

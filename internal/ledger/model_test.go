@@ -36,7 +36,7 @@ WHERE a.answered_at IS NULL
 SELECT t.id, a.id, t.run_id, t.tool, t.started_at, a.answered_at
 FROM tool_calls t
 JOIN asks a ON a.run_id = t.run_id
-WHERE t.is_side_effecting = 1
+WHERE t.is_side_effecting = TRUE
   AND (a.answered_at IS NULL OR t.started_at < a.answered_at)`
 )
 
@@ -748,10 +748,10 @@ func (s *sim) memoryStore() {
 // check compares the database with the model and runs the audit queries.
 func (s *sim) check() {
 	s.t.Helper()
-	q := s.kit.Store.Writer()
+	q := s.kit.SQL()
 
 	// Runs.
-	rows, err := q.Query("SELECT id, session_id, COALESCE(parent_id, ''), status, COALESCE(ended_at, '') FROM runs ORDER BY rowid")
+	rows, err := q.Query("SELECT id, session_id, COALESCE(parent_id, ''), status, COALESCE(ended_at, '') FROM runs ORDER BY id")
 	if err != nil {
 		s.fatalf("read runs: %v", err)
 	}
@@ -767,13 +767,16 @@ func (s *sim) check() {
 	for _, r := range s.runs {
 		wantRuns = append(wantRuns, strings.Join([]string{r.id, r.session, r.parent, r.status, r.ended}, " "))
 	}
+	// By id (each line starts with it), in the order both engines sort
+	// text: byte by byte.
+	slices.Sort(wantRuns)
 	if !slices.Equal(gotRuns, wantRuns) {
 		s.fatalf("runs in the database:\n  %s\nthe model:\n  %s", strings.Join(gotRuns, "\n  "), strings.Join(wantRuns, "\n  "))
 	}
 
 	// Asks.
 	rows, err = q.Query(`SELECT id, run_id, parked_from, created_at, COALESCE(answer, ''), COALESCE(answered_at, ''),
-		COALESCE(answered_by, 0) FROM asks ORDER BY rowid`)
+		COALESCE(answered_by, 0) FROM asks ORDER BY id`)
 	if err != nil {
 		s.fatalf("read asks: %v", err)
 	}
@@ -790,6 +793,7 @@ func (s *sim) check() {
 	for _, a := range s.asks {
 		wantAsks = append(wantAsks, fmt.Sprintf("%s %s %s %s %q %s %d", a.id, a.run.id, a.parkedFrom, a.created, a.answer, a.answeredAt, a.answeredBy))
 	}
+	slices.Sort(wantAsks)
 	if !slices.Equal(gotAsks, wantAsks) {
 		s.fatalf("asks in the database:\n  %s\nthe model:\n  %s", strings.Join(gotAsks, "\n  "), strings.Join(wantAsks, "\n  "))
 	}

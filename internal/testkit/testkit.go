@@ -1,12 +1,14 @@
 // Package testkit builds a real Madebook for tests: a temporary SQLite file
-// with the real migrations, the real services, and helpers that create the
-// people, keys, missions and sessions a test needs.
+// (or, with MADEBOOK_TEST_DB set to a postgres:// URL, a temporary
+// PostgreSQL database: see package testdb) with the real migrations, the
+// real services, and helpers that create the people, keys, missions and
+// sessions a test needs.
 package testkit
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,11 +23,13 @@ import (
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
+	"github.com/madebook/madebook/internal/testdb"
 )
 
 // Kit is a migrated temporary database and the services on it.
 type Kit struct {
-	TB    testing.TB
+	TB testing.TB
+	// Path is the database: a SQLite file, or a PostgreSQL URL.
 	Path  string
 	Store *db.Store
 	Auth  *auth.Service
@@ -43,11 +47,12 @@ type Kit struct {
 	fpTables []fingerprintTable
 }
 
-// MustOpenDB opens a migrated database in a temporary directory, closed
-// when the test ends.
+// MustOpenDB opens a fresh, migrated database (testdb.DSN: a file in a
+// temporary directory, or a new PostgreSQL database), closed when the test
+// ends, and returns it and where it is.
 func MustOpenDB(tb testing.TB) (*db.Store, string) {
 	tb.Helper()
-	path := filepath.Join(tb.TempDir(), "madebook.db")
+	path := testdb.DSN(tb)
 	store, err := db.Open(path)
 	if err != nil {
 		tb.Fatal(err)
@@ -165,6 +170,27 @@ func (k *Kit) Session(agent auth.Actor, mission string) string {
 	return s.ID
 }
 
+// Postgres reports whether the tests run on PostgreSQL (MADEBOOK_TEST_DB).
+func Postgres() bool { return testdb.Postgres() }
+
+// SkipOnPostgres skips a test that is about SQLite only, saying why.
+func SkipOnPostgres(tb testing.TB, why string) {
+	tb.Helper()
+	testdb.SkipOnPostgres(tb, why)
+}
+
+// Exec runs one raw SQL statement on the writer, written with ?
+// placeholders on either engine (testdb.Rebind), and fails the test if it
+// fails.
+func (k *Kit) Exec(query string, args ...any) sql.Result {
+	k.TB.Helper()
+	res, err := k.Store.Writer().ExecContext(context.Background(), testdb.Rebind(query), args...)
+	if err != nil {
+		k.TB.Fatalf("%s: %v", query, err)
+	}
+	return res
+}
+
 // Corrupt runs one raw SQL statement on the writer, bypassing the
 // services, to store what Madebook never writes (a malformed time, a list
 // that is not JSON), and fails unless it changed a row. The services'
@@ -172,7 +198,7 @@ func (k *Kit) Session(agent auth.Actor, mission string) string {
 // before, or move the clock past the cache's minute.
 func (k *Kit) Corrupt(query string, args ...any) {
 	k.TB.Helper()
-	res, err := k.Store.Writer().ExecContext(context.Background(), query, args...)
+	res, err := k.Store.Writer().ExecContext(context.Background(), testdb.Rebind(query), args...)
 	if err != nil {
 		k.TB.Fatalf("corrupt: %s: %v", query, err)
 	}

@@ -283,7 +283,7 @@ func TestAStepRunsOnlyAfterItsStoppingPointIsAnswered(t *testing.T) {
 	a.Must(http.StatusCreated, http.MethodPost, "/api/v1/runs/"+next["id"].(string)+"/tool-calls", a.AgentKey, storeCall)
 
 	var stored string
-	if err := a.Kit.Store.Writer().QueryRow(`SELECT step || ' ' || paths FROM tool_calls WHERE run_id = ? AND tool = 'memory_store'`, run).Scan(&stored); err != nil || stored != "store []" {
+	if err := a.Kit.SQL().QueryRow(`SELECT step || ' ' || paths FROM tool_calls WHERE run_id = ? AND tool = 'memory_store'`, run).Scan(&stored); err != nil || stored != "store []" {
 		t.Errorf("stored step and paths %q (%v)", stored, err)
 	}
 }

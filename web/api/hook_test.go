@@ -135,7 +135,7 @@ func TestClaudeCodeHTTPHook(t *testing.T) {
 				t.Fatalf("a recorded call answers %v, want {}", out)
 			}
 		}
-		rows, err := a.Kit.Store.Writer().Query(`SELECT r.name, r.external_id, t.server, t.tool, t.is_side_effecting
+		rows, err := a.Kit.SQL().Query(`SELECT r.name, r.external_id, t.server, t.tool, t.is_side_effecting
 			FROM tool_calls t JOIN runs r ON r.id = t.run_id WHERE r.session_id = ? ORDER BY t.id`, session)
 		if err != nil {
 			t.Fatal(err)

@@ -228,7 +228,7 @@ func TestAdminCreatesAKeyShownOnceThenRevokesIt(t *testing.T) {
 		t.Errorf("a second visit shows the secret again")
 	}
 	var stored string
-	if err := a.Kit.Store.Writer().QueryRow(`SELECT key_hash FROM agent_keys WHERE name = 'ci-runner'`).Scan(&stored); err != nil || strings.Contains(stored, secret) {
+	if err := a.Kit.SQL().QueryRow(`SELECT key_hash FROM agent_keys WHERE name = 'ci-runner'`).Scan(&stored); err != nil || strings.Contains(stored, secret) {
 		t.Errorf("the secret is stored: %q (%v)", stored, err)
 	}
 
@@ -240,7 +240,7 @@ func TestAdminCreatesAKeyShownOnceThenRevokesIt(t *testing.T) {
 	}
 
 	var id int64
-	if err := a.Kit.Store.Writer().QueryRow(`SELECT id FROM agent_keys WHERE name = 'ci-runner'`).Scan(&id); err != nil {
+	if err := a.Kit.SQL().QueryRow(`SELECT id FROM agent_keys WHERE name = 'ci-runner'`).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	loc := wantRedirect(t, b.Submit(fmt.Sprintf("/admin/keys/%d/revoke", id), nil), "/admin/keys?")
@@ -357,7 +357,7 @@ func TestAdminBadInputIs422AndWritesNothing(t *testing.T) {
 		t.Fatalf("create key: %d", r.Status)
 	}
 	var revoked int64
-	if err := a.Kit.Store.Writer().QueryRow(`SELECT id FROM agent_keys WHERE name = 'taken'`).Scan(&revoked); err != nil {
+	if err := a.Kit.SQL().QueryRow(`SELECT id FROM agent_keys WHERE name = 'taken'`).Scan(&revoked); err != nil {
 		t.Fatal(err)
 	}
 	wantRedirect(t, b.Submit(fmt.Sprintf("/admin/keys/%d/revoke", revoked), nil), "/admin/keys?")

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/testkit"
 	"github.com/madebook/madebook/web/webtest"
 )
 
@@ -29,7 +30,12 @@ func TestWhatAgentsSendIsShownNotObeyed(t *testing.T) {
 		t.Fatal(err)
 	}
 	legacy := kit.Session(agent, mission)
-	kit.Corrupt("UPDATE sessions SET title = ? WHERE id = ?", "old\x00title\x1b]0;pwned\x07", legacy)
+	stored, shown := "old\x00title\x1b]0;pwned\x07", "old⟨U+0000⟩title⟨U+001B⟩]0;pwned⟨U+0007⟩"
+	if testkit.Postgres() {
+		// PostgreSQL's text cannot hold a NUL at all.
+		stored, shown = strings.ReplaceAll(stored, "\x00", ""), strings.ReplaceAll(shown, "⟨U+0000⟩", "")
+	}
+	kit.Corrupt("UPDATE sessions SET title = ? WHERE id = ?", stored, legacy)
 
 	c := webtest.ConsoleAs(t, base, lead.Email)
 	for _, path := range []string{"/sessions", "/sessions/" + s.ID, "/", "/sessions/" + legacy} {
@@ -55,7 +61,7 @@ func TestWhatAgentsSendIsShownNotObeyed(t *testing.T) {
 					t.Errorf("Attention does not name the key as the agent, or hides the isolates:\n%s", body)
 				}
 			default:
-				if !strings.Contains(body, "old⟨U+0000⟩title⟨U+001B⟩]0;pwned⟨U+0007⟩") {
+				if !strings.Contains(body, shown) {
 					t.Errorf("the stored NUL and ESC are not shown as markers")
 				}
 			}

@@ -1,0 +1,126 @@
+package db
+
+//go:generate go run ./internal/adaptergen -out pgquerier_gen.go
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/madebook/madebook/db/pgdb"
+)
+
+// writerLockKey is the PostgreSQL advisory lock every write transaction
+// holds until it commits or rolls back: "madebook" in ASCII, as a number.
+// One key for every write makes writes one at a time across every
+// replica on the database, as SQLite's single writer makes them one at a
+// time in a process, so a use case's reads inside Write still hold when
+// it writes.
+const writerLockKey int64 = 0x6d616465626f6f6b
+
+// Pool sizes on PostgreSQL. Writes run one at a time (writerLockKey), so
+// a few writer connections only let the next write be ready to take the
+// lock; reads run side by side.
+const (
+	pgWriterConns = 4
+	pgReaderConns = 16
+)
+
+// openPostgres opens the PostgreSQL database at the URL dsn through pgx's
+// database/sql driver: a writer pool and a read pool whose sessions are
+// read-only (default_transaction_read_only), so that a read cannot write
+// by mistake. It creates no database: the URL's database must exist.
+func openPostgres(dsn string) (*Store, error) {
+	wcfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	rcfg := wcfg.Copy()
+	rcfg.RuntimeParams["default_transaction_read_only"] = "on"
+	where := fmt.Sprintf("postgres %s:%d/%s", wcfg.Host, wcfg.Port, wcfg.Database)
+	w := stdlib.OpenDB(*wcfg)
+	w.SetMaxOpenConns(pgWriterConns)
+	w.SetMaxIdleConns(pgWriterConns)
+	w.SetConnMaxIdleTime(5 * time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open database %s: %w", where, err)
+	}
+	r := stdlib.OpenDB(*rcfg)
+	r.SetMaxOpenConns(pgReaderConns)
+	r.SetMaxIdleConns(pgReaderConns)
+	r.SetConnMaxIdleTime(5 * time.Minute)
+	return &Store{w: w, r: r, pg: true, writeTimeout: 15 * time.Second}, nil
+}
+
+// lockWriter takes the writers' advisory lock in tx; PostgreSQL releases
+// it when tx ends.
+func lockWriter(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, writerLockKey); err != nil {
+		return fmt.Errorf("begin write: take the writers' lock: %w", err)
+	}
+	return nil
+}
+
+// postgresQueries returns db.Querier over the PostgreSQL queries on conn,
+// unprepared.
+func postgresQueries(conn pgdb.DBTX) Querier { return pgQueries{pgdb.New(conn)} }
+
+// preparePostgres prepares every PostgreSQL query on a pool: a query the
+// schema does not accept fails here, at start, not on first use.
+func preparePostgres(ctx context.Context, pool *sql.DB) (prepared, error) {
+	q, err := pgdb.Prepare(ctx, pool)
+	if err != nil {
+		return nil, err
+	}
+	return pgQueries{q}, nil
+}
+
+func (a pgQueries) withTx(tx *sql.Tx) Querier { return pgQueries{a.q.WithTx(tx)} }
+
+// Close closes the prepared statements.
+func (a pgQueries) Close() error {
+	if a.q == nil {
+		return errors.New("close: no queries")
+	}
+	return a.q.Close()
+}
+
+// Describe names the database dsn opens for logs and messages: a
+// PostgreSQL URL with its password masked, or the SQLite path as given.
+func Describe(dsn string) string {
+	if !IsPostgres(dsn) {
+		return dsn
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "a PostgreSQL URL that does not parse"
+	}
+	return u.Redacted()
+}
+
+// noRowHolds is the error of a read on PostgreSQL: sql.ErrNoRows when
+// PostgreSQL refused an argument because its text cannot hold it (a NUL,
+// bytes that are not UTF-8: SQLSTATE 22021), since no row holds such text
+// and SQLite, which would accept it, finds none; any other error as it
+// is. The adapter (pgquerier_gen.go) passes reads' errors through it.
+func noRowHolds(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == characterNotInRepertoire {
+		return sql.ErrNoRows
+	}
+	return err
+}
+
+// characterNotInRepertoire is PostgreSQL's SQLSTATE for text the
+// database's encoding cannot hold.
+const characterNotInRepertoire = "22021"
