@@ -36,7 +36,7 @@ permission AS (SELECT COUNT(*) AS n, COALESCE(MAX(pp.requested_at), '') AS lates
   FROM permission_prompts pp JOIN scope ON scope.id = pp.session_id WHERE pp.answered_at IS NULL),
 task AS (SELECT COUNT(*) AS n, COALESCE(MAX(t.updated_at), '') AS latest
   FROM tasks t JOIN scope ON scope.id = t.session_id WHERE t.status = 'blocked'
-  AND t.updated_at >= (SELECT COALESCE(MAX(c.at), '') FROM events c
+  AND t.cycle = (SELECT COALESCE(MAX(c.id), 0) FROM events c
          WHERE c.session_id = t.session_id AND c.kind = 'lifecycle.transition' AND c.ref = 'user.message.created'))
 SELECT decision.n AS decisions, plan.n AS plans, paused.n AS paused, ask.n AS asks,
        violation.n AS violations, remediation.n AS remediations, permission.n AS permissions, task.n AS tasks,
@@ -171,7 +171,7 @@ FROM tasks t
 JOIN sessions s ON s.id = t.session_id
 JOIN missions m ON m.id = s.mission_id
 WHERE t.status = 'blocked'
-  AND t.updated_at >= (SELECT COALESCE(MAX(c.at), '') FROM events c
+  AND t.cycle = (SELECT COALESCE(MAX(c.id), 0) FROM events c
          WHERE c.session_id = t.session_id AND c.kind = 'lifecycle.transition' AND c.ref = 'user.message.created')
   AND (CAST(?1 AS TEXT) = '' OR m.slug = ?1)
   AND (CAST(?2 AS TEXT) = '' OR s.agent = ?2)
@@ -196,8 +196,8 @@ type ListAttentionBlockedTasksRow struct {
 }
 
 // Tasks an agent reported blocked and has not moved since, longest first:
-// of the session's current cycle only (reported since the session last
-// left IDLE; a task of an earlier cycle no longer counts, CountTasks).
+// of the session's current cycle only (last reported since the session
+// last left IDLE, tasks.cycle; a task of an earlier cycle no longer counts, CountTasks).
 func (q *Queries) ListAttentionBlockedTasks(ctx context.Context, arg ListAttentionBlockedTasksParams) ([]ListAttentionBlockedTasksRow, error) {
 	rows, err := q.query(ctx, q.listAttentionBlockedTasksStmt, listAttentionBlockedTasks, arg.Mission, arg.Agent, arg.Session)
 	if err != nil {

@@ -319,6 +319,7 @@ type Task struct {
 	Status    string
 	CreatedAt string
 	UpdatedAt string
+	Cycle     int64
 }
 
 type Tool struct {

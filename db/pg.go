@@ -43,7 +43,6 @@ func openPostgres(dsn string) (*Store, error) {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	rcfg := wcfg.Copy()
-	rcfg.RuntimeParams["default_transaction_read_only"] = "on"
 	where := fmt.Sprintf("postgres %s:%d/%s", wcfg.Host, wcfg.Port, wcfg.Database)
 	w := stdlib.OpenDB(*wcfg)
 	w.SetMaxOpenConns(pgWriterConns)
@@ -55,11 +54,18 @@ func openPostgres(dsn string) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("open database %s: %w", where, err)
 	}
-	r := stdlib.OpenDB(*rcfg)
+	// Read-only once connected, not as a startup parameter: a startup
+	// default_transaction_read_only makes every member answer
+	// target_session_attrs=read-write's question "read-only", so a URL
+	// naming a cluster's members would find no primary to read from.
+	r := stdlib.OpenDB(*rcfg, stdlib.OptionAfterConnect(func(ctx context.Context, c *pgx.Conn) error {
+		_, err := c.Exec(ctx, "SET default_transaction_read_only = on")
+		return err
+	}))
 	r.SetMaxOpenConns(pgReaderConns)
 	r.SetMaxIdleConns(pgReaderConns)
 	r.SetConnMaxIdleTime(5 * time.Minute)
-	return &Store{w: w, r: r, pg: true, writeTimeout: 15 * time.Second}, nil
+	return &Store{w: w, r: r, pg: true, dsn: dsn, writeTimeout: 15 * time.Second}, nil
 }
 
 // lockWriter takes the writers' advisory lock in tx; PostgreSQL releases

@@ -99,8 +99,7 @@ type Querier interface {
 	CountOpenDecisions(ctx context.Context, sessionID string) (int64, error)
 	// A session's tasks of its current cycle: a cycle starts when the session
 	// leaves IDLE (user.message.created, the one arrow out of it), and a task
-	// is of the cycle in which its agent last reported it (its updated_at, set
-	// by every report, not before the cycle's start). How many were created
+	// is of the cycle in which its agent last reported it (tasks.cycle). How many were created
 	// (all of them), how many are now in progress, completed, failed
 	// (completed or failed: done), still open, of which blocked; and how many
 	// tasks of earlier cycles no longer count.
@@ -224,8 +223,8 @@ type Querier interface {
 	// Every unanswered ask, oldest first, with its run and session.
 	ListAttentionAsks(ctx context.Context, arg ListAttentionAsksParams) ([]ListAttentionAsksRow, error)
 	// Tasks an agent reported blocked and has not moved since, longest first:
-	// of the session's current cycle only (reported since the session last
-	// left IDLE; a task of an earlier cycle no longer counts, CountTasks).
+	// of the session's current cycle only (last reported since the session
+	// last left IDLE, tasks.cycle; a task of an earlier cycle no longer counts, CountTasks).
 	ListAttentionBlockedTasks(ctx context.Context, arg ListAttentionBlockedTasksParams) ([]ListAttentionBlockedTasksRow, error)
 	// The Attention queue: one query per kind of item, each narrowed by the
 	// same three optional filters (an empty string matches everything), in
@@ -341,6 +340,7 @@ type Querier interface {
 	// Everything but the slug (a mission's name for agents) may change.
 	UpdateMission(ctx context.Context, arg UpdateMissionParams) (Mission, error)
 	UpsertChange(ctx context.Context, arg UpsertChangeParams) error
+	// Records a task's report in the session's current cycle (tasks.cycle).
 	UpsertTask(ctx context.Context, arg UpsertTaskParams) error
 	UpsertTool(ctx context.Context, arg UpsertToolParams) error
 }

@@ -27,6 +27,10 @@ type Store struct {
 	wq, rq prepared
 	// watch are those told after each committed write (Subscribe).
 	watch watchers
+	// dsn is the PostgreSQL URL, for the connection that listens for
+	// other replicas' changes (Listen); changes are told of them.
+	dsn     string
+	changes changeHandlers
 }
 
 // prepared is one engine's queries prepared on one pool.
@@ -227,6 +231,8 @@ type Transactor interface {
 	Read(ctx context.Context, fn func(Querier) error) error
 	Write(ctx context.Context, fn func(Querier) error) error
 	Subscribe() (<-chan struct{}, func())
+	// OnChange has fn told what other replicas' writes changed (listen.go).
+	OnChange(fn func(Notice))
 }
 
 var _ Transactor = (*Store)(nil)

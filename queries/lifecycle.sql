@@ -9,23 +9,25 @@ SET lifecycle_at = CASE WHEN lifecycle_at IS NULL OR lifecycle <> sqlc.arg(lifec
 WHERE id = sqlc.arg(id);
 
 -- name: UpsertTask :exec
-INSERT INTO tasks (session_id, task, status, created_at, updated_at)
-VALUES (sqlc.arg(session_id), sqlc.arg(task), sqlc.arg(status), sqlc.arg(at), sqlc.arg(at))
-ON CONFLICT (session_id, task) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at;
+-- Records a task's report in the session's current cycle (tasks.cycle).
+INSERT INTO tasks (session_id, task, status, created_at, updated_at, cycle)
+VALUES (sqlc.arg(session_id), sqlc.arg(task), sqlc.arg(status), sqlc.arg(at), sqlc.arg(at),
+        (SELECT COALESCE(MAX(c.id), 0) FROM events c
+         WHERE c.session_id = sqlc.arg(session_id) AND c.kind = 'lifecycle.transition' AND c.ref = 'user.message.created'))
+ON CONFLICT (session_id, task) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at, cycle = excluded.cycle;
 
 -- name: CountTasks :one
 -- A session's tasks of its current cycle: a cycle starts when the session
 -- leaves IDLE (user.message.created, the one arrow out of it), and a task
--- is of the cycle in which its agent last reported it (its updated_at, set
--- by every report, not before the cycle's start). How many were created
+-- is of the cycle in which its agent last reported it (tasks.cycle). How many were created
 -- (all of them), how many are now in progress, completed, failed
 -- (completed or failed: done), still open, of which blocked; and how many
 -- tasks of earlier cycles no longer count.
 WITH cycle AS (
-    SELECT COALESCE(MAX(c.at), '') AS start FROM events c
+    SELECT COALESCE(MAX(c.id), 0) AS start FROM events c
     WHERE c.session_id = sqlc.arg(session_id) AND c.kind = 'lifecycle.transition' AND c.ref = 'user.message.created'
 ), current AS (
-    SELECT t.status, CASE WHEN t.updated_at >= cycle.start THEN 1 ELSE 0 END AS now
+    SELECT t.status, CASE WHEN t.cycle = cycle.start THEN 1 ELSE 0 END AS now
     FROM tasks t, cycle WHERE t.session_id = sqlc.arg(session_id)
 )
 SELECT CAST(COALESCE(SUM(now), 0) AS BIGINT) AS created,

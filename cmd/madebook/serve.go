@@ -224,6 +224,12 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 	}
 	a.gov.SetPublicURL(public)
 
+	// On PostgreSQL, other replicas' writes are heard until the server
+	// is done (on SQLite Listen returns at once).
+	listenCtx, stopListen := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopListen()
+	go a.store.Listen(listenCtx, func(err error) { logger.Warn("listening for other replicas' changes; reconnecting", "error", err) })
+
 	flushCtx, stopFlush := context.WithCancel(context.WithoutCancel(ctx))
 	flushed := make(chan struct{})
 	go func() {

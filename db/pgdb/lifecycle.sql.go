@@ -12,10 +12,10 @@ import (
 
 const countTasks = `-- name: CountTasks :one
 WITH cycle AS (
-    SELECT COALESCE(MAX(c.at), '') AS start FROM events c
+    SELECT COALESCE(MAX(c.id), 0) AS start FROM events c
     WHERE c.session_id = $1 AND c.kind = 'lifecycle.transition' AND c.ref = 'user.message.created'
 ), current AS (
-    SELECT t.status, CASE WHEN t.updated_at >= cycle.start THEN 1 ELSE 0 END AS now
+    SELECT t.status, CASE WHEN t.cycle = cycle.start THEN 1 ELSE 0 END AS now
     FROM tasks t, cycle WHERE t.session_id = $1
 )
 SELECT CAST(COALESCE(SUM(now), 0) AS BIGINT) AS created,
@@ -42,8 +42,7 @@ type CountTasksRow struct {
 
 // A session's tasks of its current cycle: a cycle starts when the session
 // leaves IDLE (user.message.created, the one arrow out of it), and a task
-// is of the cycle in which its agent last reported it (its updated_at, set
-// by every report, not before the cycle's start). How many were created
+// is of the cycle in which its agent last reported it (tasks.cycle). How many were created
 // (all of them), how many are now in progress, completed, failed
 // (completed or failed: done), still open, of which blocked; and how many
 // tasks of earlier cycles no longer count.
@@ -86,9 +85,11 @@ func (q *Queries) SetSessionLifecycle(ctx context.Context, arg SetSessionLifecyc
 }
 
 const upsertTask = `-- name: UpsertTask :exec
-INSERT INTO tasks (session_id, task, status, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $4)
-ON CONFLICT (session_id, task) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at
+INSERT INTO tasks (session_id, task, status, created_at, updated_at, cycle)
+VALUES ($1, $2, $3, $4, $4,
+        (SELECT COALESCE(MAX(c.id), 0) FROM events c
+         WHERE c.session_id = $1 AND c.kind = 'lifecycle.transition' AND c.ref = 'user.message.created'))
+ON CONFLICT (session_id, task) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at, cycle = excluded.cycle
 `
 
 type UpsertTaskParams struct {
@@ -98,6 +99,7 @@ type UpsertTaskParams struct {
 	At        string
 }
 
+// Records a task's report in the session's current cycle (tasks.cycle).
 func (q *Queries) UpsertTask(ctx context.Context, arg UpsertTaskParams) error {
 	_, err := q.exec(ctx, q.upsertTaskStmt, upsertTask,
 		arg.SessionID,

@@ -178,8 +178,14 @@ type Service struct {
 
 // NewService returns the credentials service.
 func NewService(store db.Transactor, now func() time.Time) *Service {
-	return &Service{store: store, now: now, seen: seenCache{ttl: seenTTL, entries: map[string]seenEntry{}},
+	s := &Service{store: store, now: now, seen: seenCache{ttl: seenTTL, entries: map[string]seenEntry{}},
 		cost: bcrypt.DefaultCost, keepFailures: maxFailuresKept}
+	store.OnChange(func(n db.Notice) {
+		if n.Topic == "" || n.Topic == db.TopicAuth {
+			s.Forget() // another replica revoked, disabled or changed a credential
+		}
+	})
+	return s
 }
 
 // WithPasswordCost sets bcrypt's cost for new passwords (tests use

@@ -168,6 +168,16 @@ func (s *BriefService) brief(ctx context.Context, actor auth.Actor, in BriefRequ
 	if err != nil {
 		return Brief{}, nil, fmt.Errorf("brief %s: %w", session, err)
 	}
+	if in.Ack != "" && inputs.state.Unacked == 0 {
+		// What this replica remembers holds nothing to acknowledge, but
+		// another replica on the database may have delivered since this
+		// one last heard of it: an acknowledgement is answered from the
+		// database, never dropped on a remembered word.
+		s.cache.forget([]string{session})
+		if inputs, err = s.ownInputs(ctx, actor, session, now); err != nil {
+			return Brief{}, nil, fmt.Errorf("brief %s: %w", session, err)
+		}
+	}
 	id := ids.New(briefIDPrefix)
 	var b Brief
 	if st := inputs.state; s.due(st, now) || (in.Ack != "" && st.Unacked > 0) {

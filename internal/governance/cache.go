@@ -18,12 +18,17 @@ import (
 // forgets every session whose events a transaction recorded, after it
 // commits. A reader takes the session's generation before it queries and
 // stores its row only if no write forgot the session meanwhile, so a row
-// read before a commit can never outlive it. Entries also expire after
-// stateTTL, which bounds what a write from outside this process (an
-// operator's sqlite3 shell) could leave stale.
+// read before a commit can never outlive it. On PostgreSQL, other
+// replicas' writes reach it the same way: the schema's trigger on the
+// timeline announces the session, and heard forgets it (db.Store.Listen).
+// Entries also expire after stateTTL, which bounds what a write from
+// outside Madebook (an operator's sqlite3 or psql shell) could leave stale.
 type stateCache struct {
-	mu      sync.Mutex
-	gens    map[string]uint64
+	mu   sync.Mutex
+	gens map[string]uint64
+	// epoch counts forgetAll: a session's generation is its own count of
+	// forgets plus the epoch, so either kind of forget changes it.
+	epoch   uint64
 	entries map[string]stateEntry
 }
 
@@ -113,14 +118,14 @@ func newStateCache() *stateCache {
 func (c *stateCache) generation(id string) uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.gens[id]
+	return c.gens[id] + c.epoch
 }
 
 func (c *stateCache) get(id string, now time.Time) (briefInputs, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[id]
-	if !ok || e.gen != c.gens[id] || now.Sub(e.at) > stateTTL {
+	if !ok || e.gen != c.gens[id]+c.epoch || now.Sub(e.at) > stateTTL {
 		return briefInputs{}, false
 	}
 	return e.in, true
@@ -131,7 +136,7 @@ func (c *stateCache) get(id string, now time.Time) (briefInputs, bool) {
 func (c *stateCache) put(id string, gen uint64, in briefInputs, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.gens[id] != gen {
+	if c.gens[id]+c.epoch != gen {
 		return
 	}
 	if len(c.entries) >= stateMax {
@@ -147,6 +152,26 @@ func (c *stateCache) forget(ids []string) {
 	for _, id := range ids {
 		c.gens[id]++
 		delete(c.entries, id)
+	}
+}
+
+// forgetAll invalidates every entry and every read in flight: what
+// another replica changed while this one was not listening is unknown.
+func (c *stateCache) forgetAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.epoch++
+	c.entries = map[string]stateEntry{}
+}
+
+// heard forgets what a notice from the database says changed: a
+// session's timeline (another replica's write to it), or everything.
+func (c *stateCache) heard(n db.Notice) {
+	switch n.Topic {
+	case "":
+		c.forgetAll()
+	case db.TopicSession:
+		c.forget([]string{n.Key})
 	}
 }
 

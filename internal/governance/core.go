@@ -76,6 +76,7 @@ func New(store db.Transactor, now func() time.Time) *Services {
 	c := &core{store: store, now: func() time.Time { return now().UTC() }, touches: touches{pending: map[string]time.Time{}},
 		cache: newStateCache(), lease: DefaultDeliveryLease, maxOpenGates: DefaultMaxOpenGates, notes: notify.NewNotifier(""),
 		log: slog.New(slog.DiscardHandler), costs: &policyCosts{}}
+	store.OnChange(c.cache.heard)
 	plans := &PlanService{c}
 	return &Services{Missions: &MissionService{c}, Sessions: &SessionService{c}, Decisions: &DecisionService{c},
 		Plans: plans, Lifecycle: &LifecycleService{core: c, plans: plans}, Remediations: &RemediationService{c}, Changes: newChangeService(c),

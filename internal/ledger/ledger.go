@@ -80,7 +80,13 @@ type Briefs interface {
 // asks about sessions' briefs, notes what writes the notifications its
 // events cause (governance's Services.Notify).
 func NewService(store db.Transactor, now func() time.Time, briefs Briefs, notes *notify.Notifier) *Service {
-	return &Service{store: store, now: func() time.Time { return now().UTC() }, briefs: briefs, notes: notes, tools: &toolCache{}}
+	tools := &toolCache{}
+	store.OnChange(func(n db.Notice) {
+		if n.Topic == "" || n.Topic == db.TopicTools {
+			tools.forget() // another replica classified or removed a tool
+		}
+	})
+	return &Service{store: store, now: func() time.Time { return now().UTC() }, briefs: briefs, notes: notes, tools: tools}
 }
 
 // Run is one run of an agent's work.

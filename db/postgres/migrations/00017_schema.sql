@@ -469,6 +469,42 @@ FOR EACH ROW EXECUTE FUNCTION sessions_lifecycle_check();
 CREATE TRIGGER sessions_lifecycle_update BEFORE UPDATE OF lifecycle ON sessions
 FOR EACH ROW EXECUTE FUNCTION sessions_lifecycle_check();
 
+-- Replicas hear of each other's writes (db/listen.go): these triggers
+-- NOTIFY the channel madebook in the writing transaction, so the word goes
+-- out when, and only if, it commits (and PostgreSQL folds a transaction's
+-- identical notifications into one). A session's timeline gaining an
+-- event is what every use case that changes a session's brief records,
+-- so "session:ID" is what a replica's cached brief inputs listen for; the
+-- tool registry and the credentials (keys, tokens, users) have a topic
+-- each.
+-- +goose StatementBegin
+CREATE FUNCTION madebook_notify_session() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('madebook', 'session:' || NEW.session_id);
+    RETURN NULL;
+END;
+$$;
+-- +goose StatementEnd
+CREATE TRIGGER events_notify AFTER INSERT ON events
+FOR EACH ROW EXECUTE FUNCTION madebook_notify_session();
+
+-- +goose StatementBegin
+CREATE FUNCTION madebook_notify_topic() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('madebook', TG_ARGV[0]);
+    RETURN NULL;
+END;
+$$;
+-- +goose StatementEnd
+CREATE TRIGGER tools_notify AFTER INSERT OR UPDATE OR DELETE ON tools
+FOR EACH STATEMENT EXECUTE FUNCTION madebook_notify_topic('tools');
+CREATE TRIGGER agent_keys_notify AFTER UPDATE OR DELETE ON agent_keys
+FOR EACH STATEMENT EXECUTE FUNCTION madebook_notify_topic('auth');
+CREATE TRIGGER api_tokens_notify AFTER UPDATE OR DELETE ON api_tokens
+FOR EACH STATEMENT EXECUTE FUNCTION madebook_notify_topic('auth');
+CREATE TRIGGER users_notify AFTER UPDATE OR DELETE ON users
+FOR EACH STATEMENT EXECUTE FUNCTION madebook_notify_topic('auth');
+
 -- +goose Down
 -- The first PostgreSQL migration is the whole schema: there is nothing
 -- older to go back to.
