@@ -215,6 +215,9 @@ func Start(tb testing.TB, bins Binaries) *Cluster {
 		"CREATE TABLE pgcluster_probe (at timestamptz NOT NULL DEFAULT now())"); err != nil {
 		tb.Fatal(err)
 	}
+	if err := c.everywhere(ctx, "SELECT EXISTS (SELECT FROM pg_roles WHERE rolname = $1)", AppUser); err != nil {
+		tb.Fatal(err)
+	}
 	return c
 }
 
@@ -618,6 +621,45 @@ func (c *Cluster) CreateDatabase(name string) {
 	if err := c.exec(ctx, "postgres", fmt.Sprintf("CREATE DATABASE %s OWNER %s", pgx.Identifier{name}.Sanitize(), AppUser)); err != nil {
 		c.tb.Fatal(err)
 	}
+	if err := c.everywhere(ctx, "SELECT EXISTS (SELECT FROM pg_database WHERE datname = $1)", name); err != nil {
+		c.tb.Fatal(err)
+	}
+}
+
+// everywhere waits until query (a boolean) is true on every live member.
+// The leader's commit waits for its synchronous standby to have the
+// change, not to have replayed it, and the third member is asynchronous;
+// and a client trying the members in turn stops at the first that says
+// the database or the role does not exist (pgx does, as libpq does), so
+// a new database or role must be on every member before a URL names it.
+func (c *Cluster) everywhere(ctx context.Context, query string, args ...any) error {
+	for _, m := range c.Members {
+		if m.killed {
+			continue
+		}
+		dsn := fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=2", c.superPass, m.PGPort)
+		for {
+			ok, err := func() (bool, error) {
+				conn, err := pgx.Connect(ctx, dsn)
+				if err != nil {
+					return false, err
+				}
+				defer conn.Close(context.Background())
+				var ok bool
+				err = conn.QueryRow(ctx, query, args...).Scan(&ok)
+				return ok, err
+			}()
+			if ok {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("%s %v: not true on %s in time (%v)", query, args, m.Name, err)
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	return nil
 }
 
 // KillLeader kills the current leader as a crashed machine would: SIGKILL
