@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +20,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver, for --db
+
+	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/web"
@@ -34,6 +39,10 @@ type benchConfig struct {
 	rate        int
 	// cpuProfile, when set, is where the closed loop's CPU profile goes.
 	cpuProfile string
+	// db, when set, is a PostgreSQL server's URL: bench measures on a
+	// throwaway database it creates there (and drops) instead of a SQLite
+	// file.
+	db string
 	// wrk, when set, runs the closed loop with the wrk load generator
 	// (a separate process) instead of Go clients in bench's own process.
 	wrk bool
@@ -46,7 +55,7 @@ type benchConfig struct {
 // (closed loop), and the 99th percentile latency at a fixed rate (open
 // loop), printing each figure and its ratio to /healthz's.
 func runBench(ctx context.Context, c stdio, args []string) error {
-	f := newFlags("bench", "madebook bench [--sessions N] [--duration D] [--concurrency N] [--rate R] [--wrk] [--cpuprofile FILE]",
+	f := newFlags("bench", "madebook bench [--db postgres://…] [--sessions N] [--duration D] [--concurrency N] [--rate R] [--wrk] [--cpuprofile FILE]",
 		"Serve Madebook on a throwaway database with N sessions of one agent (one in ten with an\n"+
 			"open gate, every one briefed once), then measure over loopback HTTP, one route at a\n"+
 			"time: /healthz (the floor), POST /brief and the executor check (POST\n"+
@@ -58,6 +67,7 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 	f.DurationVar(&cfg.duration, "duration", 5*time.Second, "measure each route for `D`")
 	f.IntVar(&cfg.concurrency, "concurrency", 32, "`N` clients in the closed loop")
 	f.IntVar(&cfg.rate, "rate", 1000, "`R` requests a second in the open loop")
+	f.StringVar(&cfg.db, "db", "", "measure on PostgreSQL: a throwaway database created on the server of this postgres:// `URL` (its role may create databases) and dropped at the end; default a SQLite file in a temporary directory")
 	f.BoolVar(&cfg.wrk, "wrk", false, "run the closed loop with wrk (on PATH), a load generator outside bench's process, as the figures of issue 14 were taken")
 	f.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write the CPU profile of the closed loop (server and clients, one process) to `FILE`, for go tool pprof")
 	if err := f.parse(c, args); err != nil {
@@ -71,11 +81,27 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	a, err := openApp(ctx, filepath.Join(dir, "bench.db"))
+	dsn := filepath.Join(dir, "bench.db")
+	if cfg.db != "" {
+		if !db.IsPostgres(cfg.db) {
+			return f.fail("--db is a PostgreSQL URL (postgres://…); without it bench measures on a SQLite file")
+		}
+		var drop func() error
+		if dsn, drop, err = benchDatabase(ctx, cfg.db); err != nil {
+			return err
+		}
+		defer func() {
+			if err := drop(); err != nil {
+				fmt.Fprintf(c.stdout, "bench: %v\n", err)
+			}
+		}()
+	}
+	a, err := openApp(ctx, dsn)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
+	fmt.Fprintf(c.stdout, "on %s\n", db.Describe(dsn))
 
 	fmt.Fprintf(c.stdout, "loading %d sessions…\n", cfg.sessions)
 	keys, ids, err := benchLoad(ctx, a, cfg.sessions)
@@ -179,6 +205,7 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 		fmt.Fprintf(c.stdout, "  %-9s p50 %8s  p99 %8s  %5.2f× /healthz p99%s\n", r.name, p50.Round(time.Microsecond),
 			p99[r.name].Round(time.Microsecond), float64(p99[r.name])/float64(p99["/healthz"]), failures(failed[r.name]))
 	}
+	fmt.Fprintf(c.stdout, "ceiling: %.0f briefs a second from one node; agents briefing every 10 s: about %.0f\n", rps["/brief"], rps["/brief"]*10)
 	fmt.Fprintf(c.stdout, "goals: /brief ≥ 0.80× /healthz req/s (%.2f×), /brief p99 ≤ 2× /healthz p99 (%.2f×), check p99 ≤ /brief p99 (%.2f×)\n",
 		rps["/brief"]/rps["/healthz"], float64(p99["/brief"])/float64(p99["/healthz"]), float64(p99["check"])/float64(p99["/brief"]))
 	return nil
@@ -378,4 +405,30 @@ func benchWrk(ctx context.Context, base, script, route string, conns int, d time
 		return 0, 0, fmt.Errorf("wrk answered nothing: %s", out)
 	}
 	return answered, failed, nil
+}
+
+// benchDatabase creates a throwaway database on the PostgreSQL server of
+// url and returns its URL and a function that drops it.
+func benchDatabase(ctx context.Context, url string) (string, func() error, error) {
+	u, err := neturl.Parse(url)
+	if err != nil {
+		return "", nil, fmt.Errorf("--db: %w", err)
+	}
+	server, err := sql.Open("pgx", url)
+	if err != nil {
+		return "", nil, err
+	}
+	name := fmt.Sprintf("madebook_bench_%d", time.Now().UnixNano())
+	if _, err := server.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		server.Close()
+		return "", nil, fmt.Errorf("create the bench's database on %s: %w", db.Describe(url), err)
+	}
+	u.Path = "/" + name
+	return u.String(), func() error {
+		defer server.Close()
+		if _, err := server.ExecContext(context.Background(), "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
+			return fmt.Errorf("drop the bench's database %s: %w", name, err)
+		}
+		return nil
+	}, nil
 }

@@ -393,7 +393,7 @@ func (a *API) RefusedAndKept(session string, status int, code, method, path, tok
 	CheckError(a.T, r, status, code)
 	var id int64
 	var kind, detail string
-	if err := a.Kit.Store.Writer().QueryRow("SELECT id, kind, detail FROM events WHERE session_id = ? ORDER BY id DESC LIMIT 1", session).
+	if err := a.Kit.SQL().QueryRow("SELECT id, kind, detail FROM events WHERE session_id = ? ORDER BY id DESC LIMIT 1", session).
 		Scan(&id, &kind, &detail); err != nil {
 		a.T.Fatalf("read the last event: %v", err)
 	}
@@ -401,7 +401,7 @@ func (a *API) RefusedAndKept(session string, status int, code, method, path, tok
 		a.T.Errorf("%s %s was refused but not kept: the last event is %s %q", method, path, kind, detail)
 		return
 	}
-	if _, err := a.Kit.Store.Writer().Exec("DELETE FROM events WHERE id = ?", id); err != nil {
+	if _, err := a.Kit.SQL().Exec("DELETE FROM events WHERE id = ?", id); err != nil {
 		a.T.Fatal(err)
 	}
 	if after := a.Snapshot(session); after != before {
