@@ -42,8 +42,8 @@ type Notice struct {
 	Key   string
 }
 
-// ParseNotice reads a notification's payload, "topic" or "topic:key".
-func ParseNotice(payload string) Notice {
+// parseNotice reads a notification's payload, "topic" or "topic:key".
+func parseNotice(payload string) Notice {
 	topic, key, _ := strings.Cut(payload, ":")
 	return Notice{Topic: topic, Key: key}
 }
@@ -112,7 +112,7 @@ func listenOnce(ctx context.Context, dsn string, deliver func(Notice), connected
 		if err != nil {
 			return err
 		}
-		deliver(ParseNotice(n.Payload))
+		deliver(parseNotice(n.Payload))
 	}
 }
 
