@@ -548,6 +548,32 @@ func TestBodyOver1MiBIs413(t *testing.T) {
 	a.T = t
 }
 
+// A body cut short of its Content-Length (the client stops sending) is a
+// 400, on the brief's fast path as on any call, and writes nothing.
+func TestBodyShorterThanItsLengthIs400(t *testing.T) {
+	t.Parallel()
+	a := webtest.NewAPI(t)
+	id := a.Session(false)
+	for _, path := range []string{"/brief", "/api/v1/sessions/" + id + "/decisions"} {
+		t.Run(path, func(t *testing.T) {
+			a.T = t
+			before := a.Snapshot(id)
+			body := `{"session":"` + id + `"}`
+			head := "POST " + path + " HTTP/1.1\r\nHost: madebook\r\nAuthorization: Bearer " + a.AgentKey +
+				"\r\nContent-Type: application/json\r\n" + fmt.Sprintf("Content-Length: %d\r\n\r\n", len(body)+10)
+			r := rawRequest(a, head, func(w io.Writer) {
+				_, _ = io.WriteString(w, body)
+				_ = w.(*net.TCPConn).CloseWrite()
+			})
+			webtest.CheckError(t, r, http.StatusBadRequest, "malformed_json")
+			if a.Snapshot(id) != before {
+				t.Error("a cut-short body changed state")
+			}
+		})
+	}
+	a.T = t
+}
+
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver, for --db
@@ -149,7 +150,12 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 	// The routes take turns, in rounds, so that a machine busy with
 	// something else for a while weighs on each of them alike.
 	slice := cfg.duration / benchRounds
-	fmt.Fprintf(c.stdout, "closed loop: %d clients, %s a route (in %d turns)\n", cfg.concurrency, cfg.duration, benchRounds)
+	clients := "Go clients in this process"
+	if cfg.wrk {
+		clients = "wrk"
+	}
+	fmt.Fprintf(c.stdout, "closed loop: %d clients, %s a route (in %d turns); CPU per request: the server's and its clients' (%s)\n",
+		cfg.concurrency, cfg.duration, benchRounds, clients)
 	answered, failed := map[string]int64{}, map[string]int64{}
 	if cfg.cpuProfile != "" {
 		out, err := os.Create(cfg.cpuProfile)
@@ -167,26 +173,33 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 			return err
 		}
 	}
+	cpu, took := map[string]time.Duration{}, map[string]time.Duration{}
 	for range benchRounds {
 		for _, r := range routes {
 			var n, bad int64
+			var wrkCPU time.Duration
+			before, start := processCPU(), time.Now()
 			if cfg.wrk {
-				n, bad, err = benchWrk(ctx, base, script, r.name, cfg.concurrency, slice)
+				n, bad, wrkCPU, err = benchWrk(ctx, base, script, r.name, cfg.concurrency, slice)
 				if err != nil {
 					return err
 				}
 			} else {
 				n, bad = benchClosed(client, r.req, cfg.concurrency, slice)
 			}
+			took[r.name] += time.Since(start)
+			cpu[r.name] += processCPU() - before + wrkCPU
 			answered[r.name] += n
 			failed[r.name] += bad
 		}
 	}
 	pprof.StopCPUProfile()
-	rps := map[string]float64{}
+	rps, perReq := map[string]float64{}, map[string]float64{}
 	for _, r := range routes {
-		rps[r.name] = float64(answered[r.name]) / (slice * benchRounds).Seconds()
-		fmt.Fprintf(c.stdout, "  %-9s %9.0f req/s  %5.2f× /healthz%s\n", r.name, rps[r.name], rps[r.name]/rps["/healthz"], failures(failed[r.name]))
+		rps[r.name] = float64(answered[r.name]) / took[r.name].Seconds()
+		perReq[r.name] = float64(cpu[r.name].Microseconds()) / float64(max(answered[r.name], 1))
+		fmt.Fprintf(c.stdout, "  %-9s %9.0f req/s  %5.2f× /healthz   %5.1f µs CPU/req  %5.2f× /healthz%s\n", r.name, rps[r.name], rps[r.name]/rps["/healthz"],
+			perReq[r.name], perReq[r.name]/perReq["/healthz"], failures(failed[r.name]))
 	}
 	fmt.Fprintf(c.stdout, "open loop: %d req/s, %s a route (in %d turns)\n", cfg.rate, cfg.duration, benchRounds)
 	lats := map[string][]time.Duration{}
@@ -268,6 +281,19 @@ func benchDo(client *http.Client, req *http.Request) error {
 		err = fmt.Errorf("%s %s: status %d", req.Method, req.URL.Path, res.StatusCode)
 	}
 	return err
+}
+
+// processCPU is the CPU time this process has used so far, user and
+// system: the server's, and with Go clients theirs too (with wrk, bench
+// adds wrk's own). Both ends' CPU per request is what a closed loop on a
+// busy machine divides its cores by, and it holds steadier than requests
+// per second when other work shares the machine.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // benchClosed runs clients that each send the next request when the last
@@ -379,12 +405,14 @@ end
 // benchWrk runs wrk against route for d with the given connections and
 // returns how many requests were answered and how many of those failed
 // (a status over 299, or a socket error).
-func benchWrk(ctx context.Context, base, script, route string, conns int, d time.Duration) (int64, int64, error) {
-	out, err := exec.CommandContext(ctx, "wrk", "-t2", "-c"+strconv.Itoa(conns), "-d"+strconv.Itoa(max(1, int(d.Round(time.Second)/time.Second)))+"s",
-		"-s", script, base, "--", route).CombinedOutput()
+func benchWrk(ctx context.Context, base, script, route string, conns int, d time.Duration) (int64, int64, time.Duration, error) {
+	cmd := exec.CommandContext(ctx, "wrk", "-t2", "-c"+strconv.Itoa(conns), "-d"+strconv.Itoa(max(1, int(d.Round(time.Second)/time.Second)))+"s",
+		"-s", script, base, "--", route)
+	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return 0, 0, fmt.Errorf("wrk: %w: %s", err, out)
+		return 0, 0, 0, fmt.Errorf("wrk: %w: %s", err, out)
 	}
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	var answered, failed int64
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Fields(line)
@@ -402,9 +430,9 @@ func benchWrk(ctx context.Context, base, script, route string, conns int, d time
 		}
 	}
 	if answered == 0 {
-		return 0, 0, fmt.Errorf("wrk answered nothing: %s", out)
+		return 0, 0, 0, fmt.Errorf("wrk answered nothing: %s", out)
 	}
-	return answered, failed, nil
+	return answered, failed, cpu, nil
 }
 
 // benchDatabase creates a throwaway database on the PostgreSQL server of

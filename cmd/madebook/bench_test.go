@@ -13,7 +13,7 @@ func TestBenchPrintsTheRatiosSideBySide(t *testing.T) {
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, out)
 	}
-	for _, want := range []string{"loading 30 sessions", "closed loop: 2 clients", "open loop: 200 req/s", "goals: /brief ≥ 0.80× /healthz req/s"} {
+	for _, want := range []string{"loading 30 sessions", "closed loop: 2 clients", "µs CPU/req", "open loop: 200 req/s", "goals: /brief ≥ 0.80× /healthz req/s"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output lacks %q:\n%s", want, out)
 		}

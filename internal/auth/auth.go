@@ -365,9 +365,11 @@ func (s *Service) CreateToken(ctx context.Context, by Actor, email string) (stri
 // briefs often does not cost a lookup each time; a revoked key or disabled
 // user is refused at most that long after (or at once, through Forget).
 func (s *Service) Authenticate(ctx context.Context, secret string) (Actor, error) {
-	bad := errs.E(errs.Unauthorized, "unauthorized", "Send a valid agent key or personal token as `Authorization: Bearer …`.")
+	bad := func() error {
+		return errs.E(errs.Unauthorized, "unauthorized", "Send a valid agent key or personal token as `Authorization: Bearer …`.")
+	}
 	if !strings.HasPrefix(secret, agentKeyPrefix) && !strings.HasPrefix(secret, tokenPrefix) {
-		return Actor{}, bad
+		return Actor{}, bad()
 	}
 	hash := hashSecret(secret)
 	now := time.Now()
@@ -379,7 +381,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (Actor, error
 	if strings.HasPrefix(secret, agentKeyPrefix) {
 		k, err := q.GetAgentKeyByHash(ctx, hash)
 		if errors.Is(err, sql.ErrNoRows) {
-			return Actor{}, bad
+			return Actor{}, bad()
 		} else if err != nil {
 			return Actor{}, fmt.Errorf("authenticate: %w", err)
 		}
@@ -387,7 +389,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (Actor, error
 	} else {
 		u, err := q.GetUserByTokenHash(ctx, hash)
 		if errors.Is(err, sql.ErrNoRows) {
-			return Actor{}, bad
+			return Actor{}, bad()
 		} else if err != nil {
 			return Actor{}, fmt.Errorf("authenticate: %w", err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/ids"
+	"github.com/madebook/madebook/internal/input"
 	"github.com/madebook/madebook/internal/protocol"
 )
 
@@ -126,6 +127,17 @@ type BriefRequest struct {
 	Ack     string `json:"ack,omitempty"`
 }
 
+// briefFields are BriefRequest's JSON names, for DecodeFlat.
+var briefFields = []string{"session", "ack"}
+
+// DecodeFlat reads the usual brief request, {"session":"ses_…"} with or
+// without an ack, without encoding/json: it is the body agents send most.
+// It reports false, writing nothing, for any other body
+// (input.FlatStrings).
+func (r *BriefRequest) DecodeFlat(body []byte) bool {
+	return input.FlatStrings(body, briefFields, []*string{&r.Session, &r.Ack})
+}
+
 // MaxBriefID is the most characters of a brief id an agent acknowledges.
 const MaxBriefID = 64
 
@@ -151,7 +163,7 @@ func (s *BriefService) Brief(ctx context.Context, actor auth.Actor, in BriefRequ
 
 // brief is Brief; with encode, a brief read from the memo comes back
 // encoded instead (the Brief is then zero).
-func (s *BriefService) brief(ctx context.Context, actor auth.Actor, in BriefRequest, encode bool) (Brief, []byte, error) {
+func (s *BriefService) brief(ctx context.Context, actor auth.Actor, in BriefRequest, encode bool) (Brief, EncodedBrief, error) {
 	if err := actor.RequireAgent("take a brief (people see a preview on the session)"); err != nil {
 		return Brief{}, nil, err
 	}

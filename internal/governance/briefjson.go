@@ -34,21 +34,39 @@ var (
 )
 
 // encoded returns the memo's brief as at now with the id, or nil when it
-// holds none valid at now.
-func (m *briefMemo) encoded(now time.Time, id string) []byte {
+// holds none valid at now: the remembered head, shared and not copied,
+// then the id and time, then the shared tail.
+func (m *briefMemo) encoded(now time.Time, id string) EncodedBrief {
 	m.mu.Lock()
 	head, ok := m.head, m.head != nil && !now.Before(m.from) && (m.until.IsZero() || now.Before(m.until))
 	m.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	out := make([]byte, 0, len(head)+len(id)+len(memoTimeKey)+len(time.RFC3339Nano)+len(memoEnd))
-	out = append(out, head...)
-	out = append(out, id...)
-	out = append(out, memoTimeKey...)
-	out = now.UTC().AppendFormat(out, time.RFC3339Nano)
-	return append(out, memoEnd...)
+	mid := make([]byte, 0, len(id)+len(memoTimeKey)+len(time.RFC3339Nano))
+	mid = append(mid, id...)
+	mid = append(mid, memoTimeKey...)
+	mid = now.UTC().AppendFormat(mid, time.RFC3339Nano)
+	return EncodedBrief{head, mid, memoEnd}
 }
+
+// EncodedBrief is a brief's JSON in parts, to be written one after
+// another: a remembered brief is its shared bytes around a fresh id and
+// time, not a copy of a few kilobytes on every brief. Nobody may change
+// the parts.
+type EncodedBrief [][]byte
+
+// Len is the encoding's length in bytes.
+func (e EncodedBrief) Len() int {
+	n := 0
+	for _, p := range e {
+		n += len(p)
+	}
+	return n
+}
+
+// Bytes is the encoding in one new slice.
+func (e EncodedBrief) Bytes() []byte { return bytes.Join(e, nil) }
 
 // keep stores enc, the brief decided at now from in, as the memo.
 func (m *briefMemo) keep(in briefInputs, enc []byte, now time.Time) {
@@ -85,18 +103,22 @@ func (in briefInputs) clockWindow(now time.Time) (from, until time.Time) {
 // BriefJSON is Brief encoded as /brief answers it (Brief.MarshalJSON).
 // A brief with nothing to hand over or acknowledge is, most of the time,
 // the session's remembered encoding with a fresh id and time.
-func (s *BriefService) BriefJSON(ctx context.Context, actor auth.Actor, in BriefRequest) ([]byte, error) {
+func (s *BriefService) BriefJSON(ctx context.Context, actor auth.Actor, in BriefRequest) (EncodedBrief, error) {
 	b, enc, err := s.brief(ctx, actor, in, true)
 	if err != nil || enc != nil {
 		return enc, err
 	}
-	return b.MarshalJSON()
+	out, err := b.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return EncodedBrief{out}, nil
 }
 
 // memoBrief answers the read-only brief from the memo, or decides it and
 // keeps its encoding for the next. Inputs come from inputsFrom, which
 // gives each its memo.
-func (s *BriefService) memoBrief(inputs briefInputs, now time.Time, id string) ([]byte, error) {
+func (s *BriefService) memoBrief(inputs briefInputs, now time.Time, id string) (EncodedBrief, error) {
 	if enc := inputs.memo.encoded(now, id); enc != nil {
 		return enc, nil
 	}
@@ -106,8 +128,9 @@ func (s *BriefService) memoBrief(inputs briefInputs, now time.Time, id string) (
 		return nil, fmt.Errorf("encode the brief: %w", err)
 	}
 	inputs.memo.keep(inputs, enc, now)
-	if enc = inputs.memo.encoded(now, id); enc == nil {
+	out := inputs.memo.encoded(now, id)
+	if out == nil {
 		return nil, fmt.Errorf("the brief of %s does not splice", inputs.state.ID)
 	}
-	return enc, nil
+	return out, nil
 }

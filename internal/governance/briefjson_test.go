@@ -19,7 +19,7 @@ func TestBriefJSONIsTheBriefEncoded(t *testing.T) {
 	session := w.Session(w.agent, ttlMission(t, w, "1h"))
 	same := func(t *testing.T, when string) map[string]any {
 		t.Helper()
-		enc := must(w.Gov.Briefs.BriefJSON(t.Context(), w.agent, governance.BriefRequest{Session: session}))(t)
+		enc := must(w.Gov.Briefs.BriefJSON(t.Context(), w.agent, governance.BriefRequest{Session: session}))(t).Bytes()
 		var got map[string]any
 		if err := json.Unmarshal(enc, &got); err != nil {
 			t.Fatalf("%s: not JSON: %v\n%s", when, err, enc)
@@ -57,7 +57,7 @@ func TestBriefJSONIsTheBriefEncoded(t *testing.T) {
 	w.Clock.Advance(time.Hour)
 	same(t, "an hour later")
 	must(w.Gov.Decisions.Resolve(t.Context(), w.lead, d.Ref, "Keep it", "Archive it instead."))(t)
-	enc := must(w.Gov.Briefs.BriefJSON(t.Context(), w.agent, governance.BriefRequest{Session: session}))(t)
+	enc := must(w.Gov.Briefs.BriefJSON(t.Context(), w.agent, governance.BriefRequest{Session: session}))(t).Bytes()
 	var delivered governance.Brief
 	if err := json.Unmarshal(enc, &delivered); err != nil || len(delivered.Resolutions) != 1 || delivered.Resolutions[0].Ref != d.Ref {
 		t.Fatalf("the resolution was not delivered by BriefJSON: %s (%v)", enc, err)

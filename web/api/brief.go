@@ -21,6 +21,6 @@ func handleBrief(briefs *governance.BriefService) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return httpx.JSONBytes(c, http.StatusOK, body)
+		return httpx.JSONBytes(c, http.StatusOK, body...)
 	}
 }

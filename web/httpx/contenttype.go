@@ -26,6 +26,9 @@ func RequireJSON(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		ct := r.Header.Get(echo.HeaderContentType)
+		if ct == echo.MIMEApplicationJSON {
+			return next(c) // as almost every agent sends it, without parsing
+		}
 		if ct == "" {
 			if empty, err := bodyEmpty(r); err != nil || empty {
 				return next(c) // a body that cannot be read is the handler's to refuse

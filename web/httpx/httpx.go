@@ -82,14 +82,23 @@ func Status(k errs.Kind) int {
 	return http.StatusInternalServerError
 }
 
-// JSONBytes answers body, already encoded JSON, with its length: one write
-// and no chunked encoding, however long the body (net/http chunks an
-// answer of unknown length past 2 KB, as a brief with its protocol text is).
-func JSONBytes(c echo.Context, status int, body []byte) error {
+// JSONBytes answers body, already encoded JSON in parts written one after
+// another, with its length: one write and no chunked encoding, however
+// long the body (net/http chunks an answer of unknown length past 2 KB,
+// as a brief with its protocol text is).
+func JSONBytes(c echo.Context, status int, body ...[]byte) error {
+	n := 0
+	for _, p := range body {
+		n += len(p)
+	}
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
-	h.Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
+	h.Set(echo.HeaderContentLength, strconv.Itoa(n))
 	c.Response().WriteHeader(status)
-	_, err := c.Response().Write(body)
-	return err
+	for _, p := range body {
+		if _, err := c.Response().Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
