@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -27,7 +28,14 @@ func DecodeJSON(data []byte, v any, where, prefix string) error {
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
 	var typ *json.UnmarshalTypeError
+	var syntax *json.SyntaxError
 	switch {
+	case errors.As(err, &syntax) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return err // not JSON: the caller says so
+	case len(bytes.TrimSpace(data[dec.InputOffset():])) > 0:
+		// The decoder read one value; anything after it makes data not
+		// JSON, whatever that value's fields were: encoding/json says how.
+		return json.Unmarshal(data, new(json.RawMessage))
 	case err == nil:
 		return nil
 	case errors.As(err, &typ) && typ.Field == "":

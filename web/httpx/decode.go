@@ -56,14 +56,14 @@ func DecodeBody(body []byte, v any) error {
 	if f, ok := v.(FlatDecoder); ok && f.DecodeFlat(body) {
 		return nil
 	}
-	// One JSON value and nothing after it, checked before the fields so
-	// that broken JSON is a 400 whatever fields it names.
-	if !json.Valid(body) {
-		err := json.Unmarshal(body, new(json.RawMessage)) // only to say why
-		return errs.E(errs.Malformed, "malformed_json", "The body is not valid JSON: %v.", err)
-	}
+	// One JSON value and nothing after it: broken JSON is a 400 whatever
+	// fields it names (DecodeJSON checks the syntax of the whole body
+	// before any field, and what follows the value).
 	err := input.DecodeJSON(body, v, "body", "")
 	if _, ours := errs.As(err); err != nil && !ours {
+		if why := json.Unmarshal(body, new(json.RawMessage)); why != nil {
+			err = why // encoding/json's words for what is wrong, as ever
+		}
 		return errs.E(errs.Malformed, "malformed_json", "The body is not valid JSON: %v.", err)
 	}
 	return err
