@@ -127,15 +127,11 @@ type BriefRequest struct {
 	Ack     string `json:"ack,omitempty"`
 }
 
-// briefFields are BriefRequest's JSON names, for DecodeFlat.
-var briefFields = []string{"session", "ack"}
-
 // DecodeFlat reads the usual brief request, {"session":"ses_…"} with or
 // without an ack, without encoding/json: it is the body agents send most.
-// It reports false, writing nothing, for any other body
-// (input.FlatStrings).
+// It reports false, writing nothing, for any other body (input.Shallow).
 func (r *BriefRequest) DecodeFlat(body []byte) bool {
-	return input.FlatStrings(body, briefFields, []*string{&r.Session, &r.Ack})
+	return input.Shallow(body, []input.Member{{Name: "session", Str: &r.Session}, {Name: "ack", Str: &r.Ack}})
 }
 
 // MaxBriefID is the most characters of a brief id an agent acknowledges.

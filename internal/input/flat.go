@@ -1,80 +1,130 @@
 package input
 
-// FlatStrings decodes data when it is the plainest shape of a small
-// request body: one JSON object whose members are all strings, each named
-// exactly (same case) by one of names at most once, each value printable
-// ASCII without a quote or backslash, with JSON's whitespace around the
-// tokens. The value of names[i] goes to *dst[i]; a name the object does
-// not have leaves its destination alone. It reports false for anything
-// else (another field, another type, an escape, a duplicate, broken JSON)
-// and then writes nothing: such a body is decoded by DecodeJSON, which
-// accepts or refuses it in its own words. For every body it accepts,
-// DecodeJSON would decode the same values (a fuzz test holds it to that).
+import "encoding/json"
+
+// Member is one member Shallow may read: a plain string into Str, or an
+// object of plain keys and scalar values (a string, a number, true, false
+// or null, each kept as it is written) into Obj.
+type Member struct {
+	Name string
+	Str  *string
+	Obj  *map[string]json.RawMessage
+}
+
+// Shallow decodes data when it is the plainest shape of a small request
+// body: one JSON object whose members are each named exactly (same case)
+// by one of members, at most once, with the value that member takes —
+// for Str a string of printable ASCII without an escape; for Obj an
+// object, of members named that way at most once each, whose values are
+// scalars (strings may hold escapes and any byte a JSON string may) —
+// with JSON's whitespace around the tokens. A member the object does not
+// have leaves its destination alone. It reports false for anything else
+// (another field, another type, a nested list or object, a duplicate,
+// broken JSON) and then writes nothing: such a body is decoded by
+// DecodeJSON, which accepts or refuses it in its own words. For every body
+// it accepts, DecodeJSON decodes the same values (a fuzz test holds it to
+// that). An object's values are slices of data, not copies.
 //
-// It exists for the hottest body there is, the brief's
-// {"session":"ses_…"}, which it reads without encoding/json's reflection,
-// allocating only the values.
-func FlatStrings(data []byte, names []string, dst []*string) bool {
-	if len(names) != len(dst) || len(names) > 8 {
+// It exists for the hottest bodies there are, the brief's
+// {"session":"ses_…"} and the executor check's {"tool":…,"input":{…}},
+// which it reads without encoding/json's reflection.
+func Shallow(data []byte, members []Member) bool {
+	if len(members) > 8 {
 		return false
 	}
-	var vals [8]string
+	var strs [8]string
+	var objs [8]map[string]json.RawMessage
 	var seen uint8
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return false
-	}
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return skipSpace(data, i+1) == len(data)
-	}
-	for {
-		key, next, ok := plainString(data, i)
-		if !ok {
-			return false
-		}
+	_, ok := object(data, skipSpace(data, 0), true, func(key string, i int) (int, bool) {
 		k := -1
-		for j, n := range names {
-			if n == key {
+		for j := range members {
+			if members[j].Name == key {
 				k = j
 				break
 			}
 		}
 		if k < 0 || seen&(1<<k) != 0 {
-			return false
+			return 0, false
+		}
+		seen |= 1 << k
+		if members[k].Str != nil {
+			s, next, ok := plainString(data, i)
+			strs[k] = s
+			return next, ok
+		}
+		obj := map[string]json.RawMessage{}
+		next, ok := object(data, i, false, func(key string, i int) (int, bool) {
+			if _, dup := obj[key]; dup {
+				return 0, false
+			}
+			end, ok := scalar(data, i)
+			if !ok {
+				return 0, false
+			}
+			obj[key] = data[i:end:end]
+			return end, true
+		})
+		objs[k] = obj
+		return next, ok
+	})
+	if !ok {
+		return false
+	}
+	for k, m := range members {
+		switch {
+		case seen&(1<<k) == 0:
+		case m.Str != nil:
+			*m.Str = strs[k]
+		default:
+			*m.Obj = objs[k]
+		}
+	}
+	return true
+}
+
+// object reads the JSON object at data[i:] whose keys are plain strings,
+// calling value with each key and the index of its value, which returns
+// the index after the value. At the top, the object must be all of data
+// but whitespace. It returns the index after the object.
+func object(data []byte, i int, top bool, value func(key string, i int) (int, bool)) (int, bool) {
+	if i >= len(data) || data[i] != '{' {
+		return 0, false
+	}
+	end := func(i int) (int, bool) {
+		if top && skipSpace(data, i) != len(data) {
+			return 0, false
+		}
+		return i, true
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return end(i + 1)
+	}
+	for {
+		key, next, ok := plainString(data, i)
+		if !ok {
+			return 0, false
 		}
 		i = skipSpace(data, next)
 		if i >= len(data) || data[i] != ':' {
-			return false
+			return 0, false
 		}
-		val, next, ok := plainString(data, skipSpace(data, i+1))
-		if !ok {
-			return false
+		if next, ok = value(key, skipSpace(data, i+1)); !ok {
+			return 0, false
 		}
-		vals[k], seen = val, seen|1<<k
 		i = skipSpace(data, next)
 		if i >= len(data) {
-			return false
+			return 0, false
 		}
 		switch data[i] {
 		case ',':
 			i = skipSpace(data, i+1)
-			continue
 		case '}':
-			if skipSpace(data, i+1) != len(data) {
-				return false
-			}
+			return end(i + 1)
 		default:
-			return false
-		}
-		break
-	}
-	for k := range names {
-		if seen&(1<<k) != 0 {
-			*dst[k] = vals[k]
+			return 0, false
 		}
 	}
-	return true
 }
 
 // plainString reads the JSON string at data[i:] when it has no escape and
@@ -92,6 +142,103 @@ func plainString(data []byte, i int) (string, int, bool) {
 		}
 	}
 	return "", 0, false
+}
+
+// scalar returns the index after the JSON string, number, true, false or
+// null at data[i:], checking it as encoding/json's scanner does.
+func scalar(data []byte, i int) (int, bool) {
+	if i >= len(data) {
+		return 0, false
+	}
+	switch c := data[i]; {
+	case c == '"':
+		return stringEnd(data, i)
+	case c == '-' || c >= '0' && c <= '9':
+		return numberEnd(data, i)
+	}
+	for _, lit := range [...]string{"true", "false", "null"} {
+		if len(data)-i >= len(lit) && string(data[i:i+len(lit)]) == lit {
+			return i + len(lit), true
+		}
+	}
+	return 0, false
+}
+
+// stringEnd returns the index after the JSON string starting at data[i]
+// (a quote): any byte from 0x20 up, and the escapes JSON has.
+func stringEnd(data []byte, i int) (int, bool) {
+	for j := i + 1; j < len(data); j++ {
+		switch c := data[j]; {
+		case c == '"':
+			return j + 1, true
+		case c < 0x20:
+			return 0, false
+		case c == '\\':
+			j++
+			if j >= len(data) {
+				return 0, false
+			}
+			switch data[j] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if len(data)-j <= 4 {
+					return 0, false
+				}
+				for _, h := range data[j+1 : j+5] {
+					if !isHex(h) {
+						return 0, false
+					}
+				}
+				j += 4
+			default:
+				return 0, false
+			}
+		}
+	}
+	return 0, false
+}
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+// numberEnd returns the index after the JSON number starting at data[i]:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func numberEnd(data []byte, i int) (int, bool) {
+	digits := func(i int) int {
+		for i < len(data) && data[i] >= '0' && data[i] <= '9' {
+			i++
+		}
+		return i
+	}
+	if data[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(data) && data[i] == '0':
+		i++
+	case i < len(data) && data[i] >= '1' && data[i] <= '9':
+		i = digits(i)
+	default:
+		return 0, false
+	}
+	if i < len(data) && data[i] == '.' {
+		j := digits(i + 1)
+		if j == i+1 {
+			return 0, false
+		}
+		i = j
+	}
+	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
+		i++
+		if i < len(data) && (data[i] == '+' || data[i] == '-') {
+			i++
+		}
+		j := digits(i)
+		if j == i {
+			return 0, false
+		}
+		i = j
+	}
+	return i, true
 }
 
 // skipSpace returns the index of the first byte at or after i that is not

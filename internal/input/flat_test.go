@@ -1,23 +1,37 @@
 package input
 
 import (
+	"bytes"
 	"encoding/json"
+	"maps"
 	"testing"
 )
 
-// brief is the body FlatStrings is for.
+// brief and check are the bodies Shallow is for.
 type brief struct {
 	Session string `json:"session"`
 	Ack     string `json:"ack,omitempty"`
 }
 
-func flatBrief(data []byte) (brief, bool) {
+type check struct {
+	Tool  string                     `json:"tool"`
+	Input map[string]json.RawMessage `json:"input"`
+	Cwd   string                     `json:"cwd"`
+}
+
+func shallowBrief(data []byte) (brief, bool) {
 	var b brief
-	ok := FlatStrings(data, []string{"session", "ack"}, []*string{&b.Session, &b.Ack})
+	ok := Shallow(data, []Member{{Name: "session", Str: &b.Session}, {Name: "ack", Str: &b.Ack}})
 	return b, ok
 }
 
-func TestFlatStrings(t *testing.T) {
+func shallowCheck(data []byte) (check, bool) {
+	var c check
+	ok := Shallow(data, []Member{{Name: "tool", Str: &c.Tool}, {Name: "input", Obj: &c.Input}, {Name: "cwd", Str: &c.Cwd}})
+	return c, ok
+}
+
+func TestShallowReadsPlainStrings(t *testing.T) {
 	for _, tt := range []struct {
 		body string
 		want brief
@@ -52,65 +66,132 @@ func TestFlatStrings(t *testing.T) {
 		{`["session"]`, brief{}, false},
 		{`null`, brief{}, false},
 	} {
-		got, ok := flatBrief([]byte(tt.body))
+		got, ok := shallowBrief([]byte(tt.body))
 		if ok != tt.ok || got != tt.want {
-			t.Errorf("FlatStrings(%q) = %+v, %v; want %+v, %v", tt.body, got, ok, tt.want, tt.ok)
+			t.Errorf("Shallow(%q) = %+v, %v; want %+v, %v", tt.body, got, ok, tt.want, tt.ok)
 		}
 	}
 }
 
-func TestFlatStringsWritesNothingWhenItDeclines(t *testing.T) {
-	b := brief{Session: "before", Ack: "before"}
-	if FlatStrings([]byte(`{"session":"ses_1","ack":1}`), []string{"session", "ack"}, []*string{&b.Session, &b.Ack}) {
-		t.Fatal("accepted a number")
+func TestShallowReadsAnObjectOfScalars(t *testing.T) {
+	raw := func(kv ...string) map[string]json.RawMessage {
+		m := map[string]json.RawMessage{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = json.RawMessage(kv[i+1])
+		}
+		return m
 	}
-	if b.Session != "before" || b.Ack != "before" {
-		t.Errorf("declining wrote %+v", b)
+	for _, tt := range []struct {
+		body string
+		want check
+		ok   bool
+	}{
+		{`{"tool":"Edit","input":{"file_path":"web/app.js","old_string":"a","new_string":"b"}}`,
+			check{Tool: "Edit", Input: raw("file_path", `"web/app.js"`, "old_string", `"a"`, "new_string", `"b"`)}, true},
+		{`{"tool":"Edit","input":{"old_string":"func a() {\n\t\"x\\\" \u00e9 é\"\n}","replace_all":true}}`,
+			check{Tool: "Edit", Input: raw("old_string", `"func a() {\n\t\"x\\\" \u00e9 é\"\n}"`, "replace_all", `true`)}, true},
+		{`{"tool":"Read","input":{"file_path":"a","offset":-12.5e+3,"limit":0,"x":null,"y":false}}`,
+			check{Tool: "Read", Input: raw("file_path", `"a"`, "offset", `-12.5e+3`, "limit", `0`, "x", `null`, "y", `false`)}, true},
+		{`{"input":{},"tool":"Bash","cwd":"/repo"}`, check{Tool: "Bash", Input: raw(), Cwd: "/repo"}, true},
+		// Nested values, broken scalars and duplicates are encoding/json's.
+		{`{"tool":"MultiEdit","input":{"edits":[{"old_string":"a"}]}}`, check{}, false},
+		{`{"tool":"X","input":{"a":{"b":1}}}`, check{}, false},
+		{`{"tool":"X","input":{"a":1,"a":2}}`, check{}, false},
+		{`{"tool":"X","input":{"a":01}}`, check{}, false},
+		{`{"tool":"X","input":{"a":1.}}`, check{}, false},
+		{`{"tool":"X","input":{"a":-}}`, check{}, false},
+		{`{"tool":"X","input":{"a":1e}}`, check{}, false},
+		{`{"tool":"X","input":{"a":tru}}`, check{}, false},
+		{`{"tool":"X","input":{"a":truex}}`, check{}, false},
+		{`{"tool":"X","input":{"a":"\x"}}`, check{}, false},
+		{`{"tool":"X","input":{"a":"\u12"}}`, check{}, false},
+		{"{\"tool\":\"X\",\"input\":{\"a\":\"tab\there\"}}", check{}, false},
+		{`{"tool":"X","input":{"a":"open}}`, check{}, false},
+		{`{"tool":"X","input":null}`, check{}, false},
+		{`{"tool":"X","input":"a"}`, check{}, false},
+		{`{"tool":"X","input":{"a":1}`, check{}, false},
+		{`{"tool":"X","input":{"a":1}}}`, check{}, false},
+	} {
+		got, ok := shallowCheck([]byte(tt.body))
+		if ok != tt.ok || got.Tool != tt.want.Tool || got.Cwd != tt.want.Cwd || !sameRaw(got.Input, tt.want.Input) {
+			t.Errorf("Shallow(%s) = %+v, %v; want %+v, %v", tt.body, got, ok, tt.want, tt.ok)
+		}
 	}
 }
 
-// FuzzFlatStrings holds FlatStrings to DecodeJSON: whatever body it
-// accepts, DecodeJSON accepts too, with the same values.
-func FuzzFlatStrings(f *testing.F) {
+func sameRaw(a, b map[string]json.RawMessage) bool {
+	return (a == nil) == (b == nil) && maps.EqualFunc(a, b, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) })
+}
+
+func TestShallowWritesNothingWhenItDeclines(t *testing.T) {
+	c := check{Tool: "before", Cwd: "before"}
+	if Shallow([]byte(`{"tool":"Edit","input":{"a":[1]},"cwd":"x"}`),
+		[]Member{{Name: "tool", Str: &c.Tool}, {Name: "input", Obj: &c.Input}, {Name: "cwd", Str: &c.Cwd}}) {
+		t.Fatal("accepted a list")
+	}
+	if c.Tool != "before" || c.Cwd != "before" || c.Input != nil {
+		t.Errorf("declining wrote %+v", c)
+	}
+}
+
+// FuzzShallow holds Shallow to DecodeJSON: whatever body it accepts,
+// DecodeJSON accepts too, with the same values.
+func FuzzShallow(f *testing.F) {
 	for _, s := range []string{`{"session":"ses_1"}`, ` {"ack":"brf_1", "session":"s"} `, `{}`, `{"session":"a","session":"b"}`,
-		`{"SESSION":"x"}`, `{"session":"x"}}`, "{\"session\":\"\t\"}", `{"session":"\u00e9"}`} {
+		`{"SESSION":"x"}`, `{"session":"x"}}`, "{\"session\":\"\t\"}", `{"session":"\u00e9"}`,
+		`{"tool":"Edit","input":{"file_path":"a.go","old_string":"x\n\"y\"","n":-1.5E-2,"b":true,"z":null}}`,
+		`{"tool":"Bash","input":{"command":"ls \u002f"},"cwd":"/r"}`, `{"input":{"a":"\ud800"}}`, "{\"input\":{\"a\":\"\xff\"}}"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, ok := flatBrief(data)
-		if !ok {
-			return
+		if got, ok := shallowBrief(data); ok {
+			var want brief
+			if err := DecodeJSON(data, &want, "body", ""); err != nil {
+				t.Fatalf("Shallow accepted %q as %+v; DecodeJSON refuses it: %v", data, got, err)
+			}
+			if got != want {
+				t.Fatalf("Shallow(%q) = %+v; DecodeJSON = %+v", data, got, want)
+			}
 		}
-		if !json.Valid(data) {
-			t.Fatalf("FlatStrings accepted %q, which is not JSON", data)
-		}
-		var want brief
-		if err := DecodeJSON(data, &want, "body", ""); err != nil {
-			t.Fatalf("FlatStrings accepted %q as %+v; DecodeJSON refuses it: %v", data, got, err)
-		}
-		if got != want {
-			t.Fatalf("FlatStrings(%q) = %+v; DecodeJSON = %+v", data, got, want)
+		if got, ok := shallowCheck(data); ok {
+			var want check
+			if err := DecodeJSON(data, &want, "body", ""); err != nil {
+				t.Fatalf("Shallow accepted %q as %+v; DecodeJSON refuses it: %v", data, got, err)
+			}
+			if got.Tool != want.Tool || got.Cwd != want.Cwd || !sameRaw(got.Input, want.Input) {
+				t.Fatalf("Shallow(%q) = %+v; DecodeJSON = %+v", data, got, want)
+			}
 		}
 	})
 }
 
-func BenchmarkBriefBody(b *testing.B) {
-	body := []byte(`{"session":"ses_01JDZ8Q7K3M2N4P5R6S7T8V9W0"}`)
-	b.Run("flat", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, ok := flatBrief(body); !ok {
-				b.Fatal("declined")
+func BenchmarkShallow(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		body []byte
+		v    func() any
+		fast func([]byte) bool
+	}{
+		{"brief", []byte(`{"session":"ses_01JDZ8Q7K3M2N4P5R6S7T8V9W0"}`), func() any { return new(brief) },
+			func(d []byte) bool { _, ok := shallowBrief(d); return ok }},
+		{"check", []byte(`{"tool":"Edit","input":{"file_path":"web/app.js","old_string":"a","new_string":"b"}}`), func() any { return new(check) },
+			func(d []byte) bool { _, ok := shallowCheck(d); return ok }},
+	} {
+		b.Run(c.name+"/shallow", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if !c.fast(c.body) {
+					b.Fatal("declined")
+				}
 			}
-		}
-	})
-	b.Run("encoding-json", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var v brief
-			if err := DecodeJSON(body, &v, "body", ""); err != nil {
-				b.Fatal(err)
+		})
+		b.Run(c.name+"/encoding-json", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := DecodeJSON(c.body, c.v(), "body", ""); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-	})
+		})
+	}
 }

@@ -713,6 +713,15 @@ type CheckInput struct {
 	Step  string                     `json:"step"`
 }
 
+// DecodeFlat reads the usual check, plain strings and an input of scalar
+// values (as Edit, Write, Read and Bash send theirs), without
+// encoding/json: a hook asks it before every tool call. It reports false,
+// writing nothing, for any other body (input.Shallow).
+func (c *CheckInput) DecodeFlat(body []byte) bool {
+	return input.Shallow(body, []input.Member{{Name: "tool", Str: &c.Tool}, {Name: "input", Obj: &c.Input},
+		{Name: "cwd", Str: &c.Cwd}, {Name: "run", Str: &c.Run}, {Name: "step", Str: &c.Step}})
+}
+
 // MaxCwd is the longest working directory a check names.
 const MaxCwd = MaxPath
 
