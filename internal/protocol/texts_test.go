@@ -1,0 +1,191 @@
+package protocol_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/madebook/madebook/internal/protocol"
+)
+
+// textCase is one fact alone and the exact words of its reason.
+type textCase struct {
+	name  string
+	facts protocol.Facts
+	want  string
+}
+
+// textCases are every kind of reason text, and every variant of each
+// (what is optional in the fact, what is quoted), with the words the
+// engine gave them when it wrote every text out as it decided.
+func textCases() []textCase {
+	vio := func(sev protocol.Severity, blockMerge bool, match, file string) protocol.Facts {
+		return protocol.Facts{Violations: []protocol.Violation{{ID: "VIO-1", Policy: "Secrets in source", Severity: sev,
+			BlockMerge: blockMerge, Match: match, File: file, At: at(1)}}}
+	}
+	pause := func(reason string) protocol.Facts {
+		return protocol.Facts{Pause: &protocol.Pause{Reason: reason, By: "ana", At: at(1)}}
+	}
+	plan := func(s protocol.PlanStatus, note string) protocol.Facts {
+		return protocol.Facts{HighRisk: true, Plan: protocol.Plan{Status: s, Note: note, ProposedAt: at(2)}}
+	}
+	lifecycle := func(state string) protocol.Facts {
+		return protocol.Facts{Lifecycle: protocol.Lifecycle{State: state, Since: at(3)}}
+	}
+	gate := func(question string, opened int, ttl time.Duration, stamped time.Time) protocol.Facts {
+		return protocol.Facts{Decisions: []protocol.Decision{{Ref: "DEC-7", Question: question, BlockedScope: []string{"db"},
+			OpenedAt: at(opened), TTL: ttl, ExpiredAt: stamped}}}
+	}
+	perm := func(tool, question string, paths ...string) protocol.Facts {
+		return protocol.Facts{PermissionPrompts: []protocol.PermissionPrompt{{ID: "PRM-7", Prompt: question, Tool: tool,
+			Paths: paths, OpenedAt: at(4)}}}
+	}
+	rem := func(required bool, instruction string) protocol.Facts {
+		return protocol.Facts{Remediations: []protocol.Remediation{{ID: "REM-7", Required: required, Instruction: instruction,
+			Files: []string{"a.go"}, CreatedAt: at(5)}}}
+	}
+	dev := func(support, total int, enforced bool) protocol.Facts {
+		return protocol.Facts{Deviations: []protocol.Deviation{{ID: "DEV-7", Departure: "moment", Chosen: "date-fns",
+			Concern: "dates", Support: support, Total: total, Enforced: enforced, Files: []string{"d.ts"}, At: at(6)}}}
+	}
+	breach := func(kind protocol.ClauseKind, value string, count int, found ...string) protocol.Facts {
+		return protocol.Facts{Breaches: []protocol.Breach{{ID: "CL-7", Kind: kind, Value: value, Found: found, Count: count, At: at(7)}}}
+	}
+	risk := func(score int, band, gate string) protocol.Facts {
+		return protocol.Facts{Risk: &protocol.Risk{Score: score, Band: band, Gate: gate, At: at(8)}}
+	}
+	coll := func(agent string) protocol.Facts {
+		return protocol.Facts{Collisions: []protocol.Collision{{ID: "COL-7", Symbol: "billing.Charge", OtherSession: "S-77",
+			OtherAgent: agent, At: at(9)}}}
+	}
+	return []textCase{
+		{"a critical violation with a match and a file", vio(protocol.SeverityCritical, false, "AWS_SECRET_ACCESS_KEY", "config/deploy.sh"),
+			"Secrets in source was violated by AWS_SECRET_ACCESS_KEY. Found in config/deploy.sh. This is a critical control: stop, and do not work around it."},
+		{"a critical violation with neither", vio(protocol.SeverityCritical, false, "", ""),
+			"Secrets in source was violated. This is a critical control: stop, and do not work around it."},
+		{"a high violation with a match only", vio(protocol.SeverityHigh, false, "fmt.Sprintf(\"SELECT", ""),
+			"Secrets in source was violated by fmt.Sprintf(\"SELECT. Fix it, then report the change again."},
+		{"a high violation with a file only", vio(protocol.SeverityHigh, false, "", "db/report.go"),
+			"Secrets in source was violated. Found in db/report.go. Fix it, then report the change again."},
+		{"a block_merge violation", vio(protocol.SeverityCritical, true, "GPL-3.0", "go.mod"),
+			"Secrets in source was violated by GPL-3.0. Found in go.mod. Keep working: the merge will not ship until the policy's conditions are met."},
+		{"a medium violation", vio(protocol.SeverityMedium, false, "TODO", "web/app.go"),
+			"Secrets in source was violated by TODO. Found in web/app.go. This is a medium-severity policy: keep working, and fix it before merge."},
+		{"a low violation", vio(protocol.SeverityLow, false, "ServeHTTP", "web/routes.go"),
+			"Secrets in source was violated by ServeHTTP. Found in web/routes.go. This is a low-severity policy: keep working, and fix it before merge."},
+
+		{"a pause with a reason", pause("Wrong branch, wait for Ana"),
+			`A person paused this session: "Wrong branch, wait for Ana". Stop all work in this session until the brake is released.`},
+		{"a pause with a reason in spaces", pause("  Hold on \t"),
+			`A person paused this session: "Hold on". Stop all work in this session until the brake is released.`},
+		{"a pause with a reason to escape", pause("Say \"stop\"\nnow — é"),
+			`A person paused this session: "Say \"stop\"\nnow — é". Stop all work in this session until the brake is released.`},
+		{"a pause without a reason", pause(""),
+			"A person paused this session. Stop all work in this session until the brake is released."},
+		{"a pause whose reason is spaces", pause("  "),
+			"A person paused this session. Stop all work in this session until the brake is released."},
+
+		{"a high-risk mission with no plan", plan(protocol.PlanNone, ""),
+			"This mission is high-risk and has no approved execution plan. Propose one; no code change is accepted until a lead approves it."},
+		{"a plan proposed", plan(protocol.PlanProposed, "ignored"),
+			"This mission is high-risk and its execution plan is waiting for a lead's approval. No code change is accepted until it is approved: read the repository or revise the plan."},
+		{"a plan rejected with a note", plan(protocol.PlanRejected, " Split the migration out "),
+			`This mission is high-risk and a lead rejected its execution plan: "Split the migration out". Revise the plan and propose it again; no code change is accepted until one is approved.`},
+		{"a plan rejected with a note to escape", plan(protocol.PlanRejected, `Not "this"`),
+			`This mission is high-risk and a lead rejected its execution plan: "Not \"this\"". Revise the plan and propose it again; no code change is accepted until one is approved.`},
+		{"a plan rejected without a note", plan(protocol.PlanRejected, " "),
+			"This mission is high-risk and a lead rejected its execution plan. Revise the plan and propose it again; no code change is accepted until one is approved."},
+		{"changes asked to a plan", plan(protocol.PlanChangesRequested, "Gate the migration"),
+			`This mission is high-risk and a lead asked for changes to its execution plan: "Gate the migration". Revise the plan as asked and propose it again; no code change is accepted until one is approved.`},
+		{"changes asked to a plan without an instruction", plan(protocol.PlanChangesRequested, ""),
+			`This mission is high-risk and a lead asked for changes to its execution plan: "". Revise the plan as asked and propose it again; no code change is accepted until one is approved.`},
+		{"a plan of an unknown status", plan("withdrawn", "x"),
+			"This mission is high-risk and has no approved execution plan. Propose one; no code change is accepted until a lead approves it."},
+
+		{"a plan revised after a lead asked for a modification", lifecycle(protocol.LifecycleArchitectureRevising),
+			"The plan is being revised (ARCHITECTURE_REVISING): make no code change until the revised plan is confirmed. You may read the repository and revise the plan."},
+		{"a plan revised after a requirement changed", lifecycle(protocol.LifecycleInterrupting),
+			"A requirement changed and the plan is being revised (INTERRUPTING): make no code change until the revised plan is confirmed. You may read the repository and revise the plan."},
+
+		{"an open gate", gate("Drop the legacy billing table?", 3, 0, time.Time{}),
+			"DEC-7 is waiting on a person: Drop the legacy billing table?"},
+		{"an open gate whose ttl has not run out", gate("Drop it?", 100, time.Hour, time.Time{}),
+			"DEC-7 is waiting on a person: Drop it?"},
+		{"a gate whose ttl ran out", gate("Drop the legacy billing table?", 4, 90*time.Minute, time.Time{}),
+			"DEC-7 expired unanswered after 1h30m: Drop the legacy billing table? Nothing on its blocked scope proceeds; a lead can still resolve it."},
+		{"a gate whose ttl ran out, asking without a stop", gate("Drop the table", 4, 90*time.Minute, time.Time{}),
+			"DEC-7 expired unanswered after 1h30m: Drop the table. Nothing on its blocked scope proceeds; a lead can still resolve it."},
+		{"a gate whose ttl ran out, asking nothing (two spaces, as always)", gate("", 4, 90*time.Minute, time.Time{}),
+			"DEC-7 expired unanswered after 1h30m:  Nothing on its blocked scope proceeds; a lead can still resolve it."},
+		{"a gate whose ttl ran out exactly now", gate("Now!", 0, 2*time.Hour, time.Time{}),
+			"DEC-7 expired unanswered after 2h: Now! Nothing on its blocked scope proceeds; a lead can still resolve it."},
+		{"a gate stamped expired under an earlier ttl", gate("Keep it?", 10, 0, at(40).Add(30*time.Second)),
+			"DEC-7 expired unanswered after 30m: Keep it? Nothing on its blocked scope proceeds; a lead can still resolve it."},
+		{"a gate stamped expired before its new ttl runs out", gate("Keep it?", 100, 5*time.Hour, at(100).Add(45*time.Second)),
+			"DEC-7 expired unanswered after 45s: Keep it? Nothing on its blocked scope proceeds; a lead can still resolve it."},
+
+		{"a prompt about a tool on two paths", perm("Bash", "Run the migration?", "migrations/0042.sql", "db/seed.sql"),
+			`Permission prompt PRM-7 asks to use Bash on migrations/0042.sql, db/seed.sql: "Run the migration?". A person must answer it; until then, do not use Bash on those paths.`},
+		{"a prompt about a tool on one path", perm("Edit", "Edit the router?", "web/routes.go"),
+			`Permission prompt PRM-7 asks to use Edit on web/routes.go: "Edit the router?". A person must answer it; until then, do not use Edit on that path.`},
+		{"a prompt about a tool", perm("Bash", " Run the tests? "),
+			`Permission prompt PRM-7 asks to use Bash: "Run the tests?". A person must answer it; until then, do not use Bash.`},
+		{"a prompt about one path", perm("", "Touch it?", "a.go"),
+			`Permission prompt PRM-7 asks to touch a.go: "Touch it?". A person must answer it; until then, do not touch that path.`},
+		{"a prompt about paths, asking nothing", perm("", "", "a.go", "b.go"),
+			"Permission prompt PRM-7 asks to touch a.go, b.go. A person must answer it; until then, do not touch those paths."},
+		{"a prompt about nothing", perm("", "  "),
+			"Permission prompt PRM-7 is waiting. A person must answer it; until then, do not do what it asks."},
+		{"a prompt to escape", perm("Bash", "rm -rf \"$HOME\"\t?"),
+			`Permission prompt PRM-7 asks to use Bash: "rm -rf \"$HOME\"\t?". A person must answer it; until then, do not use Bash.`},
+
+		{"a required remediation", rem(true, "Re-read billing.Charge: its signature changed."),
+			"Fix this, then report again: Re-read billing.Charge: its signature changed."},
+		{"an advisory remediation", rem(false, "Consider a table test."),
+			"Advisory: Consider a table test."},
+
+		{"an enforceable deviation", dev(31, 34, true),
+			"moment departs from this workspace's approach. Use date-fns — chosen for dates in 31 of 34 components."},
+		{"a deviation held below 70%", dev(11, 20, true),
+			"moment departs from this workspace's approach (date-fns, inferred with 55% confidence — advisory)."},
+		{"a deviation from a rule not enforced", dev(34, 34, false),
+			"moment departs from this workspace's approach (date-fns, inferred with 100% confidence — advisory)."},
+		{"a deviation from a rule of no components", dev(0, 0, true),
+			"moment departs from this workspace's approach (date-fns, inferred with 0% confidence — advisory)."},
+
+		{"a forbidden path", breach(protocol.ForbidPath, "migrations/**", 0, "migrations/0042.sql", "migrations/0043.sql"),
+			"The mission contract forbids changes to migrations/**; this change touches migrations/0042.sql, migrations/0043.sql. Undo those changes."},
+		{"a required path", breach(protocol.RequirePath, "CHANGELOG.md", 0),
+			"The mission contract requires a change to CHANGELOG.md; this change has none. Make that change."},
+		{"a forbidden dependency", breach(protocol.ForbidDependency, "left-pad", 0, "left-pad@1.3.0"),
+			"The mission contract forbids the dependency left-pad; this change adds left-pad@1.3.0. Remove it."},
+		{"too many files", breach(protocol.MaxFilesChanged, "20", 31),
+			"The mission contract allows at most 20 changed files; this change touches 31. Narrow the change."},
+		{"a clause of an unknown kind", breach("max_lines", "500", 0),
+			"The mission contract clause max_lines 500 is broken by this change."},
+
+		{"a high risk", risk(82, "high", "a lead's review"),
+			"This change scores 82 of 100, high risk. Before it merges it needs a lead's review. Keep working."},
+		{"a critical risk with no gate named", risk(97, "critical", ""),
+			"This change scores 97 of 100, critical risk. Before it merges it needs a person's review. Keep working."},
+
+		{"a collision with an agent named", coll("claude-code"),
+			"Session S-77 (claude-code) builds against billing.Charge, which this session changed. Madebook is re-briefing it; you do not need to stop."},
+		{"a collision with no agent named", coll(""),
+			"Session S-77 builds against billing.Charge, which this session changed. Madebook is re-briefing it; you do not need to stop."},
+	}
+}
+
+// Every kind of reason reads, word for word, as it always has.
+func TestEveryTextReadsAsBefore(t *testing.T) {
+	for _, c := range textCases() {
+		t.Run(c.name, func(t *testing.T) {
+			b := protocol.Decide(c.facts, now)
+			if len(b.Reasons)+len(b.Also) != 1 {
+				t.Fatalf("%d reasons, want 1", len(b.Reasons)+len(b.Also))
+			}
+			if got := b.Reason; got != c.want {
+				t.Errorf("reason =\n  %q\nwant\n  %q", got, c.want)
+			}
+		})
+	}
+}
