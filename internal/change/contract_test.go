@@ -209,11 +209,11 @@ func TestBreachesGiveTheEngineItsTexts(t *testing.T) {
 			if r.Code != protocol.CodeContractViolated || r.Ref != "clause-1" {
 				t.Errorf("code, ref = %q, %q; want contract_violated, clause-1", r.Code, r.Ref)
 			}
-			if r.Text != tc.wantText {
-				t.Errorf("text =\n %q\nwant\n %q", r.Text, tc.wantText)
+			if r.Text.String() != tc.wantText {
+				t.Errorf("text =\n %q\nwant\n %q", r.Text.String(), tc.wantText)
 			}
-			if b.Reason != tc.wantText {
-				t.Errorf("reason = %q, want the breach's text", b.Reason)
+			if b.Reason.String() != tc.wantText {
+				t.Errorf("reason = %q, want the breach's text", b.Reason.String())
 			}
 			if !reflect.DeepEqual(r.Files, tc.wantFiles) {
 				t.Errorf("files = %#v, want %#v", r.Files, tc.wantFiles)

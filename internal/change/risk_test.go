@@ -332,8 +332,8 @@ func TestRiskThroughTheEngine(t *testing.T) {
 			if b.NextAction != tc.state {
 				t.Fatalf("next_action = %v, want %v", b.NextAction, tc.state)
 			}
-			if b.Reason != tc.text {
-				t.Errorf("reason =\n %q\nwant\n %q", b.Reason, tc.text)
+			if b.Reason.String() != tc.text {
+				t.Errorf("reason =\n %q\nwant\n %q", b.Reason.String(), tc.text)
 			}
 			if tc.state == protocol.ContinueWithWarning {
 				if len(b.Reasons) != 1 || b.Reasons[0].Code != protocol.CodeRiskHigh {

@@ -509,7 +509,7 @@ func assemble(in briefInputs, resolutions []Resolution, now time.Time) Brief {
 		resolutions = []Resolution{}
 	}
 	p := protocol.Decide(in.facts, now)
-	return Brief{Session: in.state.ID, NextAction: p.NextAction, Reason: p.Reason, Reasons: p.Reasons, Also: p.Also,
+	return Brief{Session: in.state.ID, NextAction: p.NextAction, Reason: p.Reason.String(), Reasons: p.Reasons, Also: p.Also,
 		BlockedScope: p.BlockedScope, AllowedScope: p.AllowedScope, Decisions: in.decisionsAt(now), Remediations: in.remediations,
 		Resolutions: resolutions, Permissions: []PermissionAnswer{}, Protocol: protocol.Text, GeneratedAt: p.GeneratedAt}
 }

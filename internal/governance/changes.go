@@ -190,7 +190,7 @@ func (s *ChangeService) report(ctx context.Context, actor auth.Actor, session st
 		if err != nil {
 			return err
 		}
-		_, blocked = blockedReason(in.facts, now) // refused below, in the write that keeps the attempt
+		_, _, blocked = blockedReason(in.facts, now) // refused below, in the write that keeps the attempt
 		pols, err = s.policies(ctx, q)
 		return err
 	})
@@ -280,17 +280,20 @@ func (s *ChangeService) report(ctx context.Context, actor auth.Actor, session st
 	return res, nil
 }
 
-// blockedReason returns the first BLOCKED reason of the brief the facts
-// give, and whether there is one; a HARD_STOP leaves the BLOCKED reasons
-// in also.
-func blockedReason(f protocol.Facts, now time.Time) (protocol.Brief, bool) {
+// blockedReason returns the brief the facts give and its first BLOCKED
+// reason, and whether there is one; a HARD_STOP leaves the BLOCKED
+// reasons in also. Nothing is written out: the reason's words are
+// rendered only by a caller that refuses.
+func blockedReason(f protocol.Facts, now time.Time) (protocol.Brief, protocol.Reason, bool) {
 	b := protocol.Decide(f, now)
-	for _, r := range append(slices.Clip(b.Reasons), b.Also...) {
-		if r.State == protocol.Blocked {
-			return b, true
+	for _, rs := range [...][]protocol.Reason{b.Reasons, b.Also} {
+		for _, r := range rs {
+			if r.State == protocol.Blocked {
+				return b, r, true
+			}
 		}
 	}
-	return b, false
+	return b, protocol.Reason{}, false
 }
 
 // refuseBlocked returns the code_change_blocked refusal when the session's
@@ -303,28 +306,27 @@ func (s *ChangeService) refuseBlocked(ctx context.Context, q db.Querier, actor a
 	if err != nil {
 		return nil, err
 	}
-	b, blocked := blockedReason(in.facts, now)
+	b, why, blocked := blockedReason(in.facts, now)
 	if !blocked {
 		return nil, nil
 	}
-	all := append(slices.Clip(b.Reasons), b.Also...) // a HARD_STOP leaves the BLOCKED reasons in also
-	why := all[slices.IndexFunc(all, func(r protocol.Reason) bool { return r.State == protocol.Blocked })]
+	text := why.Text.String()
 	files := make([]string, len(c.Files))
 	for i, f := range c.Files {
 		files[i] = f.Path
 	}
 	id, err := q.CreateBlockedChange(ctx, db.CreateBlockedChangeParams{SessionID: session, AttemptedAt: db.FormatTime(now),
-		Files: encodeList(files), Code: string(why.Code), Reason: why.Text})
+		Files: encodeList(files), Code: string(why.Code), Reason: text})
 	if err != nil {
 		return nil, fmt.Errorf("keep the blocked change: %w", err)
 	}
 	if err := s.event(ctx, q, session, actor, now, "change.blocked", fmt.Sprint(id),
-		fmt.Sprintf("%s refused: %s", countOf(len(files), "file", "files"), why.Text)); err != nil {
+		fmt.Sprintf("%s refused: %s", countOf(len(files), "file", "files"), text)); err != nil {
 		return nil, err
 	}
 	return errs.E(errs.Conflict, "code_change_blocked",
 		"Session %s is BLOCKED, so no code change is accepted: %s Revise or wait for the plan's approval, or for a person to release the brake, then take a brief; this attempt is on the record.",
-		session, why.Text).With("next_action", b.NextAction.String()).With("reason", why.Text).With("reason_code", string(why.Code)), nil
+		session, text).With("next_action", b.NextAction.String()).With("reason", text).With("reason_code", string(why.Code)), nil
 }
 
 // ClearViolation closes a violation a person looked at: fixed, or a false

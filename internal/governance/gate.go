@@ -48,6 +48,6 @@ func gateErr(session string, err error) error {
 func gateSession(in briefInputs, now time.Time) gate.Session {
 	p := protocol.Decide(in.facts, now)
 	return gate.Session{ID: in.state.ID, AgentKeyID: in.state.AgentKeyID, Tracked: in.state.LifecycleAt.Valid,
-		Lifecycle: lifecycle.State(in.state.Lifecycle), NextAction: p.NextAction, Reason: p.Reason, BlockedScope: p.BlockedScope,
+		Lifecycle: lifecycle.State(in.state.Lifecycle), NextAction: p.NextAction, Reason: p.Reason.String(), BlockedScope: p.BlockedScope,
 		PlanApproved: in.state.PlanStatus == PlanApproved}
 }

@@ -33,7 +33,7 @@ func (s *BriefService) Next(ctx context.Context, actor auth.Actor, session strin
 		return Next{}, err
 	}
 	p := protocol.Decide(in.facts, now)
-	return Next{NextAction: p.NextAction, Reason: p.Reason}, nil
+	return Next{NextAction: p.NextAction, Reason: p.Reason.String()}, nil
 }
 
 // NextOfRun is Next for the session the run belongs to. Errors:

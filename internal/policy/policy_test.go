@@ -190,8 +190,8 @@ func TestTheSeedsSentenceComesOutOfAFinding(t *testing.T) {
 		BlockMerge: f.Action == policy.ActionBlockMerge, Match: f.Match, File: f.File}
 	b := protocol.Decide(protocol.Facts{Violations: []protocol.Violation{v}}, time.Unix(0, 0))
 	want := "Secrets in source was violated by AWS_SECRET_ACCESS_KEY. Found in config/deploy.sh. This is a critical control: stop, and do not work around it."
-	if b.NextAction != protocol.HardStop || b.Reason != want {
-		t.Errorf("brief = %v %q\nwant      HARD_STOP %q", b.NextAction, b.Reason, want)
+	if b.NextAction != protocol.HardStop || b.Reason.String() != want {
+		t.Errorf("brief = %v %q\nwant      HARD_STOP %q", b.NextAction, b.Reason.String(), want)
 	}
 }
 

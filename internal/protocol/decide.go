@@ -62,29 +62,20 @@ type Reason struct {
 	State State  `json:"state"`
 	Code  Code   `json:"code"`
 	Ref   string `json:"ref"`
-	Text  string `json:"text"`
-	// Files are the files the reason is about, when it names any.
+	// Text is the reason's words, written out when read (see Words).
+	Text Words `json:"text"`
+	// Files are the files the reason is about, when it names any. The
+	// brief's lists are its own: changing them changes neither the facts
+	// nor any text.
 	Files []string `json:"files,omitempty"`
-}
-
-// candidate is a reason while it is decided: the Reason a brief carries,
-// and what only the decision needs.
-type candidate struct {
-	Reason
-	// at is when its fact began: the older first, within a state.
-	at time.Time
-	// tool is the scope entry of the tool a permission prompt blocks, e.g.
-	// "tool:Bash", blocked before the entries of blocked.
-	tool    string
-	blocked []string
-	allowed []string
 }
 
 // Brief is what the engine decides for one session at one moment.
 type Brief struct {
 	NextAction State `json:"next_action"`
-	// Reason is the first reason at NextAction, as one sentence.
-	Reason string `json:"reason"`
+	// Reason is the first reason at NextAction, as one sentence:
+	// ContinueText when nothing is in the agent's way.
+	Reason Words `json:"reason"`
 	// Reasons are every reason at NextAction.
 	Reasons []Reason `json:"reasons"`
 	// Also are the reasons at every lower state: nothing is dropped.
@@ -98,190 +89,106 @@ type Brief struct {
 const ContinueText = "Nothing is in your way: continue the mission."
 
 // Decide returns the brief for a session with the given facts at time now.
-// It is pure and deterministic: the same facts give the same brief.
+// It is pure and deterministic: the same facts give the same brief. It
+// does not change the facts, and its texts read them (see Words).
 //
-// The reasons are decided in a buffer on the stack, then copied once, in
-// order and without what only the decision needs, into the brief's one
-// slice: moving a large value full of pointers on the heap costs a write
-// barrier per pointer while the collector runs, which was most of the
-// time of a busy session's brief.
+// Deciding is sorting small keys: each reason that fires is a key on the
+// stack (its state, when its fact began, its ref, and where the fact is),
+// sorted once; only then are the brief's reasons written, in order, into
+// one slice, and the files and scopes they name into one more. No text is
+// written: a reason's Words point at its fact.
 func Decide(f Facts, now time.Time) Brief {
 	b := Brief{
 		NextAction:   Continue,
-		Reason:       ContinueText,
 		Reasons:      []Reason{},
 		Also:         []Reason{},
 		BlockedScope: []string{},
 		AllowedScope: []string{},
 		GeneratedAt:  now.UTC(),
 	}
-	switch n := reasonCount(f); {
+	switch n := reasonCount(&f); {
 	case n == 0:
 		return b
 	case n <= 4:
-		var buf [4]candidate
-		decide(&b, reasons(f, now, buf[:0]))
-	case n <= 32:
-		var buf [32]candidate
-		decide(&b, reasons(f, now, buf[:0]))
+		var buf [4]key
+		decide(&b, &f, keys(&f, now, buf[:0]))
+	case n <= maxInsertion:
+		var buf [maxInsertion]key
+		decide(&b, &f, keys(&f, now, buf[:0]))
 	default:
-		decide(&b, reasons(f, now, make([]candidate, 0, n)))
+		decide(&b, &f, keys(&f, now, make([]key, 0, n)))
 	}
 	return b
 }
 
-// decide fills in b from the reasons that fired (at least one): sorted
-// by compareReasons, stably, the most severe state's are b's reasons and
-// scopes, the others b.Also.
-func decide(b *Brief, cs []candidate) {
-	var buf [32]int
-	idx := buf[:0]
-	if len(cs) > len(buf) {
-		idx = make([]int, 0, len(cs))
-	}
-	for i := range cs {
-		idx = append(idx, i)
-	}
-	cmp := func(i, j int) int {
-		if c := compareReasons(&cs[i], &cs[j]); c != 0 {
-			return c
-		}
-		return i - j // stable
-	}
-	if len(idx) <= len(buf) {
-		// Few reasons, mostly in order already: an insertion sort.
-		for i := 1; i < len(idx); i++ {
-			for j := i; j > 0 && cmp(idx[j], idx[j-1]) < 0; j-- {
-				idx[j], idx[j-1] = idx[j-1], idx[j]
-			}
-		}
-	} else {
-		slices.SortFunc(idx, cmp)
-	}
-	top := cs[idx[0]].State
-	n := 0
-	for n < len(idx) && cs[idx[n]].State == top {
-		n++
-	}
-	rs := make([]Reason, len(cs))
-	for k, i := range idx {
-		rs[k] = cs[i].Reason
-	}
-	b.NextAction = top
-	b.Reason = rs[0].Text
-	b.Reasons = rs[:n:n]
-	b.Also = rs[n:len(rs):len(rs)]
-	b.BlockedScope, b.AllowedScope = scopes(cs, idx[:n])
+// maxInsertion is the most reasons sorted by insertion, on the stack.
+const maxInsertion = 32
+
+// key is a reason while it is decided: what orders it, and where its fact
+// is. The reason itself is written only once the order is known.
+type key struct {
+	// sec and nsec are when its fact began (Unix time): the older first,
+	// within a state.
+	sec  int64
+	ref  string
+	nsec int32
+	// i is the fact's index in its list (Violations, Decisions, …).
+	i int32
+	// files is how many files the reason names.
+	files int32
+	state uint8 // a State
+	code  codeIndex
+	kind  textKind
 }
 
-// compareReasons orders reasons most severe state first, then oldest, then
-// by ref, then by code and text so that the order is total.
-func compareReasons(a, b *candidate) int {
-	if a.State != b.State {
-		return int(b.State) - int(a.State)
-	}
-	if c := a.at.Compare(b.at); c != 0 {
-		return c
-	}
-	if c := strings.Compare(a.Ref, b.Ref); c != 0 {
-		return c
-	}
-	if c := strings.Compare(string(a.Code), string(b.Code)); c != 0 {
-		return c
-	}
-	return strings.Compare(a.Text, b.Text)
-}
+// codeIndex is a Code as a small number: the keys carry it, and codes
+// spells it.
+type codeIndex uint8
 
-// scopes merges the scope lists of the reasons cs[i] for i in top, those
-// at the chosen state. What any reason blocks is never also allowed, and a
-// reason that blocks all work leaves nothing allowed.
-func scopes(cs []candidate, top []int) (blocked, allowed []string) {
-	// Both lists in one allocation, each with room for every entry the
-	// reasons name: blocked the front of it, allowed the back.
-	nb, na := 0, 0
-	for _, i := range top {
-		r := &cs[i]
-		nb += len(r.blocked)
-		if r.tool != "" {
-			nb++
-		}
-		na += len(r.allowed)
-	}
-	if nb+na == 0 {
-		return []string{}, []string{}
-	}
-	both := make([]string, nb+na)
-	blocked, allowed = both[:0:nb], both[nb:nb:nb+na]
-	all := false
-	for _, i := range top {
-		r := &cs[i]
-		if r.tool != "" {
-			blocked = appendNew(blocked, r.tool)
-		}
-		for _, s := range r.blocked {
-			if s == ScopeAllWork || s == ScopeAllSessionWork {
-				all = true
-			}
-			blocked = appendNew(blocked, s)
-		}
-	}
-	if all {
-		return blocked, allowed
-	}
-	for _, i := range top {
-		r := &cs[i]
-		for _, s := range r.allowed {
-			if !slices.Contains(blocked, s) {
-				allowed = appendNew(allowed, s)
-			}
-		}
-	}
-	return blocked, allowed
-}
+const (
+	ciCriticalViolation codeIndex = iota
+	ciPaused
+	ciPlanNotApproved
+	ciPlanRevising
+	ciDecisionOpen
+	ciDecisionExpired
+	ciPermissionRequested
+	ciRemediationRequired
+	ciHighViolation
+	ciRuleDeviation
+	ciContractViolated
+	ciRemediationAdvisory
+	ciRiskHigh
+	ciCollision
+	ciBlockMerge
+	ciRuleAdvisory
+	ciPolicyWarning
+)
 
-func appendNew(list []string, s string) []string {
-	if slices.Contains(list, s) {
-		return list
-	}
-	return append(list, s)
-}
-
-// texts holds the texts of one brief's reasons in one buffer: each text is
-// a substring of it, so building them costs one allocation rather than one
-// each, which was most of Decide's cost. A strings.Builder never changes
-// the bytes it has written, so a text stays valid as the buffer grows.
-type texts struct{ b strings.Builder }
-
-func (t *texts) write(parts ...string) {
-	for _, p := range parts {
-		t.b.WriteString(p)
-	}
-}
-
-// list writes the entries separated by commas.
-func (t *texts) list(entries []string) {
-	for i, e := range entries {
-		if i > 0 {
-			t.b.WriteString(", ")
-		}
-		t.b.WriteString(e)
-	}
-}
-
-// since returns what was written from start on as one text.
-func (t *texts) since(start int) string { return t.b.String()[start:] }
-
-// cat writes the parts and returns them as one text.
-func (t *texts) cat(parts ...string) string {
-	start := t.b.Len()
-	t.write(parts...)
-	return t.since(start)
+var codes = [...]Code{
+	ciCriticalViolation:   CodeCriticalViolation,
+	ciPaused:              CodePaused,
+	ciPlanNotApproved:     CodePlanNotApproved,
+	ciPlanRevising:        CodePlanRevising,
+	ciDecisionOpen:        CodeDecisionOpen,
+	ciDecisionExpired:     CodeDecisionExpired,
+	ciPermissionRequested: CodePermissionRequested,
+	ciRemediationRequired: CodeRemediationRequired,
+	ciHighViolation:       CodeHighViolation,
+	ciRuleDeviation:       CodeRuleDeviation,
+	ciContractViolated:    CodeContractViolated,
+	ciRemediationAdvisory: CodeRemediationAdvisory,
+	ciRiskHigh:            CodeRiskHigh,
+	ciCollision:           CodeCollision,
+	ciBlockMerge:          CodeBlockMerge,
+	ciRuleAdvisory:        CodeRuleAdvisory,
+	ciPolicyWarning:       CodePolicyWarning,
 }
 
 // reasonCount is how many reasons the facts can give at most: one per
 // fact, plus the pause, the plan, the lifecycle and the risk when they
 // fire.
-func reasonCount(f Facts) int {
+func reasonCount(f *Facts) int {
 	n := len(f.Violations) + len(f.Decisions) + len(f.PermissionPrompts) + len(f.Remediations) +
 		len(f.Deviations) + len(f.Breaches) + len(f.Collisions)
 	for _, fires := range [...]bool{f.Pause != nil, f.HighRisk && f.Plan.Status != PlanApproved, f.Lifecycle.Revising(), highRisk(f.Risk)} {
@@ -295,116 +202,346 @@ func reasonCount(f Facts) int {
 // highRisk reports whether a risk assessment warns (high or critical).
 func highRisk(r *Risk) bool { return r != nil && (r.Band == "high" || r.Band == "critical") }
 
-// reasons appends one reason for every fact that fires at now, in no
-// particular order, to rs (which has room for reasonCount of them). Their
-// texts share one buffer.
-func reasons(f Facts, now time.Time, rs []candidate) []candidate {
-	var t texts
-	t.b.Grow(160 * reasonCount(f)) // the usual text is shorter; a longer one grows it
-	// The violations' one-file lists share one allocation.
-	var files []string
-	for _, v := range f.Violations {
+// keys appends the key of every reason that fires at now, in the facts'
+// order, to ks (which has room for reasonCount of them).
+func keys(f *Facts, now time.Time, ks []key) []key {
+	add := func(state State, code codeIndex, kind textKind, ref string, at time.Time, i, files int) {
+		ks = append(ks, key{sec: at.Unix(), nsec: int32(at.Nanosecond()), ref: ref, i: int32(i), files: int32(files),
+			state: uint8(state), code: code, kind: kind})
+	}
+	for i := range f.Violations {
+		v := &f.Violations[i]
+		files := 0
 		if v.File != "" {
-			if files == nil {
-				files = make([]string, 0, len(f.Violations))
-			}
-			files = append(files, v.File)
+			files = 1
 		}
-		rs = append(rs, violationReason(&t, v, files))
+		state, code := violationState(v)
+		add(state, code, textViolation, v.ID, v.At, i, files)
 	}
 	if p := f.Pause; p != nil {
-		text := "A person paused this session. Stop all work in this session until the brake is released."
-		if r := strings.TrimSpace(p.Reason); r != "" {
-			q1, q2, q3 := quoted(r)
-			text = t.cat("A person paused this session: ", q1, q2, q3, ". Stop all work in this session until the brake is released.")
-		}
-		rs = append(rs, candidate{Reason: Reason{State: Blocked, Code: CodePaused, Text: text}, at: p.At, blocked: scopeAllSessionWork})
+		add(Blocked, ciPaused, textPause, "", p.At, 0, 0)
 	}
 	if f.HighRisk && f.Plan.Status != PlanApproved {
-		rs = append(rs, candidate{Reason: Reason{State: Blocked, Code: CodePlanNotApproved, Ref: "plan", Text: planText(&t, f.Plan)}, at: f.Plan.ProposedAt, blocked: scopePlanBlocked, allowed: scopePlanAllowed})
+		add(Blocked, ciPlanNotApproved, textLiteral, "plan", f.Plan.ProposedAt, 0, 0)
 	}
-	if l := f.Lifecycle; l.Revising() {
-		rs = append(rs, candidate{Reason: Reason{State: Blocked, Code: CodePlanRevising, Ref: "plan", Text: revisingText(l.State)}, at: l.Since, blocked: scopePlanBlocked, allowed: scopePlanAllowed})
+	if l := &f.Lifecycle; l.Revising() {
+		add(Blocked, ciPlanRevising, textLiteral, "plan", l.Since, 0, 0)
 	}
-	for _, d := range f.Decisions {
-		r := candidate{Reason: Reason{State: DecisionRequired, Code: CodeDecisionOpen, Ref: d.Ref}, at: d.OpenedAt, blocked: d.BlockedScope, allowed: d.AllowedScope}
+	for i := range f.Decisions {
+		d := &f.Decisions[i]
+		code, kind := ciDecisionOpen, textGateOpen
 		if _, expired := d.Expiry(now); expired {
-			r.Code, r.Text = CodeDecisionExpired, expiredText(&t, d, now)
-		} else {
-			r.Text = t.cat(d.Ref, " is waiting on a person: ", d.Question)
+			code, kind = ciDecisionExpired, textGateStamped
+			if d.TTL > 0 && !now.Before(d.OpenedAt.Add(d.TTL)) {
+				kind = textGateTTL
+			}
 		}
-		rs = append(rs, r)
+		add(DecisionRequired, code, kind, d.Ref, d.OpenedAt, i, 0)
 	}
-	for _, p := range f.PermissionPrompts {
-		r := candidate{Reason: Reason{State: DecisionRequired, Code: CodePermissionRequested, Ref: p.ID, Files: p.Paths}, at: p.OpenedAt, blocked: p.Paths}
-		if p.Tool != "" {
-			r.tool = t.cat(ScopeToolPrefix, p.Tool)
-		}
-		r.Text = permissionText(&t, p)
-		rs = append(rs, r)
+	for i := range f.PermissionPrompts {
+		p := &f.PermissionPrompts[i]
+		add(DecisionRequired, ciPermissionRequested, textPermission, p.ID, p.OpenedAt, i, len(p.Paths))
 	}
-	for _, m := range f.Remediations {
+	for i := range f.Remediations {
+		m := &f.Remediations[i]
 		if m.For != "" && standsFor(f, m.For) {
 			continue // the fact's own REMEDIATE reason stands for it
 		}
-		r := candidate{Reason: Reason{State: ContinueWithWarning, Code: CodeRemediationAdvisory, Ref: m.ID, Files: m.Files}, at: m.CreatedAt}
+		state, code := ContinueWithWarning, ciRemediationAdvisory
 		if m.Required {
-			r.State, r.Code, r.Text = Remediate, CodeRemediationRequired, t.cat("Fix this, then report again: ", m.Instruction)
-			r.allowed = m.Files
-		} else {
-			r.Text = t.cat("Advisory: ", m.Instruction)
+			state, code = Remediate, ciRemediationRequired
 		}
-		rs = append(rs, r)
+		add(state, code, textRemediation, m.ID, m.CreatedAt, i, len(m.Files))
 	}
-	for _, d := range f.Deviations {
-		rs = append(rs, deviationReason(&t, d))
+	for i := range f.Deviations {
+		d := &f.Deviations[i]
+		state, code := ContinueWithWarning, ciRuleAdvisory
+		if d.Enforceable() {
+			state, code = Remediate, ciRuleDeviation
+		}
+		add(state, code, textDeviation, d.ID, d.At, i, len(d.Files))
 	}
-	for _, b := range f.Breaches {
-		files := breachFiles(b)
-		rs = append(rs, candidate{Reason: Reason{State: Remediate, Code: CodeContractViolated, Ref: b.ID, Text: breachText(&t, b), Files: files}, allowed: files, at: b.At})
+	for i := range f.Breaches {
+		c := &f.Breaches[i]
+		add(Remediate, ciContractViolated, textBreach, c.ID, c.At, i, len(breachFiles(c)))
 	}
 	if r := f.Risk; highRisk(r) {
-		gate := r.Gate
-		if gate == "" {
-			gate = "a person's review"
-		}
-		rs = append(rs, candidate{Reason: Reason{State: ContinueWithWarning, Code: CodeRiskHigh, Text: t.cat("This change scores ", strconv.Itoa(r.Score), " of 100, ", r.Band, " risk. Before it merges it needs ", gate, ". Keep working.")}, at: r.At})
+		add(ContinueWithWarning, ciRiskHigh, textRisk, "", r.At, 0, 0)
 	}
-	for _, c := range f.Collisions {
-		open, agent, closing := "", "", ""
-		if c.OtherAgent != "" {
-			open, agent, closing = " (", c.OtherAgent, ")"
-		}
-		rs = append(rs, candidate{Reason: Reason{State: ContinueWithWarning, Code: CodeCollision, Ref: c.ID, Text: t.cat("Session ", c.OtherSession, open, agent, closing, " builds against ", c.Symbol,
-			", which this session changed. Madebook is re-briefing it; you do not need to stop.")}, at: c.At})
+	for i := range f.Collisions {
+		c := &f.Collisions[i]
+		add(ContinueWithWarning, ciCollision, textCollision, c.ID, c.At, i, 0)
 	}
-	return rs
+	return ks
 }
 
-// expiredText says that a gate expired unanswered, after how long, and
-// that it still blocks: "DEC-003 expired unanswered after 4h: <question>
-// Nothing on its blocked scope proceeds; a lead can still resolve it."
-// How long is the mission's gate_ttl when it ran out; for a gate recorded
-// expired under an earlier gate_ttl, how long it had been open then, to
-// the minute.
-func expiredText(t *texts, d Decision, now time.Time) string {
-	after := d.TTL
-	if d.TTL <= 0 || now.Before(d.OpenedAt.Add(d.TTL)) {
-		after = d.ExpiredAt.Sub(d.OpenedAt)
-		if after >= time.Minute {
-			after = after.Truncate(time.Minute)
+// violationState is the state and code a violation fires.
+func violationState(v *Violation) (State, codeIndex) {
+	switch {
+	case v.BlockMerge:
+		return ContinueWithWarning, ciBlockMerge
+	case v.Severity == SeverityCritical:
+		return HardStop, ciCriticalViolation
+	case v.Remediates():
+		return Remediate, ciHighViolation
+	default:
+		return ContinueWithWarning, ciPolicyWarning
+	}
+}
+
+// standsFor reports whether the violation or deviation with the id is
+// among the facts and fires REMEDIATE itself, so that its reason stands
+// for the remediation it raised.
+func standsFor(f *Facts, id string) bool {
+	for i := range f.Violations {
+		if v := &f.Violations[i]; v.ID == id {
+			return v.Remediates()
 		}
 	}
-	start := t.b.Len()
-	var buf [32]byte
-	t.write(d.Ref, " expired unanswered after ")
-	t.b.Write(AppendDuration(buf[:0], after))
-	t.write(": ", d.Question)
-	if q := d.Question; q != "" && !strings.ContainsAny(q[len(q)-1:], ".?!") {
-		t.write(".")
+	for i := range f.Deviations {
+		if d := &f.Deviations[i]; d.ID == id {
+			return d.Enforceable()
+		}
 	}
-	t.write(" Nothing on its blocked scope proceeds; a lead can still resolve it.")
-	return t.since(start)
+	return false
+}
+
+func breachFiles(b *Breach) []string {
+	if b.Kind == ForbidPath {
+		return b.Found
+	}
+	return nil
+}
+
+// text is the Words of the reason k, pointing at its fact.
+func (f *Facts) text(k *key) Words {
+	switch k.code {
+	case ciCriticalViolation, ciHighViolation, ciBlockMerge, ciPolicyWarning:
+		return Words{kind: textViolation, fact: &f.Violations[k.i]}
+	case ciPaused:
+		return Words{kind: textPause, fact: f.Pause}
+	case ciPlanNotApproved:
+		return planText(f.Plan)
+	case ciPlanRevising:
+		return revisingText(f.Lifecycle.State)
+	case ciDecisionOpen, ciDecisionExpired:
+		return Words{kind: k.kind, fact: &f.Decisions[k.i]}
+	case ciPermissionRequested:
+		return Words{kind: textPermission, fact: &f.PermissionPrompts[k.i]}
+	case ciRemediationRequired, ciRemediationAdvisory:
+		return Words{kind: textRemediation, fact: &f.Remediations[k.i]}
+	case ciRuleDeviation, ciRuleAdvisory:
+		return Words{kind: textDeviation, fact: &f.Deviations[k.i]}
+	case ciContractViolated:
+		return Words{kind: textBreach, fact: &f.Breaches[k.i]}
+	case ciRiskHigh:
+		return Words{kind: textRisk, fact: f.Risk}
+	default: // ciCollision
+		return Words{kind: textCollision, fact: &f.Collisions[k.i]}
+	}
+}
+
+// files appends the files the reason k names to list.
+func (f *Facts) files(k *key, list []string) []string {
+	if k.files == 0 {
+		return list
+	}
+	switch k.code {
+	case ciCriticalViolation, ciHighViolation, ciBlockMerge, ciPolicyWarning:
+		return append(list, f.Violations[k.i].File)
+	case ciPermissionRequested:
+		return append(list, f.PermissionPrompts[k.i].Paths...)
+	case ciRemediationRequired, ciRemediationAdvisory:
+		return append(list, f.Remediations[k.i].Files...)
+	case ciRuleDeviation, ciRuleAdvisory:
+		return append(list, f.Deviations[k.i].Files...)
+	case ciContractViolated:
+		return append(list, breachFiles(&f.Breaches[k.i])...)
+	}
+	return list
+}
+
+// compareKeys orders reasons most severe state first, then oldest, then
+// by ref, then by code and text so that the order is total. The texts
+// are written out only when everything else ties.
+func compareKeys(f *Facts, a, b *key) int {
+	if a.state != b.state {
+		return int(b.state) - int(a.state)
+	}
+	if a.sec != b.sec {
+		if a.sec < b.sec {
+			return -1
+		}
+		return 1
+	}
+	if a.nsec != b.nsec {
+		return int(a.nsec - b.nsec)
+	}
+	if c := strings.Compare(a.ref, b.ref); c != 0 {
+		return c
+	}
+	if a.code != b.code {
+		return strings.Compare(string(codes[a.code]), string(codes[b.code]))
+	}
+	return compareTexts(f.text(a), f.text(b))
+}
+
+// decide fills in b from the keys of the reasons that fired (at least
+// one): sorted by compareKeys, stably, the most severe state's are b's
+// reasons and scopes, the others b.Also.
+func decide(b *Brief, f *Facts, ks []key) {
+	if len(ks) <= maxInsertion {
+		// Few reasons, mostly in order already: an insertion sort, stable.
+		for i := 1; i < len(ks); i++ {
+			for j := i; j > 0 && compareKeys(f, &ks[j], &ks[j-1]) < 0; j-- {
+				ks[j], ks[j-1] = ks[j-1], ks[j]
+			}
+		}
+	} else {
+		slices.SortStableFunc(ks, func(x, y key) int { return compareKeys(f, &x, &y) })
+	}
+	top := ks[0].state
+	n := 0
+	for n < len(ks) && ks[n].state == top {
+		n++
+	}
+	// The reasons' files and the scopes share one allocation: the files
+	// at the front, then the blocked entries, then the allowed ones.
+	nf := 0
+	for i := range ks {
+		nf += int(ks[i].files)
+	}
+	nb, na, tools := scopeRoom(f, ks[:n])
+	var list []string
+	if total := nf + nb + na; total > 0 {
+		list = make([]string, 0, total)
+	}
+	rs := make([]Reason, len(ks))
+	for i := range ks {
+		k := &ks[i]
+		r := &rs[i]
+		r.State, r.Code, r.Ref, r.Text = State(k.state), codes[k.code], k.ref, f.text(k)
+		if k.files > 0 {
+			start := len(list)
+			list = f.files(k, list)
+			r.Files = list[start:len(list):len(list)]
+		}
+	}
+	b.NextAction = State(top)
+	b.Reason = rs[0].Text
+	b.Reasons = rs[:n:n]
+	b.Also = rs[n:len(rs):len(rs)]
+	if nb+na > 0 {
+		b.BlockedScope, b.AllowedScope = scopes(f, ks[:n], rs[:n], list[nf:nf:nf+nb], list[nf+nb:nf+nb:nf+nb+na], tools)
+	}
+}
+
+// scopeRoom is how many entries the scopes of the reasons ks can hold at
+// most, blocked and allowed, and how many bytes their tools' scope entries
+// ("tool:Bash") take.
+func scopeRoom(f *Facts, ks []key) (nb, na, tools int) {
+	for i := range ks {
+		k := &ks[i]
+		blocked, allowed, own := fixedScopes(f, k)
+		nb += len(blocked)
+		na += len(allowed)
+		switch own {
+		case ownBlocked:
+			nb += int(k.files)
+			if tool := f.PermissionPrompts[k.i].Tool; tool != "" {
+				nb++
+				tools += len(ScopeToolPrefix) + len(tool)
+			}
+		case ownAllowed:
+			na += int(k.files)
+		}
+	}
+	return nb, na, tools
+}
+
+// owned says which scope a reason's own files are: a permission prompt
+// blocks its paths (and its tool), and a REMEDIATE reason allows its
+// files.
+type owned uint8
+
+const (
+	ownNone owned = iota
+	ownBlocked
+	ownAllowed
+)
+
+// fixedScopes are the scope lists the reason k names besides its own
+// files, and which scope its files are.
+func fixedScopes(f *Facts, k *key) (blocked, allowed []string, own owned) {
+	switch k.code {
+	case ciCriticalViolation:
+		return scopeAllWork, nil, ownNone
+	case ciPaused:
+		return scopeAllSessionWork, nil, ownNone
+	case ciPlanNotApproved, ciPlanRevising:
+		return scopePlanBlocked, scopePlanAllowed, ownNone
+	case ciDecisionOpen, ciDecisionExpired:
+		d := &f.Decisions[k.i]
+		return d.BlockedScope, d.AllowedScope, ownNone
+	case ciPermissionRequested:
+		return nil, nil, ownBlocked
+	case ciRemediationRequired, ciHighViolation, ciRuleDeviation, ciContractViolated:
+		return nil, nil, ownAllowed
+	}
+	return nil, nil, ownNone
+}
+
+// scopes merges the scope lists of the reasons ks (those at the chosen
+// state, rs their reasons) into blocked and allowed, which have room for
+// every entry. What any reason blocks is never also allowed, and a reason
+// that blocks all work leaves nothing allowed. A permission prompt's tool
+// comes before its paths; the tools' entries share one string of tools
+// bytes.
+func scopes(f *Facts, ks []key, rs []Reason, blocked, allowed []string, tools int) ([]string, []string) {
+	var names strings.Builder
+	names.Grow(tools)
+	all := false
+	for i := range ks {
+		k := &ks[i]
+		list, _, own := fixedScopes(f, k)
+		if own == ownBlocked {
+			if tool := f.PermissionPrompts[k.i].Tool; tool != "" {
+				start := names.Len()
+				names.WriteString(ScopeToolPrefix)
+				names.WriteString(tool)
+				blocked = appendNew(blocked, names.String()[start:])
+			}
+			list = rs[i].Files
+		}
+		for _, s := range list {
+			if s == ScopeAllWork || s == ScopeAllSessionWork {
+				all = true
+			}
+			blocked = appendNew(blocked, s)
+		}
+	}
+	if all {
+		return blocked, allowed
+	}
+	for i := range ks {
+		_, list, own := fixedScopes(f, &ks[i])
+		if own == ownAllowed {
+			list = rs[i].Files
+		}
+		for _, s := range list {
+			if !slices.Contains(blocked, s) {
+				allowed = appendNew(allowed, s)
+			}
+		}
+	}
+	return blocked, allowed
+}
+
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }
 
 // FormatDuration writes a duration as people write it and as Go's
@@ -441,192 +578,4 @@ func AppendDuration(b []byte, d time.Duration) []byte {
 		b = append(b, 's')
 	}
 	return b
-}
-
-// violationReason is v's reason; files ends with v's file, when it has
-// one, which the reason names.
-func violationReason(t *texts, v Violation, files []string) candidate {
-	// "<policy> was violated[ by <match>].[ Found in <file>.]", then the
-	// state's instruction.
-	by, in, dot := "", "", ""
-	if v.Match != "" {
-		by = " by "
-	}
-	if v.File != "" {
-		in, dot = " Found in ", "."
-	}
-	start := t.b.Len()
-	t.write(v.Policy, " was violated", by, v.Match, ".", in, v.File, dot)
-	r := candidate{Reason: Reason{Ref: v.ID}, at: v.At}
-	if v.File != "" {
-		r.Files = files[len(files)-1 : len(files) : len(files)]
-	}
-	switch {
-	case v.BlockMerge:
-		r.State, r.Code = ContinueWithWarning, CodeBlockMerge
-		t.write(" Keep working: the merge will not ship until the policy's conditions are met.")
-	case v.Severity == SeverityCritical:
-		r.State, r.Code = HardStop, CodeCriticalViolation
-		t.write(" This is a critical control: stop, and do not work around it.")
-		r.blocked = scopeAllWork
-	case v.Remediates():
-		r.State, r.Code = Remediate, CodeHighViolation
-		t.write(" Fix it, then report the change again.")
-		r.allowed = r.Files
-	default:
-		r.State, r.Code = ContinueWithWarning, CodePolicyWarning
-		t.write(" This is a ", string(v.Severity), "-severity policy: keep working, and fix it before merge.")
-	}
-	r.Text = t.since(start)
-	return r
-}
-
-func deviationReason(t *texts, d Deviation) candidate {
-	r := candidate{Reason: Reason{Ref: d.ID, Files: d.Files}, at: d.At}
-	if d.Enforceable() {
-		r.State, r.Code = Remediate, CodeRuleDeviation
-		r.Text = enforcedText(t, d)
-		r.allowed = d.Files
-		return r
-	}
-	r.State, r.Code = ContinueWithWarning, CodeRuleAdvisory
-	r.Text = t.cat(d.Departure, " departs from this workspace's approach (", d.Chosen, ", inferred with ",
-		strconv.Itoa(d.ConfidencePercent()), "% confidence — advisory).")
-	return r
-}
-
-// enforcedText is the text of rule_deviation, naming the compliant
-// alternative.
-func enforcedText(t *texts, d Deviation) string {
-	return t.cat(d.Departure, " departs from this workspace's approach. Use ", d.Chosen, " — chosen for ", d.Concern,
-		" in ", strconv.Itoa(d.Support), " of ", strconv.Itoa(d.Total), " components.")
-}
-
-// standsFor reports whether the violation or deviation with the id is
-// among the facts and fires REMEDIATE itself, so that its reason stands
-// for the remediation it raised.
-func standsFor(f Facts, id string) bool {
-	for _, v := range f.Violations {
-		if v.ID == id {
-			return v.Remediates()
-		}
-	}
-	for _, d := range f.Deviations {
-		if d.ID == id {
-			return d.Enforceable()
-		}
-	}
-	return false
-}
-
-// The texts of plan_revising, one per revising lifecycle state.
-const (
-	architectureRevisingText = "The plan is being revised (" + LifecycleArchitectureRevising + "): make no code change until the revised plan is confirmed. You may read the repository and revise the plan."
-	interruptingText         = "A requirement changed and the plan is being revised (" + LifecycleInterrupting + "): make no code change until the revised plan is confirmed. You may read the repository and revise the plan."
-)
-
-func revisingText(state string) string {
-	if state == LifecycleInterrupting {
-		return interruptingText
-	}
-	return architectureRevisingText
-}
-
-// permissionText says what a pending permission prompt asks, quoting its
-// prompt, and that a person must answer it:
-// "Permission prompt <id> asks to use <tool> on <paths>: "<prompt>". A
-// person must answer it; until then, do not use <tool> on those paths."
-func permissionText(t *texts, p PermissionPrompt) string {
-	start := t.b.Len()
-	t.write("Permission prompt ", p.ID)
-	switch {
-	case p.Tool != "" && len(p.Paths) > 0:
-		t.write(" asks to use ", p.Tool, " on ")
-		t.list(p.Paths)
-	case p.Tool != "":
-		t.write(" asks to use ", p.Tool)
-	case len(p.Paths) > 0:
-		t.write(" asks to touch ")
-		t.list(p.Paths)
-	default:
-		t.write(" is waiting")
-	}
-	if q := strings.TrimSpace(p.Prompt); q != "" {
-		q1, q2, q3 := quoted(q)
-		t.write(": ", q1, q2, q3)
-	}
-	t.write(". A person must answer it; until then, do not ")
-	those := " those paths."
-	if len(p.Paths) == 1 {
-		those = " that path."
-	}
-	switch {
-	case p.Tool != "" && len(p.Paths) > 0:
-		t.write("use ", p.Tool, " on", those)
-	case p.Tool != "":
-		t.write("use ", p.Tool, ".")
-	case len(p.Paths) > 0:
-		t.write("touch", those)
-	default:
-		t.write("do what it asks.")
-	}
-	return t.since(start)
-}
-
-func planText(t *texts, p Plan) string {
-	switch p.Status {
-	case PlanProposed:
-		return "This mission is high-risk and its execution plan is waiting for a lead's approval. No code change is accepted until it is approved: read the repository or revise the plan."
-	case PlanRejected:
-		if note := strings.TrimSpace(p.Note); note != "" {
-			q1, q2, q3 := quoted(note)
-			return t.cat("This mission is high-risk and a lead rejected its execution plan: ", q1, q2, q3, ". Revise the plan and propose it again; no code change is accepted until one is approved.")
-		}
-		return "This mission is high-risk and a lead rejected its execution plan. Revise the plan and propose it again; no code change is accepted until one is approved."
-	case PlanChangesRequested:
-		q1, q2, q3 := quoted(strings.TrimSpace(p.Note))
-		return t.cat("This mission is high-risk and a lead asked for changes to its execution plan: ", q1, q2, q3, ". Revise the plan as asked and propose it again; no code change is accepted until one is approved.")
-	default:
-		return "This mission is high-risk and has no approved execution plan. Propose one; no code change is accepted until a lead approves it."
-	}
-}
-
-// quoted returns s quoted as strconv.Quote (fmt's %q) quotes it, in three
-// parts, so that the usual case, printable ASCII with no quote or
-// backslash, is s itself between quotes and costs nothing.
-func quoted(s string) (string, string, string) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			return "", strconv.Quote(s), ""
-		}
-	}
-	return `"`, s, `"`
-}
-
-func breachText(t *texts, b Breach) string {
-	start := t.b.Len()
-	switch b.Kind {
-	case ForbidPath:
-		t.write("The mission contract forbids changes to ", b.Value, "; this change touches ")
-		t.list(b.Found)
-		t.write(". Undo those changes.")
-	case RequirePath:
-		t.write("The mission contract requires a change to ", b.Value, "; this change has none. Make that change.")
-	case ForbidDependency:
-		t.write("The mission contract forbids the dependency ", b.Value, "; this change adds ")
-		t.list(b.Found)
-		t.write(". Remove it.")
-	case MaxFilesChanged:
-		t.write("The mission contract allows at most ", b.Value, " changed files; this change touches ", strconv.Itoa(b.Count), ". Narrow the change.")
-	default:
-		t.write("The mission contract clause ", string(b.Kind), " ", b.Value, " is broken by this change.")
-	}
-	return t.since(start)
-}
-
-func breachFiles(b Breach) []string {
-	if b.Kind == ForbidPath {
-		return b.Found
-	}
-	return nil
 }

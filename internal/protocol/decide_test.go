@@ -97,7 +97,7 @@ func rules() []rule {
 			facts:       protocol.Facts{Pause: pauseBlank},
 			want:        protocol.Blocked,
 			codes:       one(protocol.CodePaused),
-			text:        protocol.Decide(protocol.Facts{Pause: pauseNoReason}, now).Reason,
+			text:        protocol.Decide(protocol.Facts{Pause: pauseNoReason}, now).Reason.String(),
 			notContains: []string{`"`},
 			blocked:     []string{protocol.ScopeAllSessionWork},
 		},
@@ -658,23 +658,23 @@ func TestDecideFollowsTheTable(t *testing.T) {
 			if r.ref != "" && (len(b.Reasons) == 0 || b.Reasons[0].Ref != r.ref) {
 				t.Errorf("ref = %v, want %q", refsOf(b.Reasons), r.ref)
 			}
-			if r.text != "" && b.Reason != r.text {
-				t.Errorf("reason =\n  %q\nwant\n  %q", b.Reason, r.text)
+			if r.text != "" && b.Reason.String() != r.text {
+				t.Errorf("reason =\n  %q\nwant\n  %q", b.Reason.String(), r.text)
 			}
-			if !strings.HasPrefix(b.Reason, r.prefix) {
-				t.Errorf("reason %q does not start %q", b.Reason, r.prefix)
+			if !strings.HasPrefix(b.Reason.String(), r.prefix) {
+				t.Errorf("reason %q does not start %q", b.Reason.String(), r.prefix)
 			}
-			if !strings.HasSuffix(b.Reason, r.suffix) {
-				t.Errorf("reason %q does not end %q", b.Reason, r.suffix)
+			if !strings.HasSuffix(b.Reason.String(), r.suffix) {
+				t.Errorf("reason %q does not end %q", b.Reason.String(), r.suffix)
 			}
 			for _, s := range r.contains {
-				if !strings.Contains(b.Reason, s) {
-					t.Errorf("reason %q does not name %q", b.Reason, s)
+				if !strings.Contains(b.Reason.String(), s) {
+					t.Errorf("reason %q does not name %q", b.Reason.String(), s)
 				}
 			}
 			for _, s := range r.notContains {
-				if strings.Contains(b.Reason, s) {
-					t.Errorf("reason %q contains %q", b.Reason, s)
+				if strings.Contains(b.Reason.String(), s) {
+					t.Errorf("reason %q contains %q", b.Reason.String(), s)
 				}
 			}
 			wantBlocked, wantAllowed := r.blocked, r.allowed
@@ -858,7 +858,7 @@ func TestTheSeventyPercentThreshold(t *testing.T) {
 			b := protocol.Decide(protocol.Facts{Deviations: []protocol.Deviation{d}}, now)
 			checkShape(t, b)
 			if b.NextAction != tt.want {
-				t.Fatalf("next_action = %v, want %v (reason %q)", b.NextAction, tt.want, b.Reason)
+				t.Fatalf("next_action = %v, want %v (reason %q)", b.NextAction, tt.want, b.Reason.String())
 			}
 			wantCode := protocol.CodeRuleDeviation
 			if tt.want == protocol.ContinueWithWarning {
@@ -869,25 +869,25 @@ func TestTheSeventyPercentThreshold(t *testing.T) {
 			}
 			if tt.want == protocol.Remediate {
 				want := fmt.Sprintf("Use React Query — chosen for server state in %d of %d components.", tt.support, tt.total)
-				if !strings.HasSuffix(b.Reason, want) {
-					t.Errorf("reason %q does not end %q", b.Reason, want)
+				if !strings.HasSuffix(b.Reason.String(), want) {
+					t.Errorf("reason %q does not end %q", b.Reason.String(), want)
 				}
 				if !slices.Equal(b.AllowedScope, []string{"web/src/store.ts"}) {
 					t.Errorf("allowed_scope = %q, want the deviating file", b.AllowedScope)
 				}
 			} else {
-				if !strings.Contains(b.Reason, tt.wantShownPercent) {
-					t.Errorf("reason %q does not say %q", b.Reason, tt.wantShownPercent)
+				if !strings.Contains(b.Reason.String(), tt.wantShownPercent) {
+					t.Errorf("reason %q does not say %q", b.Reason.String(), tt.wantShownPercent)
 				}
-				if !strings.HasSuffix(b.Reason, "advisory).") {
-					t.Errorf("reason %q does not end as advisory", b.Reason)
+				if !strings.HasSuffix(b.Reason.String(), "advisory).") {
+					t.Errorf("reason %q does not end as advisory", b.Reason.String())
 				}
 				if len(b.AllowedScope) != 0 {
 					t.Errorf("an advisory deviation allows %q, want nothing", b.AllowedScope)
 				}
 			}
-			if tt.wantNotShownInText != "" && strings.Contains(b.Reason, tt.wantNotShownInText) {
-				t.Errorf("reason %q shows %q", b.Reason, tt.wantNotShownInText)
+			if tt.wantNotShownInText != "" && strings.Contains(b.Reason.String(), tt.wantNotShownInText) {
+				t.Errorf("reason %q shows %q", b.Reason.String(), tt.wantNotShownInText)
 			}
 		})
 	}
@@ -1108,8 +1108,8 @@ func TestReasonsAreOrderedByStateThenAgeThenRef(t *testing.T) {
 		if got, want := refsOf(b.Reasons), []string{"DEC-002", "DEC-003", "DEC-001"}; !slices.Equal(got, want) {
 			t.Errorf("refs = %v, want %v", got, want)
 		}
-		if want := "DEC-002 is waiting on a person: Same age, earlier ref?"; b.Reason != want {
-			t.Errorf("reason = %q, want the oldest gate's %q", b.Reason, want)
+		if want := "DEC-002 is waiting on a person: Same age, earlier ref?"; b.Reason.String() != want {
+			t.Errorf("reason = %q, want the oldest gate's %q", b.Reason.String(), want)
 		}
 	})
 	t.Run("also is ordered by state before age: a newer, more severe reason comes first", func(t *testing.T) {
@@ -1382,8 +1382,8 @@ func TestScopes(t *testing.T) {
 
 func TestContinueIsEmptyNotNull(t *testing.T) {
 	b := protocol.Decide(protocol.Facts{}, now)
-	if b.NextAction != protocol.Continue || b.Reason != protocol.ContinueText {
-		t.Errorf("got %v %q", b.NextAction, b.Reason)
+	if b.NextAction != protocol.Continue || b.Reason.String() != protocol.ContinueText {
+		t.Errorf("got %v %q", b.NextAction, b.Reason.String())
 	}
 	if b.Reasons == nil || b.Also == nil || b.BlockedScope == nil || b.AllowedScope == nil {
 		t.Fatalf("a list is nil: %#v", b)
@@ -1493,13 +1493,13 @@ func TestBriefJSON(t *testing.T) {
 		if err := json.Unmarshal(raw, &back); err != nil {
 			t.Fatal(err)
 		}
-		if back.NextAction != b.NextAction || back.Reason != b.Reason || !back.GeneratedAt.Equal(b.GeneratedAt) ||
+		if back.NextAction != b.NextAction || back.Reason.String() != b.Reason.String() || !back.GeneratedAt.Equal(b.GeneratedAt) ||
 			!slices.Equal(back.BlockedScope, b.BlockedScope) || !slices.Equal(back.AllowedScope, b.AllowedScope) {
 			t.Errorf("read back %+v\nfrom %+v", back, b)
 		}
 		for i, r := range append(back.Reasons, back.Also...) {
 			orig := append(slices.Clone(b.Reasons), b.Also...)[i]
-			if r.State != orig.State || r.Code != orig.Code || r.Ref != orig.Ref || r.Text != orig.Text || !slices.Equal(r.Files, orig.Files) {
+			if r.State != orig.State || r.Code != orig.Code || r.Ref != orig.Ref || r.Text.String() != orig.Text.String() || !slices.Equal(r.Files, orig.Files) {
 				t.Errorf("reason %d read back as %+v, want %+v", i, r, orig)
 			}
 		}
@@ -1592,7 +1592,7 @@ func TestAReasonsTextDoesNotDependOnWhatElseFired(t *testing.T) {
 	all := protocol.Decide(everything(), now)
 	got := map[protocol.Code]string{}
 	for _, r := range append(slices.Clone(all.Reasons), all.Also...) {
-		got[r.Code] = r.Text
+		got[r.Code] = r.Text.String()
 	}
 	for _, c := range causes() {
 		t.Run(c.what+" reads the same alone and with everything else", func(t *testing.T) {
@@ -1600,8 +1600,8 @@ func TestAReasonsTextDoesNotDependOnWhatElseFired(t *testing.T) {
 			if len(alone.Reasons) != 1 {
 				t.Fatalf("%d reasons alone", len(alone.Reasons))
 			}
-			if got[c.code] != alone.Reason {
-				t.Errorf("with everything: %q\nalone: %q", got[c.code], alone.Reason)
+			if got[c.code] != alone.Reason.String() {
+				t.Errorf("with everything: %q\nalone: %q", got[c.code], alone.Reason.String())
 			}
 		})
 	}
@@ -1623,29 +1623,29 @@ func TestQuotedReasonsAreQuotedExactly(t *testing.T) {
 		t.Run(fmt.Sprintf("a pause because %q quotes it as %s", s, strconv.Quote(s)), func(t *testing.T) {
 			b := protocol.Decide(protocol.Facts{Pause: &protocol.Pause{Reason: s, At: at(1)}}, now)
 			want := "A person paused this session: " + strconv.Quote(s) + ". "
-			if !strings.HasPrefix(b.Reason, want) {
-				t.Errorf("reason %q does not start %q", b.Reason, want)
+			if !strings.HasPrefix(b.Reason.String(), want) {
+				t.Errorf("reason %q does not start %q", b.Reason.String(), want)
 			}
 		})
 		t.Run(fmt.Sprintf("a permission prompt asking %q quotes it as %s", s, strconv.Quote(s)), func(t *testing.T) {
 			b := protocol.Decide(protocol.Facts{PermissionPrompts: []protocol.PermissionPrompt{{ID: "PRM-001", Prompt: s, Tool: "Bash", OpenedAt: at(1)}}}, now)
 			want := "Permission prompt PRM-001 asks to use Bash: " + strconv.Quote(s) + ". "
-			if !strings.HasPrefix(b.Reason, want) {
-				t.Errorf("reason %q does not start %q", b.Reason, want)
+			if !strings.HasPrefix(b.Reason.String(), want) {
+				t.Errorf("reason %q does not start %q", b.Reason.String(), want)
 			}
 		})
 		t.Run(fmt.Sprintf("changes asked to a plan with %q quote it as %s", s, strconv.Quote(s)), func(t *testing.T) {
 			b := protocol.Decide(protocol.Facts{HighRisk: true, Plan: protocol.Plan{Status: protocol.PlanChangesRequested, Note: s}}, now)
 			want := "its execution plan: " + strconv.Quote(s) + ". "
-			if !strings.Contains(b.Reason, want) {
-				t.Errorf("reason %q does not contain %q", b.Reason, want)
+			if !strings.Contains(b.Reason.String(), want) {
+				t.Errorf("reason %q does not contain %q", b.Reason.String(), want)
 			}
 		})
 		t.Run(fmt.Sprintf("a plan rejected because %q quotes it as %s", s, strconv.Quote(s)), func(t *testing.T) {
 			b := protocol.Decide(protocol.Facts{HighRisk: true, Plan: protocol.Plan{Status: protocol.PlanRejected, Note: s}}, now)
 			want := "its execution plan: " + strconv.Quote(s) + ". "
-			if !strings.Contains(b.Reason, want) {
-				t.Errorf("reason %q does not contain %q", b.Reason, want)
+			if !strings.Contains(b.Reason.String(), want) {
+				t.Errorf("reason %q does not contain %q", b.Reason.String(), want)
 			}
 		})
 	}
@@ -1836,8 +1836,8 @@ func TestARaisedRemediationGivesItsOwnReasonOnlyWithoutItsFact(t *testing.T) {
 func TestARaisedRemediationSaysWhatItsFactSays(t *testing.T) {
 	d := reduxDeviation(31, 34, true)
 	b := protocol.Decide(protocol.Facts{Deviations: []protocol.Deviation{d}}, at(60))
-	if d.Instruction() != b.Reason {
-		t.Errorf("Instruction() %q, the reason %q: a rule's remediation must say what its reason says", d.Instruction(), b.Reason)
+	if d.Instruction() != b.Reason.String() {
+		t.Errorf("Instruction() %q, the reason %q: a rule's remediation must say what its reason says", d.Instruction(), b.Reason.String())
 	}
 	for _, tc := range []struct {
 		v    protocol.Violation

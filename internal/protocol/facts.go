@@ -233,8 +233,8 @@ func (d Deviation) Enforceable() bool {
 // workspace's approach. Use React Query — chosen for server state in 31
 // of 34 components." The remediation it raises carries the same words.
 func (d Deviation) Instruction() string {
-	var t texts
-	return enforcedText(&t, d)
+	var buf [256]byte
+	return string(appendEnforced(buf[:0], &d))
 }
 
 // ConfidencePercent is the rule's confidence, rounded down, so that a rule

@@ -234,13 +234,13 @@ func checkShape(t *testing.T, b protocol.Brief) {
 			b.Reasons == nil, b.Also == nil, b.BlockedScope == nil, b.AllowedScope == nil)
 	}
 	if len(b.Reasons) == 0 {
-		if b.NextAction != protocol.Continue || b.Reason != protocol.ContinueText || len(b.Also) != 0 {
-			t.Errorf("no reasons but next_action %v, reason %q, %d in also", b.NextAction, b.Reason, len(b.Also))
+		if b.NextAction != protocol.Continue || b.Reason.String() != protocol.ContinueText || len(b.Also) != 0 {
+			t.Errorf("no reasons but next_action %v, reason %q, %d in also", b.NextAction, b.Reason.String(), len(b.Also))
 		}
 		return
 	}
-	if b.Reason != b.Reasons[0].Text {
-		t.Errorf("reason %q is not the first reason's text %q", b.Reason, b.Reasons[0].Text)
+	if b.Reason.String() != b.Reasons[0].Text.String() {
+		t.Errorf("reason %q is not the first reason's text %q", b.Reason.String(), b.Reasons[0].Text.String())
 	}
 	for _, r := range b.Reasons {
 		if r.State != b.NextAction {

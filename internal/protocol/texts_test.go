@@ -183,7 +183,7 @@ func TestEveryTextReadsAsBefore(t *testing.T) {
 			if len(b.Reasons)+len(b.Also) != 1 {
 				t.Fatalf("%d reasons, want 1", len(b.Reasons)+len(b.Also))
 			}
-			if got := b.Reason; got != c.want {
+			if got := b.Reason.String(); got != c.want {
 				t.Errorf("reason =\n  %q\nwant\n  %q", got, c.want)
 			}
 		})

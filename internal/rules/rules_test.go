@@ -379,8 +379,8 @@ func TestToFact(t *testing.T) {
 			t.Errorf("next action = %v, want REMEDIATE", b.NextAction)
 		}
 		const text = "redux-toolkit departs from this workspace's approach. Use React Query — chosen for server state in 31 of 34 components."
-		if b.Reason != text {
-			t.Errorf("reason = %q\nwant %q", b.Reason, text)
+		if b.Reason.String() != text {
+			t.Errorf("reason = %q\nwant %q", b.Reason.String(), text)
 		}
 	})
 
@@ -394,8 +394,8 @@ func TestToFact(t *testing.T) {
 		if b.NextAction != protocol.ContinueWithWarning {
 			t.Errorf("next action = %v, want CONTINUE_WITH_WARNING", b.NextAction)
 		}
-		if !strings.Contains(b.Reason, "(React Query, inferred with 55% confidence — advisory)") {
-			t.Errorf("reason = %q, want the advisory text", b.Reason)
+		if !strings.Contains(b.Reason.String(), "(React Query, inferred with 55% confidence — advisory)") {
+			t.Errorf("reason = %q, want the advisory text", b.Reason.String())
 		}
 	}
 	t.Run("an advisory rule held with 55% confidence only warns", func(t *testing.T) {
