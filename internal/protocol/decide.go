@@ -111,26 +111,33 @@ func Decide(f Facts, now time.Time) Brief {
 		return b
 	case n <= 4:
 		var buf [4]key
-		decide(&b, &f, keys(&f, now, buf[:0]))
-	case n <= maxInsertion:
-		var buf [maxInsertion]key
-		decide(&b, &f, keys(&f, now, buf[:0]))
+		var ord [4]int32
+		decide(&b, &f, keys(&f, now, buf[:0]), ord[:])
+	case n <= maxStack:
+		var buf [maxStack]key
+		var ord [maxStack]int32
+		decide(&b, &f, keys(&f, now, buf[:0]), ord[:])
 	default:
-		decide(&b, &f, keys(&f, now, make([]key, 0, n)))
+		decide(&b, &f, keys(&f, now, make([]key, 0, n)), make([]int32, n))
 	}
 	return b
 }
 
-// maxInsertion is the most reasons sorted by insertion, on the stack.
-const maxInsertion = 32
+// maxStack is the most reasons decided on the stack, and maxInsertion
+// the most of one state sorted by insertion.
+const (
+	maxStack     = 32
+	maxInsertion = 32
+)
 
 // key is a reason while it is decided: what orders it, and where its fact
-// is. The reason itself is written only once the order is known.
+// is. The reason itself is written only once the order is known. A key
+// holds no pointer, so sorting moves plain bytes: the collector's write
+// barrier never runs on a key.
 type key struct {
 	// sec and nsec are when its fact began (Unix time): the older first,
 	// within a state.
 	sec  int64
-	ref  string
 	nsec int32
 	// i is the fact's index in its list (Violations, Decisions, …).
 	i int32
@@ -205,8 +212,8 @@ func highRisk(r *Risk) bool { return r != nil && (r.Band == "high" || r.Band == 
 // keys appends the key of every reason that fires at now, in the facts'
 // order, to ks (which has room for reasonCount of them).
 func keys(f *Facts, now time.Time, ks []key) []key {
-	add := func(state State, code codeIndex, kind textKind, ref string, at time.Time, i, files int) {
-		ks = append(ks, key{sec: at.Unix(), nsec: int32(at.Nanosecond()), ref: ref, i: int32(i), files: int32(files),
+	add := func(state State, code codeIndex, kind textKind, at time.Time, i, files int) {
+		ks = append(ks, key{sec: at.Unix(), nsec: int32(at.Nanosecond()), i: int32(i), files: int32(files),
 			state: uint8(state), code: code, kind: kind})
 	}
 	for i := range f.Violations {
@@ -216,16 +223,16 @@ func keys(f *Facts, now time.Time, ks []key) []key {
 			files = 1
 		}
 		state, code := violationState(v)
-		add(state, code, textViolation, v.ID, v.At, i, files)
+		add(state, code, textViolation, v.At, i, files)
 	}
 	if p := f.Pause; p != nil {
-		add(Blocked, ciPaused, textPause, "", p.At, 0, 0)
+		add(Blocked, ciPaused, textPause, p.At, 0, 0)
 	}
 	if f.HighRisk && f.Plan.Status != PlanApproved {
-		add(Blocked, ciPlanNotApproved, textLiteral, "plan", f.Plan.ProposedAt, 0, 0)
+		add(Blocked, ciPlanNotApproved, textLiteral, f.Plan.ProposedAt, 0, 0)
 	}
 	if l := &f.Lifecycle; l.Revising() {
-		add(Blocked, ciPlanRevising, textLiteral, "plan", l.Since, 0, 0)
+		add(Blocked, ciPlanRevising, textLiteral, l.Since, 0, 0)
 	}
 	for i := range f.Decisions {
 		d := &f.Decisions[i]
@@ -236,11 +243,11 @@ func keys(f *Facts, now time.Time, ks []key) []key {
 				kind = textGateTTL
 			}
 		}
-		add(DecisionRequired, code, kind, d.Ref, d.OpenedAt, i, 0)
+		add(DecisionRequired, code, kind, d.OpenedAt, i, 0)
 	}
 	for i := range f.PermissionPrompts {
 		p := &f.PermissionPrompts[i]
-		add(DecisionRequired, ciPermissionRequested, textPermission, p.ID, p.OpenedAt, i, len(p.Paths))
+		add(DecisionRequired, ciPermissionRequested, textPermission, p.OpenedAt, i, len(p.Paths))
 	}
 	for i := range f.Remediations {
 		m := &f.Remediations[i]
@@ -251,7 +258,7 @@ func keys(f *Facts, now time.Time, ks []key) []key {
 		if m.Required {
 			state, code = Remediate, ciRemediationRequired
 		}
-		add(state, code, textRemediation, m.ID, m.CreatedAt, i, len(m.Files))
+		add(state, code, textRemediation, m.CreatedAt, i, len(m.Files))
 	}
 	for i := range f.Deviations {
 		d := &f.Deviations[i]
@@ -259,18 +266,18 @@ func keys(f *Facts, now time.Time, ks []key) []key {
 		if d.Enforceable() {
 			state, code = Remediate, ciRuleDeviation
 		}
-		add(state, code, textDeviation, d.ID, d.At, i, len(d.Files))
+		add(state, code, textDeviation, d.At, i, len(d.Files))
 	}
 	for i := range f.Breaches {
 		c := &f.Breaches[i]
-		add(Remediate, ciContractViolated, textBreach, c.ID, c.At, i, len(breachFiles(c)))
+		add(Remediate, ciContractViolated, textBreach, c.At, i, len(breachFiles(c)))
 	}
 	if r := f.Risk; highRisk(r) {
-		add(ContinueWithWarning, ciRiskHigh, textRisk, "", r.At, 0, 0)
+		add(ContinueWithWarning, ciRiskHigh, textRisk, r.At, 0, 0)
 	}
 	for i := range f.Collisions {
 		c := &f.Collisions[i]
-		add(ContinueWithWarning, ciCollision, textCollision, c.ID, c.At, i, 0)
+		add(ContinueWithWarning, ciCollision, textCollision, c.At, i, 0)
 	}
 	return ks
 }
@@ -313,6 +320,30 @@ func breachFiles(b *Breach) []string {
 	return nil
 }
 
+// ref is the ref of the reason k: its fact's id, "plan" for the plan's
+// reasons, empty for the pause's and the risk's.
+func (f *Facts) ref(k *key) string {
+	switch k.code {
+	case ciCriticalViolation, ciHighViolation, ciBlockMerge, ciPolicyWarning:
+		return f.Violations[k.i].ID
+	case ciPlanNotApproved, ciPlanRevising:
+		return "plan"
+	case ciDecisionOpen, ciDecisionExpired:
+		return f.Decisions[k.i].Ref
+	case ciPermissionRequested:
+		return f.PermissionPrompts[k.i].ID
+	case ciRemediationRequired, ciRemediationAdvisory:
+		return f.Remediations[k.i].ID
+	case ciRuleDeviation, ciRuleAdvisory:
+		return f.Deviations[k.i].ID
+	case ciContractViolated:
+		return f.Breaches[k.i].ID
+	case ciCollision:
+		return f.Collisions[k.i].ID
+	}
+	return "" // ciPaused, ciRiskHigh
+}
+
 // text is the Words of the reason k, pointing at its fact.
 func (f *Facts) text(k *key) Words {
 	switch k.code {
@@ -341,24 +372,20 @@ func (f *Facts) text(k *key) Words {
 	}
 }
 
-// files appends the files the reason k names to list.
-func (f *Facts) files(k *key, list []string) []string {
-	if k.files == 0 {
-		return list
-	}
+// files are the files the reason k names, its fact's own list (but a
+// violation's, which names one file).
+func (f *Facts) files(k *key) []string {
 	switch k.code {
-	case ciCriticalViolation, ciHighViolation, ciBlockMerge, ciPolicyWarning:
-		return append(list, f.Violations[k.i].File)
 	case ciPermissionRequested:
-		return append(list, f.PermissionPrompts[k.i].Paths...)
+		return f.PermissionPrompts[k.i].Paths
 	case ciRemediationRequired, ciRemediationAdvisory:
-		return append(list, f.Remediations[k.i].Files...)
+		return f.Remediations[k.i].Files
 	case ciRuleDeviation, ciRuleAdvisory:
-		return append(list, f.Deviations[k.i].Files...)
+		return f.Deviations[k.i].Files
 	case ciContractViolated:
-		return append(list, breachFiles(&f.Breaches[k.i])...)
+		return breachFiles(&f.Breaches[k.i])
 	}
-	return list
+	return nil
 }
 
 // compareKeys orders reasons most severe state first, then oldest, then
@@ -377,7 +404,7 @@ func compareKeys(f *Facts, a, b *key) int {
 	if a.nsec != b.nsec {
 		return int(a.nsec - b.nsec)
 	}
-	if c := strings.Compare(a.ref, b.ref); c != 0 {
+	if c := strings.Compare(f.ref(a), f.ref(b)); c != 0 {
 		return c
 	}
 	if a.code != b.code {
@@ -387,44 +414,74 @@ func compareKeys(f *Facts, a, b *key) int {
 }
 
 // decide fills in b from the keys of the reasons that fired (at least
-// one): sorted by compareKeys, stably, the most severe state's are b's
-// reasons and scopes, the others b.Also.
-func decide(b *Brief, f *Facts, ks []key) {
-	if len(ks) <= maxInsertion {
-		// Few reasons, mostly in order already: an insertion sort, stable.
-		for i := 1; i < len(ks); i++ {
-			for j := i; j > 0 && compareKeys(f, &ks[j], &ks[j-1]) < 0; j-- {
-				ks[j], ks[j-1] = ks[j-1], ks[j]
-			}
-		}
-	} else {
-		slices.SortStableFunc(ks, func(x, y key) int { return compareKeys(f, &x, &y) })
+// one): ordered by compareKeys, stably, the most severe state's are b's
+// reasons and scopes, the others b.Also. ord has room for an index per
+// key.
+func decide(b *Brief, f *Facts, ks []key, ord []int32) {
+	// By state first, counting: each key's index goes straight to its
+	// state's place, most severe first, in the facts' order.
+	var at [HardStop + 2]int
+	for i := range ks {
+		at[HardStop-State(ks[i].state)+1]++
 	}
-	top := ks[0].state
+	for s := 1; s < len(at); s++ {
+		at[s] += at[s-1]
+	}
+	ord = ord[:len(ks)]
+	for i := range ks {
+		s := HardStop - State(ks[i].state)
+		ord[at[s]] = int32(i)
+		at[s]++
+	}
+	// Then each state's keys by age, ref, code and text: a few, mostly in
+	// order already, by insertion; many by a stable sort.
+	from := 0
+	for s := range HardStop + 1 {
+		bucket := ord[from:at[s]]
+		from = at[s]
+		if len(bucket) <= maxInsertion {
+			for i := 1; i < len(bucket); i++ {
+				for j := i; j > 0 && compareKeys(f, &ks[bucket[j]], &ks[bucket[j-1]]) < 0; j-- {
+					bucket[j], bucket[j-1] = bucket[j-1], bucket[j]
+				}
+			}
+		} else {
+			slices.SortStableFunc(bucket, func(x, y int32) int { return compareKeys(f, &ks[x], &ks[y]) })
+		}
+	}
+	top := ks[ord[0]].state
 	n := 0
-	for n < len(ks) && ks[n].state == top {
+	for n < len(ord) && ks[ord[n]].state == top {
 		n++
 	}
-	// The reasons' files and the scopes share one allocation: the files
-	// at the front, then the blocked entries, then the allowed ones.
+	// The violations' one-file lists and the scopes share one allocation:
+	// the files at the front, then the blocked entries, then the allowed
+	// ones. Every other reason's files are its fact's list.
 	nf := 0
 	for i := range ks {
-		nf += int(ks[i].files)
+		if ks[i].kind == textViolation {
+			nf += int(ks[i].files)
+		}
 	}
-	nb, na, tools := scopeRoom(f, ks[:n])
+	nb, na, tools := scopeRoom(f, ks, ord[:n])
 	var list []string
 	if total := nf + nb + na; total > 0 {
-		list = make([]string, 0, total)
+		list = make([]string, nf, total)
 	}
 	rs := make([]Reason, len(ks))
-	for i := range ks {
-		k := &ks[i]
+	nf = 0
+	for i, o := range ord {
+		k := &ks[o]
 		r := &rs[i]
-		r.State, r.Code, r.Ref, r.Text = State(k.state), codes[k.code], k.ref, f.text(k)
-		if k.files > 0 {
-			start := len(list)
-			list = f.files(k, list)
-			r.Files = list[start:len(list):len(list)]
+		r.State, r.Code, r.Ref, r.Text = State(k.state), codes[k.code], f.ref(k), f.text(k)
+		switch {
+		case k.files == 0:
+		case k.kind == textViolation:
+			list[nf] = f.Violations[k.i].File
+			r.Files = list[nf : nf+1 : nf+1]
+			nf++
+		default:
+			r.Files = f.files(k)
 		}
 	}
 	b.NextAction = State(top)
@@ -432,15 +489,15 @@ func decide(b *Brief, f *Facts, ks []key) {
 	b.Reasons = rs[:n:n]
 	b.Also = rs[n:len(rs):len(rs)]
 	if nb+na > 0 {
-		b.BlockedScope, b.AllowedScope = scopes(f, ks[:n], rs[:n], list[nf:nf:nf+nb], list[nf+nb:nf+nb:nf+nb+na], tools)
+		b.BlockedScope, b.AllowedScope = scopes(f, ks, ord[:n], rs[:n], list[nf:nf:nf+nb], list[nf+nb:nf+nb:nf+nb+na], tools)
 	}
 }
 
-// scopeRoom is how many entries the scopes of the reasons ks can hold at
-// most, blocked and allowed, and how many bytes their tools' scope entries
-// ("tool:Bash") take.
-func scopeRoom(f *Facts, ks []key) (nb, na, tools int) {
-	for i := range ks {
+// scopeRoom is how many entries the scopes of the reasons ks[i] for i in
+// top can hold at most, blocked and allowed, and how many bytes their
+// tools' scope entries ("tool:Bash") take.
+func scopeRoom(f *Facts, ks []key, top []int32) (nb, na, tools int) {
+	for _, i := range top {
 		k := &ks[i]
 		blocked, allowed, own := fixedScopes(f, k)
 		nb += len(blocked)
@@ -497,12 +554,12 @@ func fixedScopes(f *Facts, k *key) (blocked, allowed []string, own owned) {
 // that blocks all work leaves nothing allowed. A permission prompt's tool
 // comes before its paths; the tools' entries share one string of tools
 // bytes.
-func scopes(f *Facts, ks []key, rs []Reason, blocked, allowed []string, tools int) ([]string, []string) {
+func scopes(f *Facts, ks []key, top []int32, rs []Reason, blocked, allowed []string, tools int) ([]string, []string) {
 	var names strings.Builder
 	names.Grow(tools)
 	all := false
-	for i := range ks {
-		k := &ks[i]
+	for i, o := range top {
+		k := &ks[o]
 		list, _, own := fixedScopes(f, k)
 		if own == ownBlocked {
 			if tool := f.PermissionPrompts[k.i].Tool; tool != "" {
@@ -523,8 +580,8 @@ func scopes(f *Facts, ks []key, rs []Reason, blocked, allowed []string, tools in
 	if all {
 		return blocked, allowed
 	}
-	for i := range ks {
-		_, list, own := fixedScopes(f, &ks[i])
+	for i, o := range top {
+		_, list, own := fixedScopes(f, &ks[o])
 		if own == ownAllowed {
 			list = rs[i].Files
 		}
