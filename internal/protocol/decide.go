@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // Code names the fact behind a reason. Agents may switch on it.
@@ -64,9 +65,10 @@ type Reason struct {
 	Ref   string `json:"ref"`
 	// Text is the reason's words, written out when read (see Words).
 	Text Words `json:"text"`
-	// Files are the files the reason is about, when it names any. The
-	// brief's lists are its own: changing them changes neither the facts
-	// nor any text.
+	// Files are the files the reason is about, when it names any: the
+	// fact's own list (a violation's one file, a prompt's paths, a
+	// remediation's or a deviation's files, a forbidden path's finds),
+	// only read.
 	Files []string `json:"files,omitempty"`
 }
 
@@ -93,10 +95,10 @@ const ContinueText = "Nothing is in your way: continue the mission."
 // does not change the facts, and its texts read them (see Words).
 //
 // Deciding is sorting small keys: each reason that fires is a key on the
-// stack (its state, when its fact began, its ref, and where the fact is),
-// sorted once; only then are the brief's reasons written, in order, into
-// one slice, and the files and scopes they name into one more. No text is
-// written: a reason's Words point at its fact.
+// stack (its state, when its fact began, and where the fact is), put in
+// order; only then are the brief's reasons written, in order, into one
+// slice, and its scopes into one more. No text is written: a reason's
+// Words point at its fact, and its files are its fact's.
 func Decide(f Facts, now time.Time) Brief {
 	b := Brief{
 		NextAction:   Continue,
@@ -236,12 +238,13 @@ func keys(f *Facts, now time.Time, ks []key) []key {
 	}
 	for i := range f.Decisions {
 		d := &f.Decisions[i]
+		// GateExpiry's rule, telling which way the gate expired.
 		code, kind := ciDecisionOpen, textGateOpen
-		if _, expired := d.Expiry(now); expired {
+		switch {
+		case d.TTL > 0 && !now.Before(d.OpenedAt.Add(d.TTL)):
+			code, kind = ciDecisionExpired, textGateTTL
+		case !d.ExpiredAt.IsZero():
 			code, kind = ciDecisionExpired, textGateStamped
-			if d.TTL > 0 && !now.Before(d.OpenedAt.Add(d.TTL)) {
-				kind = textGateTTL
-			}
 		}
 		add(DecisionRequired, code, kind, d.OpenedAt, i, 0)
 	}
@@ -320,72 +323,59 @@ func breachFiles(b *Breach) []string {
 	return nil
 }
 
-// ref is the ref of the reason k: its fact's id, "plan" for the plan's
-// reasons, empty for the pause's and the risk's.
-func (f *Facts) ref(k *key) string {
+// reason writes the reason k into r: its ref, its Words pointing at its
+// fact, and its files, its fact's own list (or the one file a violation
+// names).
+func (f *Facts) reason(k *key, r *Reason) {
+	r.State, r.Code = State(k.state), codes[k.code]
 	switch k.code {
 	case ciCriticalViolation, ciHighViolation, ciBlockMerge, ciPolicyWarning:
-		return f.Violations[k.i].ID
-	case ciPlanNotApproved, ciPlanRevising:
-		return "plan"
-	case ciDecisionOpen, ciDecisionExpired:
-		return f.Decisions[k.i].Ref
-	case ciPermissionRequested:
-		return f.PermissionPrompts[k.i].ID
-	case ciRemediationRequired, ciRemediationAdvisory:
-		return f.Remediations[k.i].ID
-	case ciRuleDeviation, ciRuleAdvisory:
-		return f.Deviations[k.i].ID
-	case ciContractViolated:
-		return f.Breaches[k.i].ID
-	case ciCollision:
-		return f.Collisions[k.i].ID
-	}
-	return "" // ciPaused, ciRiskHigh
-}
-
-// text is the Words of the reason k, pointing at its fact.
-func (f *Facts) text(k *key) Words {
-	switch k.code {
-	case ciCriticalViolation, ciHighViolation, ciBlockMerge, ciPolicyWarning:
-		return Words{kind: textViolation, fact: &f.Violations[k.i]}
+		v := &f.Violations[k.i]
+		r.Ref, r.Text = v.ID, factWords(textViolation, v)
+		if v.File != "" {
+			r.Files = unsafe.Slice(&v.File, 1)
+		}
 	case ciPaused:
-		return Words{kind: textPause, fact: f.Pause}
+		r.Text = factWords(textPause, f.Pause)
 	case ciPlanNotApproved:
-		return planText(f.Plan)
+		r.Ref, r.Text = "plan", planText(f.Plan)
 	case ciPlanRevising:
-		return revisingText(f.Lifecycle.State)
+		r.Ref, r.Text = "plan", revisingText(f.Lifecycle.State)
 	case ciDecisionOpen, ciDecisionExpired:
-		return Words{kind: k.kind, fact: &f.Decisions[k.i]}
+		d := &f.Decisions[k.i]
+		r.Ref, r.Text = d.Ref, factWords(k.kind, d)
 	case ciPermissionRequested:
-		return Words{kind: textPermission, fact: &f.PermissionPrompts[k.i]}
+		p := &f.PermissionPrompts[k.i]
+		r.Ref, r.Text, r.Files = p.ID, factWords(textPermission, p), p.Paths
 	case ciRemediationRequired, ciRemediationAdvisory:
-		return Words{kind: textRemediation, fact: &f.Remediations[k.i]}
+		m := &f.Remediations[k.i]
+		r.Ref, r.Text, r.Files = m.ID, factWords(textRemediation, m), m.Files
 	case ciRuleDeviation, ciRuleAdvisory:
-		return Words{kind: textDeviation, fact: &f.Deviations[k.i]}
+		d := &f.Deviations[k.i]
+		r.Ref, r.Text, r.Files = d.ID, factWords(textDeviation, d), d.Files
 	case ciContractViolated:
-		return Words{kind: textBreach, fact: &f.Breaches[k.i]}
+		c := &f.Breaches[k.i]
+		r.Ref, r.Text, r.Files = c.ID, factWords(textBreach, c), breachFiles(c)
 	case ciRiskHigh:
-		return Words{kind: textRisk, fact: f.Risk}
-	default: // ciCollision
-		return Words{kind: textCollision, fact: &f.Collisions[k.i]}
+		r.Text = factWords(textRisk, f.Risk)
+	case ciCollision:
+		c := &f.Collisions[k.i]
+		r.Ref, r.Text = c.ID, factWords(textCollision, c)
 	}
 }
 
-// files are the files the reason k names, its fact's own list (but a
-// violation's, which names one file).
-func (f *Facts) files(k *key) []string {
-	switch k.code {
-	case ciPermissionRequested:
-		return f.PermissionPrompts[k.i].Paths
-	case ciRemediationRequired, ciRemediationAdvisory:
-		return f.Remediations[k.i].Files
-	case ciRuleDeviation, ciRuleAdvisory:
-		return f.Deviations[k.i].Files
-	case ciContractViolated:
-		return breachFiles(&f.Breaches[k.i])
-	}
-	return nil
+// ref is the ref of the reason k.
+func (f *Facts) ref(k *key) string {
+	var r Reason
+	f.reason(k, &r)
+	return r.Ref
+}
+
+// text is the Words of the reason k.
+func (f *Facts) text(k *key) Words {
+	var r Reason
+	f.reason(k, &r)
+	return r.Text
 }
 
 // compareKeys orders reasons most severe state first, then oldest, then
@@ -454,42 +444,19 @@ func decide(b *Brief, f *Facts, ks []key, ord []int32) {
 	for n < len(ord) && ks[ord[n]].state == top {
 		n++
 	}
-	// The violations' one-file lists and the scopes share one allocation:
-	// the files at the front, then the blocked entries, then the allowed
-	// ones. Every other reason's files are its fact's list.
-	nf := 0
-	for i := range ks {
-		if ks[i].kind == textViolation {
-			nf += int(ks[i].files)
-		}
-	}
-	nb, na, tools := scopeRoom(f, ks, ord[:n])
-	var list []string
-	if total := nf + nb + na; total > 0 {
-		list = make([]string, nf, total)
-	}
 	rs := make([]Reason, len(ks))
-	nf = 0
 	for i, o := range ord {
-		k := &ks[o]
-		r := &rs[i]
-		r.State, r.Code, r.Ref, r.Text = State(k.state), codes[k.code], f.ref(k), f.text(k)
-		switch {
-		case k.files == 0:
-		case k.kind == textViolation:
-			list[nf] = f.Violations[k.i].File
-			r.Files = list[nf : nf+1 : nf+1]
-			nf++
-		default:
-			r.Files = f.files(k)
-		}
+		f.reason(&ks[o], &rs[i])
 	}
 	b.NextAction = State(top)
 	b.Reason = rs[0].Text
 	b.Reasons = rs[:n:n]
 	b.Also = rs[n:len(rs):len(rs)]
-	if nb+na > 0 {
-		b.BlockedScope, b.AllowedScope = scopes(f, ks, ord[:n], rs[:n], list[nf:nf:nf+nb], list[nf+nb:nf+nb:nf+nb+na], tools)
+	if nb, na, tools := scopeRoom(f, ks, ord[:n]); nb+na > 0 {
+		// Both lists in one allocation: blocked the front of it, allowed
+		// the back.
+		both := make([]string, nb+na)
+		b.BlockedScope, b.AllowedScope = scopes(f, ks, ord[:n], rs[:n], both[:0:nb], both[nb:nb:nb+na], tools)
 	}
 }
 

@@ -1,6 +1,8 @@
 package protocol_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -255,4 +257,20 @@ func checkShape(t *testing.T, b protocol.Brief) {
 			t.Errorf("also is not ordered most severe first: %v after %v", r.State, b.Also[i-1].State)
 		}
 	}
+}
+
+// sameBrief reports whether two briefs say the same, word for word: their
+// encodings are equal. (Words point at the facts they were decided from,
+// so briefs decided from two copies of the facts are not DeepEqual.)
+func sameBrief(t *testing.T, a, b protocol.Brief) bool {
+	t.Helper()
+	ja, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jb, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Equal(ja, jb)
 }

@@ -2,62 +2,97 @@ package protocol
 
 import (
 	"bytes"
+	"math"
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // Words are a reason's text, written out only when they are read.
 //
-// Decide does not build a reason's sentence: it notes which kind of
-// sentence it is and points at the fact it is about (an element of the
-// caller's Facts: the violation, the gate, the prompt…), and String,
-// Append and MarshalText write the words from that fact. Deciding is then
-// cheap, and the words cost only where a brief is shown or encoded.
+// Decide does not build a reason's sentence: it notes which sentence it
+// is and points at the fact it is about (an element of the caller's
+// Facts: the violation, the gate, the prompt…), and String, Append and
+// MarshalText write the sentence from that fact, word for word as the
+// engine always worded it. Deciding is then cheap, and the words cost
+// only where they are read: a brief encoded, the console's preview, a
+// refusal.
 //
-// Words therefore read the facts Decide was given: they must not change
-// while they may still be read (Madebook's facts are built for one
-// brief, or cached and only read). Nothing else the caller does changes
-// them: Words are a value, and no brief's list is part of them.
+// Words therefore read the facts Decide was given, which must not change
+// while the Words may still be read (Madebook's facts are built for one
+// brief, or cached and only read). Nothing else changes them: Words are
+// a value, and no list of the brief is part of them. Two Words are == when
+// they are the same sentence about the same fact; compare what they say
+// with String.
 //
 // The zero Words read ContinueText, the reason of a session with nothing
 // in its way. Words decoded from JSON, or made by Literal, read the
 // string they were given.
 type Words struct {
-	// s is the words themselves (textLiteral) or what the fact's pointer
-	// cannot give: the plan's note, which Facts holds by value.
-	s string
-	// fact points at the fact the words are about: *Violation, *Pause,
-	// *Decision, *PermissionPrompt, *Remediation, *Deviation, *Breach,
-	// *Risk or *Collision, as kind says.
-	fact any
+	// p points at the fact the words are about, as kind says
+	// (*Violation, *Pause, *Decision, …), or at the first byte of a
+	// string of n bytes: the words themselves (textLiteral) or the plan's
+	// note, which Facts holds by value. An unsafe.Pointer is a pointer
+	// the collector follows; it keeps Words, and so every reason, small:
+	// one pointer and no interface.
+	p    unsafe.Pointer
+	n    uint32
 	kind textKind
 }
 
-// textKind says which sentence Words are.
+// longString marks n when p points at a whole string: one too long for n.
+const longString = math.MaxUint32
+
+// stringWords are Words of the kind whose string is s.
+func stringWords(kind textKind, s string) Words {
+	if uint64(len(s)) >= longString {
+		return longWords(kind, s)
+	}
+	return Words{p: unsafe.Pointer(unsafe.StringData(s)), n: uint32(len(s)), kind: kind}
+}
+
+// longWords keeps s whole on the heap (apart from stringWords, so that
+// only such a string is moved there).
+func longWords(kind textKind, s string) Words {
+	return Words{p: unsafe.Pointer(&s), n: longString, kind: kind}
+}
+
+// factWords are Words of the kind about the fact at p.
+func factWords[F any](kind textKind, p *F) Words { return Words{p: unsafe.Pointer(p), kind: kind} }
+
+// str is the string of Words made by stringWords.
+func (t Words) str() string {
+	if t.n == longString {
+		return *(*string)(t.p)
+	}
+	return unsafe.String((*byte)(t.p), int(t.n))
+}
+
+// textKind says which sentence Words are, and so what p points at.
 type textKind uint8
 
 const (
-	textContinue     textKind = iota // ContinueText (the zero Text)
-	textLiteral                      // s, as it is
-	textViolation                    // fact is a *Violation
-	textPause                        // fact is a *Pause
-	textPlanRejected                 // s is the lead's note
-	textPlanChanges                  // s is the lead's instruction
-	textGateOpen                     // fact is a *Decision, still open
-	textGateTTL                      // fact is a *Decision whose gate_ttl ran out
-	textGateStamped                  // fact is a *Decision recorded expired before its gate_ttl ran out
-	textPermission                   // fact is a *PermissionPrompt
-	textRemediation                  // fact is a *Remediation
-	textDeviation                    // fact is a *Deviation
-	textBreach                       // fact is a *Breach
-	textRisk                         // fact is a *Risk
-	textCollision                    // fact is a *Collision
+	textContinue     textKind = iota // ContinueText (the zero Words)
+	textLiteral                      // the string, as it is
+	textViolation                    // a *Violation
+	textPause                        // a *Pause
+	textPlanRejected                 // the string is the lead's note
+	textPlanChanges                  // the string is the lead's instruction
+	textGateOpen                     // a *Decision, still open
+	textGateTTL                      // a *Decision whose gate_ttl ran out
+	textGateStamped                  // a *Decision recorded expired before its gate_ttl ran out
+	textPermission                   // a *PermissionPrompt
+	textRemediation                  // a *Remediation
+	textDeviation                    // a *Deviation
+	textBreach                       // a *Breach
+	textRisk                         // a *Risk
+	textCollision                    // a *Collision
 )
 
 // Literal are Words that read s: a reason's words as they were decoded,
 // or given by a caller that has them as a string.
-func Literal(s string) Words { return Words{kind: textLiteral, s: s} }
+func Literal(s string) Words { return stringWords(textLiteral, s) }
 
 // String returns the words.
 func (t Words) String() string {
@@ -65,7 +100,7 @@ func (t Words) String() string {
 	case textContinue:
 		return ContinueText
 	case textLiteral:
-		return t.s
+		return t.str()
 	}
 	var buf [256]byte
 	return string(t.Append(buf[:0]))
@@ -77,13 +112,13 @@ func (t Words) Append(b []byte) []byte {
 	case textContinue:
 		return append(b, ContinueText...)
 	case textLiteral:
-		return append(b, t.s...)
+		return append(b, t.str()...)
 	case textViolation:
-		return appendViolation(b, t.fact.(*Violation))
+		return appendViolation(b, (*Violation)(t.p))
 	case textPause:
-		return appendPause(b, t.fact.(*Pause))
+		return appendPause(b, (*Pause)(t.p))
 	case textPlanRejected:
-		if note := strings.TrimSpace(t.s); note != "" {
+		if note := strings.TrimSpace(t.str()); note != "" {
 			b = append(b, "This mission is high-risk and a lead rejected its execution plan: "...)
 			b = appendQuoted(b, note)
 			return append(b, ". Revise the plan and propose it again; no code change is accepted until one is approved."...)
@@ -91,27 +126,27 @@ func (t Words) Append(b []byte) []byte {
 		return append(b, planRejectedText...)
 	case textPlanChanges:
 		b = append(b, "This mission is high-risk and a lead asked for changes to its execution plan: "...)
-		b = appendQuoted(b, strings.TrimSpace(t.s))
+		b = appendQuoted(b, strings.TrimSpace(t.str()))
 		return append(b, ". Revise the plan as asked and propose it again; no code change is accepted until one is approved."...)
 	case textGateOpen:
-		d := t.fact.(*Decision)
+		d := (*Decision)(t.p)
 		b = append(b, d.Ref...)
 		b = append(b, " is waiting on a person: "...)
 		return append(b, d.Question...)
 	case textGateTTL:
-		d := t.fact.(*Decision)
+		d := (*Decision)(t.p)
 		return appendExpired(b, d, d.TTL)
 	case textGateStamped:
-		d := t.fact.(*Decision)
+		d := (*Decision)(t.p)
 		after := d.ExpiredAt.Sub(d.OpenedAt)
 		if after >= time.Minute {
 			after = after.Truncate(time.Minute)
 		}
 		return appendExpired(b, d, after)
 	case textPermission:
-		return appendPermission(b, t.fact.(*PermissionPrompt))
+		return appendPermission(b, (*PermissionPrompt)(t.p))
 	case textRemediation:
-		m := t.fact.(*Remediation)
+		m := (*Remediation)(t.p)
 		if m.Required {
 			b = append(b, "Fix this, then report again: "...)
 		} else {
@@ -119,7 +154,7 @@ func (t Words) Append(b []byte) []byte {
 		}
 		return append(b, m.Instruction...)
 	case textDeviation:
-		d := t.fact.(*Deviation)
+		d := (*Deviation)(t.p)
 		if d.Enforceable() {
 			return appendEnforced(b, d)
 		}
@@ -130,9 +165,9 @@ func (t Words) Append(b []byte) []byte {
 		b = strconv.AppendInt(b, int64(d.ConfidencePercent()), 10)
 		return append(b, "% confidence — advisory)."...)
 	case textBreach:
-		return appendBreach(b, t.fact.(*Breach))
+		return appendBreach(b, (*Breach)(t.p))
 	case textRisk:
-		r := t.fact.(*Risk)
+		r := (*Risk)(t.p)
 		gate := r.Gate
 		if gate == "" {
 			gate = "a person's review"
@@ -145,7 +180,7 @@ func (t Words) Append(b []byte) []byte {
 		b = append(b, gate...)
 		return append(b, ". Keep working."...)
 	case textCollision:
-		c := t.fact.(*Collision)
+		c := (*Collision)(t.p)
 		b = append(b, "Session "...)
 		b = append(b, c.OtherSession...)
 		if c.OtherAgent != "" {
@@ -167,7 +202,7 @@ func (t Words) MarshalText() ([]byte, error) {
 	case textContinue:
 		return []byte(ContinueText), nil
 	case textLiteral:
-		return []byte(t.s), nil
+		return []byte(t.str()), nil
 	}
 	var buf [256]byte
 	return bytes.Clone(t.Append(buf[:0])), nil
@@ -202,9 +237,9 @@ func planText(p Plan) Words {
 	case PlanProposed:
 		return Literal(planProposedText)
 	case PlanRejected:
-		return Words{kind: textPlanRejected, s: p.Note}
+		return stringWords(textPlanRejected, p.Note)
 	case PlanChangesRequested:
-		return Words{kind: textPlanChanges, s: p.Note}
+		return stringWords(textPlanChanges, p.Note)
 	default:
 		return Literal(planNoneText)
 	}
