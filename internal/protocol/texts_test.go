@@ -1,6 +1,11 @@
 package protocol_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -187,5 +192,185 @@ func TestEveryTextReadsAsBefore(t *testing.T) {
 				t.Errorf("reason =\n  %q\nwant\n  %q", got, c.want)
 			}
 		})
+	}
+}
+
+// Words are written out the same way by every way of reading them, and
+// read as written once the brief is encoded and decoded.
+func TestEveryWayOfReadingWordsReadsTheSame(t *testing.T) {
+	for _, c := range textCases() {
+		t.Run(c.name, func(t *testing.T) {
+			b := protocol.Decide(c.facts, now)
+			all := append(slices.Clone(b.Reasons), b.Also...)
+			w := all[0].Text
+			if got := string(w.Append([]byte("prefix:"))); got != "prefix:"+c.want {
+				t.Errorf("Append = %q", got)
+			}
+			if got, err := w.MarshalText(); err != nil || string(got) != c.want {
+				t.Errorf("MarshalText = %q, %v", got, err)
+			}
+			if got := fmt.Sprint(w); got != c.want {
+				t.Errorf("fmt prints %q", got)
+			}
+			raw, err := json.Marshal(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back protocol.Brief
+			if err := json.Unmarshal(raw, &back); err != nil {
+				t.Fatal(err)
+			}
+			backAll := append(slices.Clone(back.Reasons), back.Also...)
+			if back.Reason.String() != b.Reason.String() || len(backAll) != 1 || backAll[0].Text.String() != c.want {
+				t.Errorf("read back %q, reasons %v", back.Reason, backAll)
+			}
+			if again, err := json.Marshal(back); err != nil || !bytes.Equal(again, raw) {
+				t.Errorf("re-encoded\n  %s\nwas\n  %s", again, raw)
+			}
+		})
+	}
+	t.Run("the table has every code, and each way a gate expires", func(t *testing.T) {
+		seen := map[protocol.Code]int{}
+		for _, c := range textCases() {
+			for _, r := range protocol.Decide(c.facts, now).Reasons {
+				seen[r.Code]++
+			}
+		}
+		for _, c := range causes() {
+			if seen[c.code] == 0 {
+				t.Errorf("no text case has code %s", c.code)
+			}
+		}
+		if seen[protocol.CodeDecisionExpired] < 6 {
+			t.Errorf("%d expired gates, want both ways a gate expires, with and without a stop", seen[protocol.CodeDecisionExpired])
+		}
+	})
+}
+
+// Words encode as the string they read would: a reason's "text" and a
+// brief's "reason" are byte for byte what they were as strings.
+func TestWordsEncodeAsTheirString(t *testing.T) {
+	for _, s := range []string{"", "plain", `a "quoted" \ word`, "<script>&amp;</script>", "line\nbreak\ttab\x00nul",
+		"\u2028\u2029 é ✓ \U0001F600", "bad \xff utf-8", protocol.ContinueText} {
+		type asWords struct {
+			Text protocol.Words `json:"text"`
+		}
+		type asString struct {
+			Text string `json:"text"`
+		}
+		got, err := json.Marshal(asWords{protocol.Literal(s)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(asString{s})
+		if !bytes.Equal(got, want) {
+			t.Errorf("Literal(%q) encodes as %s, a string as %s", s, got, want)
+		}
+		var back asWords
+		if err := json.Unmarshal(got, &back); err != nil {
+			t.Fatal(err)
+		}
+		var backString asString
+		_ = json.Unmarshal(want, &backString)
+		if back.Text.String() != backString.Text {
+			t.Errorf("%s decodes to %q, as a string to %q", got, back.Text, backString.Text)
+		}
+	}
+	t.Run("the zero Words read and encode as the reason to continue", func(t *testing.T) {
+		var w protocol.Words
+		if w.String() != protocol.ContinueText {
+			t.Errorf("zero Words read %q", w.String())
+		}
+		if got, _ := json.Marshal(w); string(got) != `"Nothing is in your way: continue the mission."` {
+			t.Errorf("zero Words encode as %s", got)
+		}
+		b := protocol.Decide(protocol.Facts{}, now)
+		if b.Reason.String() != protocol.ContinueText {
+			t.Errorf("a quiet brief's reason reads %q", b.Reason)
+		}
+	})
+	t.Run("a literal reads exactly its string, the empty one too", func(t *testing.T) {
+		for _, s := range []string{"", "x", protocol.ContinueText} {
+			if got := protocol.Literal(s).String(); got != s {
+				t.Errorf("Literal(%q) reads %q", s, got)
+			}
+		}
+	})
+}
+
+// What the caller does with its brief, or with another one, changes no
+// words it has: they are values pointing at the facts, not at the brief
+// or at a buffer Decide reuses.
+func TestWordsOutliveWhatTheCallerDoesWithTheBrief(t *testing.T) {
+	f := everything()
+	b := protocol.Decide(f, now)
+	all := append(slices.Clone(b.Reasons), b.Also...)
+	want := make([]string, len(all))
+	for i, r := range all {
+		want[i] = r.Text.String()
+	}
+	reason := b.Reason
+	kept := b.Reasons[0].Text
+
+	// Reorder, overwrite and extend the brief's lists; rewrite its refs,
+	// files and scopes; decide other briefs, from other facts and from
+	// the same.
+	slices.Reverse(b.Also)
+	for i := range b.Reasons {
+		b.Reasons[i].Ref = "changed"
+		b.Reasons[i] = protocol.Reason{Text: protocol.Literal("overwritten")}
+	}
+	b.Also = append(b.Also, protocol.Reason{Text: protocol.Literal("appended")})
+	b.Reason = protocol.Literal("replaced")
+	for i := range b.BlockedScope {
+		b.BlockedScope[i] = "changed"
+	}
+	for range 3 {
+		other := protocol.Decide(busy(), now.Add(time.Hour))
+		for _, r := range other.Also {
+			_ = r.Text.String()
+		}
+		_ = protocol.Decide(f, now)
+	}
+
+	for i, r := range all {
+		if got := r.Text.String(); got != want[i] {
+			t.Errorf("reason %d (%s) now reads\n  %q\nwas\n  %q", i, r.Code, got, want[i])
+		}
+	}
+	if reason.String() != want[0] || kept.String() != want[0] {
+		t.Errorf("the brief's reason now reads %q and %q, was %q", reason, kept, want[0])
+	}
+}
+
+// The order's last tie-break is the text: two reasons alike in state, age,
+// ref and code are ordered by their words, whichever fact came first.
+func TestReasonsAlikeButForTheirWordsAreOrderedByThem(t *testing.T) {
+	v := func(policy string) protocol.Violation {
+		return protocol.Violation{ID: "VIO-007", Policy: policy, Severity: protocol.SeverityMedium, File: "a.go", At: at(3)}
+	}
+	c := func(symbol string) protocol.Collision {
+		return protocol.Collision{ID: "COL-007", Symbol: symbol, OtherSession: "S-1", At: at(3)}
+	}
+	for _, order := range [][2]int{{0, 1}, {1, 0}} {
+		policies := [2]string{"Alpha", "Beta"}
+		symbols := [2]string{"a.Func", "b.Func"}
+		f := protocol.Facts{
+			Violations: []protocol.Violation{v(policies[order[0]]), v(policies[order[1]])},
+			Collisions: []protocol.Collision{c(symbols[order[0]]), c(symbols[order[1]])},
+		}
+		b := protocol.Decide(f, now)
+		var got []string
+		for _, r := range b.Reasons {
+			got = append(got, r.Text.String()[:strings.Index(r.Text.String(), " ")])
+		}
+		// Same state, age and ref within each pair; the codes tell the pairs
+		// apart (collision before policy_warning), then the words.
+		if want := []string{"Session", "Session", "Alpha", "Beta"}; !slices.Equal(got, want) {
+			t.Errorf("facts in order %v: reasons begin %q, want %q", order, got, want)
+		}
+		if w := b.Reasons[0].Text.String(); !strings.Contains(w, "a.Func") {
+			t.Errorf("facts in order %v: the first collision is %q, want the one about a.Func", order, w)
+		}
 	}
 }
