@@ -214,9 +214,13 @@ func highRisk(r *Risk) bool { return r != nil && (r.Band == "high" || r.Band == 
 // keys appends the key of every reason that fires at now, in the facts'
 // order, to ks (which has room for reasonCount of them).
 func keys(f *Facts, now time.Time, ks []key) []key {
+	n := 0
+	ks = ks[:cap(ks)]
 	add := func(state State, code codeIndex, kind textKind, at time.Time, i, files int) {
-		ks = append(ks, key{sec: at.Unix(), nsec: int32(at.Nanosecond()), i: int32(i), files: int32(files),
-			state: uint8(state), code: code, kind: kind})
+		k := &ks[n]
+		k.sec, k.nsec, k.i, k.files = at.Unix(), int32(at.Nanosecond()), int32(i), int32(files)
+		k.state, k.code, k.kind = uint8(state), code, kind
+		n++
 	}
 	for i := range f.Violations {
 		v := &f.Violations[i]
@@ -282,7 +286,7 @@ func keys(f *Facts, now time.Time, ks []key) []key {
 		c := &f.Collisions[i]
 		add(ContinueWithWarning, ciCollision, textCollision, c.At, i, 0)
 	}
-	return ks
+	return ks[:n]
 }
 
 // violationState is the state and code a violation fires.
@@ -431,7 +435,12 @@ func decide(b *Brief, f *Facts, ks []key, ord []int32) {
 		from = at[s]
 		if len(bucket) <= maxInsertion {
 			for i := 1; i < len(bucket); i++ {
-				for j := i; j > 0 && compareKeys(f, &ks[bucket[j]], &ks[bucket[j-1]]) < 0; j-- {
+				for j := i; j > 0; j-- {
+					a, b := &ks[bucket[j]], &ks[bucket[j-1]]
+					// The older first; compareKeys only when as old.
+					if a.sec > b.sec || a.sec == b.sec && (a.nsec > b.nsec || a.nsec == b.nsec && compareKeys(f, a, b) >= 0) {
+						break
+					}
 					bucket[j], bucket[j-1] = bucket[j-1], bucket[j]
 				}
 			}
