@@ -143,7 +143,8 @@ type key struct {
 	nsec int32
 	// i is the fact's index in its list (Violations, Decisions, …).
 	i int32
-	// files is how many files the reason names.
+	// files is how many files the reason names (its scopes may name
+	// them).
 	files int32
 	state uint8 // a State
 	code  codeIndex
@@ -211,8 +212,9 @@ func reasonCount(f *Facts) int {
 // highRisk reports whether a risk assessment warns (high or critical).
 func highRisk(r *Risk) bool { return r != nil && (r.Band == "high" || r.Band == "critical") }
 
-// keys appends the key of every reason that fires at now, in the facts'
-// order, to ks (which has room for reasonCount of them).
+// keys writes the key of every reason that fires at now, in the facts'
+// order, into ks (which has room for reasonCount of them), and returns
+// them.
 func keys(f *Facts, now time.Time, ks []key) []key {
 	n := 0
 	ks = ks[:cap(ks)]

@@ -36,7 +36,8 @@ const (
 
 // Facts is everything Madebook knows about one session that can change what
 // its agent is told to do. The zero value is a session with nothing in its
-// way.
+// way. The brief Decide gives points into the facts (its reasons' Words and
+// files): they must not change while the brief is read.
 type Facts struct {
 	// Pause is set when a person pulled the brake on the session.
 	Pause *Pause

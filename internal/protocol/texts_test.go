@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -371,6 +372,33 @@ func TestReasonsAlikeButForTheirWordsAreOrderedByThem(t *testing.T) {
 		}
 		if w := b.Reasons[0].Text.String(); !strings.Contains(w, "a.Func") {
 			t.Errorf("facts in order %v: the first collision is %q, want the one about a.Func", order, w)
+		}
+	}
+}
+
+// Words keep the facts they point at alive: a brief read after its facts
+// are gone, and the collector has run, still says what it said.
+func TestWordsKeepTheirFactsAlive(t *testing.T) {
+	want := map[string]bool{}
+	briefs := make([]protocol.Brief, 0, len(textCases()))
+	for _, c := range textCases() {
+		want[c.want] = true
+		facts := c.facts // the only reference, dropped at the end of the iteration
+		briefs = append(briefs, protocol.Decide(facts, now))
+	}
+	for range 3 {
+		garbage := make([][]byte, 0, 1000)
+		for i := range 1000 {
+			garbage = append(garbage, bytes.Repeat([]byte{byte(i)}, 200))
+		}
+		_ = garbage
+		runtime.GC()
+	}
+	for _, b := range briefs {
+		for _, r := range append(slices.Clone(b.Reasons), b.Also...) {
+			if w := r.Text.String(); !want[w] {
+				t.Errorf("after the collector ran, a %s reason reads %q", r.Code, w)
+			}
 		}
 	}
 }
