@@ -526,9 +526,9 @@ func fixedScopes(f *Facts, k *key) (blocked, allowed []string, own owned) {
 	return nil, nil, ownNone
 }
 
-// scopes merges the scope lists of the reasons ks (those at the chosen
-// state, rs their reasons) into blocked and allowed, which have room for
-// every entry. What any reason blocks is never also allowed, and a reason
+// scopes merges the scope lists of the reasons ks[i] for i in top (those
+// at the chosen state, rs their reasons) into blocked and allowed, which
+// have room for every entry. What any reason blocks is never also allowed, and a reason
 // that blocks all work leaves nothing allowed. A permission prompt's tool
 // comes before its paths; the tools' entries share one string of tools
 // bytes.
