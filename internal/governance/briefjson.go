@@ -56,15 +56,6 @@ func (m *briefMemo) encoded(now time.Time, id string) EncodedBrief {
 // the parts.
 type EncodedBrief [][]byte
 
-// Len is the encoding's length in bytes.
-func (e EncodedBrief) Len() int {
-	n := 0
-	for _, p := range e {
-		n += len(p)
-	}
-	return n
-}
-
 // Bytes is the encoding in one new slice.
 func (e EncodedBrief) Bytes() []byte { return bytes.Join(e, nil) }
 

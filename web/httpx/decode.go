@@ -70,9 +70,9 @@ func DecodeBody(body []byte, v any) error {
 }
 
 // FlatDecoder is a body type that reads the plainest shape of its body
-// itself (input.FlatStrings), faster than encoding/json: DecodeFlat
+// itself (input.Shallow), faster than encoding/json: DecodeFlat
 // reports false for any other body, which is then decoded, or refused,
-// as every body is. The brief's request is one.
+// as every body is. The brief's and the executor check's requests are.
 type FlatDecoder interface {
 	DecodeFlat(body []byte) bool
 }
