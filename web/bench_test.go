@@ -302,3 +302,71 @@ func signInCookie(tb testing.TB, base, email string) *http.Cookie {
 	tb.Fatalf("no session cookie (status %d)", res.StatusCode)
 	return nil
 }
+
+// BenchmarkServe is each agent route's own cost on the server, without
+// the network: the request handed to the handler, the answer written to a
+// writer that keeps nothing, as /healthz, POST /brief and the executor
+// check. The machine's noise weighs less here than in madebook bench, and
+// allocations are the server's alone.
+//
+//	go test -run '^$' -bench Serve -benchmem ./web
+func BenchmarkServe(b *testing.B) {
+	kit := testkit.New(b)
+	lead, _ := kit.Lead()
+	_, key := kit.Agent()
+	agent, _ := kit.Auth.Authenticate(context.Background(), key)
+	mission := kit.Mission(lead, false)
+	ids := seedSessions(b, kit, agent.KeyID, mission, 1)
+	d := webtest.Deps(kit)
+	d.Limits = ratelimit.New(ratelimit.Config{Requests: ratelimit.Limit{N: 1 << 30, Per: time.Second}})
+	e := web.NewServer(d)
+	routes := []struct {
+		name, method, path, body string
+	}{
+		{"healthz", http.MethodGet, "/healthz", ""},
+		{"brief", http.MethodPost, "/brief", `{"session":"` + ids[0] + `"}`},
+		{"check", http.MethodPost, "/api/v1/sessions/" + ids[0] + "/tool-calls/check",
+			`{"tool":"Edit","input":{"file_path":"web/app.js","old_string":"a","new_string":"b"}}`},
+	}
+	for _, r := range routes {
+		b.Run(r.name, func(b *testing.B) {
+			body := strings.NewReader(r.body)
+			req := httptest.NewRequest(r.method, r.path, body)
+			if r.body != "" {
+				req.Header.Set("Authorization", "Bearer "+key)
+				req.Header.Set("Content-Type", "application/json")
+			}
+			w := &discardWriter{h: http.Header{}}
+			serve := func() {
+				body.Reset(r.body)
+				req.Body = io.NopCloser(body)
+				clear(w.h)
+				w.status = 0
+				e.ServeHTTP(w, req)
+				if w.status != http.StatusOK {
+					b.Fatalf("%s: status %d", r.path, w.status)
+				}
+			}
+			serve()
+			b.ReportAllocs()
+			for b.Loop() {
+				serve()
+			}
+		})
+	}
+}
+
+// discardWriter is a ResponseWriter that keeps only the status.
+type discardWriter struct {
+	h      http.Header
+	status int
+}
+
+func (w *discardWriter) Header() http.Header { return w.h }
+func (w *discardWriter) WriteHeader(s int)   { w.status = s }
+func (w *discardWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return len(p), nil
+}

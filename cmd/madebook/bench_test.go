@@ -13,7 +13,7 @@ func TestBenchPrintsTheRatiosSideBySide(t *testing.T) {
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, out)
 	}
-	for _, want := range []string{"loading 30 sessions", "closed loop: 2 clients", "µs CPU/req", "open loop: 200 req/s", "goals: /brief ≥ 0.80× /healthz req/s"} {
+	for _, want := range []string{"loading 30 sessions", "closed loop: 2 clients", "µs CPU/req", "open loop: 200 req/s", "goals, judged turn by turn (overall in brackets): /brief ≥ 0.80× /healthz req/s"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output lacks %q:\n%s", want, out)
 		}
@@ -32,5 +32,24 @@ func TestBenchRefusesNonsense(t *testing.T) {
 	t.Parallel()
 	if out, err := cli(t, noEnv, "", "bench", "--rate", "0"); err == nil || !strings.Contains(err.Error(), "--rate") {
 		t.Fatalf("bench --rate 0: %v %q", err, out)
+	}
+}
+
+// pairedRatio is the median of each round's ratio, skipping rounds whose
+// floor measured nothing: one slow turn moves it little.
+func TestPairedRatioIsTheMedianOfTheRoundsRatios(t *testing.T) {
+	for _, c := range []struct {
+		route, floor []float64
+		want         float64
+	}{
+		{[]float64{8, 9, 1}, []float64{10, 10, 10}, 0.8},         // the burst in round 3 moves nothing
+		{[]float64{8, 6, 9, 7}, []float64{10, 10, 10, 10}, 0.75}, // even: the middle two's mean
+		{[]float64{5, 8}, []float64{0, 10}, 0.8},                 // a floor of 0 is no round
+		{[]float64{5, 8, 9}, []float64{10}, 0.5},                 // rounds the floor took part in
+		{nil, nil, 0},
+	} {
+		if got := pairedRatio(c.route, c.floor); got != c.want {
+			t.Errorf("pairedRatio(%v, %v) = %v, want %v", c.route, c.floor, got, c.want)
+		}
 	}
 }

@@ -178,7 +178,7 @@ type Service struct {
 
 // NewService returns the credentials service.
 func NewService(store db.Transactor, now func() time.Time) *Service {
-	s := &Service{store: store, now: now, seen: seenCache{ttl: seenTTL, entries: map[string]seenEntry{}},
+	s := &Service{store: store, now: now, seen: seenCache{ttl: seenTTL, entries: map[[sha256.Size]byte]seenEntry{}},
 		cost: bcrypt.DefaultCost, keepFailures: maxFailuresKept}
 	store.OnChange(func(n db.Notice) {
 		if n.Topic == "" || n.Topic == db.TopicAuth {
@@ -371,11 +371,12 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (Actor, error
 	if !strings.HasPrefix(secret, agentKeyPrefix) && !strings.HasPrefix(secret, tokenPrefix) {
 		return Actor{}, bad()
 	}
-	hash := hashSecret(secret)
+	sum := sumSecret(secret)
 	now := time.Now()
-	if a, ok := s.seen.get(hash, now); ok {
+	if a, ok := s.seen.get(sum, now); ok {
 		return a, nil
 	}
+	hash := hex.EncodeToString(sum[:])
 	var a Actor
 	q := s.store.Reader()
 	if strings.HasPrefix(secret, agentKeyPrefix) {
@@ -395,7 +396,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (Actor, error
 		}
 		a = Actor{UserID: u.ID, Email: u.Email, Role: Role(u.Role)}
 	}
-	s.seen.put(hash, a, now)
+	s.seen.put(sum, a, now)
 	return a, nil
 }
 
@@ -420,6 +421,17 @@ func newSecret(prefix string) (secret, hash string, err error) {
 // hashSecret hashes a secret for storage. The secrets are 256 random bits,
 // so a fast hash is enough: there is nothing to brute-force.
 func hashSecret(secret string) string {
-	sum := sha256.Sum256([]byte(secret))
+	sum := sumSecret(secret)
 	return hex.EncodeToString(sum[:])
+}
+
+// sumSecret is the SHA-256 sum of secret. A secret of usual length is
+// copied to the stack, not the heap: every request with a credential
+// takes this sum.
+func sumSecret(secret string) [sha256.Size]byte {
+	var buf [128]byte
+	if len(secret) > len(buf) {
+		return sha256.Sum256([]byte(secret))
+	}
+	return sha256.Sum256(append(buf[:0], secret...))
 }

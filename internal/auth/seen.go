@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"crypto/sha256"
 	"sync"
 	"time"
 )
@@ -11,11 +12,13 @@ const seenTTL = 5 * time.Second
 // seenMax bounds the remembered secrets; past it the cache starts afresh.
 const seenMax = 10_000
 
-// seenCache remembers recently authenticated secrets by their hash.
+// seenCache remembers recently authenticated secrets by their SHA-256
+// sum (the stored hash is its hex, written only when the database is
+// asked).
 type seenCache struct {
 	mu      sync.RWMutex
 	ttl     time.Duration
-	entries map[string]seenEntry
+	entries map[[sha256.Size]byte]seenEntry
 }
 
 type seenEntry struct {
@@ -23,7 +26,7 @@ type seenEntry struct {
 	expires time.Time
 }
 
-func (c *seenCache) get(hash string, now time.Time) (Actor, bool) {
+func (c *seenCache) get(hash [sha256.Size]byte, now time.Time) (Actor, bool) {
 	c.mu.RLock()
 	e, ok := c.entries[hash]
 	c.mu.RUnlock()
@@ -33,10 +36,10 @@ func (c *seenCache) get(hash string, now time.Time) (Actor, bool) {
 	return e.actor, true
 }
 
-func (c *seenCache) put(hash string, a Actor, now time.Time) {
+func (c *seenCache) put(hash [sha256.Size]byte, a Actor, now time.Time) {
 	c.mu.Lock()
 	if len(c.entries) >= seenMax {
-		c.entries = map[string]seenEntry{}
+		c.entries = map[[sha256.Size]byte]seenEntry{}
 	}
 	c.entries[hash] = seenEntry{actor: a, expires: now.Add(c.ttl)}
 	c.mu.Unlock()
@@ -44,6 +47,6 @@ func (c *seenCache) put(hash string, a Actor, now time.Time) {
 
 func (c *seenCache) clear() {
 	c.mu.Lock()
-	c.entries = map[string]seenEntry{}
+	c.entries = map[[sha256.Size]byte]seenEntry{}
 	c.mu.Unlock()
 }

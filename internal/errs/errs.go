@@ -75,6 +75,9 @@ func FieldOf(err error) string {
 
 // As returns the *Error in err's chain, if any.
 func As(err error) (*Error, bool) {
+	if err == nil {
+		return nil, false // and errors.As is not asked: its target would escape
+	}
 	var e *Error
 	ok := errors.As(err, &e)
 	return e, ok

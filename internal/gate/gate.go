@@ -20,6 +20,7 @@ import (
 
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/glob"
+	"github.com/madebook/madebook/internal/input"
 	"github.com/madebook/madebook/internal/lifecycle"
 	"github.com/madebook/madebook/internal/plan"
 	"github.com/madebook/madebook/internal/protocol"
@@ -124,7 +125,7 @@ const Bash = "Bash"
 // whose input is a shell command, it adds, best effort, the command's
 // words that look like paths (BashPaths). Duplicates are dropped, and at
 // most MaxPaths paths of at most MaxPath bytes are returned.
-func Paths(tool string, input map[string]json.RawMessage) []string {
+func Paths(tool string, in map[string]json.RawMessage) []string {
 	var out []string
 	add := func(p string) {
 		if p = strings.TrimSpace(p); p != "" && len(p) <= MaxPath && len(out) < MaxPaths && !slices.Contains(out, p) {
@@ -132,18 +133,12 @@ func Paths(tool string, input map[string]json.RawMessage) []string {
 		}
 	}
 	for _, k := range pathKeys {
-		raw, ok := input[k]
-		if !ok {
-			continue
-		}
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
+		if s, ok := input.String(in[k]); ok {
 			add(s)
 		}
 	}
 	if tool == Bash {
-		var cmd string
-		if raw, ok := input["command"]; ok && json.Unmarshal(raw, &cmd) == nil {
+		if cmd, ok := input.String(in["command"]); ok {
 			for _, p := range BashPaths(cmd) {
 				add(p)
 			}
@@ -391,21 +386,20 @@ func Decide(s Session, r *Run, c Call) Verdict {
 	if !c.SideEffecting {
 		return allowStep(step)
 	}
-	brief := map[string]any{"next_action": s.NextAction.String(), "reason": s.Reason}
 	switch s.NextAction {
 	case protocol.HardStop:
 		return refuse(errs.Conflict, CodeSessionBlocked, fmt.Sprintf(
 			"Session %s is HARD_STOP: %s No side-effecting call may run until a person clears it: tell the user what Madebook said.",
-			s.ID, sentence(s.Reason)), brief)
+			s.ID, sentence(s.Reason)), briefDetails(s))
 	case protocol.Blocked:
 		return refuse(errs.Conflict, CodeSessionBlocked, fmt.Sprintf(
 			"Session %s is BLOCKED: %s No side-effecting call may run until that is resolved: read the repository, propose or revise the plan, or ask a person, and take a brief before you try again.",
-			s.ID, sentence(s.Reason)), brief)
+			s.ID, sentence(s.Reason)), briefDetails(s))
 	case protocol.DecisionRequired:
 		if entry, what := blockedBy(s.BlockedScope, c); entry != "" {
 			return refuse(errs.Conflict, CodeSessionBlocked, fmt.Sprintf(
 				"Session %s is DECISION_REQUIRED and %s is in its blocked scope (%s): %s Work outside the blocked scope, or wait for the answer in your next brief.",
-				s.ID, what, entry, sentence(s.Reason)), brief)
+				s.ID, what, entry, sentence(s.Reason)), briefDetails(s))
 		}
 	}
 	if s.Tracked && !lifecycle.Executes(s.Lifecycle) {
@@ -434,6 +428,12 @@ func Decide(s Session, r *Run, c Call) Verdict {
 		return notReleased(s, r, match)
 	}
 	return allowStep(step)
+}
+
+// briefDetails are a refusal's details when the session's brief refuses
+// the call: its next action and reason.
+func briefDetails(s Session) map[string]any {
+	return map[string]any{"next_action": s.NextAction.String(), "reason": s.Reason}
 }
 
 // match is the step of the session's approved plan a call naming none was

@@ -309,7 +309,7 @@ func (c *core) briefIn(ctx context.Context, q db.Querier, actor auth.Actor, sess
 			}
 		}
 	}
-	b := assemble(in, resolutions, now)
+	b := assemble(&in, resolutions, now)
 	b.Permissions = permissions
 	b.Remediations = d.markRedelivered(b.Remediations)
 	return b, nil
@@ -504,7 +504,7 @@ func (d delivered) permissions(ctx context.Context, people people) ([]Permission
 // assemble asks the engine about the inputs and wraps its answer. The
 // facts were built when the inputs were read, so a cached brief does no
 // more than decide and encode.
-func assemble(in briefInputs, resolutions []Resolution, now time.Time) Brief {
+func assemble(in *briefInputs, resolutions []Resolution, now time.Time) Brief {
 	if resolutions == nil {
 		resolutions = []Resolution{}
 	}
@@ -517,7 +517,7 @@ func assemble(in briefInputs, resolutions []Resolution, now time.Time) Brief {
 // decisionsAt are the open gates as they stand at now: whether each is
 // expired depends on the clock, so it is settled here, on a copy, and
 // never in the inputs a cache shares.
-func (in briefInputs) decisionsAt(now time.Time) []Decision {
+func (in *briefInputs) decisionsAt(now time.Time) []Decision {
 	ttl := gateTTLOf(in.state.GateTtl)
 	if ttl <= 0 || len(in.decisions) == 0 {
 		return in.decisions // only a stamp expires them, and decisionFrom read it

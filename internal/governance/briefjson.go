@@ -43,11 +43,19 @@ func (m *briefMemo) encoded(now time.Time, id string) EncodedBrief {
 	if !ok {
 		return nil
 	}
-	mid := make([]byte, 0, len(id)+len(memoTimeKey)+len(time.RFC3339Nano))
-	mid = append(mid, id...)
+	sp := new(splice)
+	mid := append(sp.mid[:0], id...)
 	mid = append(mid, memoTimeKey...)
 	mid = now.UTC().AppendFormat(mid, time.RFC3339Nano)
-	return EncodedBrief{head, mid, memoEnd}
+	sp.parts = [3][]byte{head, mid, memoEnd}
+	return sp.parts[:]
+}
+
+// splice is a remembered brief's parts and the fresh bytes between them,
+// in one allocation.
+type splice struct {
+	parts [3][]byte
+	mid   [MaxBriefID + 64]byte // the id, memoTimeKey and the time
 }
 
 // EncodedBrief is a brief's JSON in parts, to be written one after
@@ -60,7 +68,7 @@ type EncodedBrief [][]byte
 func (e EncodedBrief) Bytes() []byte { return bytes.Join(e, nil) }
 
 // keep stores enc, the brief decided at now from in, as the memo.
-func (m *briefMemo) keep(in briefInputs, enc []byte, now time.Time) {
+func (m *briefMemo) keep(in *briefInputs, enc []byte, now time.Time) {
 	i := bytes.LastIndex(enc, memoIDKey)
 	if i < 0 {
 		return // not a brief's encoding: nothing to keep
@@ -74,7 +82,7 @@ func (m *briefMemo) keep(in briefInputs, enc []byte, now time.Time) {
 // clockWindow is the stretch of time around now in which the brief built
 // from in stays the same but for its generated_at: between the instants
 // its open gates' gate_ttl runs out (zero: no such instant that way).
-func (in briefInputs) clockWindow(now time.Time) (from, until time.Time) {
+func (in *briefInputs) clockWindow(now time.Time) (from, until time.Time) {
 	for _, d := range in.facts.Decisions {
 		if d.TTL <= 0 {
 			continue
@@ -109,7 +117,7 @@ func (s *BriefService) BriefJSON(ctx context.Context, actor auth.Actor, in Brief
 // memoBrief answers the read-only brief from the memo, or decides it and
 // keeps its encoding for the next. Inputs come from inputsFrom, which
 // gives each its memo.
-func (s *BriefService) memoBrief(inputs briefInputs, now time.Time, id string) (EncodedBrief, error) {
+func (s *BriefService) memoBrief(inputs *briefInputs, now time.Time, id string) (EncodedBrief, error) {
 	if enc := inputs.memo.encoded(now, id); enc != nil {
 		return enc, nil
 	}

@@ -29,7 +29,7 @@ type stateCache struct {
 	// epoch counts forgetAll: a session's generation is its own count of
 	// forgets plus the epoch, so either kind of forget changes it.
 	epoch   uint64
-	entries map[string]stateEntry
+	entries map[string]*stateEntry
 }
 
 // briefInputs is what a brief is built from, read in one snapshot: the
@@ -111,7 +111,7 @@ const (
 )
 
 func newStateCache() *stateCache {
-	return &stateCache{gens: map[string]uint64{}, entries: map[string]stateEntry{}}
+	return &stateCache{gens: map[string]uint64{}, entries: map[string]*stateEntry{}}
 }
 
 // generation returns the session's generation; take it before the query.
@@ -121,14 +121,14 @@ func (c *stateCache) generation(id string) uint64 {
 	return c.gens[id] + c.epoch
 }
 
-func (c *stateCache) get(id string, now time.Time) (briefInputs, bool) {
+func (c *stateCache) get(id string, now time.Time) (*briefInputs, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[id]
 	if !ok || e.gen != c.gens[id]+c.epoch || now.Sub(e.at) > stateTTL {
-		return briefInputs{}, false
+		return nil, false
 	}
-	return e.in, true
+	return &e.in, true
 }
 
 // put stores inputs read at generation gen, unless the session was
@@ -140,9 +140,9 @@ func (c *stateCache) put(id string, gen uint64, in briefInputs, now time.Time) {
 		return
 	}
 	if len(c.entries) >= stateMax {
-		c.entries = map[string]stateEntry{}
+		c.entries = map[string]*stateEntry{}
 	}
-	c.entries[id] = stateEntry{in: in, gen: gen, at: now}
+	c.entries[id] = &stateEntry{in: in, gen: gen, at: now}
 }
 
 // forget invalidates the sessions' entries and any read in flight.
@@ -161,7 +161,7 @@ func (c *stateCache) forgetAll() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.epoch++
-	c.entries = map[string]stateEntry{}
+	c.entries = map[string]*stateEntry{}
 }
 
 // heard forgets what a notice from the database says changed: a
@@ -176,9 +176,9 @@ func (c *stateCache) heard(n db.Notice) {
 }
 
 // briefInputs returns what the session's brief is built from, from the
-// cache or from one read transaction. The inputs are shared: callers must
-// not change them.
-func (c *core) briefInputs(ctx context.Context, id string, now time.Time) (briefInputs, error) {
+// cache or from one read transaction. The inputs are shared, not copied:
+// callers must not change them.
+func (c *core) briefInputs(ctx context.Context, id string, now time.Time) (*briefInputs, error) {
 	if in, ok := c.cache.get(id, now); ok {
 		return in, nil
 	}
@@ -190,8 +190,8 @@ func (c *core) briefInputs(ctx context.Context, id string, now time.Time) (brief
 		return err
 	})
 	if err != nil {
-		return in, err
+		return nil, err
 	}
 	c.cache.put(id, gen, in, now)
-	return in, nil
+	return &in, nil
 }

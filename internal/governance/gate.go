@@ -34,7 +34,7 @@ func (s *BriefService) GateSessionIn(ctx context.Context, q db.Querier, session 
 	if err != nil {
 		return gate.Session{}, gateErr(session, err)
 	}
-	return gateSession(in, s.now()), nil
+	return gateSession(&in, s.now()), nil
 }
 
 func gateErr(session string, err error) error {
@@ -45,7 +45,7 @@ func gateErr(session string, err error) error {
 }
 
 // gateSession decides the brief and keeps what the gate reads of it.
-func gateSession(in briefInputs, now time.Time) gate.Session {
+func gateSession(in *briefInputs, now time.Time) gate.Session {
 	p := protocol.Decide(in.facts, now)
 	return gate.Session{ID: in.state.ID, AgentKeyID: in.state.AgentKeyID, Tracked: in.state.LifecycleAt.Valid,
 		Lifecycle: lifecycle.State(in.state.Lifecycle), NextAction: p.NextAction, Reason: p.Reason.String(), BlockedScope: p.BlockedScope,

@@ -50,15 +50,15 @@ func (s *BriefService) NextOfRun(ctx context.Context, actor auth.Actor, run stri
 
 // ownInputs returns what the session's brief is built from, if actor may
 // see the session. Errors: session_not_found, forbidden.
-func (c *core) ownInputs(ctx context.Context, actor auth.Actor, session string, now time.Time) (briefInputs, error) {
+func (c *core) ownInputs(ctx context.Context, actor auth.Actor, session string, now time.Time) (*briefInputs, error) {
 	in, err := c.briefInputs(ctx, session, now)
 	if errors.Is(err, sql.ErrNoRows) {
-		return briefInputs{}, errs.E(errs.NotFound, "session_not_found", "No session has the id %q.", session)
+		return nil, errs.E(errs.NotFound, "session_not_found", "No session has the id %q.", session)
 	} else if err != nil {
-		return briefInputs{}, fmt.Errorf("brief inputs of %s: %w", session, err)
+		return nil, fmt.Errorf("brief inputs of %s: %w", session, err)
 	}
 	if err := checkOwner(actor, in.state.AgentKeyID); err != nil {
-		return briefInputs{}, err
+		return nil, err
 	}
 	return in, nil
 }

@@ -254,3 +254,19 @@ func skipSpace(data []byte, i int) int {
 	}
 	return i
 }
+
+// String is what encoding/json reads from the JSON value raw into a Go
+// string (null reads as ""); false when it refuses (raw is not a string).
+// A string of plain printable ASCII, as paths and commands mostly are,
+// is read without encoding/json.
+func String(raw []byte) (string, bool) {
+	if len(raw) == 0 {
+		return "", false // absent: encoding/json would refuse it too
+	}
+	if s, end, ok := plainString(raw, 0); ok && end == len(raw) {
+		return s, true
+	}
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err == nil
+}

@@ -165,6 +165,23 @@ func FuzzShallow(f *testing.F) {
 	})
 }
 
+// FuzzString holds String to encoding/json: the same string, or false
+// where encoding/json refuses.
+func FuzzString(f *testing.F) {
+	for _, s := range []string{`"web/app.js"`, `""`, `"a\"b"`, `"\u00e9"`, "\"\xff\"", "\"é\"", `"tab\there"`, "\"raw\ttab\"",
+		`"unterminated`, `"a" `, ` "a"`, `"a""b"`, `12`, `null`, `{"a":1}`, `"\ud800"`, ``} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, ok := String(raw)
+		var want string
+		wantOK := json.Unmarshal(raw, &want) == nil
+		if ok != wantOK || got != want {
+			t.Fatalf("String(%q) = %q, %v; encoding/json: %q, %v", raw, got, ok, want, wantOK)
+		}
+	})
+}
+
 func BenchmarkShallow(b *testing.B) {
 	for _, c := range []struct {
 		name string

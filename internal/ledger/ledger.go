@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -747,6 +748,39 @@ type CheckResult struct {
 	Reason string `json:"reason"`
 	// NextAction is the session's brief's next action.
 	NextAction string `json:"next_action"`
+}
+
+// AppendJSON appends r encoded as encoding/json encodes it, byte for byte,
+// without its reflection: a hook asks a check before every tool call.
+func (r CheckResult) AppendJSON(b []byte) []byte {
+	b = append(b, `{"allow":`...)
+	b = strconv.AppendBool(b, r.Allow)
+	b = append(b, `,"side_effecting":`...)
+	b = strconv.AppendBool(b, r.SideEffecting)
+	if r.Code != "" {
+		b = append(b, `,"code":`...)
+		b = appendJSONString(b, r.Code)
+	}
+	b = append(b, `,"reason":`...)
+	b = appendJSONString(b, r.Reason)
+	b = append(b, `,"next_action":`...)
+	b = appendJSONString(b, r.NextAction)
+	return append(b, '}')
+}
+
+// appendJSONString appends s as encoding/json quotes it. Printable ASCII
+// that needs no escape, as codes and most reasons are, is s between
+// quotes; anything else is quoted by encoding/json itself.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // Check answers whether the call may run now on the agent's own session,

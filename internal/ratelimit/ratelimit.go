@@ -109,21 +109,30 @@ func (l *Limits) Allow(who string, c Class, now time.Time) error {
 	// (a bucket then dips below zero, which only lengthens the next wait):
 	// a limit to slow a runaway down need not be exact to the call.
 	// A class takes from its own bucket and every cheaper class's.
-	chain := l.all[:c+1]
 	var wait time.Duration
 	var worst *buckets
-	for _, b := range chain {
-		if w := b.wait(who, now); w > wait {
-			wait, worst = w, b
+	if c == Read {
+		// One bucket, asked and taken from under one lock.
+		if wait = l.all[Read].takeOne(who, now); wait > 0 {
+			worst = l.all[Read]
+		}
+	} else {
+		chain := l.all[:c+1]
+		for _, b := range chain {
+			if w := b.wait(who, now); w > wait {
+				wait, worst = w, b
+			}
+		}
+		if worst == nil {
+			for _, b := range chain {
+				b.take(who, now)
+			}
 		}
 	}
 	if worst != nil {
 		secs := int(math.Ceil(wait.Seconds()))
 		return errs.E(errs.TooMany, "rate_limited", "This credential went over its limit of %s %s; wait %d s and try again.",
 			worst.limit, worst.name, secs).With("retry_after", secs)
-	}
-	for _, b := range chain {
-		b.take(who, now)
 	}
 	return nil
 }
@@ -153,10 +162,12 @@ type buckets struct {
 	limit Limit
 	rate  float64 // tokens a nanosecond
 	seed  maphash.Seed
-	shard [shards]struct {
-		sync.Mutex
-		m map[string]*bucket
-	}
+	shard [shards]shard
+}
+
+type shard struct {
+	sync.Mutex
+	m map[string]*bucket
 }
 
 type bucket struct {
@@ -187,28 +198,48 @@ func (b *buckets) level(k *bucket, now time.Time) float64 {
 }
 
 // wait is how long who must wait for one token (0: it has one).
-func (b *buckets) wait(who string, now time.Time) time.Duration {
-	if b.limit.Off() {
-		return 0
-	}
-	s := &b.shard[maphash.String(b.seed, who)%shards]
-	s.Lock()
-	t := b.level(s.m[who], now)
-	s.Unlock()
-	if t >= 1 {
-		return 0
-	}
-	return time.Duration(math.Ceil((1 - t) / b.rate))
+func (b *buckets) wait(who string, now time.Time) (w time.Duration) {
+	b.locked(who, func(s *shard) { w = b.waitFor(s.m[who], now) })
+	return w
 }
 
 // take takes one token from who's bucket.
 func (b *buckets) take(who string, now time.Time) {
+	b.locked(who, func(s *shard) { b.takeFrom(s, who, now) })
+}
+
+// takeOne takes one token from who's bucket if it has one, else returns
+// how long who must wait for it: wait and take as one step.
+func (b *buckets) takeOne(who string, now time.Time) (w time.Duration) {
+	b.locked(who, func(s *shard) {
+		if w = b.waitFor(s.m[who], now); w == 0 {
+			b.takeFrom(s, who, now)
+		}
+	})
+	return w
+}
+
+// locked runs f with who's shard locked; a limit that is off runs nothing.
+func (b *buckets) locked(who string, f func(*shard)) {
 	if b.limit.Off() {
 		return
 	}
 	s := &b.shard[maphash.String(b.seed, who)%shards]
 	s.Lock()
 	defer s.Unlock()
+	f(s)
+}
+
+// waitFor is how long a bucket's owner must wait for one token.
+func (b *buckets) waitFor(k *bucket, now time.Time) time.Duration {
+	if t := b.level(k, now); t < 1 {
+		return time.Duration(math.Ceil((1 - t) / b.rate))
+	}
+	return 0
+}
+
+// takeFrom takes one token from who's bucket in s, whose lock is held.
+func (b *buckets) takeFrom(s *shard, who string, now time.Time) {
 	k := s.m[who]
 	if k == nil {
 		if len(s.m) >= idleSweep {

@@ -15,10 +15,10 @@ import (
 func Routes(e *echo.Echo, d Deps) {
 	e.GET("/api/v1/openapi.json", handleOpenAPI())
 	bearer, limit := httpx.RequireBearer(d.Auth), httpx.RateLimit(d.Limits)
-	e.POST("/brief", handleBrief(d.Gov.Briefs), bearer, limit, httpx.RequireJSON)
-	e.POST("/hooks/claude-code", handleClaudeCodeHook(e), bearer, limit)
+	e.POST("/brief", httpx.Chain(handleBrief(d.Gov.Briefs), bearer, limit, httpx.RequireJSON))
+	e.POST("/hooks/claude-code", httpx.Chain(handleClaudeCodeHook(e), bearer, limit))
 
-	v1 := e.Group("/api/v1", bearer, limit, httpx.RequireJSON)
+	v1 := httpx.NewGroup(e, "/api/v1", bearer, limit, httpx.RequireJSON)
 	v1.GET("/attention", handleAttentionList(d.Gov.Attention))
 	v1.GET("/missions", handleMissionList(d.Gov.Missions))
 	v1.POST("/missions", handleMissionCreate(d.Gov.Missions))

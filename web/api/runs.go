@@ -126,7 +126,7 @@ func handleToolCheck(l *ledger.Service) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, v)
+		return httpx.JSONBytes(c, http.StatusOK, v.AppendJSON(make([]byte, 0, 256)))
 	}
 }
 
