@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/gate"
 )
 
 // briefMemo keeps the encoded brief of a session with nothing to hand
@@ -23,6 +24,35 @@ type briefMemo struct {
 	// id, generated_at and the protocol text.
 	head        []byte
 	from, until time.Time // valid at from ≤ now < until (zero: unbounded)
+	// gate is what the executor gate reads of the same decision
+	// (GateSession), valid at gateFrom ≤ now < gateUntil.
+	gate                *gate.Session
+	gateFrom, gateUntil time.Time
+}
+
+// within reports whether now is in [from, until) (a zero until: no end).
+func within(now, from, until time.Time) bool {
+	return !now.Before(from) && (until.IsZero() || now.Before(until))
+}
+
+// gateSession is the executor gate's view of the brief decided from in at
+// now, remembered until the clock changes the decision (a gate's gate_ttl
+// runs out): a hook asks a check before every tool call, and most find
+// the session as the last one did.
+func (m *briefMemo) gateSession(in *briefInputs, now time.Time) gate.Session {
+	m.mu.Lock()
+	g := m.gate
+	ok := g != nil && within(now, m.gateFrom, m.gateUntil)
+	m.mu.Unlock()
+	if ok {
+		return *g
+	}
+	s := gateSession(in, now)
+	from, until := in.clockWindow(now)
+	m.mu.Lock()
+	m.gate, m.gateFrom, m.gateUntil = &s, from, until
+	m.mu.Unlock()
+	return s
 }
 
 // The tail of every brief's encoding, after its permissions: what the
@@ -38,7 +68,7 @@ var (
 // then the id and time, then the shared tail.
 func (m *briefMemo) encoded(now time.Time, id string) EncodedBrief {
 	m.mu.Lock()
-	head, ok := m.head, m.head != nil && !now.Before(m.from) && (m.until.IsZero() || now.Before(m.until))
+	head, ok := m.head, m.head != nil && within(now, m.from, m.until)
 	m.mu.Unlock()
 	if !ok {
 		return nil

@@ -64,3 +64,37 @@ func TestBriefJSONIsTheBriefEncoded(t *testing.T) {
 	}
 	same(t, "after the delivery")
 }
+
+// GateSession tells the executor gate what Brief says at every moment,
+// though it remembers its decision: before a gate's gate_ttl runs out and
+// at the instant it does, after a write that changes the facts, and after
+// a delivery.
+func TestGateSessionIsTheBriefsDecision(t *testing.T) {
+	w := newWorld(t)
+	session := w.Session(w.agent, ttlMission(t, w, "1h"))
+	same := func(t *testing.T, when string) {
+		t.Helper()
+		for range 2 { // the decision, then the remembered one
+			g := must(w.Gov.Briefs.GateSession(t.Context(), session))(t)
+			b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, governance.BriefRequest{Session: session}))(t)
+			if g.NextAction != b.NextAction || g.Reason != b.Reason || !reflect.DeepEqual(g.BlockedScope, b.BlockedScope) {
+				t.Errorf("%s: the gate reads %v %q %v; the brief says %v %q %v", when, g.NextAction, g.Reason, g.BlockedScope,
+					b.NextAction, b.Reason, b.BlockedScope)
+			}
+		}
+	}
+	same(t, "a quiet session")
+	d := must(w.Gov.Decisions.Open(t.Context(), w.agent, session, gate("Drop the legacy billing table?")))(t)
+	same(t, "a gate just opened")
+	w.Clock.Advance(59 * time.Minute)
+	same(t, "a minute before it expires")
+	w.Clock.Advance(time.Minute)
+	same(t, "the instant it expires")
+	if g := must(w.Gov.Briefs.GateSession(t.Context(), session))(t); g.NextAction != protocol.DecisionRequired {
+		t.Errorf("the expired gate leaves the session %v", g.NextAction)
+	}
+	w.Clock.Advance(time.Hour)
+	same(t, "an hour later")
+	must(w.Gov.Decisions.Resolve(t.Context(), w.lead, d.Ref, "Keep it", "Archive it instead."))(t)
+	same(t, "after the resolution")
+}

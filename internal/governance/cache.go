@@ -121,11 +121,14 @@ func (c *stateCache) generation(id string) uint64 {
 	return c.gens[id] + c.epoch
 }
 
+// get returns the session's inputs, unless they are older than stateTTL.
+// An entry present is current: put stores one only at the session's
+// generation, and every forget removes the entries it outdates.
 func (c *stateCache) get(id string, now time.Time) (*briefInputs, bool) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	e, ok := c.entries[id]
-	if !ok || e.gen != c.gens[id]+c.epoch || now.Sub(e.at) > stateTTL {
+	c.mu.Unlock()
+	if !ok || now.Sub(e.at) > stateTTL {
 		return nil, false
 	}
 	return &e.in, true

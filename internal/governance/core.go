@@ -73,7 +73,7 @@ type Services struct {
 // New returns the governance services over store, sharing one core. now
 // is the clock (tests pass a fixed one).
 func New(store db.Transactor, now func() time.Time) *Services {
-	c := &core{store: store, now: func() time.Time { return now().UTC() }, touches: touches{pending: map[string]time.Time{}},
+	c := &core{store: store, now: func() time.Time { return now().UTC() }, touches: touches{pending: map[string]*time.Time{}},
 		cache: newStateCache(), lease: DefaultDeliveryLease, maxOpenGates: DefaultMaxOpenGates, notes: notify.NewNotifier(""),
 		log: slog.New(slog.DiscardHandler), costs: &policyCosts{}}
 	store.OnChange(c.cache.heard)

@@ -15,15 +15,16 @@ import (
 
 // GateSession tells the executor gate what the session's brief says now,
 // decided from the brief's cached inputs as an undelivering brief is
-// (assemble): it writes nothing and, cached, reads nothing. It is the
-// check's fast path (ledger.Briefs). Errors: session_not_found.
+// (assemble): it writes nothing and, cached, reads nothing, and the
+// decision is remembered with the inputs until the clock changes it. It
+// is the check's fast path (ledger.Briefs). Errors: session_not_found.
 func (s *BriefService) GateSession(ctx context.Context, session string) (gate.Session, error) {
 	now := s.now()
 	in, err := s.briefInputs(ctx, session, now)
 	if err != nil {
 		return gate.Session{}, gateErr(session, err)
 	}
-	return gateSession(in, now), nil
+	return in.memo.gateSession(in, now), nil
 }
 
 // GateSessionIn is GateSession read in q's transaction, so a recorded

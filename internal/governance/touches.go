@@ -15,14 +15,18 @@ import (
 // flush. A brief is a read; stamping last_brief_at on every one would make
 // every brief a write, so the stamps are kept here and written in batches.
 type touches struct {
-	mu      sync.Mutex
-	pending map[string]time.Time
+	mu sync.Mutex
+	// pending holds each time by pointer: a session that briefs again
+	// moves its time with one lookup.
+	pending map[string]*time.Time
 }
 
 func (t *touches) record(id string, at time.Time) {
 	t.mu.Lock()
-	if at.After(t.pending[id]) {
-		t.pending[id] = at
+	if p := t.pending[id]; p == nil {
+		t.pending[id] = &at
+	} else if at.After(*p) {
+		*p = at
 	}
 	t.mu.Unlock()
 }
@@ -30,8 +34,10 @@ func (t *touches) record(id string, at time.Time) {
 func (t *touches) last(id string) (time.Time, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	at, ok := t.pending[id]
-	return at, ok
+	if p := t.pending[id]; p != nil {
+		return *p, true
+	}
+	return time.Time{}, false
 }
 
 // FlushTimes writes the pending last-brief times in one transaction.
@@ -39,14 +45,14 @@ func (t *touches) last(id string) (time.Time, bool) {
 func (s *BriefService) FlushTimes(ctx context.Context) error {
 	s.touches.mu.Lock()
 	batch := s.touches.pending
-	s.touches.pending = make(map[string]time.Time, len(batch))
+	s.touches.pending = make(map[string]*time.Time, len(batch))
 	s.touches.mu.Unlock()
 	if len(batch) == 0 {
 		return nil
 	}
 	err := s.write(ctx, func(q db.Querier) error {
 		for _, id := range slices.Sorted(maps.Keys(batch)) {
-			if err := q.TouchSessionBrief(ctx, db.TouchSessionBriefParams{ID: id, At: db.NullTime(batch[id])}); err != nil {
+			if err := q.TouchSessionBrief(ctx, db.TouchSessionBriefParams{ID: id, At: db.NullTime(*batch[id])}); err != nil {
 				return err
 			}
 		}
@@ -54,7 +60,7 @@ func (s *BriefService) FlushTimes(ctx context.Context) error {
 	})
 	if err != nil {
 		for id, at := range batch {
-			s.touches.record(id, at)
+			s.touches.record(id, *at)
 		}
 		return fmt.Errorf("flush brief times: %w", err)
 	}
