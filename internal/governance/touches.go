@@ -24,7 +24,9 @@ type touches struct {
 func (t *touches) record(id string, at time.Time) {
 	t.mu.Lock()
 	if p := t.pending[id]; p == nil {
-		t.pending[id] = &at
+		p = new(time.Time) // not &at, which would put every call's at on the heap
+		*p = at
+		t.pending[id] = p
 	} else if at.After(*p) {
 		*p = at
 	}
