@@ -35,10 +35,10 @@ func Shallow(data []byte, members []Member) bool {
 	var strs [8]string
 	var objs [8]map[string]json.RawMessage
 	var seen uint8
-	_, ok := object(data, skipSpace(data, 0), true, func(key string, i int) (int, bool) {
+	_, ok := object(data, skipSpace(data, 0), true, func(key []byte, i int) (int, bool) {
 		k := -1
 		for j := range members {
-			if members[j].Name == key {
+			if members[j].Name == string(key) {
 				k = j
 				break
 			}
@@ -53,15 +53,15 @@ func Shallow(data []byte, members []Member) bool {
 			return next, ok
 		}
 		obj := map[string]json.RawMessage{}
-		next, ok := object(data, i, false, func(key string, i int) (int, bool) {
-			if _, dup := obj[key]; dup {
+		next, ok := object(data, i, false, func(key []byte, i int) (int, bool) {
+			if _, dup := obj[string(key)]; dup {
 				return 0, false
 			}
 			end, ok := scalar(data, i)
 			if !ok {
 				return 0, false
 			}
-			obj[key] = data[i:end:end]
+			obj[string(key)] = data[i:end:end]
 			return end, true
 		})
 		objs[k] = obj
@@ -83,10 +83,10 @@ func Shallow(data []byte, members []Member) bool {
 }
 
 // object reads the JSON object at data[i:] whose keys are plain strings,
-// calling value with each key and the index of its value, which returns
-// the index after the value. At the top, the object must be all of data
+// calling value with each key (a slice of data) and the index of its
+// value, which returns the index after the value. At the top, the object must be all of data
 // but whitespace. It returns the index after the object.
-func object(data []byte, i int, top bool, value func(key string, i int) (int, bool)) (int, bool) {
+func object(data []byte, i int, top bool, value func(key []byte, i int) (int, bool)) (int, bool) {
 	if i >= len(data) || data[i] != '{' {
 		return 0, false
 	}
@@ -101,7 +101,7 @@ func object(data []byte, i int, top bool, value func(key string, i int) (int, bo
 		return end(i + 1)
 	}
 	for {
-		key, next, ok := plainString(data, i)
+		key, next, ok := plainBytes(data, i)
 		if !ok {
 			return 0, false
 		}
@@ -130,18 +130,25 @@ func object(data []byte, i int, top bool, value func(key string, i int) (int, bo
 // plainString reads the JSON string at data[i:] when it has no escape and
 // only printable ASCII, returning it and the index after its closing quote.
 func plainString(data []byte, i int) (string, int, bool) {
+	b, next, ok := plainBytes(data, i)
+	return string(b), next, ok
+}
+
+// plainBytes is plainString's string as the slice of data it is, not a
+// copy.
+func plainBytes(data []byte, i int) ([]byte, int, bool) {
 	if i >= len(data) || data[i] != '"' {
-		return "", 0, false
+		return nil, 0, false
 	}
 	for j := i + 1; j < len(data); j++ {
 		switch c := data[j]; {
 		case c == '"':
-			return string(data[i+1 : j]), j + 1, true
+			return data[i+1 : j], j + 1, true
 		case c < 0x20 || c > 0x7e || c == '\\':
-			return "", 0, false
+			return nil, 0, false
 		}
 	}
-	return "", 0, false
+	return nil, 0, false
 }
 
 // scalar returns the index after the JSON string, number, true, false or

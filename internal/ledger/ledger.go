@@ -824,13 +824,7 @@ func (s *Service) Check(ctx context.Context, actor auth.Actor, session string, i
 		// One point read, most often remembered: no transaction needed.
 		writes, err = s.tools.classify(ctx, s.store.Reader(), server, tool, s.now())
 	} else {
-		err = s.store.Read(ctx, func(q db.Querier) error {
-			if writes, err = classify(ctx, q, server, tool, nil); err != nil {
-				return err
-			}
-			run, err = s.checkRun(ctx, q, actor, session, in.Run)
-			return err
-		})
+		writes, run, err = s.classifyOnRun(ctx, actor, session, server, tool, in.Run)
 	}
 	if err != nil {
 		return CheckResult{}, fmt.Errorf("check on %s: %w", session, err)
@@ -838,7 +832,7 @@ func (s *Service) Check(ctx context.Context, actor auth.Actor, session string, i
 	if writes && sess.PlanApproved {
 		// A side-effecting call may be a step of the session's approved
 		// plan: what was released of it is read now, exactly.
-		if err := s.store.Read(ctx, func(q db.Querier) error { return sessionPlan(ctx, q, &sess) }); err != nil {
+		if sess, err = s.withPlan(ctx, sess); err != nil {
 			return CheckResult{}, fmt.Errorf("check on %s: %w", session, err)
 		}
 	}
@@ -848,6 +842,28 @@ func (s *Service) Check(ctx context.Context, actor auth.Actor, session string, i
 		reason = sess.Reason
 	}
 	return CheckResult{Allow: v.Allow, SideEffecting: writes, Code: v.Code, Reason: reason, NextAction: sess.NextAction.String()}, nil
+}
+
+// classifyOnRun classifies a call on run id and reads the run's facts, in
+// one read transaction. (Check's own variables stay off the heap: only
+// these are captured.)
+func (s *Service) classifyOnRun(ctx context.Context, actor auth.Actor, session, server, tool, id string) (writes bool, run *gate.Run, err error) {
+	err = s.store.Read(ctx, func(q db.Querier) error {
+		var err error
+		if writes, err = classify(ctx, q, server, tool, nil); err != nil {
+			return err
+		}
+		run, err = s.checkRun(ctx, q, actor, session, id)
+		return err
+	})
+	return writes, run, err
+}
+
+// withPlan is sess with its approved plan and released options read
+// (sessionPlan), in one read transaction.
+func (s *Service) withPlan(ctx context.Context, sess gate.Session) (gate.Session, error) {
+	err := s.store.Read(ctx, func(q db.Querier) error { return sessionPlan(ctx, q, &sess) })
+	return sess, err
 }
 
 // checkRun reads the facts of the run a check names, which must be the
