@@ -238,6 +238,12 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 		paired["/brief"], rps["/brief"]/rps["/healthz"],
 		pairedRatio(turnP99["/brief"], turnP99["/healthz"]), float64(p99["/brief"])/float64(p99["/healthz"]),
 		pairedRatio(turnP99["check"], turnP99["/brief"]), float64(p99["check"])/float64(p99["/brief"]))
+	spread := func(route, floor []float64) string {
+		lo, hi := pairedSpread(route, floor)
+		return fmt.Sprintf("%.2f–%.2f×", lo, hi)
+	}
+	fmt.Fprintf(c.stdout, "noise: the middle half of the rounds' ratios: /brief req/s %s, /brief p99 %s, check p99 over /brief's %s (a goal inside its range is within this machine's noise)\n",
+		spread(turns["/brief"], turns["/healthz"]), spread(turnP99["/brief"], turnP99["/healthz"]), spread(turnP99["check"], turnP99["/brief"]))
 	return nil
 }
 
@@ -343,20 +349,39 @@ func benchDo(client http.RoundTripper, req *http.Request) error {
 // which weighs on one turn, moves the median little where it moves the
 // totals.
 func pairedRatio(route, floor []float64) float64 {
+	rs := turnRatios(route, floor)
+	if len(rs) == 0 {
+		return 0
+	}
+	if n := len(rs); n%2 == 0 {
+		return (rs[n/2-1] + rs[n/2]) / 2
+	}
+	return rs[len(rs)/2]
+}
+
+// pairedSpread is the middle half of the rounds' ratios (their first and
+// third quartiles): how far one round's ratio strays from the next's on
+// this machine. A goal inside it is within the machine's noise.
+func pairedSpread(route, floor []float64) (lo, hi float64) {
+	rs := turnRatios(route, floor)
+	if len(rs) == 0 {
+		return 0, 0
+	}
+	at := func(q float64) float64 { return rs[int(q*float64(len(rs)-1)+0.5)] }
+	return at(0.25), at(0.75)
+}
+
+// turnRatios are each round's ratio of route to floor, sorted, leaving
+// out the rounds where floor measured nothing.
+func turnRatios(route, floor []float64) []float64 {
 	var rs []float64
 	for i := range min(len(route), len(floor)) {
 		if floor[i] > 0 {
 			rs = append(rs, route[i]/floor[i])
 		}
 	}
-	if len(rs) == 0 {
-		return 0
-	}
 	slices.Sort(rs)
-	if n := len(rs); n%2 == 0 {
-		return (rs[n/2-1] + rs[n/2]) / 2
-	}
-	return rs[len(rs)/2]
+	return rs
 }
 
 // processCPU is the CPU time this process has used so far, user and

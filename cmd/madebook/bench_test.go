@@ -13,7 +13,7 @@ func TestBenchPrintsTheRatiosSideBySide(t *testing.T) {
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, out)
 	}
-	for _, want := range []string{"loading 30 sessions", "closed loop: 2 clients", "µs CPU/req", "open loop: 200 req/s", "goals, judged turn by turn (overall in brackets): /brief ≥ 0.80× /healthz req/s"} {
+	for _, want := range []string{"loading 30 sessions", "closed loop: 2 clients", "µs CPU/req", "open loop: 200 req/s", "goals, judged turn by turn (overall in brackets): /brief ≥ 0.80× /healthz req/s", "noise: the middle half of the rounds' ratios"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output lacks %q:\n%s", want, out)
 		}
@@ -51,5 +51,17 @@ func TestPairedRatioIsTheMedianOfTheRoundsRatios(t *testing.T) {
 		if got := pairedRatio(c.route, c.floor); got != c.want {
 			t.Errorf("pairedRatio(%v, %v) = %v, want %v", c.route, c.floor, got, c.want)
 		}
+	}
+}
+
+// pairedSpread is the first and third quartile of the rounds' ratios.
+func TestPairedSpreadIsTheMiddleHalfOfTheRounds(t *testing.T) {
+	route := []float64{5, 9, 7, 6, 8} // ratios 0.5 … 0.9 over a floor of 10
+	floor := []float64{10, 10, 10, 10, 10}
+	if lo, hi := pairedSpread(route, floor); lo != 0.6 || hi != 0.8 {
+		t.Errorf("pairedSpread = %v–%v, want 0.6–0.8", lo, hi)
+	}
+	if lo, hi := pairedSpread(nil, nil); lo != 0 || hi != 0 {
+		t.Errorf("no rounds: %v–%v", lo, hi)
 	}
 }
