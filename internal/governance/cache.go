@@ -100,9 +100,8 @@ func loadInputs(ctx context.Context, q db.Querier, id string) (briefInputs, erro
 }
 
 type stateEntry struct {
-	in  briefInputs
-	gen uint64
-	at  time.Time
+	in briefInputs
+	at time.Time // when in was read
 }
 
 const (
@@ -145,7 +144,7 @@ func (c *stateCache) put(id string, gen uint64, in briefInputs, now time.Time) {
 	if len(c.entries) >= stateMax {
 		c.entries = map[string]*stateEntry{}
 	}
-	c.entries[id] = &stateEntry{in: in, gen: gen, at: now}
+	c.entries[id] = &stateEntry{in: in, at: now}
 }
 
 // forget invalidates the sessions' entries and any read in flight.
