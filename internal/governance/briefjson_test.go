@@ -1,8 +1,10 @@
 package governance_test
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -97,4 +99,35 @@ func TestGateSessionIsTheBriefsDecision(t *testing.T) {
 	same(t, "an hour later")
 	must(w.Gov.Decisions.Resolve(t.Context(), w.lead, d.Ref, "Keep it", "Archive it instead."))(t)
 	same(t, "after the resolution")
+}
+
+// Checks racing each other and a write that changes the session share the
+// remembered decision safely (run with -race), and each reads the session
+// as it was before the write or after it.
+func TestGateSessionUnderConcurrentChecks(t *testing.T) {
+	w := newWorld(t)
+	session := w.Session(w.agent, ttlMission(t, w, "1h"))
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				g, err := w.Gov.Briefs.GateSession(context.Background(), session)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if g.NextAction != protocol.Continue && g.NextAction != protocol.DecisionRequired {
+					t.Errorf("the gate reads %v", g.NextAction)
+					return
+				}
+			}
+		}()
+	}
+	must(w.Gov.Decisions.Open(t.Context(), w.agent, session, gate("Drop the legacy billing table?")))(t)
+	wg.Wait()
+	if g := must(w.Gov.Briefs.GateSession(t.Context(), session))(t); g.NextAction != protocol.DecisionRequired {
+		t.Errorf("after the gate opened, the gate reads %v", g.NextAction)
+	}
 }
