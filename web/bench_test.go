@@ -313,8 +313,7 @@ func signInCookie(tb testing.TB, base, email string) *http.Cookie {
 func BenchmarkServe(b *testing.B) {
 	kit := testkit.New(b)
 	lead, _ := kit.Lead()
-	_, key := kit.Agent()
-	agent, _ := kit.Auth.Authenticate(context.Background(), key)
+	agent, key := kit.Agent()
 	mission := kit.Mission(lead, false)
 	ids := seedSessions(b, kit, agent.KeyID, mission, 1)
 	d := webtest.Deps(kit)

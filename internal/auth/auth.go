@@ -426,12 +426,9 @@ func hashSecret(secret string) string {
 }
 
 // sumSecret is the SHA-256 sum of secret. A secret of usual length is
-// copied to the stack, not the heap: every request with a credential
-// takes this sum.
+// copied to the stack, not the heap (a longer one grows the copy there):
+// every request with a credential takes this sum.
 func sumSecret(secret string) [sha256.Size]byte {
 	var buf [128]byte
-	if len(secret) > len(buf) {
-		return sha256.Sum256([]byte(secret))
-	}
 	return sha256.Sum256(append(buf[:0], secret...))
 }

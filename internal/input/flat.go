@@ -84,8 +84,9 @@ func Shallow(data []byte, members []Member) bool {
 
 // object reads the JSON object at data[i:] whose keys are plain strings,
 // calling value with each key (a slice of data) and the index of its
-// value, which returns the index after the value. At the top, the object must be all of data
-// but whitespace. It returns the index after the object.
+// value, which returns the index after the value. At the top, the object
+// must be all of data but whitespace. It returns the index after the
+// object.
 func object(data []byte, i int, top bool, value func(key []byte, i int) (int, bool)) (int, bool) {
 	if i >= len(data) || data[i] != '{' {
 		return 0, false
@@ -270,8 +271,8 @@ func String(raw []byte) (string, bool) {
 	if len(raw) == 0 {
 		return "", false // absent: encoding/json would refuse it too
 	}
-	if s, end, ok := plainString(raw, 0); ok && end == len(raw) {
-		return s, true
+	if b, end, ok := plainBytes(raw, 0); ok && end == len(raw) {
+		return string(b), true
 	}
 	var s string
 	err := json.Unmarshal(raw, &s)
