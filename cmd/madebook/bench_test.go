@@ -9,18 +9,26 @@ import (
 // figure with its ratio to /healthz, and the goals; nothing fails.
 func TestBenchPrintsTheRatiosSideBySide(t *testing.T) {
 	t.Parallel()
-	out, err := cli(t, noEnv, "", "bench", "--sessions", "30", "--duration", "250ms", "--concurrency", "2", "--rate", "200")
+	out, err := cli(t, noEnv, "", "bench", "--sessions", "30", "--duration", "250ms", "--open-duration", "250ms", "--concurrency", "2", "--rate", "200")
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, out)
 	}
-	for _, want := range []string{"loading 30 sessions", "closed loop: 2 clients", "µs CPU/req", "open loop: 200 req/s", "goals, judged turn by turn (overall in brackets): /brief ≥ 0.80× /healthz req/s", "noise: the middle half of the rounds' ratios"} {
+	for _, want := range []string{"loading 30 sessions", "closed loop: 2 clients", "µs CPU/req", "open loop: 200 req/s, 250ms a route", "the sender's lateness included",
+		"goals (requests per second judged turn by turn, p99 over every sample", "noise: the middle half of the rounds' ratios"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output lacks %q:\n%s", want, out)
 		}
 	}
 	for _, route := range []string{"/healthz", "/brief", "check"} {
-		if n := strings.Count(out, "  "+route+" "); n != 2 {
+		if n := strings.Count(out, "\n  "+route+"  "); n != 2 {
 			t.Errorf("%s has %d lines, want one per loop:\n%s", route, n, out)
+		}
+	}
+	for _, goal := range []string{"/brief ≥ 0.80× /healthz req/s", "/brief p99 ≤ 2× /healthz p99", "check p99 ≤ /brief p99"} {
+		line := out[strings.Index(out, "  "+goal):]
+		line = line[:strings.IndexByte(line, '\n')]
+		if !strings.HasSuffix(line, "  met") && !strings.HasSuffix(line, "  missed") {
+			t.Errorf("the goal %q has no verdict: %q", goal, line)
 		}
 	}
 	if strings.Contains(out, "failed") {
@@ -63,5 +71,24 @@ func TestPairedSpreadIsTheMiddleHalfOfTheRounds(t *testing.T) {
 	}
 	if lo, hi := pairedSpread(nil, nil); lo != 0 || hi != 0 {
 		t.Errorf("no rounds: %v–%v", lo, hi)
+	}
+}
+
+// A goal is met on its bound, and on the side its bound names.
+func TestBenchGoalVerdict(t *testing.T) {
+	for _, c := range []struct {
+		g    benchGoal
+		want string
+	}{
+		{benchGoal{ratio: 0.81, bound: 0.8, atLeast: true}, "met"},
+		{benchGoal{ratio: 0.8, bound: 0.8, atLeast: true}, "met"},
+		{benchGoal{ratio: 0.79, bound: 0.8, atLeast: true}, "missed"},
+		{benchGoal{ratio: 1.99, bound: 2}, "met"},
+		{benchGoal{ratio: 1, bound: 1}, "met"},
+		{benchGoal{ratio: 1.01, bound: 1}, "missed"},
+	} {
+		if got := c.g.verdict(); got != c.want {
+			t.Errorf("%+v: %s, want %s", c.g, got, c.want)
+		}
 	}
 }
