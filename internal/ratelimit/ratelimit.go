@@ -111,13 +111,13 @@ func (l *Limits) Allow(who string, c Class, now time.Time) error {
 	// A class takes from its own bucket and every cheaper class's.
 	var wait time.Duration
 	var worst *buckets
-	if c == Read {
-		// One bucket, asked and taken from under one lock.
-		if wait = l.all[Read].takeOne(who, now); wait > 0 {
-			worst = l.all[Read]
+	if chain := l.all[:c+1]; len(chain) == 1 {
+		// One bucket (the cheapest class's), asked and taken from under
+		// one lock.
+		if wait = chain[0].takeOne(who, now); wait > 0 {
+			worst = chain[0]
 		}
 	} else {
-		chain := l.all[:c+1]
 		for _, b := range chain {
 			if w := b.wait(who, now); w > wait {
 				wait, worst = w, b
