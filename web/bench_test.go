@@ -316,6 +316,11 @@ func BenchmarkServe(b *testing.B) {
 	agent, key := kit.Agent()
 	mission := kit.Mission(lead, false)
 	ids := seedSessions(b, kit, agent.KeyID, mission, 1)
+	// The check is the one a Claude Code hook sends, on its run.
+	run, _, err := kit.Ledger.OpenRun(b.Context(), agent, ids[0], "claude-code", "", "claude-session")
+	if err != nil {
+		b.Fatal(err)
+	}
 	d := webtest.Deps(kit)
 	d.Limits = ratelimit.New(ratelimit.Config{Requests: ratelimit.Limit{N: 1 << 30, Per: time.Second}})
 	e := web.NewServer(d)
@@ -325,7 +330,7 @@ func BenchmarkServe(b *testing.B) {
 		{"healthz", http.MethodGet, "/healthz", ""},
 		{"brief", http.MethodPost, "/brief", `{"session":"` + ids[0] + `"}`},
 		{"check", http.MethodPost, "/api/v1/sessions/" + ids[0] + "/tool-calls/check",
-			`{"tool":"Edit","input":{"file_path":"web/app.js","old_string":"a","new_string":"b"}}`},
+			`{"tool":"Edit","input":{"file_path":"/home/dev/shop/web/app.js","old_string":"a","new_string":"b"},"cwd":"/home/dev/shop","run":"` + run.ID + `"}`},
 	}
 	for _, r := range routes {
 		b.Run(r.name, func(b *testing.B) {

@@ -26,6 +26,8 @@ import (
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/hook"
+	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/web"
 )
 
@@ -137,10 +139,11 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 	fmt.Fprintf(c.stdout, "on %s\n", db.Describe(dsn))
 
 	fmt.Fprintf(c.stdout, "loading %d sessions…\n", cfg.sessions)
-	keys, ids, err := benchLoad(ctx, a, cfg.sessions)
+	fleet, err := benchLoad(ctx, a, cfg.sessions)
 	if err != nil {
 		return err
 	}
+	keys, ids := fleet.keys, fleet.sessions
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -162,8 +165,7 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 	for i, id := range ids {
 		key := keys[i%len(keys)]
 		briefs[i] = newBenchRequest(http.MethodPost, base+"/brief", key, `{"session":"`+id+`"}`)
-		checks[i] = newBenchRequest(http.MethodPost, base+"/api/v1/sessions/"+id+"/tool-calls/check", key,
-			`{"tool":"Edit","input":{"file_path":"web/app.js","old_string":"a","new_string":"b"}}`)
+		checks[i] = newBenchRequest(http.MethodPost, base+"/api/v1/sessions/"+id+"/tool-calls/check", key, benchCheckBody(fleet.runs[i]))
 	}
 	healthz := newBenchRequest(http.MethodGet, base+"/healthz", "", "")
 	brief := func(i int) *http.Request { return briefs[i%len(briefs)].next() }
@@ -203,7 +205,7 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 	}
 	var script string
 	if cfg.wrk {
-		if script, err = wrkScript(dir, keys, ids); err != nil {
+		if script, err = wrkScript(dir, fleet); err != nil {
 			return err
 		}
 	}
@@ -285,43 +287,65 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 // the server it measures enforces as serve does.
 const benchKeys = 10
 
-// benchLoad makes benchKeys agent keys and n sessions on one mission, the
-// i-th of key i mod benchKeys, one in ten with an open gate, and returns
-// the keys' secrets and the sessions' ids.
-func benchLoad(ctx context.Context, a *app, n int) ([]string, []string, error) {
+// benchFleet is the agents bench measures: their keys' secrets, and for
+// each session its id and the run its Claude Code hook holds its calls
+// in (the i-th session is the i-th key's mod benchKeys).
+type benchFleet struct {
+	keys, sessions, runs []string
+}
+
+// benchLoad makes benchKeys agent keys and n sessions on one mission, one
+// in ten with an open gate, each with the run a Claude Code hook opens.
+func benchLoad(ctx context.Context, a *app, n int) (benchFleet, error) {
+	var f benchFleet
 	u, err := a.auth.AddUser(ctx, auth.CommandLine("bench"), "bench@example.com", "bench-password-123", auth.Lead)
 	if err != nil {
-		return nil, nil, err
+		return f, err
 	}
 	lead := auth.Actor{UserID: u.ID, Email: u.Email, Role: u.Role}
 	if _, err := a.gov.Missions.Create(ctx, lead, governance.MissionInput{Slug: "bench", Title: "Bench"}); err != nil {
-		return nil, nil, err
+		return f, err
 	}
-	keys, agents := make([]string, benchKeys), make([]auth.Actor, benchKeys)
-	for i := range keys {
-		if keys[i], err = a.auth.CreateKey(ctx, auth.CommandLine("bench"), fmt.Sprintf("bench-agent-%d", i+1)); err != nil {
-			return nil, nil, err
+	f.keys = make([]string, benchKeys)
+	agents := make([]auth.Actor, benchKeys)
+	for i := range f.keys {
+		if f.keys[i], err = a.auth.CreateKey(ctx, auth.CommandLine("bench"), fmt.Sprintf("bench-agent-%d", i+1)); err != nil {
+			return f, err
 		}
-		if agents[i], err = a.auth.Authenticate(ctx, keys[i]); err != nil {
-			return nil, nil, err
+		if agents[i], err = a.auth.Authenticate(ctx, f.keys[i]); err != nil {
+			return f, err
 		}
 	}
-	ids := make([]string, n)
-	for i := range ids {
+	runs := ledger.NewService(a.store, time.Now, a.gov.Briefs, a.gov.Notify)
+	f.sessions, f.runs = make([]string, n), make([]string, n)
+	for i := range f.sessions {
 		agent := agents[i%benchKeys]
 		s, err := a.gov.Sessions.Create(ctx, agent, governance.SessionInput{Mission: "bench", Title: fmt.Sprintf("work %d", i)})
 		if err != nil {
-			return nil, nil, err
+			return f, err
 		}
-		ids[i] = s.ID
+		f.sessions[i] = s.ID
+		r, _, err := runs.OpenRun(ctx, agent, s.ID, hook.RunName, "", fmt.Sprintf("claude-session-%d", i))
+		if err != nil {
+			return f, err
+		}
+		f.runs[i] = r.ID
 		if i%10 == 0 {
 			if _, err := a.gov.Decisions.Open(ctx, agent, s.ID, governance.DecisionInput{Title: "Schema",
 				Question: "Drop the legacy billing table?", BlockedScope: []string{"db/migrations"}, AllowedScope: []string{"web/"}}); err != nil {
-				return nil, nil, err
+				return f, err
 			}
 		}
 	}
-	return keys, ids, nil
+	return f, nil
+}
+
+// benchCheckBody is the check a Claude Code hook sends before an Edit, on
+// the run it holds the session's calls in: the path absolute, in the
+// working directory Claude Code reports.
+func benchCheckBody(run string) string {
+	return `{"tool":"Edit","input":{"file_path":"/home/dev/shop/web/app.js","old_string":"a","new_string":"b"},` +
+		`"cwd":"/home/dev/shop","run":"` + run + `"}`
 }
 
 // benchRequest is a request built once and sent many times.
@@ -505,26 +529,28 @@ func failures(n int64) string {
 // (the route is wrk's first argument: /healthz, /brief or check), each
 // request the next session of the fleet with its key, and returns its
 // path.
-func wrkScript(dir string, keys, ids []string) (string, error) {
+func wrkScript(dir string, f benchFleet) (string, error) {
 	var b strings.Builder
-	b.WriteString("local ids, keys = {")
-	for i, id := range ids {
-		if i > 0 {
-			b.WriteByte(',')
+	table := func(n int, at func(int) string) {
+		b.WriteByte('{')
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "%q", at(i))
 		}
-		fmt.Fprintf(&b, "%q", id)
+		b.WriteByte('}')
 	}
-	b.WriteString("}, {")
-	for i := range ids {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, "%q", keys[i%len(keys)])
-	}
+	b.WriteString("local ids, keys, checks = ")
+	table(len(f.sessions), func(i int) string { return f.sessions[i] })
+	b.WriteString(", ")
+	table(len(f.sessions), func(i int) string { return f.keys[i%len(f.keys)] })
+	b.WriteString(", ")
+	table(len(f.sessions), func(i int) string { return benchCheckBody(f.runs[i]) })
 	// Every request is formatted once, in init, so that wrk's own work per
 	// request is one table lookup on every route alike: the ratios then
 	// measure the server, not Lua building a POST.
-	b.WriteString(`}
+	b.WriteString(`
 local reqs, n = {}, 0
 init = function(args)
   local route = args[1] or "/healthz"
@@ -535,8 +561,7 @@ init = function(args)
     elseif route == "/brief" then
       reqs[k] = wrk.format("POST", "/brief", h, '{"session":"' .. ids[k] .. '"}')
     else
-      reqs[k] = wrk.format("POST", "/api/v1/sessions/" .. ids[k] .. "/tool-calls/check", h,
-        '{"tool":"Edit","input":{"file_path":"web/app.js","old_string":"a","new_string":"b"}}')
+      reqs[k] = wrk.format("POST", "/api/v1/sessions/" .. ids[k] .. "/tool-calls/check", h, checks[k])
     end
   end
 end

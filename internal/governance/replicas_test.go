@@ -144,4 +144,16 @@ func TestReplicasHearEachOthersWrites(t *testing.T) {
 			return !must(b.ledger.Check(ctx, agent, session, in))(t).SideEffecting
 		})
 	})
+
+	t.Run("a run parked on one replica is refused by the other's check", func(t *testing.T) {
+		run := must(k.Ledger.StartRun(ctx, agent, session, "replicated", ""))(t)
+		in := ledger.CheckInput{Tool: "mcp__fs__write", Run: run.ID}
+		if c := must(b.ledger.Check(ctx, agent, session, in))(t); !c.Allow {
+			t.Fatalf("B refuses a call on a running run: %+v", c) // B remembers the run
+		}
+		must(k.Ledger.RecordAsk(ctx, agent, run.ID, ledger.AskInput{Prompt: "Go on?", Options: map[string]string{"1": "Yes"}}))(t)
+		eventually(t, "B's check still lets a call run on the run parked on A", func() bool {
+			return must(b.ledger.Check(ctx, agent, session, in))(t).Code == "run_parked"
+		})
+	})
 }

@@ -62,8 +62,10 @@ type Service struct {
 	now    func() time.Time
 	briefs Briefs
 	notes  *notify.Notifier
-	// tools is the registry as the check reads it (toolcache.go).
-	tools *toolCache
+	// tools and runs are the registry and the runs as the check reads
+	// them (memo.go).
+	tools *toolMemo
+	runs  *runMemo
 }
 
 // Briefs tells the executor gate what a session's brief says now.
@@ -81,13 +83,19 @@ type Briefs interface {
 // asks about sessions' briefs, notes what writes the notifications its
 // events cause (governance's Services.Notify).
 func NewService(store db.Transactor, now func() time.Time, briefs Briefs, notes *notify.Notifier) *Service {
-	tools := &toolCache{}
+	tools, runs := &toolMemo{}, &runMemo{}
 	store.OnChange(func(n db.Notice) {
-		if n.Topic == "" || n.Topic == db.TopicTools {
-			tools.forget() // another replica classified or removed a tool
+		switch n.Topic {
+		case "": // anything may have changed
+			tools.forget(nil)
+			runs.forget(nil)
+		case db.TopicTools: // another replica classified or removed a tool
+			tools.forget(nil)
+		case db.TopicSession: // another replica wrote to the session's timeline
+			forgetSession(runs, n.Key)
 		}
 	})
-	return &Service{store: store, now: func() time.Time { return now().UTC() }, briefs: briefs, notes: notes, tools: tools}
+	return &Service{store: store, now: func() time.Time { return now().UTC() }, briefs: briefs, notes: notes, tools: tools, runs: runs}
 }
 
 // Run is one run of an agent's work.
@@ -387,6 +395,8 @@ func (s *Service) RecordAsk(ctx context.Context, actor auth.Actor, runID string,
 	}
 	now := s.now()
 	var a db.Ask
+	var session string
+	defer func() { forgetSession(s.runs, session) }() // after the write commits
 	err = s.store.Write(ctx, func(q db.Querier) error {
 		r, err := ownRun(ctx, q, actor, runID)
 		if err != nil {
@@ -406,6 +416,7 @@ func (s *Service) RecordAsk(ctx context.Context, actor auth.Actor, runID string,
 			}
 			sp = sql.NullInt64{Int64: int64(*in.StoppingPoint), Valid: true}
 		}
+		session = r.SessionID
 		if _, err := q.SetRunStatus(ctx, db.SetRunStatusParams{ID: runID, Status: Parked}); err != nil {
 			return triggerError(err)
 		}
@@ -435,6 +446,8 @@ func (s *Service) AnswerAsk(ctx context.Context, actor auth.Actor, id, option st
 	}
 	now := s.now()
 	var a db.Ask
+	var session string
+	defer func() { forgetSession(s.runs, session) }() // after the write commits
 	err := s.store.Write(ctx, func(q db.Querier) error {
 		cur, err := q.GetAsk(ctx, id)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -464,6 +477,7 @@ func (s *Service) AnswerAsk(ctx context.Context, actor auth.Actor, id, option st
 		if Terminal(cur.ParkedFrom) {
 			ended = db.NullTime(now)
 		}
+		session = cur.SessionID
 		if _, err := q.SetRunStatus(ctx, db.SetRunStatusParams{ID: cur.RunID, Status: cur.ParkedFrom, EndedAt: ended}); err != nil {
 			return err
 		}
@@ -818,13 +832,12 @@ func (s *Service) Check(ctx context.Context, actor auth.Actor, session string, i
 		return CheckResult{}, errs.E(errs.Forbidden, "forbidden", "This session belongs to another agent key.")
 	}
 	server, tool := gate.SplitTool(name)
-	var writes bool
+	now := s.now()
+	// Point reads, most often remembered: no transaction needed.
+	writes, err := classifyMemo(ctx, s.tools, s.store.Reader(), server, tool, now)
 	var run *gate.Run
-	if in.Run == "" {
-		// One point read, most often remembered: no transaction needed.
-		writes, err = s.tools.classify(ctx, s.store.Reader(), server, tool, s.now())
-	} else {
-		writes, run, err = s.classifyOnRun(ctx, actor, session, server, tool, in.Run)
+	if err == nil && in.Run != "" {
+		run, err = s.checkRun(ctx, actor, session, in.Run, now)
 	}
 	if err != nil {
 		return CheckResult{}, fmt.Errorf("check on %s: %w", session, err)
@@ -844,40 +857,11 @@ func (s *Service) Check(ctx context.Context, actor auth.Actor, session string, i
 	return CheckResult{Allow: v.Allow, SideEffecting: writes, Code: v.Code, Reason: reason, NextAction: sess.NextAction.String()}, nil
 }
 
-// classifyOnRun classifies a call on run id and reads the run's facts, in
-// one read transaction. (Check's own variables stay off the heap: only
-// these are captured.)
-func (s *Service) classifyOnRun(ctx context.Context, actor auth.Actor, session, server, tool, id string) (writes bool, run *gate.Run, err error) {
-	err = s.store.Read(ctx, func(q db.Querier) error {
-		var err error
-		if writes, err = classify(ctx, q, server, tool, nil); err != nil {
-			return err
-		}
-		run, err = s.checkRun(ctx, q, actor, session, id)
-		return err
-	})
-	return writes, run, err
-}
-
 // withPlan is sess with its approved plan and released options read
 // (sessionPlan), in one read transaction.
 func (s *Service) withPlan(ctx context.Context, sess gate.Session) (gate.Session, error) {
 	err := s.store.Read(ctx, func(q db.Querier) error { return sessionPlan(ctx, q, &sess) })
 	return sess, err
-}
-
-// checkRun reads the facts of the run a check names, which must be the
-// agent's and of the session. Errors: run_not_found, forbidden,
-// run_not_in_session.
-func (s *Service) checkRun(ctx context.Context, q db.Querier, actor auth.Actor, session, id string) (*gate.Run, error) {
-	r, err := ownRun(ctx, q, actor, id)
-	if err != nil {
-		return nil, err
-	}
-	if r.SessionID != session {
-		return nil, errs.E(errs.Invalid, "run_not_in_session", "Run %s belongs to another session, not %s.", id, session).In("run")
-	}
-	return runFacts(ctx, q, r)
 }
 
 // classify says whether a call writes, by gate.Classify over the
@@ -1033,15 +1017,26 @@ func triggerError(err error) error {
 // forbidden.
 func ownRun(ctx context.Context, q db.Querier, actor auth.Actor, id string) (db.GetRunRow, error) {
 	r, err := q.GetRun(ctx, id)
+	if err != nil {
+		return r, runNotFound(err, id)
+	}
+	return r, runOwner(actor, r.AgentKeyID)
+}
+
+// runNotFound is GetRun's error err, as run_not_found when no run has id.
+func runNotFound(err error, id string) error {
 	if errors.Is(err, sql.ErrNoRows) {
-		return r, errs.E(errs.NotFound, "run_not_found", "No run has the id %q.", id)
-	} else if err != nil {
-		return r, err
+		return errs.E(errs.NotFound, "run_not_found", "No run has the id %q.", id)
 	}
-	if r.AgentKeyID != actor.KeyID {
-		return r, errs.E(errs.Forbidden, "forbidden", "This run belongs to another agent key.")
+	return err
+}
+
+// runOwner refuses a run of an agent key other than the actor's: forbidden.
+func runOwner(actor auth.Actor, key int64) error {
+	if key != actor.KeyID {
+		return errs.E(errs.Forbidden, "forbidden", "This run belongs to another agent key.")
 	}
-	return r, nil
+	return nil
 }
 
 // event records one line of a session's timeline, and in the same
@@ -1123,7 +1118,7 @@ func (s *Service) SetTool(ctx context.Context, actor auth.Actor, server, tool st
 	if err := actor.RequireAdmin("classify a tool"); err != nil {
 		return Tool{}, err
 	}
-	defer s.tools.forget() // after the write commits
+	defer s.tools.forget(nil) // after the write commits
 	server, tool, err := toolName(server, tool)
 	if err != nil {
 		return Tool{}, err
@@ -1157,7 +1152,7 @@ func (s *Service) DeleteTool(ctx context.Context, actor auth.Actor, server, tool
 	if err := actor.RequireAdmin("remove a tool"); err != nil {
 		return err
 	}
-	defer s.tools.forget() // after the write commits
+	defer s.tools.forget(nil) // after the write commits
 	// Trimmed as SetTool and RecordToolCall trim them: the names a tool
 	// was classified under remove it.
 	server, tool = strings.TrimSpace(server), strings.TrimSpace(tool)

@@ -1117,3 +1117,40 @@ func TestTheCheckFollowsTheRegistryAtOnce(t *testing.T) {
 	}
 	check("removed", true)
 }
+
+// The check remembers the facts of the run it names, and a run parked,
+// answered or ended holds on the very next check — of that run and of
+// every other run of the session — while the session's other writes
+// leave what it remembers alone.
+func TestTheCheckFollowsItsRunAtOnce(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	r, other := w.start(t, "work", ""), w.start(t, "beside", "")
+	check := func(step, run, wantCode string) {
+		t.Helper()
+		for range 2 { // the second from what the first remembered
+			v, err := w.Ledger.Check(ctx, w.agent, w.session, ledger.CheckInput{Tool: "mcp__fs__write", Run: run})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Code != wantCode || v.Allow != (wantCode == "") {
+				t.Fatalf("%s: %+v, want code %q", step, v, wantCode)
+			}
+		}
+	}
+	check("running", r.ID, "")
+	check("the other run, running", other.ID, "")
+	// A call recorded on the run changes none of its facts.
+	if _, err := w.Ledger.RecordToolCall(ctx, w.agent, r.ID, ledger.ToolCallInput{Server: "fs", Tool: "write"}); err != nil {
+		t.Fatal(err)
+	}
+	check("after a recorded call", r.ID, "")
+	ask := w.park(t, r.ID)
+	check("parked", r.ID, "run_parked")
+	check("the other run, beside the parked one", other.ID, "")
+	w.answer(t, ask.ID, "1")
+	check("answered", r.ID, "")
+	w.park(t, other.ID)
+	check("the other run parked", other.ID, "run_parked")
+	check("this run, beside it", r.ID, "")
+}

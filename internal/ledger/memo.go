@@ -1,0 +1,153 @@
+package ledger
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/gate"
+)
+
+// The executor's check is on every tool call an agent makes, and reads no
+// database when what it decides on is remembered: the session's brief
+// (governance's cache), the registry's word on the tool (tools) and the
+// facts of the run it names (runs). Recording a call reads them all in its
+// own transaction, exactly, never from here.
+//
+// Each memo is exact for this process's writes: the writes that change
+// what it holds forget it once they have committed, and a reader stores
+// what it read only if nothing was forgotten meanwhile (the generation it
+// took before reading). Another replica's writes forget it when the
+// database tells of them (db.Store.OnChange). Entries also expire after
+// memoTTL, which bounds what a write from outside Madebook could leave
+// stale.
+type memo[K comparable, V any] struct {
+	mu      sync.Mutex
+	gen     uint64
+	entries map[K]memoEntry[V]
+}
+
+type memoEntry[V any] struct {
+	v  V
+	at time.Time
+}
+
+const (
+	memoTTL = time.Minute
+	memoMax = 10_000 // entries, past which a memo starts afresh
+)
+
+// get returns key's value when it is remembered and fresh; otherwise the
+// generation to hand put with what the caller reads.
+func (m *memo[K, V]) get(key K, now time.Time) (v V, ok bool, gen uint64) {
+	m.mu.Lock()
+	e, ok := m.entries[key]
+	gen = m.gen
+	m.mu.Unlock()
+	if ok && now.Sub(e.at) <= memoTTL {
+		return e.v, true, gen
+	}
+	var zero V
+	return zero, false, gen
+}
+
+// put remembers v, read at generation gen, unless something was forgotten
+// since.
+func (m *memo[K, V]) put(key K, gen uint64, v V, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.gen != gen {
+		return
+	}
+	if m.entries == nil || len(m.entries) >= memoMax {
+		m.entries = map[K]memoEntry[V]{}
+	}
+	m.entries[key] = memoEntry[V]{v: v, at: now}
+}
+
+// forget drops the entries drop picks (every entry when drop is nil) and
+// any read in flight.
+func (m *memo[K, V]) forget(drop func(V) bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.gen++
+	for k, e := range m.entries {
+		if drop == nil || drop(e.v) {
+			delete(m.entries, k)
+		}
+	}
+}
+
+// toolMemo is the registry's word per tool (nil: not in it). SetTool and
+// DeleteTool forget it.
+type toolMemo = memo[[2]string, *bool]
+
+// classifyMemo is the package's classify (with no word from the agent),
+// through tools.
+func classifyMemo(ctx context.Context, tools *toolMemo, q db.Querier, server, tool string, now time.Time) (bool, error) {
+	key := [2]string{server, tool}
+	reg, ok, gen := tools.get(key, now)
+	if !ok {
+		var err error
+		if reg, err = registered(ctx, q, server, tool); err != nil {
+			return false, err
+		}
+		tools.put(key, gen, reg, now)
+	}
+	return gate.Classify(server, tool, reg, nil), nil
+}
+
+// checkedRun is what the check reads of a run: whose it is, its session,
+// and the facts the gate decides on. Shared by every check the memo
+// serves: nothing may change it.
+type checkedRun struct {
+	agentKey int64
+	session  string
+	facts    *gate.Run
+}
+
+// runMemo is checkedRun per run id. The writes that change a run's facts
+// (RecordAsk and AnswerAsk: whether it is parked and on what, the options
+// its plan's stopping points released) forget its session's runs: an
+// answer at a stopping point releases it for every run of the plan, and
+// they are all of the plan's session. Ending a run changes none of them.
+type runMemo = memo[string, checkedRun]
+
+// forgetSession drops the runs of session.
+func forgetSession(runs *runMemo, session string) {
+	runs.forget(func(r checkedRun) bool { return r.session == session })
+}
+
+// checkRun returns the facts of the run id a check on session names,
+// which must be the actor's and of the session, through s.runs. Errors:
+// run_not_found, forbidden, run_not_in_session.
+func (s *Service) checkRun(ctx context.Context, actor auth.Actor, session, id string, now time.Time) (*gate.Run, error) {
+	r, ok, gen := s.runs.get(id, now)
+	if !ok {
+		err := s.store.Read(ctx, func(q db.Querier) error {
+			row, err := q.GetRun(ctx, id)
+			if err != nil {
+				return runNotFound(err, id)
+			}
+			// The check's own refusals come after the read: a run of another
+			// key or session is remembered all the same.
+			r = checkedRun{agentKey: row.AgentKeyID, session: row.SessionID}
+			r.facts, err = runFacts(ctx, q, row)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		s.runs.put(id, gen, r, now)
+	}
+	if err := runOwner(actor, r.agentKey); err != nil {
+		return nil, err
+	}
+	if r.session != session {
+		return nil, errs.E(errs.Invalid, "run_not_in_session", "Run %s belongs to another session, not %s.", id, session).In("run")
+	}
+	return r.facts, nil
+}
