@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	neturl "net/url"
@@ -89,13 +90,14 @@ type benchConfig struct {
 // loop), printing each figure and its ratio to /healthz's.
 func runBench(ctx context.Context, c stdio, args []string) error {
 	f := newFlags("bench", "madebook bench [--db postgres://…] [--sessions N] [--duration D] [--concurrency N] [--rate R] [--open-duration D] [--wrk] [--cpuprofile FILE]",
-		"Serve Madebook on a throwaway database with N sessions of one agent (one in ten with an\n"+
-			"open gate, every one briefed once), then measure over loopback HTTP, one route at a\n"+
-			"time: /healthz (the floor), POST /brief and the executor check (POST\n"+
-			"/api/v1/sessions/ID/tool-calls/check, an Edit of web/app.js). Closed loop: C clients\n"+
-			"for D each, requests per second. Open loop: R requests a second for --open-duration\n"+
-			"each, p50 and p99 latency. Prints each figure and its ratio to /healthz's, and the\n"+
-			"goals, each met or missed.")
+		"Serve Madebook on a throwaway database with N sessions of one agent fleet (one in ten\n"+
+			"with an open gate, each with the run a Claude Code hook opens, every one briefed\n"+
+			"once), then measure over loopback HTTP: /healthz (the floor), POST /brief and the\n"+
+			"check a Claude Code hook sends before an Edit (POST /api/v1/sessions/ID/tool-calls/check,\n"+
+			"naming its run). Closed loop, one route at a time: C clients for D each, requests per\n"+
+			"second. Open loop: R requests a second, the routes interleaved in a random order,\n"+
+			"--open-duration of answers each: p50 and p99 latency, and the server's part of them.\n"+
+			"Prints each figure and its ratio to /healthz's, and the goals, each met or missed.")
 	var cfg benchConfig
 	f.IntVar(&cfg.sessions, "sessions", 5000, "load `N` sessions")
 	f.DurationVar(&cfg.duration, "duration", 5*time.Second, "measure each route's requests per second for `D`")
@@ -148,8 +150,8 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: a.handler(web.Deps{})}
-	go srv.Serve(ln)
+	clock := &serverClock{route: benchRoute}
+	srv := clock.serve(ln, a.handler(web.Deps{}))
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()
 	// The clients use the transport itself, as a load generator does: an
@@ -241,28 +243,38 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 		fmt.Fprintf(c.stdout, "  %-9s %9.0f req/s  %5.2f× /healthz (turn by turn %4.2f×)   %5.1f µs CPU/req  %5.2f× /healthz%s\n", r.name, rps[r.name],
 			rps[r.name]/rps["/healthz"], paired[r.name], perReq[r.name], perReq[r.name]/perReq["/healthz"], failures(failed[r.name]))
 	}
-	lats := map[string][]time.Duration{}
+	// The open loop interleaves the routes, in a random order, so that each
+	// route's answers meet the same machine and follow the same others.
+	reqs := make([]func(int) *http.Request, len(routes))
+	for k, r := range routes {
+		reqs[k] = r.req
+	}
+	lats := make([][]time.Duration, len(routes))
 	var lateness []time.Duration
 	turnP99 := map[string][]float64{} // each round's p99, by route
 	clear(failed)
+	clock.run()
 	for range openRounds {
-		for _, r := range routes {
-			lat, late, bad := benchOpen(client, r.req, cfg.rate, cfg.openDuration/openRounds)
-			lats[r.name] = append(lats[r.name], lat...)
-			lateness = append(lateness, late...)
-			turnP99[r.name] = append(turnP99[r.name], float64(percentile(lat, 0.99)))
-			failed[r.name] += bad
+		lat, late, bad := benchOpen(client, reqs, cfg.rate, cfg.openDuration*time.Duration(len(routes))/openRounds)
+		lateness = append(lateness, late...)
+		for k, r := range routes {
+			lats[k] = append(lats[k], lat[k]...)
+			turnP99[r.name] = append(turnP99[r.name], float64(percentile(lat[k], 0.99)))
+			failed[r.name] += bad[k]
 		}
 	}
-	fmt.Fprintf(c.stdout, "open loop: %d req/s, %s a route (in %d turns); latency from when each request was due, the sender's lateness included (p50 %s, p99 %s)\n",
+	served := clock.stop()
+	fmt.Fprintf(c.stdout, "open loop: %d req/s, the routes in a random order, %s of answers a route (in %d rounds); latency from when each request was due, the sender's lateness included (p50 %s, p99 %s); the server's part: first byte of a request read to last byte of its answer written\n",
 		cfg.rate, cfg.openDuration, openRounds, percentile(lateness, 0.50).Round(time.Microsecond), percentile(lateness, 0.99).Round(time.Microsecond))
-	p99, pairedP99 := map[string]time.Duration{}, map[string]float64{}
-	for _, r := range routes {
-		p50 := percentile(lats[r.name], 0.50)
-		p99[r.name] = percentile(lats[r.name], 0.99)
+	p99, pairedP99, serverP99 := map[string]time.Duration{}, map[string]float64{}, map[string]time.Duration{}
+	for k, r := range routes {
+		p50 := percentile(lats[k], 0.50)
+		p99[r.name] = percentile(lats[k], 0.99)
 		pairedP99[r.name] = pairedRatio(turnP99[r.name], turnP99["/healthz"])
-		fmt.Fprintf(c.stdout, "  %-9s p50 %8s  p99 %8s  %5.2f× /healthz p99 (turn by turn %4.2f×)%s\n", r.name, p50.Round(time.Microsecond),
-			p99[r.name].Round(time.Microsecond), float64(p99[r.name])/float64(p99["/healthz"]), pairedP99[r.name], failures(failed[r.name]))
+		serverP99[r.name] = percentile(served[r.name], 0.99)
+		fmt.Fprintf(c.stdout, "  %-9s p50 %8s  p99 %8s  %5.2f× /healthz p99 (turn by turn %4.2f×)   server's part p50 %6s  p99 %6s%s\n", r.name, p50.Round(time.Microsecond),
+			p99[r.name].Round(time.Microsecond), float64(p99[r.name])/float64(p99["/healthz"]), pairedP99[r.name],
+			percentile(served[r.name], 0.50).Round(time.Microsecond), serverP99[r.name].Round(time.Microsecond), failures(failed[r.name]))
 	}
 	fmt.Fprintf(c.stdout, "ceiling: %.0f briefs a second from one node; agents briefing every 10 s: about %.0f\n", rps["/brief"], rps["/brief"]*10)
 	fmt.Fprintln(c.stdout, "goals (requests per second judged turn by turn, p99 over every sample; the other way in brackets):")
@@ -273,6 +285,7 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 	} {
 		fmt.Fprintf(c.stdout, "  %-31s %5.2f× (%4.2f×)  %s\n", g.name, g.ratio, g.other, g.verdict())
 	}
+	fmt.Fprintf(c.stdout, "  (check p99 over /brief p99, the server's part alone: %.2f×)\n", float64(serverP99["check"])/float64(serverP99["/brief"]))
 	spread := func(route, floor []float64) string {
 		lo, hi := pairedSpread(route, floor)
 		return fmt.Sprintf("%.2f–%.2f×", lo, hi)
@@ -478,34 +491,59 @@ func benchClosed(client http.RoundTripper, req func(int) *http.Request, clients 
 }
 
 // benchOpen sends rate requests a second for d, each at its scheduled
-// time whether or not the ones before were answered, and returns the
-// latencies, measured from when each was due (so a stalled server is not
-// hidden by a waiting sender), how late the sender woke for each (part of
-// its latency), and how many failed.
-func benchOpen(client http.RoundTripper, req func(int) *http.Request, rate int, d time.Duration) (lat, late []time.Duration, failed int64) {
+// time whether or not the ones before were answered, taking the routes
+// reqs make in turn, each turn in a random order (so that no route always
+// follows the same other). It returns each route's latencies, measured
+// from when each request was due (so a stalled server is not hidden by a
+// waiting sender), how late the sender woke for each request (part of its
+// latency), and how many of each route's failed.
+func benchOpen(client http.RoundTripper, reqs []func(int) *http.Request, rate int, d time.Duration) (lat [][]time.Duration, late []time.Duration, failed []int64) {
 	n := int(float64(rate) * d.Seconds())
 	interval := time.Second / time.Duration(rate)
-	lat, late = make([]time.Duration, n), make([]time.Duration, n)
-	var bad atomic.Int64
+	order := benchOrder(n, len(reqs))
+	all, late := make([]time.Duration, len(order)), make([]time.Duration, len(order))
+	bad := make([]atomic.Int64, len(reqs))
 	var wg sync.WaitGroup
 	p := newPacer()
-	defer p.close()
 	start := time.Now()
-	for i := range n {
+	for i, k := range order {
 		due := start.Add(time.Duration(i) * interval)
 		p.sleepUntil(due)
 		late[i] = time.Since(due)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if benchDo(client, req(i)) != nil {
-				bad.Add(1)
+			if benchDo(client, reqs[k](i/len(reqs))) != nil {
+				bad[k].Add(1)
 			}
-			lat[i] = time.Since(due)
+			all[i] = time.Since(due)
 		}()
 	}
+	p.close()
 	wg.Wait()
-	return lat, late, bad.Load()
+	lat, failed = make([][]time.Duration, len(reqs)), make([]int64, len(reqs))
+	for i, k := range order {
+		lat[k] = append(lat[k], all[i])
+	}
+	for k := range reqs {
+		failed[k] = bad[k].Load()
+	}
+	return lat, late, failed
+}
+
+// benchOrder is the routes of n requests, in turns of one request of
+// each of the k routes in a random order (n is rounded down to whole
+// turns).
+func benchOrder(n, k int) []int {
+	order := make([]int, n/k*k)
+	for i := range order {
+		order[i] = i % k
+	}
+	for t := 0; t < len(order); t += k {
+		turn := order[t : t+k]
+		rand.Shuffle(k, func(i, j int) { turn[i], turn[j] = turn[j], turn[i] })
+	}
+	return order
 }
 
 // percentile is the p-th latency (0 < p ≤ 1) of lat, which it sorts.

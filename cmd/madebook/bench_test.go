@@ -13,7 +13,8 @@ func TestBenchPrintsTheRatiosSideBySide(t *testing.T) {
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, out)
 	}
-	for _, want := range []string{"loading 30 sessions", "closed loop: 2 clients", "µs CPU/req", "open loop: 200 req/s, 250ms a route", "the sender's lateness included",
+	for _, want := range []string{"loading 30 sessions", "closed loop: 2 clients", "µs CPU/req", "open loop: 200 req/s, the routes in a random order, 250ms of answers a route", "the sender's lateness included",
+		"server's part p50", "the server's part alone",
 		"goals (requests per second judged turn by turn, p99 over every sample", "noise: the middle half of the rounds' ratios"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output lacks %q:\n%s", want, out)

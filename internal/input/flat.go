@@ -61,7 +61,7 @@ func Shallow(data []byte, members []Member) bool {
 			if !ok {
 				return 0, false
 			}
-			obj[string(key)] = data[i:end:end]
+			obj[toolKey(key)] = data[i:end:end]
 			return end, true
 		})
 		objs[k] = obj
@@ -80,6 +80,35 @@ func Shallow(data []byte, members []Member) bool {
 		}
 	}
 	return true
+}
+
+// toolKey is key as a string: for the names coding agents' tools give
+// their inputs, the name itself, with no copy made (a check before every
+// tool call reads them).
+func toolKey(key []byte) string {
+	switch string(key) {
+	case "file_path":
+		return "file_path"
+	case "old_string":
+		return "old_string"
+	case "new_string":
+		return "new_string"
+	case "replace_all":
+		return "replace_all"
+	case "content":
+		return "content"
+	case "command":
+		return "command"
+	case "description":
+		return "description"
+	case "path":
+		return "path"
+	case "pattern":
+		return "pattern"
+	case "notebook_path":
+		return "notebook_path"
+	}
+	return string(key)
 }
 
 // object reads the JSON object at data[i:] whose keys are plain strings,

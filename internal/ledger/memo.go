@@ -127,20 +127,12 @@ func forgetSession(runs *runMemo, session string) {
 func (s *Service) checkRun(ctx context.Context, actor auth.Actor, session, id string, now time.Time) (*gate.Run, error) {
 	r, ok, gen := s.runs.get(id, now)
 	if !ok {
-		err := s.store.Read(ctx, func(q db.Querier) error {
-			row, err := q.GetRun(ctx, id)
-			if err != nil {
-				return runNotFound(err, id)
-			}
-			// The check's own refusals come after the read: a run of another
-			// key or session is remembered all the same.
-			r = checkedRun{agentKey: row.AgentKeyID, session: row.SessionID}
-			r.facts, err = runFacts(ctx, q, row)
-			return err
-		})
-		if err != nil {
+		var err error
+		if r, err = s.readRun(ctx, id); err != nil {
 			return nil, err
 		}
+		// The check's own refusals come after: a run of another key or
+		// session is remembered all the same.
 		s.runs.put(id, gen, r, now)
 	}
 	if err := runOwner(actor, r.agentKey); err != nil {
@@ -150,4 +142,20 @@ func (s *Service) checkRun(ctx context.Context, actor auth.Actor, session, id st
 		return nil, errs.E(errs.Invalid, "run_not_in_session", "Run %s belongs to another session, not %s.", id, session).In("run")
 	}
 	return r.facts, nil
+}
+
+// readRun reads what the check needs of run id in one read transaction.
+// (A function of its own, so that checkRun's remembered answer stays off
+// the heap.) Errors: run_not_found.
+func (s *Service) readRun(ctx context.Context, id string) (r checkedRun, err error) {
+	err = s.store.Read(ctx, func(q db.Querier) error {
+		row, err := q.GetRun(ctx, id)
+		if err != nil {
+			return runNotFound(err, id)
+		}
+		r = checkedRun{agentKey: row.AgentKeyID, session: row.SessionID}
+		r.facts, err = runFacts(ctx, q, row)
+		return err
+	})
+	return r, err
 }
