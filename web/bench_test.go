@@ -16,7 +16,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/hook"
 	"github.com/madebook/madebook/internal/ratelimit"
 	"github.com/madebook/madebook/internal/testkit"
 	"github.com/madebook/madebook/web"
@@ -29,9 +31,10 @@ import (
 // goal: brief reaches at least 0.7× the no-op's requests per second.
 //
 // Beside it, check is the executor gate's question (POST
-// /api/v1/sessions/{id}/tool-calls/check, an Edit of web/app.js, which a
-// hook asks before every tool call) on the same sessions: it reports its
-// time per request as a multiple of the brief's (x-brief).
+// /api/v1/sessions/{id}/tool-calls/check as a Claude Code hook asks it
+// before an Edit, on the run it holds the session's calls in; hookCheck)
+// on the same sessions: it reports its time per request as a multiple of
+// the brief's (x-brief).
 //
 //	go test -run '^$' -bench BriefThroughput -benchtime 3s ./web
 func BenchmarkBriefThroughput(b *testing.B) {
@@ -42,6 +45,10 @@ func BenchmarkBriefThroughput(b *testing.B) {
 	mission := kit.Mission(lead, false)
 	ids := seedSessions(b, kit, agent.KeyID, mission, sessions)
 	ctx := context.Background()
+	checks := make([][]byte, sessions)
+	for i, id := range ids {
+		checks[i] = hookCheck(b, kit, agent, id)
+	}
 	for i := 0; i < sessions; i += 10 {
 		if _, err := kit.Gov.Decisions.Open(ctx, agent, ids[i], governance.DecisionInput{Title: "Schema",
 			Question: "Drop the legacy billing table?", BlockedScope: []string{"db/migrations"}, AllowedScope: []string{"web/"}}); err != nil {
@@ -64,9 +71,10 @@ func BenchmarkBriefThroughput(b *testing.B) {
 	for i, id := range ids {
 		bodies[i] = []byte(fmt.Sprintf(`{"session":%q}`, id))
 	}
-	// Steady state: every session has briefed once, as agents do all day.
-	for _, body := range bodies {
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/brief", bytes.NewReader(body))
+	// Steady state: every session has briefed once and its hook has
+	// checked once, as agents do all day.
+	warm := func(path string, body []byte) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+path, bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+key)
 		req.Header.Set("Content-Type", "application/json")
 		res, err := client.Do(req)
@@ -75,14 +83,17 @@ func BenchmarkBriefThroughput(b *testing.B) {
 		}
 		res.Body.Close()
 		if res.StatusCode != http.StatusOK {
-			b.Fatalf("warming up: status %d", res.StatusCode)
+			b.Fatalf("warming up %s: status %d", path, res.StatusCode)
 		}
 	}
-	checkBody := []byte(`{"tool":"Edit","input":{"file_path":"web/app.js","old_string":"a","new_string":"b"}}`)
+	for i, id := range ids {
+		warm("/brief", bodies[i])
+		warm("/api/v1/sessions/"+id+"/tool-calls/check", checks[i])
+	}
 	fixed := func(path string) func(int64) (string, []byte) {
 		return func(i int64) (string, []byte) { return path, bodies[i] }
 	}
-	check := func(i int64) (string, []byte) { return "/api/v1/sessions/" + ids[i] + "/tool-calls/check", checkBody }
+	check := func(i int64) (string, []byte) { return "/api/v1/sessions/" + ids[i] + "/tool-calls/check", checks[i] }
 	var briefNs float64
 	run := func(b *testing.B, request func(int64) (string, []byte), auth bool) float64 {
 		var next atomic.Int64
@@ -123,6 +134,19 @@ func BenchmarkBriefThroughput(b *testing.B) {
 			b.ReportMetric(ns/briefNs, "x-brief")
 		}
 	})
+}
+
+// hookCheck opens the run a Claude Code hook holds session's calls in and
+// returns the check the hook sends before an Edit on it: the path
+// absolute, in the working directory Claude Code reports.
+func hookCheck(tb testing.TB, kit *testkit.Kit, agent auth.Actor, session string) []byte {
+	tb.Helper()
+	run, _, err := kit.Ledger.OpenRun(context.Background(), agent, session, hook.RunName, "", "claude-"+session)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return []byte(`{"tool":"Edit","input":{"file_path":"/home/dev/shop/web/app.js","old_string":"a","new_string":"b"},` +
+		`"cwd":"/home/dev/shop","run":"` + run.ID + `"}`)
 }
 
 // seedSessions inserts n sessions in one transaction, as fast as the
@@ -316,11 +340,6 @@ func BenchmarkServe(b *testing.B) {
 	agent, key := kit.Agent()
 	mission := kit.Mission(lead, false)
 	ids := seedSessions(b, kit, agent.KeyID, mission, 1)
-	// The check is the one a Claude Code hook sends, on its run.
-	run, _, err := kit.Ledger.OpenRun(b.Context(), agent, ids[0], "claude-code", "", "claude-session")
-	if err != nil {
-		b.Fatal(err)
-	}
 	d := webtest.Deps(kit)
 	d.Limits = ratelimit.New(ratelimit.Config{Requests: ratelimit.Limit{N: 1 << 30, Per: time.Second}})
 	e := web.NewServer(d)
@@ -329,8 +348,7 @@ func BenchmarkServe(b *testing.B) {
 	}{
 		{"healthz", http.MethodGet, "/healthz", ""},
 		{"brief", http.MethodPost, "/brief", `{"session":"` + ids[0] + `"}`},
-		{"check", http.MethodPost, "/api/v1/sessions/" + ids[0] + "/tool-calls/check",
-			`{"tool":"Edit","input":{"file_path":"/home/dev/shop/web/app.js","old_string":"a","new_string":"b"},"cwd":"/home/dev/shop","run":"` + run.ID + `"}`},
+		{"check", http.MethodPost, "/api/v1/sessions/" + ids[0] + "/tool-calls/check", string(hookCheck(b, kit, agent, ids[0]))},
 	}
 	for _, r := range routes {
 		b.Run(r.name, func(b *testing.B) {

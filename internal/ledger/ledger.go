@@ -83,7 +83,7 @@ type Briefs interface {
 // asks about sessions' briefs, notes what writes the notifications its
 // events cause (governance's Services.Notify).
 func NewService(store db.Transactor, now func() time.Time, briefs Briefs, notes *notify.Notifier) *Service {
-	tools, runs := &toolMemo{}, &runMemo{}
+	tools, runs := &toolMemo{max: toolsMax}, &runMemo{max: runsMax}
 	store.OnChange(func(n db.Notice) {
 		switch n.Topic {
 		case "": // anything may have changed

@@ -25,6 +25,7 @@ import (
 // memoTTL, which bounds what a write from outside Madebook could leave
 // stale.
 type memo[K comparable, V any] struct {
+	max     int // entries, past which the memo starts afresh
 	mu      sync.Mutex
 	gen     uint64
 	entries map[K]memoEntry[V]
@@ -35,9 +36,13 @@ type memoEntry[V any] struct {
 	at time.Time
 }
 
+// memoTTL is how long an entry is believed; toolsMax and runsMax are how
+// many entries the memos hold: tools are few, and an agent's session
+// holds a run or a few, as many as the sessions the brief's cache holds.
 const (
-	memoTTL = time.Minute
-	memoMax = 10_000 // entries, past which a memo starts afresh
+	memoTTL  = time.Minute
+	toolsMax = 10_000
+	runsMax  = 200_000
 )
 
 // get returns key's value when it is remembered and fresh; otherwise the
@@ -62,7 +67,7 @@ func (m *memo[K, V]) put(key K, gen uint64, v V, now time.Time) {
 	if m.gen != gen {
 		return
 	}
-	if m.entries == nil || len(m.entries) >= memoMax {
+	if m.entries == nil || len(m.entries) >= m.max {
 		m.entries = map[K]memoEntry[V]{}
 	}
 	m.entries[key] = memoEntry[V]{v: v, at: now}
