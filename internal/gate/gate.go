@@ -106,8 +106,9 @@ func Classify(server, tool string, registered, said *bool) bool {
 	return writes || (said != nil && *said)
 }
 
-// pathKeys are the input fields a coding agent's tool names its paths in.
-var pathKeys = []string{"file_path", "notebook_path", "path"}
+// pathKeys are the input fields a coding agent's tool names its paths in,
+// then the one Bash names its command in.
+var pathKeys = []string{"file_path", "notebook_path", "path", "command"}
 
 // The most paths Paths returns, and the longest one it keeps: what the
 // ledger records of one call.
@@ -125,20 +126,22 @@ const Bash = "Bash"
 // whose input is a shell command, it adds, best effort, the command's
 // words that look like paths (BashPaths). Duplicates are dropped, and at
 // most MaxPaths paths of at most MaxPath bytes are returned.
-func Paths(tool string, in map[string]json.RawMessage) []string {
+func Paths(tool string, in input.Object) []string {
 	var out []string
 	add := func(p string) {
 		if p = strings.TrimSpace(p); p != "" && len(p) <= MaxPath && len(out) < MaxPaths && !slices.Contains(out, p) {
 			out = append(out, p)
 		}
 	}
-	for _, k := range pathKeys {
-		if s, ok := input.String(in[k]); ok {
+	var values [4]json.RawMessage
+	in.Lookup(pathKeys, values[:])
+	for _, v := range values[:3] {
+		if s, ok := input.String(v); ok {
 			add(s)
 		}
 	}
 	if tool == Bash {
-		if cmd, ok := input.String(in["command"]); ok {
+		if cmd, ok := input.String(values[3]); ok {
 			for _, p := range BashPaths(cmd) {
 				add(p)
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/gate"
+	"github.com/madebook/madebook/internal/input"
 	"github.com/madebook/madebook/internal/lifecycle"
 	"github.com/madebook/madebook/internal/plan"
 	"github.com/madebook/madebook/internal/protocol"
@@ -68,30 +69,52 @@ func TestToolNames(t *testing.T) {
 	}
 }
 
-func TestPathsAndScopes(t *testing.T) {
-	var in map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(`{"file_path":"web/app.js","notebook_path":" nb/x.ipynb ","path":"","command":"rm -rf /","pattern":7}`), &in); err != nil {
+// object is a tool's input as a check reads it: flat, or decoded by
+// encoding/json (which a list among its values needs); Paths reads both
+// alike.
+func object(t *testing.T, flat bool, js string) input.Object {
+	t.Helper()
+	if flat {
+		o, err := input.ParseObject([]byte(js))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	var o input.Object
+	if err := json.Unmarshal([]byte(js), &o); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(gate.Paths("Edit", in), ","); got != "web/app.js,nb/x.ipynb" {
-		t.Errorf("Paths = %q", got)
+	return o
+}
+
+func TestPathsAndScopes(t *testing.T) {
+	for _, flat := range []bool{true, false} {
+		in := object(t, flat, `{"file_path":"web/app.js","notebook_path":" nb/x.ipynb ","path":"","command":"rm -rf /","pattern":7}`)
+		if got := strings.Join(gate.Paths("Edit", in), ","); got != "web/app.js,nb/x.ipynb" {
+			t.Errorf("Paths = %q", got)
+		}
+		if got := strings.Join(gate.Paths("Bash", in), ","); got != "web/app.js,nb/x.ipynb" {
+			t.Errorf("Paths of a Bash input whose command names no path = %q", got)
+		}
+		bash := object(t, flat, `{"command":"rm -rf db/migrations/0042.sql && echo done >> ./web/../log.txt"}`)
+		if got := strings.Join(gate.Paths("Bash", bash), ","); got != "db/migrations/0042.sql,./web/../log.txt" {
+			t.Errorf("Paths of a Bash command = %q", got)
+		}
+		if got := gate.Paths("mcp__shell__run", bash); len(got) != 0 {
+			t.Errorf("only Bash's command is read for paths: %v", got)
+		}
+		many := object(t, flat, `{"command":"`+strings.Repeat("touch a/b.txt x/", 60)+strings.Repeat("y", 2000)+`"}`)
+		if got := gate.Paths("Bash", many); len(got) > gate.MaxPaths || slices.ContainsFunc(got, func(p string) bool { return len(p) > gate.MaxPath }) {
+			t.Errorf("Paths returns %d paths, past the ledger's limits", len(got))
+		}
 	}
-	if got := strings.Join(gate.Paths("Bash", in), ","); got != "web/app.js,nb/x.ipynb" {
-		t.Errorf("Paths of a Bash input whose command names no path = %q", got)
+	if got := gate.Paths("Edit", input.Object{}); len(got) != 0 {
+		t.Errorf("Paths of no input = %v", got)
 	}
-	if got := gate.Paths("Edit", nil); len(got) != 0 {
-		t.Errorf("Paths(nil) = %v", got)
-	}
-	bash := map[string]json.RawMessage{"command": json.RawMessage(`"rm -rf db/migrations/0042.sql && echo done >> ./web/../log.txt"`)}
-	if got := strings.Join(gate.Paths("Bash", bash), ","); got != "db/migrations/0042.sql,./web/../log.txt" {
-		t.Errorf("Paths of a Bash command = %q", got)
-	}
-	if got := gate.Paths("mcp__shell__run", bash); len(got) != 0 {
-		t.Errorf("only Bash's command is read for paths: %v", got)
-	}
-	many := map[string]json.RawMessage{"command": json.RawMessage(`"` + strings.Repeat("touch a/b.txt x/", 60) + strings.Repeat("y", 2000) + `"`)}
-	if got := gate.Paths("Bash", many); len(got) > gate.MaxPaths || slices.ContainsFunc(got, func(p string) bool { return len(p) > gate.MaxPath }) {
-		t.Errorf("Paths returns %d paths, past the ledger's limits", len(got))
+	// A value that is not a string names no path, flat or nested.
+	if got := gate.Paths("Edit", object(t, false, `{"file_path":["web/app.js"],"path":{"p":"x"}}`)); len(got) != 0 {
+		t.Errorf("Paths of values that are no strings = %v", got)
 	}
 	for _, tc := range []struct {
 		entry, path string
@@ -191,7 +214,7 @@ func TestBashPaths(t *testing.T) {
 		"rm db/migrations_old/x.sql":          false,
 		"cd db && rm migrations/x.sql":        false, // best effort: the shell is not parsed
 	} {
-		in := map[string]json.RawMessage{"command": json.RawMessage(strconv.Quote(cmd))}
+		in := object(t, true, `{"command":`+strconv.Quote(cmd)+`}`)
 		v := gate.Decide(gated, nil, gate.Call{Tool: "Bash", SideEffecting: true, Paths: gate.Paths("Bash", in)})
 		if v.Allow == refused {
 			t.Errorf("Bash %q in DECISION_REQUIRED over db/migrations: %+v, want refused %v", cmd, v, refused)

@@ -33,6 +33,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/madebook/madebook/internal/gate"
+	"github.com/madebook/madebook/internal/input"
 )
 
 // The events the hook answers. Any other event gets an empty answer.
@@ -479,8 +480,7 @@ func ToolCallOf(in Input) ToolCall {
 		no := false
 		c.SideEffecting = &no
 	}
-	var fields map[string]json.RawMessage
-	if isObject(in.ToolInput) && json.Unmarshal(in.ToolInput, &fields) == nil {
+	if fields, err := input.ParseObject(in.ToolInput); err == nil {
 		for _, p := range gate.Paths(in.ToolName, fields) {
 			c.Paths = append(c.Paths, gate.Relative(in.Cwd, p))
 		}

@@ -1,6 +1,10 @@
 package input
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+)
 
 // Member is one member Shallow may read: a plain string into Str, or an
 // object of plain keys and scalar values (a string, a number, true, false
@@ -8,22 +12,23 @@ import "encoding/json"
 type Member struct {
 	Name string
 	Str  *string
-	Obj  *map[string]json.RawMessage
+	Obj  *Object
 }
 
 // Shallow decodes data when it is the plainest shape of a small request
 // body: one JSON object whose members are each named exactly (same case)
 // by one of members, at most once, with the value that member takes —
 // for Str a string of printable ASCII without an escape; for Obj an
-// object, of members named that way at most once each, whose values are
-// scalars (strings may hold escapes and any byte a JSON string may) —
+// object of at most flatMax members, named that way at most once each,
+// whose values are scalars (strings may hold escapes and any byte a JSON
+// string may) —
 // with JSON's whitespace around the tokens. A member the object does not
 // have leaves its destination alone. It reports false for anything else
 // (another field, another type, a nested list or object, a duplicate,
 // broken JSON) and then writes nothing: such a body is decoded by
 // DecodeJSON, which accepts or refuses it in its own words. For every body
 // it accepts, DecodeJSON decodes the same values (a fuzz test holds it to
-// that). An object's values are slices of data, not copies.
+// that). An object is the slice of data it is, not a copy.
 //
 // It exists for the hottest bodies there are, the brief's
 // {"session":"ses_…"} and the executor check's {"tool":…,"input":{…}},
@@ -33,7 +38,7 @@ func Shallow(data []byte, members []Member) bool {
 		return false
 	}
 	var strs [8]string
-	var objs [8]map[string]json.RawMessage
+	var objs [8]Object
 	var seen uint8
 	_, ok := object(data, skipSpace(data, 0), true, func(key []byte, i int) (int, bool) {
 		k := -1
@@ -52,19 +57,10 @@ func Shallow(data []byte, members []Member) bool {
 			strs[k] = s
 			return next, ok
 		}
-		obj := map[string]json.RawMessage{}
-		next, ok := object(data, i, false, func(key []byte, i int) (int, bool) {
-			if _, dup := obj[string(key)]; dup {
-				return 0, false
-			}
-			end, ok := scalar(data, i)
-			if !ok {
-				return 0, false
-			}
-			obj[toolKey(key)] = data[i:end:end]
-			return end, true
-		})
-		objs[k] = obj
+		next, ok := flatObject(data, i, false)
+		if ok {
+			objs[k] = Object{flat: data[i:next:next]}
+		}
 		return next, ok
 	})
 	if !ok {
@@ -82,33 +78,21 @@ func Shallow(data []byte, members []Member) bool {
 	return true
 }
 
-// toolKey is key as a string: for the names coding agents' tools give
-// their inputs, the name itself, with no copy made (a check before every
-// tool call reads them).
-func toolKey(key []byte) string {
-	switch string(key) {
-	case "file_path":
-		return "file_path"
-	case "old_string":
-		return "old_string"
-	case "new_string":
-		return "new_string"
-	case "replace_all":
-		return "replace_all"
-	case "content":
-		return "content"
-	case "command":
-		return "command"
-	case "description":
-		return "description"
-	case "path":
-		return "path"
-	case "pattern":
-		return "pattern"
-	case "notebook_path":
-		return "notebook_path"
-	}
-	return string(key)
+// flatObject reads the flat object at data[i:] (top: all of data but
+// whitespace): up to flatMax members of plain keys, each key checked
+// against those before it, and scalar values. It returns the index after
+// the object.
+func flatObject(data []byte, i int, top bool) (int, bool) {
+	var keys [flatMax][]byte
+	n := 0
+	return object(data, i, top, func(key []byte, i int) (int, bool) {
+		if n == flatMax || slices.ContainsFunc(keys[:n], func(k []byte) bool { return bytes.Equal(k, key) }) {
+			return 0, false
+		}
+		keys[n] = key
+		n++
+		return scalar(data, i)
+	})
 }
 
 // object reads the JSON object at data[i:] whose keys are plain strings,

@@ -14,9 +14,9 @@ type brief struct {
 }
 
 type check struct {
-	Tool  string                     `json:"tool"`
-	Input map[string]json.RawMessage `json:"input"`
-	Cwd   string                     `json:"cwd"`
+	Tool  string `json:"tool"`
+	Input Object `json:"input"`
+	Cwd   string `json:"cwd"`
 }
 
 func shallowBrief(data []byte) (brief, bool) {
@@ -74,12 +74,12 @@ func TestShallowReadsPlainStrings(t *testing.T) {
 }
 
 func TestShallowReadsAnObjectOfScalars(t *testing.T) {
-	raw := func(kv ...string) map[string]json.RawMessage {
+	raw := func(kv ...string) Object {
 		m := map[string]json.RawMessage{}
 		for i := 0; i < len(kv); i += 2 {
 			m[kv[i]] = json.RawMessage(kv[i+1])
 		}
-		return m
+		return Object{m: m}
 	}
 	for _, tt := range []struct {
 		body string
@@ -113,7 +113,7 @@ func TestShallowReadsAnObjectOfScalars(t *testing.T) {
 		{`{"tool":"X","input":{"a":1}}}`, check{}, false},
 	} {
 		got, ok := shallowCheck([]byte(tt.body))
-		if ok != tt.ok || got.Tool != tt.want.Tool || got.Cwd != tt.want.Cwd || !sameRaw(got.Input, tt.want.Input) {
+		if ok != tt.ok || got.Tool != tt.want.Tool || got.Cwd != tt.want.Cwd || !sameRaw(got.Input.Map(), tt.want.Input.Map()) {
 			t.Errorf("Shallow(%s) = %+v, %v; want %+v, %v", tt.body, got, ok, tt.want, tt.ok)
 		}
 	}
@@ -129,7 +129,7 @@ func TestShallowWritesNothingWhenItDeclines(t *testing.T) {
 		[]Member{{Name: "tool", Str: &c.Tool}, {Name: "input", Obj: &c.Input}, {Name: "cwd", Str: &c.Cwd}}) {
 		t.Fatal("accepted a list")
 	}
-	if c.Tool != "before" || c.Cwd != "before" || c.Input != nil {
+	if c.Tool != "before" || c.Cwd != "before" || c.Input.flat != nil || c.Input.m != nil {
 		t.Errorf("declining wrote %+v", c)
 	}
 }
@@ -158,7 +158,7 @@ func FuzzShallow(f *testing.F) {
 			if err := DecodeJSON(data, &want, "body", ""); err != nil {
 				t.Fatalf("Shallow accepted %q as %+v; DecodeJSON refuses it: %v", data, got, err)
 			}
-			if got.Tool != want.Tool || got.Cwd != want.Cwd || !sameRaw(got.Input, want.Input) {
+			if got.Tool != want.Tool || got.Cwd != want.Cwd || !sameRaw(got.Input.Map(), want.Input.Map()) {
 				t.Fatalf("Shallow(%q) = %+v; DecodeJSON = %+v", data, got, want)
 			}
 		}

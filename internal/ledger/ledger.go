@@ -721,11 +721,11 @@ func (s *Service) refused(ctx context.Context, actor auth.Actor, session, runID 
 // directory (absolute paths in it are taken relative to it), and
 // optionally the run it is part of and the plan step it runs.
 type CheckInput struct {
-	Tool  string                     `json:"tool"`
-	Input map[string]json.RawMessage `json:"input"`
-	Cwd   string                     `json:"cwd"`
-	Run   string                     `json:"run"`
-	Step  string                     `json:"step"`
+	Tool  string       `json:"tool"`
+	Input input.Object `json:"input"`
+	Cwd   string       `json:"cwd"`
+	Run   string       `json:"run"`
+	Step  string       `json:"step"`
 }
 
 // DecodeFlat reads the usual check, plain strings and an input of scalar
@@ -743,8 +743,8 @@ const MaxCwd = MaxPath
 // CallPaths returns the paths a tool call names, as the check compares
 // them and the Claude Code hook records them: gate.Paths, each made
 // relative to cwd when it lies in it (gate.Relative).
-func CallPaths(tool string, input map[string]json.RawMessage, cwd string) []string {
-	paths := gate.Paths(tool, input)
+func CallPaths(tool string, in input.Object, cwd string) []string {
+	paths := gate.Paths(tool, in)
 	for i, p := range paths {
 		paths[i] = gate.Relative(cwd, p)
 	}

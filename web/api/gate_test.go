@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/madebook/madebook/internal/gate"
+	"github.com/madebook/madebook/internal/input"
 	"github.com/madebook/madebook/web/webtest"
 )
 
@@ -35,8 +36,7 @@ func recordBody(check map[string]any) map[string]any {
 	body := map[string]any{"server": server, "tool": tool}
 	if in, ok := check["input"].(map[string]any); ok {
 		b, _ := json.Marshal(in)
-		var raw map[string]json.RawMessage
-		_ = json.Unmarshal(b, &raw)
+		raw, _ := input.ParseObject(b)
 		if paths := gate.Paths(name, raw); len(paths) > 0 {
 			body["paths"] = paths
 		}
