@@ -22,7 +22,7 @@ func TestObjectLooksUpAlikeFlatOrDecoded(t *testing.T) {
 		{` { "command" : "ls" } `, true, [3]string{``, `"ls"`, ``}},
 		{`{}`, true, [3]string{}},
 		{`{"file_path":"a.go","edits":[{"old_string":"x"}]}`, false, [3]string{`"a.go"`, ``, ``}}, // a list: encoding/json's
-		{`{"file_path":"a","file_path":"b"}`, false, [3]string{`"b"`, ``, ``}},                      // a duplicate: encoding/json's, the last wins
+		{`{"file_path":"a","file_path":"b"}`, false, [3]string{`"b"`, ``, ``}},                    // a duplicate: encoding/json's, the last wins
 		{many(flatMax), true, [3]string{`"k0"`, ``, ``}},
 		{many(flatMax + 1), false, [3]string{`"k0"`, ``, ``}},
 	} {

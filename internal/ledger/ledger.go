@@ -87,12 +87,12 @@ func NewService(store db.Transactor, now func() time.Time, briefs Briefs, notes 
 	store.OnChange(func(n db.Notice) {
 		switch n.Topic {
 		case "": // anything may have changed
-			tools.forget(nil)
-			runs.forget(nil)
+			tools.forget()
+			runs.forget()
 		case db.TopicTools: // another replica classified or removed a tool
-			tools.forget(nil)
+			tools.forget()
 		case db.TopicSession: // another replica wrote to the session's timeline
-			forgetSession(runs, n.Key)
+			runs.forget(n.Key)
 		}
 	})
 	return &Service{store: store, now: func() time.Time { return now().UTC() }, briefs: briefs, notes: notes, tools: tools, runs: runs}
@@ -396,7 +396,7 @@ func (s *Service) RecordAsk(ctx context.Context, actor auth.Actor, runID string,
 	now := s.now()
 	var a db.Ask
 	var session string
-	defer func() { forgetSession(s.runs, session) }() // after the write commits
+	defer func() { s.runs.forget(session) }() // after the write commits
 	err = s.store.Write(ctx, func(q db.Querier) error {
 		r, err := ownRun(ctx, q, actor, runID)
 		if err != nil {
@@ -447,7 +447,7 @@ func (s *Service) AnswerAsk(ctx context.Context, actor auth.Actor, id, option st
 	now := s.now()
 	var a db.Ask
 	var session string
-	defer func() { forgetSession(s.runs, session) }() // after the write commits
+	defer func() { s.runs.forget(session) }() // after the write commits
 	err := s.store.Write(ctx, func(q db.Querier) error {
 		cur, err := q.GetAsk(ctx, id)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -1118,7 +1118,7 @@ func (s *Service) SetTool(ctx context.Context, actor auth.Actor, server, tool st
 	if err := actor.RequireAdmin("classify a tool"); err != nil {
 		return Tool{}, err
 	}
-	defer s.tools.forget(nil) // after the write commits
+	defer s.tools.forget() // after the write commits
 	server, tool, err := toolName(server, tool)
 	if err != nil {
 		return Tool{}, err
@@ -1152,7 +1152,7 @@ func (s *Service) DeleteTool(ctx context.Context, actor auth.Actor, server, tool
 	if err := actor.RequireAdmin("remove a tool"); err != nil {
 		return err
 	}
-	defer s.tools.forget(nil) // after the write commits
+	defer s.tools.forget() // after the write commits
 	// Trimmed as SetTool and RecordToolCall trim them: the names a tool
 	// was classified under remove it.
 	server, tool = strings.TrimSpace(server), strings.TrimSpace(tool)

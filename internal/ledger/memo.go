@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"time"
 
@@ -73,16 +74,17 @@ func (m *memo[K, V]) put(key K, gen uint64, v V, now time.Time) {
 	m.entries[key] = memoEntry[V]{v: v, at: now}
 }
 
-// forget drops the entries drop picks (every entry when drop is nil) and
+// forget drops the entries of keys (every entry when it names none) and
 // any read in flight.
-func (m *memo[K, V]) forget(drop func(V) bool) {
+func (m *memo[K, V]) forget(keys ...K) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.gen++
-	for k, e := range m.entries {
-		if drop == nil || drop(e.v) {
-			delete(m.entries, k)
-		}
+	if len(keys) == 0 {
+		m.entries = nil
+	}
+	for _, k := range keys {
+		delete(m.entries, k)
 	}
 }
 
@@ -105,62 +107,72 @@ func classifyMemo(ctx context.Context, tools *toolMemo, q db.Querier, server, to
 	return gate.Classify(server, tool, reg, nil), nil
 }
 
-// checkedRun is what the check reads of a run: whose it is, its session,
-// and the facts the gate decides on. Shared by every check the memo
-// serves: nothing may change it.
+// checkedRun is what the check reads of a run: whose it is, the facts the
+// gate decides on, and when they were read. Shared by every check the
+// memo serves: nothing may change it.
 type checkedRun struct {
 	agentKey int64
-	session  string
 	facts    *gate.Run
+	at       time.Time
 }
 
-// runMemo is checkedRun per run id. The writes that change a run's facts
-// (RecordAsk and AnswerAsk: whether it is parked and on what, the options
-// its plan's stopping points released) forget its session's runs: an
+// sessionRuns are a session's runs the check has read, by id: a map
+// never changed once remembered (a run read since is remembered with a
+// copy).
+type sessionRuns map[string]checkedRun
+
+// runMemo is sessionRuns per session. The writes that change a run's
+// facts (RecordAsk and AnswerAsk: whether it is parked and on what, the
+// options its plan's stopping points released) forget its session: an
 // answer at a stopping point releases it for every run of the plan, and
 // they are all of the plan's session. Ending a run changes none of them.
-type runMemo = memo[string, checkedRun]
-
-// forgetSession drops the runs of session.
-func forgetSession(runs *runMemo, session string) {
-	runs.forget(func(r checkedRun) bool { return r.session == session })
-}
+type runMemo = memo[string, sessionRuns]
 
 // checkRun returns the facts of the run id a check on session names,
 // which must be the actor's and of the session, through s.runs. Errors:
 // run_not_found, forbidden, run_not_in_session.
 func (s *Service) checkRun(ctx context.Context, actor auth.Actor, session, id string, now time.Time) (*gate.Run, error) {
-	r, ok, gen := s.runs.get(id, now)
-	if !ok {
+	runs, _, gen := s.runs.get(session, now)
+	r, ok := runs[id]
+	if !ok || now.Sub(r.at) > memoTTL {
+		var of string
 		var err error
-		if r, err = s.readRun(ctx, id); err != nil {
+		if r, of, err = s.readRun(ctx, id, now); err != nil {
 			return nil, err
 		}
-		// The check's own refusals come after: a run of another key or
-		// session is remembered all the same.
-		s.runs.put(id, gen, r, now)
+		if of != session { // forbidden first, as for a run of the session
+			if err := runOwner(actor, r.agentKey); err != nil {
+				return nil, err
+			}
+			return nil, notInSession(id, session)
+		}
+		more := make(sessionRuns, len(runs)+1)
+		maps.Copy(more, runs)
+		more[id] = r
+		s.runs.put(session, gen, more, now)
 	}
 	if err := runOwner(actor, r.agentKey); err != nil {
 		return nil, err
 	}
-	if r.session != session {
-		return nil, errs.E(errs.Invalid, "run_not_in_session", "Run %s belongs to another session, not %s.", id, session).In("run")
-	}
 	return r.facts, nil
 }
 
-// readRun reads what the check needs of run id in one read transaction.
-// (A function of its own, so that checkRun's remembered answer stays off
-// the heap.) Errors: run_not_found.
-func (s *Service) readRun(ctx context.Context, id string) (r checkedRun, err error) {
+// readRun reads what the check needs of run id, and its session, in one
+// read transaction. Errors: run_not_found.
+func (s *Service) readRun(ctx context.Context, id string, now time.Time) (r checkedRun, session string, err error) {
 	err = s.store.Read(ctx, func(q db.Querier) error {
 		row, err := q.GetRun(ctx, id)
 		if err != nil {
 			return runNotFound(err, id)
 		}
-		r = checkedRun{agentKey: row.AgentKeyID, session: row.SessionID}
+		session, r = row.SessionID, checkedRun{agentKey: row.AgentKeyID, at: now}
 		r.facts, err = runFacts(ctx, q, row)
 		return err
 	})
-	return r, err
+	return r, session, err
+}
+
+// notInSession refuses a run of another session: run_not_in_session.
+func notInSession(run, session string) error {
+	return errs.E(errs.Invalid, "run_not_in_session", "Run %s belongs to another session, not %s.", run, session).In("run")
 }
