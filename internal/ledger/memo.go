@@ -38,8 +38,8 @@ type memoEntry[V any] struct {
 }
 
 // memoTTL is how long an entry is believed; toolsMax and runsMax are how
-// many entries the memos hold: tools are few, and an agent's session
-// holds a run or a few, as many as the sessions the brief's cache holds.
+// many entries the memos hold: tools are few, and runs are remembered by
+// session, for as many sessions as the brief's cache holds.
 const (
 	memoTTL  = time.Minute
 	toolsMax = 10_000
