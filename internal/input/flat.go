@@ -57,10 +57,8 @@ func Shallow(data []byte, members []Member) bool {
 			strs[k] = s
 			return next, ok
 		}
-		next, ok := flatObject(data, i, false)
-		if ok {
-			objs[k] = Object{flat: data[i:next:next]}
-		}
+		o, next, ok := flatObject(data, i, false)
+		objs[k] = o
 		return next, ok
 	})
 	if !ok {
@@ -80,12 +78,12 @@ func Shallow(data []byte, members []Member) bool {
 
 // flatObject reads the flat object at data[i:] (top: all of data but
 // whitespace): up to flatMax members of plain keys, each key checked
-// against those before it, and scalar values. It returns the index after
-// the object.
-func flatObject(data []byte, i int, top bool) (int, bool) {
+// against those before it, and scalar values. It returns the object and
+// the index after it.
+func flatObject(data []byte, i int, top bool) (Object, int, bool) {
 	var keys [flatMax][]byte
 	n := 0
-	return object(data, i, top, func(key []byte, i int) (int, bool) {
+	next, ok := object(data, i, top, func(key []byte, i int) (int, bool) {
 		if n == flatMax || slices.ContainsFunc(keys[:n], func(k []byte) bool { return bytes.Equal(k, key) }) {
 			return 0, false
 		}
@@ -93,6 +91,10 @@ func flatObject(data []byte, i int, top bool) (int, bool) {
 		n++
 		return scalar(data, i)
 	})
+	if !ok {
+		return Object{}, 0, false
+	}
+	return Object{flat: data[i:next:next]}, next, true
 }
 
 // object reads the JSON object at data[i:] whose keys are plain strings,

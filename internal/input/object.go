@@ -35,9 +35,8 @@ func (o *Object) UnmarshalJSON(data []byte) error {
 // ParseObject reads data, one JSON object: a flat one as Shallow reads
 // it, any other through encoding/json (UnmarshalJSON).
 func ParseObject(data []byte) (Object, error) {
-	i := skipSpace(data, 0)
-	if next, ok := flatObject(data, i, true); ok {
-		return Object{flat: data[i:next:next]}, nil
+	if o, _, ok := flatObject(data, skipSpace(data, 0), true); ok {
+		return o, nil
 	}
 	var o Object
 	err := json.Unmarshal(data, &o)

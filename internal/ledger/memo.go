@@ -134,25 +134,24 @@ type runMemo = memo[string, sessionRuns]
 func (s *Service) checkRun(ctx context.Context, actor auth.Actor, session, id string, now time.Time) (*gate.Run, error) {
 	runs, _, gen := s.runs.get(session, now)
 	r, ok := runs[id]
+	of := session // the run's session
 	if !ok || now.Sub(r.at) > memoTTL {
-		var of string
 		var err error
 		if r, of, err = s.readRun(ctx, id, now); err != nil {
 			return nil, err
 		}
-		if of != session { // forbidden first, as for a run of the session
-			if err := runOwner(actor, r.agentKey); err != nil {
-				return nil, err
-			}
-			return nil, notInSession(id, session)
+		if of == session {
+			more := make(sessionRuns, len(runs)+1)
+			maps.Copy(more, runs)
+			more[id] = r
+			s.runs.put(session, gen, more, now)
 		}
-		more := make(sessionRuns, len(runs)+1)
-		maps.Copy(more, runs)
-		more[id] = r
-		s.runs.put(session, gen, more, now)
 	}
 	if err := runOwner(actor, r.agentKey); err != nil {
 		return nil, err
+	}
+	if of != session {
+		return nil, notInSession(id, session)
 	}
 	return r.facts, nil
 }
