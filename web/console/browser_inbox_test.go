@@ -139,7 +139,7 @@ func TestBrowserFiftyItemsFitAsAList(t *testing.T) {
 	}
 	// Enter opens the focused line's form in place; Esc closes it.
 	first := `[data-testid=attention-item][data-ref="` + in.violationRefID + `"]`
-	webtest.Do(t, ctx, "Enter opens", chromedp.KeyEvent("\r"), chromedp.WaitVisible(chromedp.CSS(first+` [data-testid=violation-clear-form]`)))
+	webtest.Do(t, ctx, "Enter opens", webtest.PressEnter(), chromedp.WaitVisible(chromedp.CSS(first+` [data-testid=violation-clear-form]`)))
 	webtest.Do(t, ctx, "Esc closes", chromedp.KeyEvent("\x1b"), chromedp.WaitNotPresent(chromedp.CSS(first+` [data-testid=item-body]`)))
 
 	// x selects a gate; the sticky bar appears and resolves the selection.

@@ -12,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/madebook/madebook/internal/testkit"
 	"github.com/madebook/madebook/web"
@@ -99,6 +102,25 @@ func OpenBrowser(t *testing.T) context.Context {
 		t.Fatal(err)
 	}
 	return ctx
+}
+
+// PressEnter presses Enter as a person does: a key down and a key up.
+// chromedp.KeyEvent("\r") also sends the key's character as an event of
+// its own, after the key down is handled, so on a busy machine it can land
+// where the key down's handler moved the focus (a form it opened, whose
+// select it then opens) rather than where Enter was pressed.
+func PressEnter() chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		for _, k := range kb.Encode('\r') {
+			if k.Type == kb.KeyChar {
+				continue
+			}
+			if _, err := cdp.Call(ctx, t, input.DispatchKeyEvent, *k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // Do runs browser steps and fails the test on the first error.
