@@ -173,9 +173,13 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 	brief := func(i int) *http.Request { return briefs[i%len(briefs)].next() }
 	check := func(i int) *http.Request { return checks[i%len(checks)].next() }
 	health := func(int) *http.Request { return healthz.next() }
-	// Every session briefs once: the steady state of agents at work.
+	// Every session briefs once and its hook checks once: the steady
+	// state of agents at work.
 	for i := range ids {
 		if err := benchDo(client, brief(i)); err != nil {
+			return fmt.Errorf("warming up: %w", err)
+		}
+		if err := benchDo(client, check(i)); err != nil {
 			return fmt.Errorf("warming up: %w", err)
 		}
 	}
@@ -254,8 +258,10 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 	turnP99 := map[string][]float64{} // each round's p99, by route
 	clear(failed)
 	clock.run()
+	next := 0 // each round goes on through the fleet's sessions where the last stopped
 	for range openRounds {
-		lat, late, bad := benchOpen(client, reqs, cfg.rate, cfg.openDuration*time.Duration(len(routes))/openRounds)
+		lat, late, bad := benchOpen(client, reqs, cfg.rate, cfg.openDuration*time.Duration(len(routes))/openRounds, next)
+		next += len(lat[0])
 		lateness = append(lateness, late...)
 		for k, r := range routes {
 			lats[k] = append(lats[k], lat[k]...)
@@ -493,11 +499,12 @@ func benchClosed(client http.RoundTripper, req func(int) *http.Request, clients 
 // benchOpen sends rate requests a second for d, each at its scheduled
 // time whether or not the ones before were answered, taking the routes
 // reqs make in turn, each turn in a random order (so that no route always
-// follows the same other). It returns each route's latencies, measured
+// follows the same other); turns are counted from first, and each
+// route's request of a turn is the one reqs makes for its count. It returns each route's latencies, measured
 // from when each request was due (so a stalled server is not hidden by a
 // waiting sender), how late the sender woke for each request (part of its
 // latency), and how many of each route's failed.
-func benchOpen(client http.RoundTripper, reqs []func(int) *http.Request, rate int, d time.Duration) (lat [][]time.Duration, late []time.Duration, failed []int64) {
+func benchOpen(client http.RoundTripper, reqs []func(int) *http.Request, rate int, d time.Duration, first int) (lat [][]time.Duration, late []time.Duration, failed []int64) {
 	n := int(float64(rate) * d.Seconds())
 	interval := time.Second / time.Duration(rate)
 	order := benchOrder(n, len(reqs))
@@ -513,7 +520,7 @@ func benchOpen(client http.RoundTripper, reqs []func(int) *http.Request, rate in
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if benchDo(client, reqs[k](i/len(reqs))) != nil {
+			if benchDo(client, reqs[k](first+i/len(reqs))) != nil {
 				bad[k].Add(1)
 			}
 			all[i] = time.Since(due)

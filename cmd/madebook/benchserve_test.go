@@ -96,7 +96,7 @@ func TestBenchOpenSendsEachRouteItsShare(t *testing.T) {
 			return r
 		}
 	}
-	lat, late, failed := benchOpen(client, []func(int) *http.Request{route("/a"), route("/b"), route("/c")}, 3000, 100*time.Millisecond)
+	lat, late, failed := benchOpen(client, []func(int) *http.Request{route("/a"), route("/b"), route("/c")}, 3000, 100*time.Millisecond, 7)
 	if len(late) != 300 || len(lat[0]) != 100 || len(lat[1]) != 100 || len(lat[2]) != 100 {
 		t.Fatalf("%d sent, answers by route %d %d %d; want 300, 100 each", len(late), len(lat[0]), len(lat[1]), len(lat[2]))
 	}
@@ -104,6 +104,9 @@ func TestBenchOpenSendsEachRouteItsShare(t *testing.T) {
 		t.Errorf("failed by route %v, want only /b's 100", failed)
 	}
 	for turn, sent := range turns {
+		if turn < 7 || turn >= 107 {
+			t.Fatalf("turn %d sent, want turns 7 to 106", turn)
+		}
 		if len(sent) != 6 || !strings.Contains(sent, "/a") || !strings.Contains(sent, "/b") || !strings.Contains(sent, "/c") {
 			t.Fatalf("turn %d sent %s, want each route once", turn, sent)
 		}

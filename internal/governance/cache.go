@@ -23,6 +23,10 @@ import (
 // timeline announces the session, and heard forgets it (db.Store.Listen).
 // Entries also expire after stateTTL, which bounds what a write from
 // outside Madebook (an operator's sqlite3 or psql shell) could leave stale.
+// An entry older than stateRefresh that a brief still finds is read again
+// in the background while it serves, so a session its agent briefs or
+// checks at least that often never waits on the database for the entry's
+// age.
 type stateCache struct {
 	mu   sync.Mutex
 	gens map[string]uint64
@@ -30,6 +34,9 @@ type stateCache struct {
 	// forgets plus the epoch, so either kind of forget changes it.
 	epoch   uint64
 	entries map[string]*stateEntry
+	// refreshes are the background reads under way, inFlight of them.
+	refreshes sync.WaitGroup
+	inFlight  int
 }
 
 // briefInputs is what a brief is built from, read in one snapshot: the
@@ -102,11 +109,21 @@ func loadInputs(ctx context.Context, q db.Querier, id string) (briefInputs, erro
 type stateEntry struct {
 	in briefInputs
 	at time.Time // when in was read
+	// refreshing: a background read of the session is under way (guarded
+	// by the cache's mu).
+	refreshing bool
 }
 
+// stateTTL is how long an entry is believed, stateRefresh the age past
+// which a brief that finds it has it read again in the background, and
+// maxRefreshes how many such reads run at once (past that, an entry is
+// served as it is and refreshed by a later brief, or read when it
+// expires).
 const (
-	stateTTL = time.Minute
-	stateMax = 200_000
+	stateTTL     = time.Minute
+	stateRefresh = stateTTL * 3 / 4
+	maxRefreshes = 4
+	stateMax     = 200_000
 )
 
 func newStateCache() *stateCache {
@@ -122,15 +139,35 @@ func (c *stateCache) generation(id string) uint64 {
 
 // get returns the session's inputs, unless they are older than stateTTL.
 // An entry present is current: put stores one only at the session's
-// generation, and every forget removes the entries it outdates.
-func (c *stateCache) get(id string, now time.Time) (*briefInputs, bool) {
+// generation, and every forget removes the entries it outdates. refresh
+// is the entry when the caller is to read the session again in the
+// background, having claimed it: older than stateRefresh, with no read of
+// it under way and room for one more. The caller hands it to refreshed
+// when done.
+func (c *stateCache) get(id string, now time.Time) (in *briefInputs, ok bool, refresh *stateEntry) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	e, ok := c.entries[id]
-	c.mu.Unlock()
 	if !ok || now.Sub(e.at) > stateTTL {
-		return nil, false
+		return nil, false, nil
 	}
-	return &e.in, true
+	if now.Sub(e.at) > stateRefresh && !e.refreshing && c.inFlight < maxRefreshes {
+		e.refreshing = true
+		c.inFlight++
+		c.refreshes.Add(1)
+		refresh = e
+	}
+	return &e.in, true, refresh
+}
+
+// refreshed ends the background read get handed out for e, whether or not
+// it replaced e.
+func (c *stateCache) refreshed(e *stateEntry) {
+	c.mu.Lock()
+	e.refreshing = false
+	c.inFlight--
+	c.mu.Unlock()
+	c.refreshes.Done()
 }
 
 // put stores inputs read at generation gen, unless the session was
@@ -181,9 +218,26 @@ func (c *stateCache) heard(n db.Notice) {
 // cache or from one read transaction. The inputs are shared, not copied:
 // callers must not change them.
 func (c *core) briefInputs(ctx context.Context, id string, now time.Time) (*briefInputs, error) {
-	if in, ok := c.cache.get(id, now); ok {
+	if in, ok, refresh := c.cache.get(id, now); ok {
+		if refresh != nil {
+			go func() {
+				defer c.cache.refreshed(refresh)
+				ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refreshTimeout)
+				defer cancel()
+				c.readInputs(ctx, id, c.now()) //nolint:errcheck // the entry serves on; it is read when it expires
+			}()
+		}
 		return in, nil
 	}
+	return c.readInputs(ctx, id, now)
+}
+
+// refreshTimeout bounds a background read of a session's inputs.
+const refreshTimeout = 10 * time.Second
+
+// readInputs reads the session's inputs in one read transaction and
+// remembers them as read at now.
+func (c *core) readInputs(ctx context.Context, id string, now time.Time) (*briefInputs, error) {
 	gen := c.cache.generation(id)
 	var in briefInputs
 	err := c.store.Read(ctx, func(q db.Querier) error {

@@ -6,3 +6,9 @@ var ToolCallFrom = toolCallFrom
 
 // TriggerError is triggerError, for the test of the triggers' answers.
 var TriggerError = triggerError
+
+// WaitRefreshes waits for the check's memos' background reads under way.
+func (s *Service) WaitRefreshes() {
+	s.tools.refreshes.Wait()
+	s.runs.refreshes.Wait()
+}

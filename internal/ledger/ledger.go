@@ -834,7 +834,7 @@ func (s *Service) Check(ctx context.Context, actor auth.Actor, session string, i
 	server, tool := gate.SplitTool(name)
 	now := s.now()
 	// Point reads, most often remembered: no transaction needed.
-	writes, err := classifyMemo(ctx, s.tools, s.store.Reader(), server, tool, now)
+	writes, err := s.classifyMemo(ctx, server, tool, now)
 	var run *gate.Run
 	if err == nil && in.Run != "" {
 		run, err = s.checkRun(ctx, actor, session, in.Run, now)

@@ -1154,3 +1154,54 @@ func TestTheCheckFollowsItsRunAtOnce(t *testing.T) {
 	check("the other run parked", other.ID, "run_parked")
 	check("this run, beside it", r.ID, "")
 }
+
+// What the check remembers of a run and of a tool is read again in the
+// background once it is 45 seconds old, while checks go on being
+// answered from it, and at once past a minute. The writes here come from
+// outside this process's ledger (another ledger on the same database, as
+// a replica not heard would write), so nothing forgets what the check
+// remembers but its age.
+func TestTheCheckRefreshesWhatItRemembersBehindTheChecks(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	outside := ledger.NewService(w.Store, w.Clock.Now, w.Gov.Briefs, w.Gov.Notify)
+	r := w.start(t, "work", "")
+	if _, err := w.Ledger.SetTool(ctx, w.admin, "fs", "write", false); err != nil {
+		t.Fatal(err)
+	}
+	check := func(step, wantCode string, wantWrites bool) {
+		t.Helper()
+		v, err := w.Ledger.Check(ctx, w.agent, w.session, ledger.CheckInput{Tool: "mcp__fs__write", Run: r.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Code != wantCode || v.Allow != (wantCode == "") || v.SideEffecting != wantWrites {
+			t.Fatalf("%s: %+v, want code %q, side_effecting %v", step, v, wantCode, wantWrites)
+		}
+	}
+	check("remembered", "", false)
+	a, err := outside.RecordAsk(ctx, w.agent, r.ID, ledger.AskInput{Prompt: "save this reading?", Options: yesNo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := outside.SetTool(ctx, w.admin, "fs", "write", true); err != nil {
+		t.Fatal(err)
+	}
+	check("written outside", "", false)
+	w.Clock.Advance(44 * time.Second)
+	check("not yet 45 seconds old", "", false)
+	w.Ledger.WaitRefreshes()
+	check("not yet 45 seconds old, nothing read behind it", "", false)
+
+	w.Clock.Advance(2 * time.Second)
+	check("past 45 seconds: answered from memory, read again behind", "", false)
+	w.Ledger.WaitRefreshes()
+	check("refreshed", "run_parked", true)
+
+	// Checked no more for a minute: read before the check is answered.
+	if _, err := outside.AnswerAsk(ctx, w.lead, a.ID, "1"); err != nil {
+		t.Fatal(err)
+	}
+	w.Clock.Advance(time.Minute + time.Second)
+	check("expired", "", true)
+}

@@ -24,12 +24,17 @@ import (
 // took before reading). Another replica's writes forget it when the
 // database tells of them (db.Store.OnChange). Entries also expire after
 // memoTTL, which bounds what a write from outside Madebook could leave
-// stale.
+// stale; one older than memoRefresh that a check still finds is read again
+// in the background while it serves (refresh), so a session whose hook
+// checks at least that often never waits on the database for its age.
 type memo[K comparable, V any] struct {
 	max     int // entries, past which the memo starts afresh
 	mu      sync.Mutex
 	gen     uint64
 	entries map[K]memoEntry[V]
+	// refreshing are the keys read again in the background now.
+	refreshing map[K]bool
+	refreshes  sync.WaitGroup
 }
 
 type memoEntry[V any] struct {
@@ -37,27 +42,34 @@ type memoEntry[V any] struct {
 	at time.Time
 }
 
-// memoTTL is how long an entry is believed; toolsMax and runsMax are how
-// many entries the memos hold: tools are few, and runs are remembered by
+// memoTTL is how long an entry is believed, memoRefresh the age past
+// which a check that finds it has it read again in the background, at
+// most maxRefreshes at once (past that, it serves as it is until a later
+// check refreshes it or it expires); toolsMax and runsMax are how many
+// entries the memos hold: tools are few, and runs are remembered by
 // session, for as many sessions as the brief's cache holds.
 const (
-	memoTTL  = time.Minute
-	toolsMax = 10_000
-	runsMax  = 200_000
+	memoTTL        = time.Minute
+	memoRefresh    = memoTTL * 3 / 4
+	maxRefreshes   = 4
+	refreshTimeout = 10 * time.Second
+	toolsMax       = 10_000
+	runsMax        = 200_000
 )
 
-// get returns key's value when it is remembered and fresh; otherwise the
-// generation to hand put with what the caller reads.
-func (m *memo[K, V]) get(key K, now time.Time) (v V, ok bool, gen uint64) {
+// get returns key's value, and when it was read, when it is remembered
+// and fresh; otherwise the generation to hand put with what the caller
+// reads.
+func (m *memo[K, V]) get(key K, now time.Time) (v V, at time.Time, ok bool, gen uint64) {
 	m.mu.Lock()
 	e, ok := m.entries[key]
 	gen = m.gen
 	m.mu.Unlock()
 	if ok && now.Sub(e.at) <= memoTTL {
-		return e.v, true, gen
+		return e.v, e.at, true, gen
 	}
 	var zero V
-	return zero, false, gen
+	return zero, time.Time{}, false, gen
 }
 
 // put remembers v, read at generation gen, unless something was forgotten
@@ -72,6 +84,44 @@ func (m *memo[K, V]) put(key K, gen uint64, v V, now time.Time) {
 		m.entries = map[K]memoEntry[V]{}
 	}
 	m.entries[key] = memoEntry[V]{v: v, at: now}
+}
+
+// refresh, when at (when what the caller was served was read) is past
+// memoRefresh and key is not being read again already, reads it again
+// with read in the background and remembers what it reads, as read at
+// the clock's time when it started. It returns at once.
+func (m *memo[K, V]) refresh(ctx context.Context, key K, at, now time.Time, clock func() time.Time, read func(context.Context) (V, error)) {
+	if now.Sub(at) <= memoRefresh {
+		return
+	}
+	m.mu.Lock()
+	claimed := !m.refreshing[key] && len(m.refreshing) < maxRefreshes
+	if claimed {
+		if m.refreshing == nil {
+			m.refreshing = map[K]bool{}
+		}
+		m.refreshing[key] = true
+		m.refreshes.Add(1)
+	}
+	gen := m.gen
+	m.mu.Unlock()
+	if !claimed {
+		return
+	}
+	go func() {
+		defer func() {
+			m.mu.Lock()
+			delete(m.refreshing, key)
+			m.mu.Unlock()
+			m.refreshes.Done()
+		}()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refreshTimeout)
+		defer cancel()
+		start := clock()
+		if v, err := read(ctx); err == nil {
+			m.put(key, gen, v, start)
+		}
+	}()
 }
 
 // forget drops the entries of keys (every entry when it names none) and
@@ -92,17 +142,20 @@ func (m *memo[K, V]) forget(keys ...K) {
 // DeleteTool forget it.
 type toolMemo = memo[[2]string, *bool]
 
-// classifyMemo is the package's classify (with no word from the agent),
-// through tools.
-func classifyMemo(ctx context.Context, tools *toolMemo, q db.Querier, server, tool string, now time.Time) (bool, error) {
+// classifyMemo is the service's classify (with no word from the agent),
+// through its tools memo.
+func (s *Service) classifyMemo(ctx context.Context, server, tool string, now time.Time) (bool, error) {
 	key := [2]string{server, tool}
-	reg, ok, gen := tools.get(key, now)
-	if !ok {
+	read := func(ctx context.Context) (*bool, error) { return registered(ctx, s.store.Reader(), server, tool) }
+	reg, at, ok, gen := s.tools.get(key, now)
+	if ok {
+		s.tools.refresh(ctx, key, at, now, s.now, read)
+	} else {
 		var err error
-		if reg, err = registered(ctx, q, server, tool); err != nil {
+		if reg, err = read(ctx); err != nil {
 			return false, err
 		}
-		tools.put(key, gen, reg, now)
+		s.tools.put(key, gen, reg, now)
 	}
 	return gate.Classify(server, tool, reg, nil), nil
 }
@@ -132,10 +185,15 @@ type runMemo = memo[string, sessionRuns]
 // which must be the actor's and of the session, through s.runs. Errors:
 // run_not_found, forbidden, run_not_in_session.
 func (s *Service) checkRun(ctx context.Context, actor auth.Actor, session, id string, now time.Time) (*gate.Run, error) {
-	runs, _, gen := s.runs.get(session, now)
+	runs, _, _, gen := s.runs.get(session, now)
 	r, ok := runs[id]
+	ok = ok && now.Sub(r.at) <= memoTTL
 	of := session // the run's session
-	if !ok || now.Sub(r.at) > memoTTL {
+	if ok {
+		s.runs.refresh(ctx, session, r.at, now, s.now, func(ctx context.Context) (sessionRuns, error) {
+			return s.rereadRuns(ctx, session, runs)
+		})
+	} else {
 		var err error
 		if r, of, err = s.readRun(ctx, id, now); err != nil {
 			return nil, err
@@ -160,15 +218,42 @@ func (s *Service) checkRun(ctx context.Context, actor auth.Actor, session, id st
 // read transaction. Errors: run_not_found.
 func (s *Service) readRun(ctx context.Context, id string, now time.Time) (r checkedRun, session string, err error) {
 	err = s.store.Read(ctx, func(q db.Querier) error {
-		row, err := q.GetRun(ctx, id)
-		if err != nil {
-			return runNotFound(err, id)
-		}
-		session, r = row.SessionID, checkedRun{agentKey: row.AgentKeyID, at: now}
-		r.facts, err = runFacts(ctx, q, row)
+		r, session, err = readRunIn(ctx, q, id, now)
 		return err
 	})
 	return r, session, err
+}
+
+// readRunIn is readRun in q's transaction.
+func readRunIn(ctx context.Context, q db.Querier, id string, now time.Time) (checkedRun, string, error) {
+	row, err := q.GetRun(ctx, id)
+	if err != nil {
+		return checkedRun{}, "", runNotFound(err, id)
+	}
+	r := checkedRun{agentKey: row.AgentKeyID, at: now}
+	r.facts, err = runFacts(ctx, q, row)
+	return r, row.SessionID, err
+}
+
+// rereadRuns reads the runs of session that runs remembers again, in one
+// read transaction, as read at the clock's time: what a refresh of the
+// session's entry remembers. A run no longer of the session is left out.
+func (s *Service) rereadRuns(ctx context.Context, session string, runs sessionRuns) (sessionRuns, error) {
+	now := s.now()
+	out := make(sessionRuns, len(runs))
+	err := s.store.Read(ctx, func(q db.Querier) error {
+		for id := range runs {
+			r, of, err := readRunIn(ctx, q, id, now)
+			if err != nil {
+				return err
+			}
+			if of == session {
+				out[id] = r
+			}
+		}
+		return nil
+	})
+	return out, err
 }
 
 // notInSession refuses a run of another session: run_not_in_session.
