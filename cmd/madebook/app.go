@@ -45,8 +45,12 @@ func openApp(ctx context.Context, path string) (*app, error) {
 	return a, nil
 }
 
-// Close closes the database.
-func (a *app) Close() error { return a.store.Close() }
+// Close closes the database, once the background reads of sessions'
+// brief inputs under way are done.
+func (a *app) Close() error {
+	a.gov.WaitRefreshes()
+	return a.store.Close()
+}
 
 // withApp opens the app on the database at path, runs fn with it, and
 // closes it.

@@ -2,6 +2,7 @@ package governance
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -235,15 +236,59 @@ func (c *core) briefInputs(ctx context.Context, id string, now time.Time) (*brie
 // refreshTimeout bounds a background read of a session's inputs.
 const refreshTimeout = 10 * time.Second
 
+// A Rider remembers something of sessions beside their brief's inputs
+// (the ledger: the facts of the runs a session's checks named) and has
+// it read again whenever they are, in the same read transaction: so one
+// read a session, not one per memo, keeps all of it fresh (a brief's or
+// a check's refresh, or a read past the expiry). It is called before the
+// transaction begins, so that it can take whatever a write forgets
+// (a generation) first, and returns what reads in the transaction, as
+// read at the time given, or nil when it remembers nothing of session.
+type Rider = func(session string) func(ctx context.Context, q db.Querier, now time.Time) error
+
+// AddRider has r read with every session's inputs from now on (call it
+// before serving; ledger.NewService does).
+func (s *BriefService) AddRider(r Rider) {
+	s.ridersMu.Lock()
+	defer s.ridersMu.Unlock()
+	s.ridersList = append(slices.Clip(s.ridersList), r)
+}
+
+// riders returns the riders added so far.
+func (c *core) riders() []Rider {
+	c.ridersMu.Lock()
+	defer c.ridersMu.Unlock()
+	return c.ridersList
+}
+
+// WaitRefreshes waits for the background reads of sessions' inputs under
+// way (a server that stops, before it closes the database; tests).
+func (s *Services) WaitRefreshes() { s.Briefs.cache.refreshes.Wait() }
+
 // readInputs reads the session's inputs in one read transaction and
-// remembers them as read at now.
+// remembers them as read at now; the riders read what they remember of
+// the session in the same transaction.
 func (c *core) readInputs(ctx context.Context, id string, now time.Time) (*briefInputs, error) {
 	gen := c.cache.generation(id)
+	riders := c.riders()
+	reads := make([]func(context.Context, db.Querier, time.Time) error, 0, len(riders))
+	for _, ride := range riders {
+		if read := ride(id); read != nil {
+			reads = append(reads, read)
+		}
+	}
 	var in briefInputs
 	err := c.store.Read(ctx, func(q db.Querier) error {
 		var err error
-		in, err = loadInputs(ctx, q, id)
-		return err
+		if in, err = loadInputs(ctx, q, id); err != nil {
+			return err
+		}
+		for _, read := range reads {
+			if err := read(ctx, q, now); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -144,6 +145,9 @@ type core struct {
 	log *slog.Logger
 	// costs is what each policy cost over the changes evaluated.
 	costs *policyCosts
+	// ridersList is what reads with each session's inputs (AddRider).
+	ridersMu   sync.Mutex
+	ridersList []Rider
 }
 
 // write runs fn in one write transaction and then forgets the cached state

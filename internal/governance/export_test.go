@@ -52,6 +52,3 @@ func (f Failing) Write(ctx context.Context, fn func(db.Querier) error) error {
 func (s *ChangeService) SetEvaluation(budget time.Duration, clock func() time.Time, evaluated func(session string)) {
 	s.budget, s.clock, s.evaluated = budget, clock, evaluated
 }
-
-// WaitRefreshes waits for the brief cache's background reads under way.
-func (s *Services) WaitRefreshes() { s.Briefs.cache.refreshes.Wait() }

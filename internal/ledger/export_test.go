@@ -7,8 +7,5 @@ var ToolCallFrom = toolCallFrom
 // TriggerError is triggerError, for the test of the triggers' answers.
 var TriggerError = triggerError
 
-// WaitRefreshes waits for the check's memos' background reads under way.
-func (s *Service) WaitRefreshes() {
-	s.tools.refreshes.Wait()
-	s.runs.refreshes.Wait()
-}
+// WaitToolRefreshes waits for the tool memo's background reads under way.
+func (s *Service) WaitToolRefreshes() { s.tools.refreshes.Wait() }

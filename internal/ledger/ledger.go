@@ -77,6 +77,10 @@ type Briefs interface {
 	// GateSessionIn decides it from what q's transaction reads: the
 	// recording's exact path. Errors: session_not_found.
 	GateSessionIn(ctx context.Context, q db.Querier, session string) (gate.Session, error)
+	// AddRider has rider read with every session's cached inputs, in
+	// the transaction that reads them, whenever they are read
+	// (governance.Rider): the check's run facts are kept fresh so.
+	AddRider(rider func(session string) func(ctx context.Context, q db.Querier, now time.Time) error)
 }
 
 // NewService returns the ledger service; briefs is what its executor gate
@@ -95,7 +99,9 @@ func NewService(store db.Transactor, now func() time.Time, briefs Briefs, notes 
 			runs.forget(n.Key)
 		}
 	})
-	return &Service{store: store, now: func() time.Time { return now().UTC() }, briefs: briefs, notes: notes, tools: tools, runs: runs}
+	s := &Service{store: store, now: func() time.Time { return now().UTC() }, briefs: briefs, notes: notes, tools: tools, runs: runs}
+	briefs.AddRider(s.rideRuns)
+	return s
 }
 
 // Run is one run of an agent's work.

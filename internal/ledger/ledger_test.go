@@ -1157,7 +1157,8 @@ func TestTheCheckFollowsItsRunAtOnce(t *testing.T) {
 
 // What the check remembers of a run and of a tool is read again in the
 // background once it is 45 seconds old, while checks go on being
-// answered from it, and at once past a minute. The writes here come from
+// answered from it (the run with the session's brief inputs, in their
+// refresh), and at once past a minute. The writes here come from
 // outside this process's ledger (another ledger on the same database, as
 // a replica not heard would write), so nothing forgets what the check
 // remembers but its age.
@@ -1190,12 +1191,14 @@ func TestTheCheckRefreshesWhatItRemembersBehindTheChecks(t *testing.T) {
 	check("written outside", "", false)
 	w.Clock.Advance(44 * time.Second)
 	check("not yet 45 seconds old", "", false)
-	w.Ledger.WaitRefreshes()
+	w.Gov.WaitRefreshes()
+	w.Ledger.WaitToolRefreshes()
 	check("not yet 45 seconds old, nothing read behind it", "", false)
 
 	w.Clock.Advance(2 * time.Second)
 	check("past 45 seconds: answered from memory, read again behind", "", false)
-	w.Ledger.WaitRefreshes()
+	w.Gov.WaitRefreshes()
+	w.Ledger.WaitToolRefreshes()
 	check("refreshed", "run_parked", true)
 
 	// Checked no more for a minute: read before the check is answered.

@@ -24,9 +24,12 @@ import (
 // took before reading). Another replica's writes forget it when the
 // database tells of them (db.Store.OnChange). Entries also expire after
 // memoTTL, which bounds what a write from outside Madebook could leave
-// stale; one older than memoRefresh that a check still finds is read again
-// in the background while it serves (refresh), so a session whose hook
-// checks at least that often never waits on the database for its age.
+// stale. So that a busy session never waits on the database for an
+// entry's age, the runs are read again whenever the session's brief
+// inputs are (rideRuns: in the same transaction, by a brief's or a
+// check's refresh, which governance starts past 45 s), and a tool older
+// than memoRefresh that a check still finds is read again in the
+// background while it serves (refresh).
 type memo[K comparable, V any] struct {
 	max     int // entries, past which the memo starts afresh
 	mu      sync.Mutex
@@ -84,6 +87,15 @@ func (m *memo[K, V]) put(key K, gen uint64, v V, now time.Time) {
 		m.entries = map[K]memoEntry[V]{}
 	}
 	m.entries[key] = memoEntry[V]{v: v, at: now}
+}
+
+// peek returns key's value, however old, and the generation to hand put
+// with what the caller reads of it again.
+func (m *memo[K, V]) peek(key K) (v V, ok bool, gen uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[key]
+	return e.v, ok, m.gen
 }
 
 // refresh, when at (when what the caller was served was read) is past
@@ -179,6 +191,7 @@ type sessionRuns map[string]checkedRun
 // options its plan's stopping points released) forget its session: an
 // answer at a stopping point releases it for every run of the plan, and
 // they are all of the plan's session. Ending a run changes none of them.
+// They are read again with the session's brief inputs (rideRuns).
 type runMemo = memo[string, sessionRuns]
 
 // checkRun returns the facts of the run id a check on session names,
@@ -189,11 +202,7 @@ func (s *Service) checkRun(ctx context.Context, actor auth.Actor, session, id st
 	r, ok := runs[id]
 	ok = ok && now.Sub(r.at) <= memoTTL
 	of := session // the run's session
-	if ok {
-		s.runs.refresh(ctx, session, r.at, now, s.now, func(ctx context.Context) (sessionRuns, error) {
-			return s.rereadRuns(ctx, session, runs)
-		})
-	} else {
+	if !ok {
 		var err error
 		if r, of, err = s.readRun(ctx, id, now); err != nil {
 			return nil, err
@@ -235,25 +244,32 @@ func readRunIn(ctx context.Context, q db.Querier, id string, now time.Time) (che
 	return r, row.SessionID, err
 }
 
-// rereadRuns reads the runs of session that runs remembers again, in one
-// read transaction, as read at the clock's time: what a refresh of the
-// session's entry remembers. A run no longer of the session is left out.
-func (s *Service) rereadRuns(ctx context.Context, session string, runs sessionRuns) (sessionRuns, error) {
-	now := s.now()
-	out := make(sessionRuns, len(runs))
-	err := s.store.Read(ctx, func(q db.Querier) error {
+// rideRuns is the ledger's governance.Rider: whenever a session's brief
+// inputs are read (a brief's or a check's refresh behind the answer, or a
+// read past their expiry), the runs of the session the check remembers
+// are read again in the same transaction, so the check never reads them
+// on its own for their age. A run no longer of the session, or gone, is left out.
+func (s *Service) rideRuns(session string) func(context.Context, db.Querier, time.Time) error {
+	runs, ok, gen := s.runs.peek(session)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, q db.Querier, now time.Time) error {
+		out := make(sessionRuns, len(runs))
 		for id := range runs {
 			r, of, err := readRunIn(ctx, q, id, now)
-			if err != nil {
+			if errs.CodeOf(err) == "run_not_found" {
+				continue // gone: a check naming it reads it, and says so
+			} else if err != nil {
 				return err
 			}
 			if of == session {
 				out[id] = r
 			}
 		}
+		s.runs.put(session, gen, out, now)
 		return nil
-	})
-	return out, err
+	}
 }
 
 // notInSession refuses a run of another session: run_not_in_session.
