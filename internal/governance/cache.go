@@ -24,9 +24,9 @@ import (
 // timeline announces the session, and heard forgets it (db.Store.Listen).
 // Entries also expire after stateTTL, which bounds what a write from
 // outside Madebook (an operator's sqlite3 or psql shell) could leave stale.
-// An entry older than stateRefresh that a brief still finds is read again
-// in the background while it serves, so a session its agent briefs or
-// checks at least that often never waits on the database for the entry's
+// An entry older than stateRefresh that a brief still finds (or older
+// than gateRefresh, a check) is read again in the background while it
+// serves, so a busy session never waits on the database for the entry's
 // age.
 type stateCache struct {
 	mu   sync.Mutex
@@ -119,10 +119,16 @@ type stateEntry struct {
 // which a brief that finds it has it read again in the background, and
 // maxRefreshes how many such reads run at once (past that, an entry is
 // served as it is and refreshed by a later brief, or read when it
-// expires).
+// expires). The executor's check, on every tool call, leaves that read to
+// a brief while one may still come, and starts it only past gateRefresh:
+// starting it costs the answer that does (measured by madebook bench:
+// the server's part p99 about a tenth more). A session only its hook's
+// checks reach is still read before it expires if they come at least
+// every 8 s.
 const (
 	stateTTL     = time.Minute
 	stateRefresh = stateTTL * 3 / 4
+	gateRefresh  = 52 * time.Second
 	maxRefreshes = 4
 	stateMax     = 200_000
 )
@@ -142,17 +148,17 @@ func (c *stateCache) generation(id string) uint64 {
 // An entry present is current: put stores one only at the session's
 // generation, and every forget removes the entries it outdates. refresh
 // is the entry when the caller is to read the session again in the
-// background, having claimed it: older than stateRefresh, with no read of
-// it under way and room for one more. The caller hands it to refreshed
-// when done.
-func (c *stateCache) get(id string, now time.Time) (in *briefInputs, ok bool, refresh *stateEntry) {
+// background, having claimed it: older than age, with no read of it
+// under way and room for one more. The caller hands it to refreshed when
+// done.
+func (c *stateCache) get(id string, now time.Time, age time.Duration) (in *briefInputs, ok bool, refresh *stateEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[id]
 	if !ok || now.Sub(e.at) > stateTTL {
 		return nil, false, nil
 	}
-	if now.Sub(e.at) > stateRefresh && !e.refreshing && c.inFlight < maxRefreshes {
+	if now.Sub(e.at) > age && !e.refreshing && c.inFlight < maxRefreshes {
 		e.refreshing = true
 		c.inFlight++
 		c.refreshes.Add(1)
@@ -219,7 +225,14 @@ func (c *stateCache) heard(n db.Notice) {
 // cache or from one read transaction. The inputs are shared, not copied:
 // callers must not change them.
 func (c *core) briefInputs(ctx context.Context, id string, now time.Time) (*briefInputs, error) {
-	if in, ok, refresh := c.cache.get(id, now); ok {
+	return c.inputs(ctx, id, now, stateRefresh)
+}
+
+// inputs is briefInputs for a caller that has the entry read again in the
+// background once it is older than refresh: a brief past stateRefresh,
+// the executor's check past gateRefresh.
+func (c *core) inputs(ctx context.Context, id string, now time.Time, refresh time.Duration) (*briefInputs, error) {
+	if in, ok, refresh := c.cache.get(id, now, refresh); ok {
 		if refresh != nil {
 			go func() {
 				defer c.cache.refreshed(refresh)

@@ -38,3 +38,26 @@ func TestTheBriefCacheIsRefreshedBehindTheBriefs(t *testing.T) {
 	w.Clock.Advance(time.Minute + time.Second)
 	briefIs(t, w, w.agent, w.session, protocol.Continue, "|")
 }
+
+// The executor's check leaves that read to a brief until 52 s, and then
+// starts it itself.
+func TestTheGateLeavesTheRefreshToTheBriefs(t *testing.T) {
+	w := newWorld(t)
+	outside := governance.New(w.Store, w.Clock.Now)
+	gateSays := func(step string, want protocol.State) {
+		t.Helper()
+		s := must(w.Gov.Briefs.GateSession(t.Context(), w.session))(t)
+		w.Gov.WaitRefreshes()
+		if s.NextAction != want {
+			t.Fatalf("%s: the gate says %s, want %s", step, s.NextAction, want)
+		}
+	}
+	gateSays("read", protocol.Continue)
+	must(outside.Sessions.Pause(t.Context(), w.lead, w.session, "From outside"))(t)
+	w.Clock.Advance(46 * time.Second)
+	gateSays("past 45 s: answered from memory", protocol.Continue)
+	gateSays("and nothing was read behind it", protocol.Continue)
+	w.Clock.Advance(7 * time.Second)
+	gateSays("past 52 s: answered from memory, read again behind", protocol.Continue)
+	gateSays("refreshed", protocol.Blocked)
+}

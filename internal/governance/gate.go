@@ -20,7 +20,7 @@ import (
 // is the check's fast path (ledger.Briefs). Errors: session_not_found.
 func (s *BriefService) GateSession(ctx context.Context, session string) (gate.Session, error) {
 	now := s.now()
-	in, err := s.briefInputs(ctx, session, now)
+	in, err := s.inputs(ctx, session, now, gateRefresh)
 	if err != nil {
 		return gate.Session{}, gateErr(session, err)
 	}
