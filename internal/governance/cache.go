@@ -229,10 +229,10 @@ func (c *core) briefInputs(ctx context.Context, id string, now time.Time) (*brie
 }
 
 // inputs is briefInputs for a caller that has the entry read again in the
-// background once it is older than refresh: a brief past stateRefresh,
-// the executor's check past gateRefresh.
-func (c *core) inputs(ctx context.Context, id string, now time.Time, refresh time.Duration) (*briefInputs, error) {
-	if in, ok, refresh := c.cache.get(id, now, refresh); ok {
+// background once it is older than age: a brief past stateRefresh, the
+// executor's check past gateRefresh.
+func (c *core) inputs(ctx context.Context, id string, now time.Time, age time.Duration) (*briefInputs, error) {
+	if in, ok, refresh := c.cache.get(id, now, age); ok {
 		if refresh != nil {
 			go func() {
 				defer c.cache.refreshed(refresh)

@@ -98,14 +98,11 @@ func (m *memo[K, V]) peek(key K) (v V, ok bool, gen uint64) {
 	return e.v, ok, m.gen
 }
 
-// refresh, when at (when what the caller was served was read) is past
-// memoRefresh and key is not being read again already, reads it again
-// with read in the background and remembers what it reads, as read at
-// the clock's time when it started. It returns at once.
-func (m *memo[K, V]) refresh(ctx context.Context, key K, at, now time.Time, clock func() time.Time, read func(context.Context) (V, error)) {
-	if now.Sub(at) <= memoRefresh {
-		return
-	}
+// refresh, unless key is being read again already or maxRefreshes
+// reads are, reads it again with read in the background and remembers
+// what it reads, as read at the clock's time when it started. It returns
+// at once.
+func (m *memo[K, V]) refresh(ctx context.Context, key K, clock func() time.Time, read func(context.Context) (V, error)) {
 	m.mu.Lock()
 	claimed := !m.refreshing[key] && len(m.refreshing) < maxRefreshes
 	if claimed {
@@ -158,16 +155,18 @@ type toolMemo = memo[[2]string, *bool]
 // through its tools memo.
 func (s *Service) classifyMemo(ctx context.Context, server, tool string, now time.Time) (bool, error) {
 	key := [2]string{server, tool}
-	read := func(ctx context.Context) (*bool, error) { return registered(ctx, s.store.Reader(), server, tool) }
 	reg, at, ok, gen := s.tools.get(key, now)
-	if ok {
-		s.tools.refresh(ctx, key, at, now, s.now, read)
-	} else {
+	switch {
+	case !ok:
 		var err error
-		if reg, err = read(ctx); err != nil {
+		if reg, err = registered(ctx, s.store.Reader(), server, tool); err != nil {
 			return false, err
 		}
 		s.tools.put(key, gen, reg, now)
+	case now.Sub(at) > memoRefresh: // served as it is, and read again behind
+		s.tools.refresh(ctx, key, s.now, func(ctx context.Context) (*bool, error) {
+			return registered(ctx, s.store.Reader(), server, tool)
+		})
 	}
 	return gate.Classify(server, tool, reg, nil), nil
 }
