@@ -21,6 +21,9 @@ type serverClock struct {
 	mu     sync.Mutex
 	on     bool
 	served map[string][]time.Duration
+	// ended counts the answers written, timed or not: the server is done
+	// with an answer a little after its client has read it.
+	ended atomic.Int64
 }
 
 // clockedConn is a server connection that remembers when its request in
@@ -75,6 +78,9 @@ func (k *serverClock) serve(ln net.Listener, h http.Handler) *http.Server {
 			start, route := cc.start.Swap(0), cc.route.Swap(nil)
 			if start != 0 && route != nil && *route != "" {
 				k.record(*route, time.Duration(clockNow()-start))
+			}
+			if start != 0 {
+				k.ended.Add(1)
 			}
 		},
 	}

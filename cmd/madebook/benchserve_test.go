@@ -42,21 +42,22 @@ func TestServerClockTimesEachAnswer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// An answer is timed once written, which its client may read first.
+	ended := func(n int64) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); clock.ended.Load() < n; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d answers ended, want %d", clock.ended.Load(), n)
+			}
+		}
+	}
 	get("/timed/fast") // before the clock runs
+	ended(1)
 	clock.run()
 	for _, p := range []string{"/timed/fast", "/timed/slow", "/timed/fast", "/untimed", "/timed/slow"} {
 		get(p)
 	}
-	// The last answer is timed once written, which its client may read
-	// first.
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		clock.mu.Lock()
-		n := len(clock.served["slow"])
-		clock.mu.Unlock()
-		if n == 2 {
-			break
-		}
-	}
+	ended(6)
 	served := clock.stop()
 	get("/timed/fast") // after it stopped
 	if len(served["fast"]) != 2 || len(served["slow"]) != 2 || len(served) != 2 {
