@@ -26,8 +26,8 @@ import (
 // memoTTL, which bounds what a write from outside Madebook could leave
 // stale. So that a busy session never waits on the database for an
 // entry's age, the runs are read again whenever the session's brief
-// inputs are (rideRuns: in the same transaction, by a brief's or a
-// check's refresh, which governance starts past 45 s), and a tool older
+// inputs are (rideRuns: in the same transaction, by the refresh a brief
+// starts past 45 s or a check past 52 s), and a tool older
 // than memoRefresh that a check still finds is read again in the
 // background while it serves (refresh).
 type memo[K comparable, V any] struct {
@@ -247,7 +247,8 @@ func readRunIn(ctx context.Context, q db.Querier, id string, now time.Time) (che
 // inputs are read (a brief's or a check's refresh behind the answer, or a
 // read past their expiry), the runs of the session the check remembers
 // are read again in the same transaction, so the check never reads them
-// on its own for their age. A run no longer of the session, or gone, is left out.
+// on its own for their age. A run no longer of the session, or gone, is
+// left out.
 func (s *Service) rideRuns(session string) func(context.Context, db.Querier, time.Time) error {
 	runs, ok, gen := s.runs.peek(session)
 	if !ok {
