@@ -133,6 +133,61 @@ func (q *Queries) AuditPrematureSideEffects(ctx context.Context) ([]AuditPrematu
 	return items, nil
 }
 
+const auditScopeBreaches = `-- name: AuditScopeBreaches :many
+SELECT b.id, b.run_id, b.session_id, b.server, b.tool, b.files, b.scope, b.decisions, b.detected_at
+FROM scope_breaches b
+ORDER BY b.detected_at, b.id
+`
+
+type AuditScopeBreachesRow struct {
+	ID         int64
+	RunID      string
+	SessionID  string
+	Server     string
+	Tool       string
+	Files      string
+	Scope      string
+	Decisions  string
+	DetectedAt string
+}
+
+// Report premature-side-effects, its other half: breaches of a blocked
+// scope, files a coding agent's hook saw a call change inside a blocked
+// scope before its decision was made. Every row is a finding, so the
+// report reads scope_breaches_by_time whole; the table holds breaches only.
+func (q *Queries) AuditScopeBreaches(ctx context.Context) ([]AuditScopeBreachesRow, error) {
+	rows, err := q.query(ctx, q.auditScopeBreachesStmt, auditScopeBreaches)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AuditScopeBreachesRow{}
+	for rows.Next() {
+		var i AuditScopeBreachesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.RunID,
+			&i.SessionID,
+			&i.Server,
+			&i.Tool,
+			&i.Files,
+			&i.Scope,
+			&i.Decisions,
+			&i.DetectedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const auditStaleGates = `-- name: AuditStaleGates :many
 SELECT d.ref, d.session_id, d.title, d.opened_at
 FROM decisions d

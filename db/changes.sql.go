@@ -30,7 +30,7 @@ const clearViolation = `-- name: ClearViolation :one
 UPDATE violations
 SET closed_at = ?1, cleared_by = ?2, clear_kind = ?3, clear_note = ?4
 WHERE id = ?5 AND closed_at IS NULL
-RETURNING id, session_id, policy_id, policy, severity, "action", "match", file, line, detected_at, closed_at, cleared_by, clear_kind, clear_note
+RETURNING id, session_id, policy_id, policy, severity, "action", "match", file, line, detected_at, closed_at, cleared_by, clear_kind, clear_note, breach_id
 `
 
 type ClearViolationParams struct {
@@ -65,6 +65,7 @@ func (q *Queries) ClearViolation(ctx context.Context, arg ClearViolationParams) 
 		&i.ClearedBy,
 		&i.ClearKind,
 		&i.ClearNote,
+		&i.BreachID,
 	)
 	return i, err
 }
@@ -315,12 +316,12 @@ const createViolation = `-- name: CreateViolation :one
 INSERT INTO violations (session_id, policy_id, policy, severity, action, match, file, line, detected_at)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6,
         ?7, ?8, ?9)
-RETURNING id, session_id, policy_id, policy, severity, "action", "match", file, line, detected_at, closed_at, cleared_by, clear_kind, clear_note
+RETURNING id, session_id, policy_id, policy, severity, "action", "match", file, line, detected_at, closed_at, cleared_by, clear_kind, clear_note, breach_id
 `
 
 type CreateViolationParams struct {
 	SessionID  string
-	PolicyID   int64
+	PolicyID   sql.NullInt64
 	Policy     string
 	Severity   string
 	Action     string
@@ -358,6 +359,7 @@ func (q *Queries) CreateViolation(ctx context.Context, arg CreateViolationParams
 		&i.ClearedBy,
 		&i.ClearKind,
 		&i.ClearNote,
+		&i.BreachID,
 	)
 	return i, err
 }
@@ -395,7 +397,7 @@ func (q *Queries) GetChange(ctx context.Context, sessionID string) (Change, erro
 }
 
 const getViolation = `-- name: GetViolation :one
-SELECT id, session_id, policy_id, policy, severity, "action", "match", file, line, detected_at, closed_at, cleared_by, clear_kind, clear_note FROM violations WHERE id = ?1
+SELECT id, session_id, policy_id, policy, severity, "action", "match", file, line, detected_at, closed_at, cleared_by, clear_kind, clear_note, breach_id FROM violations WHERE id = ?1
 `
 
 func (q *Queries) GetViolation(ctx context.Context, id int64) (Violation, error) {
@@ -416,6 +418,7 @@ func (q *Queries) GetViolation(ctx context.Context, id int64) (Violation, error)
 		&i.ClearedBy,
 		&i.ClearKind,
 		&i.ClearNote,
+		&i.BreachID,
 	)
 	return i, err
 }
@@ -602,7 +605,7 @@ func (q *Queries) ListOpenDeviations(ctx context.Context, sessionID string) ([]L
 }
 
 const listOpenViolations = `-- name: ListOpenViolations :many
-SELECT id, session_id, policy_id, policy, severity, "action", "match", file, line, detected_at, closed_at, cleared_by, clear_kind, clear_note FROM violations WHERE session_id = ?1 AND closed_at IS NULL ORDER BY detected_at, id
+SELECT id, session_id, policy_id, policy, severity, "action", "match", file, line, detected_at, closed_at, cleared_by, clear_kind, clear_note, breach_id FROM violations WHERE session_id = ?1 AND closed_at IS NULL ORDER BY detected_at, id
 `
 
 func (q *Queries) ListOpenViolations(ctx context.Context, sessionID string) ([]Violation, error) {
@@ -629,6 +632,7 @@ func (q *Queries) ListOpenViolations(ctx context.Context, sessionID string) ([]V
 			&i.ClearedBy,
 			&i.ClearKind,
 			&i.ClearNote,
+			&i.BreachID,
 		); err != nil {
 			return nil, err
 		}

@@ -110,6 +110,21 @@ func (a pgQueries) AuditPrematureSideEffects(ctx context.Context) ([]AuditPremat
 	return out, nil
 }
 
+func (a pgQueries) AuditScopeBreaches(ctx context.Context) ([]AuditScopeBreachesRow, error) {
+	rows, err := a.q.AuditScopeBreaches(ctx)
+	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []AuditScopeBreachesRow{}, nil
+		}
+		return nil, err
+	}
+	out := make([]AuditScopeBreachesRow, len(rows))
+	for i, r := range rows {
+		out[i] = AuditScopeBreachesRow(r)
+	}
+	return out, nil
+}
+
 func (a pgQueries) AuditStaleGates(ctx context.Context, openedBefore string) ([]AuditStaleGatesRow, error) {
 	rows, err := a.q.AuditStaleGates(ctx, openedBefore)
 	if err != nil {
@@ -291,6 +306,11 @@ func (a pgQueries) CreateBreach(ctx context.Context, arg CreateBreachParams) (Br
 	return Breach(r), err
 }
 
+func (a pgQueries) CreateBreachViolation(ctx context.Context, arg CreateBreachViolationParams) (Violation, error) {
+	r, err := a.q.CreateBreachViolation(ctx, pgdb.CreateBreachViolationParams(arg))
+	return Violation(r), err
+}
+
 func (a pgQueries) CreateCollision(ctx context.Context, arg CreateCollisionParams) (int64, error) {
 	r, err := a.q.CreateCollision(ctx, pgdb.CreateCollisionParams(arg))
 	return r, err
@@ -344,6 +364,11 @@ func (a pgQueries) CreateRule(ctx context.Context, arg CreateRuleParams) (Rule, 
 func (a pgQueries) CreateRun(ctx context.Context, arg CreateRunParams) (Run, error) {
 	r, err := a.q.CreateRun(ctx, pgdb.CreateRunParams(arg))
 	return Run(r), err
+}
+
+func (a pgQueries) CreateScopeBreach(ctx context.Context, arg CreateScopeBreachParams) (ScopeBreach, error) {
+	r, err := a.q.CreateScopeBreach(ctx, pgdb.CreateScopeBreachParams(arg))
+	return ScopeBreach(r), err
 }
 
 func (a pgQueries) CreateSession(ctx context.Context, arg CreateSessionParams) (Session, error) {
@@ -555,6 +580,11 @@ func (a pgQueries) GetRun(ctx context.Context, id string) (GetRunRow, error) {
 func (a pgQueries) GetRunByExternalID(ctx context.Context, arg GetRunByExternalIDParams) (Run, error) {
 	r, err := a.q.GetRunByExternalID(ctx, pgdb.GetRunByExternalIDParams(arg))
 	return Run(r), noRowHolds(err)
+}
+
+func (a pgQueries) GetScopeBreach(ctx context.Context, id int64) (ScopeBreach, error) {
+	r, err := a.q.GetScopeBreach(ctx, id)
+	return ScopeBreach(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetSession(ctx context.Context, id string) (GetSessionRow, error) {
@@ -969,6 +999,21 @@ func (a pgQueries) ListOpenRemediationsOfDeviation(ctx context.Context, deviatio
 	return out, nil
 }
 
+func (a pgQueries) ListOpenScopeBreaches(ctx context.Context, sessionID string) ([]ScopeBreach, error) {
+	rows, err := a.q.ListOpenScopeBreaches(ctx, sessionID)
+	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ScopeBreach{}, nil
+		}
+		return nil, err
+	}
+	out := make([]ScopeBreach, len(rows))
+	for i, r := range rows {
+		out[i] = ScopeBreach(r)
+	}
+	return out, nil
+}
+
 func (a pgQueries) ListOpenViolations(ctx context.Context, sessionID string) ([]Violation, error) {
 	rows, err := a.q.ListOpenViolations(ctx, sessionID)
 	if err != nil {
@@ -1355,6 +1400,11 @@ func (a pgQueries) SetRunStatus(ctx context.Context, arg SetRunStatusParams) (Ru
 
 func (a pgQueries) SetSessionLifecycle(ctx context.Context, arg SetSessionLifecycleParams) error {
 	return a.q.SetSessionLifecycle(ctx, pgdb.SetSessionLifecycleParams(arg))
+}
+
+func (a pgQueries) SetSessionRoot(ctx context.Context, arg SetSessionRootParams) (int64, error) {
+	r, err := a.q.SetSessionRoot(ctx, pgdb.SetSessionRootParams(arg))
+	return r, err
 }
 
 func (a pgQueries) SetSetting(ctx context.Context, arg SetSettingParams) error {

@@ -40,6 +40,11 @@ type Querier interface {
 	// the answer. CROSS JOIN fixes that order in SQLite; elsewhere it is a
 	// plain inner join.
 	AuditPrematureSideEffects(ctx context.Context) ([]AuditPrematureSideEffectsRow, error)
+	// Report premature-side-effects, its other half: breaches of a blocked
+	// scope, files a coding agent's hook saw a call change inside a blocked
+	// scope before its decision was made. Every row is a finding, so the
+	// report reads scope_breaches_by_time whole; the table holds breaches only.
+	AuditScopeBreaches(ctx context.Context) ([]AuditScopeBreachesRow, error)
 	// Report stale-gates: gates open since before opened_before (now minus the
 	// configured age). A range search of decisions_open_by_age.
 	AuditStaleGates(ctx context.Context, openedBefore string) ([]AuditStaleGatesRow, error)
@@ -111,6 +116,9 @@ type Querier interface {
 	// Keeps a change report refused because the session was BLOCKED.
 	CreateBlockedChange(ctx context.Context, arg CreateBlockedChangeParams) (int64, error)
 	CreateBreach(ctx context.Context, arg CreateBreachParams) (Breach, error)
+	// The critical violation a breach is: no policy found it, so it names the
+	// breach instead; it stays open until a person clears it.
+	CreateBreachViolation(ctx context.Context, arg CreateBreachViolationParams) (Violation, error)
 	CreateCollision(ctx context.Context, arg CreateCollisionParams) (int64, error)
 	CreateDecision(ctx context.Context, arg CreateDecisionParams) (Decision, error)
 	CreateDeviation(ctx context.Context, arg CreateDeviationParams) (Deviation, error)
@@ -124,6 +132,11 @@ type Querier interface {
 	CreateRemediation(ctx context.Context, arg CreateRemediationParams) (Remediation, error)
 	CreateRule(ctx context.Context, arg CreateRuleParams) (Rule, error)
 	CreateRun(ctx context.Context, arg CreateRunParams) (Run, error)
+	// Keeps a breach of a blocked scope: files a coding agent's hook saw an
+	// allowed call change inside a blocked scope (an open decision gate's).
+	// Each is a critical violation of its session that no policy found
+	// (CreateBreachViolation, violations.breach_id).
+	CreateScopeBreach(ctx context.Context, arg CreateScopeBreachParams) (ScopeBreach, error)
 	CreateSession(ctx context.Context, arg CreateSessionParams) (Session, error)
 	CreateToolCall(ctx context.Context, arg CreateToolCallParams) (ToolCall, error)
 	CreateUser(ctx context.Context, arg CreateUserParams) (User, error)
@@ -191,6 +204,7 @@ type Querier interface {
 	GetRun(ctx context.Context, id string) (GetRunRow, error)
 	// The run a session started with this external id (re-attach).
 	GetRunByExternalID(ctx context.Context, arg GetRunByExternalIDParams) (Run, error)
+	GetScopeBreach(ctx context.Context, id int64) (ScopeBreach, error)
 	GetSession(ctx context.Context, id string) (GetSessionRow, error)
 	// The session an agent key opened with this external id (re-attach).
 	GetSessionIDByExternalID(ctx context.Context, arg GetSessionIDByExternalIDParams) (string, error)
@@ -243,6 +257,8 @@ type Querier interface {
 	// Open required remediations (REMEDIATE), oldest first.
 	ListAttentionRemediations(ctx context.Context, arg ListAttentionRemediationsParams) ([]ListAttentionRemediationsRow, error)
 	// Open critical violations (HARD_STOP until a person clears them), oldest first.
+	// A breach of a blocked scope carries its files and scope (NULL for a
+	// policy's finding).
 	ListAttentionViolations(ctx context.Context, arg ListAttentionViolationsParams) ([]ListAttentionViolationsRow, error)
 	ListEvidence(ctx context.Context, sessionID string) ([]Evidence, error)
 	// The gate times to live that missions set (seconds, 0 = never), each once:
@@ -264,6 +280,9 @@ type Querier interface {
 	ListOpenRemediations(ctx context.Context, sessionID string) ([]Remediation, error)
 	// The open remediation a deviation raised, if any.
 	ListOpenRemediationsOfDeviation(ctx context.Context, deviationID sql.NullInt64) ([]Remediation, error)
+	// The session's breaches whose violation is still open, which the brief
+	// words their reasons from.
+	ListOpenScopeBreaches(ctx context.Context, sessionID string) ([]ScopeBreach, error)
 	ListOpenViolations(ctx context.Context, sessionID string) ([]Violation, error)
 	// Every policy not deleted, disabled ones too.
 	ListPolicies(ctx context.Context) ([]Policy, error)
@@ -326,6 +345,8 @@ type Querier interface {
 	// lifecycle_at is when it entered the state: a transition that stays
 	// where it is (task.progress in EXECUTING) keeps it.
 	SetSessionLifecycle(ctx context.Context, arg SetSessionLifecycleParams) error
+	// Records the session's project root, once: a root recorded stays.
+	SetSessionRoot(ctx context.Context, arg SetSessionRootParams) (int64, error)
 	SetSetting(ctx context.Context, arg SetSettingParams) error
 	SetUserDisabledAt(ctx context.Context, arg SetUserDisabledAtParams) error
 	SetUserRole(ctx context.Context, arg SetUserRoleParams) error

@@ -341,7 +341,7 @@ func (q *Queries) GetRunByExternalID(ctx context.Context, arg GetRunByExternalID
 }
 
 const getTool = `-- name: GetTool :one
-SELECT server, tool, side_effecting, updated_at, updated_by FROM tools WHERE server = ?1 AND tool = ?2
+SELECT server, tool, side_effecting, updated_at, updated_by, path_fields FROM tools WHERE server = ?1 AND tool = ?2
 `
 
 type GetToolParams struct {
@@ -358,6 +358,7 @@ func (q *Queries) GetTool(ctx context.Context, arg GetToolParams) (Tool, error) 
 		&i.SideEffecting,
 		&i.UpdatedAt,
 		&i.UpdatedBy,
+		&i.PathFields,
 	)
 	return i, err
 }
@@ -400,7 +401,7 @@ func (q *Queries) ListReleasedOptions(ctx context.Context, planID sql.NullInt64)
 }
 
 const listTools = `-- name: ListTools :many
-SELECT server, tool, side_effecting, updated_at, updated_by FROM tools ORDER BY server, tool
+SELECT server, tool, side_effecting, updated_at, updated_by, path_fields FROM tools ORDER BY server, tool
 `
 
 func (q *Queries) ListTools(ctx context.Context) ([]Tool, error) {
@@ -418,6 +419,7 @@ func (q *Queries) ListTools(ctx context.Context) ([]Tool, error) {
 			&i.SideEffecting,
 			&i.UpdatedAt,
 			&i.UpdatedBy,
+			&i.PathFields,
 		); err != nil {
 			return nil, err
 		}
@@ -463,16 +465,18 @@ func (q *Queries) SetRunStatus(ctx context.Context, arg SetRunStatusParams) (Run
 }
 
 const upsertTool = `-- name: UpsertTool :exec
-INSERT INTO tools (server, tool, side_effecting, updated_at, updated_by)
-VALUES (?1, ?2, ?3, ?4, ?5)
+INSERT INTO tools (server, tool, side_effecting, path_fields, updated_at, updated_by)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6)
 ON CONFLICT (server, tool) DO UPDATE
-SET side_effecting = excluded.side_effecting, updated_at = excluded.updated_at, updated_by = excluded.updated_by
+SET side_effecting = excluded.side_effecting, path_fields = excluded.path_fields, updated_at = excluded.updated_at,
+    updated_by = excluded.updated_by
 `
 
 type UpsertToolParams struct {
 	Server        string
 	Tool          string
 	SideEffecting bool
+	PathFields    sql.NullString
 	UpdatedAt     string
 	UpdatedBy     sql.NullInt64
 }
@@ -482,6 +486,7 @@ func (q *Queries) UpsertTool(ctx context.Context, arg UpsertToolParams) error {
 		arg.Server,
 		arg.Tool,
 		arg.SideEffecting,
+		arg.PathFields,
 		arg.UpdatedAt,
 		arg.UpdatedBy,
 	)

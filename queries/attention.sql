@@ -60,11 +60,15 @@ ORDER BY a.created_at, a.id;
 
 -- name: ListAttentionViolations :many
 -- Open critical violations (HARD_STOP until a person clears them), oldest first.
+-- A breach of a blocked scope carries its files and scope (NULL for a
+-- policy's finding).
 SELECT v.id, v.severity, v.policy, v.match, v.file, v.line, v.detected_at,
-       s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
+       s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title,
+       v.breach_id, CAST(COALESCE(b.files, '') AS TEXT) AS breach_files, CAST(COALESCE(b.scope, '') AS TEXT) AS breach_scope
 FROM violations v
 JOIN sessions s ON s.id = v.session_id
 JOIN missions m ON m.id = s.mission_id
+LEFT JOIN scope_breaches b ON b.id = v.breach_id
 WHERE v.closed_at IS NULL AND v.severity = 'critical'
   AND (CAST(sqlc.arg(mission) AS TEXT) = '' OR m.slug = sqlc.arg(mission))
   AND (CAST(sqlc.arg(agent) AS TEXT) = '' OR s.agent = sqlc.arg(agent))

@@ -44,6 +44,15 @@ WHERE a.answered_at IS NOT NULL
   AND r.id = t.run_id
 ORDER BY started_at, tool_call_id, ask_id;
 
+-- name: AuditScopeBreaches :many
+-- Report premature-side-effects, its other half: breaches of a blocked
+-- scope, files a coding agent's hook saw a call change inside a blocked
+-- scope before its decision was made. Every row is a finding, so the
+-- report reads scope_breaches_by_time whole; the table holds breaches only.
+SELECT b.id, b.run_id, b.session_id, b.server, b.tool, b.files, b.scope, b.decisions, b.detected_at
+FROM scope_breaches b
+ORDER BY b.detected_at, b.id;
+
 -- name: AuditUndeliveredResolutions :many
 -- Report undelivered-resolutions: gates a person resolved, before
 -- resolved_before (now minus the minimum age: a younger resolution is in

@@ -60,10 +60,11 @@ SELECT * FROM tools WHERE server = sqlc.arg(server) AND tool = sqlc.arg(tool);
 SELECT * FROM tools ORDER BY server, tool;
 
 -- name: UpsertTool :exec
-INSERT INTO tools (server, tool, side_effecting, updated_at, updated_by)
-VALUES (sqlc.arg(server), sqlc.arg(tool), sqlc.arg(side_effecting), sqlc.arg(updated_at), sqlc.narg(updated_by))
+INSERT INTO tools (server, tool, side_effecting, path_fields, updated_at, updated_by)
+VALUES (sqlc.arg(server), sqlc.arg(tool), sqlc.arg(side_effecting), sqlc.narg(path_fields), sqlc.arg(updated_at), sqlc.narg(updated_by))
 ON CONFLICT (server, tool) DO UPDATE
-SET side_effecting = excluded.side_effecting, updated_at = excluded.updated_at, updated_by = excluded.updated_by;
+SET side_effecting = excluded.side_effecting, path_fields = excluded.path_fields, updated_at = excluded.updated_at,
+    updated_by = excluded.updated_by;
 
 -- name: DeleteTool :execrows
 DELETE FROM tools WHERE server = sqlc.arg(server) AND tool = sqlc.arg(tool);

@@ -10,6 +10,10 @@ FROM sessions s
 JOIN missions m ON m.id = s.mission_id
 WHERE s.id = sqlc.arg(id);
 
+-- name: SetSessionRoot :execrows
+-- Records the session's project root, once: a root recorded stays.
+UPDATE sessions SET root = sqlc.arg(root) WHERE id = sqlc.arg(id) AND root = '';
+
 -- name: GetSessionIDByExternalID :one
 -- The session an agent key opened with this external id (re-attach).
 SELECT id FROM sessions
@@ -25,7 +29,7 @@ WHERE agent_key_id = sqlc.arg(agent_key_id) AND external_id = sqlc.arg(external_
 -- delivered, or nothing waits). The brief writes only when
 -- something is due (never delivered, or its lease since oldest_delivery
 -- ran out) or it acknowledges something.
-SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason, s.lifecycle, s.lifecycle_at,
+SELECT s.id, s.agent_key_id, s.root, s.paused_at, s.pause_reason, s.lifecycle, s.lifecycle_at,
        CAST((SELECT m.high_risk FROM missions m WHERE m.id = s.mission_id) AS BOOLEAN) AS high_risk,
        CAST((SELECT m.gate_ttl FROM missions m WHERE m.id = s.mission_id) AS BIGINT) AS gate_ttl,
        CAST(COALESCE((SELECT p.status FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_status,

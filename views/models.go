@@ -193,17 +193,23 @@ func planOptions(sp plan.StoppingPoint) []planOption {
 	return out
 }
 
-// stepEffect says whether a step writes, as its plan says: "writes",
-// "read-only", or "" when the step does not say (the tool registry
-// decides).
-func stepEffect(s plan.Step) string {
-	switch {
-	case s.SideEffecting == nil:
-		return ""
-	case *s.SideEffecting:
+// stepEffect says whether a step writes, as the plan check counts it
+// (plan.Step.Writes with the tool registry's classifier): "writes" or
+// "read-only".
+func stepEffect(s plan.Step, tools plan.Classifier) string {
+	if s.Writes(tools) {
 		return "writes"
 	}
 	return "read-only"
+}
+
+// writesTitle says why a writing step writes: a step that says it only
+// reads is overruled by the tool registry.
+func writesTitle(s plan.Step) string {
+	if s.Tool != "" && s.SideEffecting != nil && !*s.SideEffecting {
+		return "The step says it only reads, but the tool registry marks this tool side-effecting or does not know it, and the registry wins"
+	}
+	return "This step changes something outside the agent"
 }
 
 // stepWhat is what a step runs: server and tool, or its prompt.

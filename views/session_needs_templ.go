@@ -192,7 +192,7 @@ func SessionNeeds(p Page, v SessionView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = PlanView(pl.Plan).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = PlanView(pl.Plan, v.Tools).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

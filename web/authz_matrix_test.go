@@ -547,6 +547,12 @@ func routeTable() []routeCase {
 					"paths": []string{"web/app.js"}}
 			},
 			want: statuses(http.StatusCreated, []caller{asOwnAgent})},
+		{method: http.MethodPost, path: "/api/v1/runs/:id/breaches", writes: true,
+			setup: func(a *webtest.API) (string, any) {
+				_, r := run(a)
+				return "/api/v1/runs/" + r + "/breaches", map[string]any{"tool": "Bash", "files": []string{"db/migrations/x.sql"}}
+			},
+			want: statuses(http.StatusCreated, []caller{asOwnAgent})},
 		{method: http.MethodPost, path: "/api/v1/asks/:id/answer", writes: true,
 			setup: func(a *webtest.API) (string, any) {
 				_, ask := parked(a)
@@ -839,7 +845,7 @@ func routeTable() []routeCase {
 			setup: func(a *webtest.API) (string, any) {
 				slugs++
 				tool := fmt.Sprintf("write-%d", slugs)
-				if _, err := a.Kit.Ledger.SetTool(ctx, a.Admin, "github", tool, true); err != nil {
+				if _, err := a.Kit.Ledger.SetTool(ctx, a.Admin, "github", tool, ledger.ToolInput{SideEffecting: true}); err != nil {
 					a.T.Fatal(err)
 				}
 				return "/admin/tools/delete", url.Values{"server": {"github"}, "tool": {tool}}

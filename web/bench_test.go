@@ -149,6 +149,19 @@ func hookCheck(tb testing.TB, kit *testkit.Kit, agent auth.Actor, session string
 		`"cwd":"/home/dev/shop","run":"` + run.ID + `"}`)
 }
 
+// hookBashCheck is the check the Claude Code hook sends before a Bash
+// command on the session's hook run, with the project root and the home
+// directory: in a session whose gate blocks a path, the command is parsed.
+func hookBashCheck(tb testing.TB, kit *testkit.Kit, agent auth.Actor, session string) []byte {
+	tb.Helper()
+	run, _, err := kit.Ledger.OpenRun(context.Background(), agent, session, hook.RunName, "", "claude-"+session)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return []byte(`{"tool":"Bash","input":{"command":"cd web && go test ./... 2>&1 | tail -20","description":"Run the web tests"},` +
+		`"cwd":"/home/dev/shop","root":"/home/dev/shop","home":"/home/dev","run":"` + run.ID + `"}`)
+}
+
 // seedSessions inserts n sessions in one transaction, as fast as the
 // database allows, and returns their ids.
 func seedSessions(tb testing.TB, kit *testkit.Kit, keyID int64, mission string, n int) []string {
@@ -330,7 +343,7 @@ func signInCookie(tb testing.TB, base, email string) *http.Cookie {
 // BenchmarkServe is each agent route's own cost on the server, without
 // the network: the request handed to the handler, the answer written to a
 // writer that keeps nothing, as /healthz, POST /brief and the executor
-// check. The machine's noise weighs less here than in madebook bench, and
+// check (an Edit, and a Bash command parsed under a gate). The machine's noise weighs less here than in madebook bench, and
 // allocations are the server's alone.
 //
 //	go test -run '^$' -bench Serve -benchmem ./web
@@ -339,7 +352,11 @@ func BenchmarkServe(b *testing.B) {
 	lead, _ := kit.Lead()
 	agent, key := kit.Agent()
 	mission := kit.Mission(lead, false)
-	ids := seedSessions(b, kit, agent.KeyID, mission, 1)
+	ids := seedSessions(b, kit, agent.KeyID, mission, 2)
+	if _, err := kit.Gov.Decisions.Open(context.Background(), agent, ids[1], governance.DecisionInput{Title: "Schema",
+		Question: "Drop the legacy billing table?", BlockedScope: []string{"db/migrations"}, AllowedScope: []string{"web/"}}); err != nil {
+		b.Fatal(err)
+	}
 	d := webtest.Deps(kit)
 	d.Limits = ratelimit.New(ratelimit.Config{Requests: ratelimit.Limit{N: 1 << 30, Per: time.Second}})
 	e := web.NewServer(d)
@@ -349,6 +366,9 @@ func BenchmarkServe(b *testing.B) {
 		{"healthz", http.MethodGet, "/healthz", ""},
 		{"brief", http.MethodPost, "/brief", `{"session":"` + ids[0] + `"}`},
 		{"check", http.MethodPost, "/api/v1/sessions/" + ids[0] + "/tool-calls/check", string(hookCheck(b, kit, agent, ids[0]))},
+		// A Bash command in a session whose gate blocks db/migrations: parsed
+		// and compared with the scope, the gate's dearest check.
+		{"check-bash-gated", http.MethodPost, "/api/v1/sessions/" + ids[1] + "/tool-calls/check", string(hookBashCheck(b, kit, agent, ids[1]))},
 	}
 	for _, r := range routes {
 		b.Run(r.name, func(b *testing.B) {

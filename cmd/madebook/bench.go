@@ -93,8 +93,8 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 		"Serve Madebook on a throwaway database with N sessions of one agent fleet (one in ten\n"+
 			"with an open gate, each with the run a Claude Code hook opens, every one briefed\n"+
 			"once), then measure over loopback HTTP: /healthz (the floor), POST /brief and the\n"+
-			"check a Claude Code hook sends before an Edit (POST /api/v1/sessions/ID/tool-calls/check,\n"+
-			"naming its run). Closed loop, one route at a time: C clients for D each, requests per\n"+
+			"check a Claude Code hook sends before a Bash command (POST /api/v1/sessions/ID/tool-calls/check,\n"+
+			"naming its run; parsed where a gate blocks a path). Closed loop, one route at a time: C clients for D each, requests per\n"+
 			"second. Open loop: R requests a second, the routes interleaved in a random order,\n"+
 			"--open-duration of answers each: p50 and p99 latency, and the server's part of them.\n"+
 			"Prints each figure and its ratio to /healthz's, and the goals, each met or missed.")
@@ -359,12 +359,14 @@ func benchLoad(ctx context.Context, a *app, n int) (benchFleet, error) {
 	return f, nil
 }
 
-// benchCheckBody is the check a Claude Code hook sends before an Edit, on
-// the run it holds the session's calls in: the path absolute, in the
-// working directory Claude Code reports.
+// benchCheckBody is the check a Claude Code hook sends before a Bash
+// command, on the run it holds the session's calls in, with the working
+// directory Claude Code reports and the project root: in a session whose
+// gate blocks db/migrations (one in ten) the command is parsed and what it
+// touches compared with the scope, the gate's dearest check.
 func benchCheckBody(run string) string {
-	return `{"tool":"Edit","input":{"file_path":"/home/dev/shop/web/app.js","old_string":"a","new_string":"b"},` +
-		`"cwd":"/home/dev/shop","run":"` + run + `"}`
+	return `{"tool":"Bash","input":{"command":"cd web && go test ./... 2>&1 | tail -20","description":"Run the web tests"},` +
+		`"cwd":"/home/dev/shop","root":"/home/dev/shop","home":"/home/dev","run":"` + run + `"}`
 }
 
 // benchRequest is a request built once and sent many times.

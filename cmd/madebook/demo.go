@@ -202,12 +202,13 @@ func (d *demoAPI) seed(ctx context.Context) ([]demoSession, error) {
 			if err != nil {
 				return err
 			}
-			no := false
+			// Claude Code's Grep and Read only read (gate.Classify); a
+			// step's own side_effecting false would lower nothing.
 			return d.call(ctx, d.agent, http.MethodPost, "/api/v1/sessions/"+id+"/plan", map[string]any{
 				"summary": "Find the last readers of billing_v1 and move them to the ledger, then ask before dropping anything.",
 				"initial_steps": []map[string]any{
-					{"id": "find-readers", "tool": "grep", "side_effecting": &no},
-					{"id": "read-schema", "tool": "read_file", "side_effecting": &no, "depends_on": []string{"find-readers"}},
+					{"id": "find-readers", "server": "claude-code", "tool": "Grep"},
+					{"id": "read-schema", "server": "claude-code", "tool": "Read", "depends_on": []string{"find-readers"}},
 				},
 				"stopping_points": []map[string]any{{"id": 1, "type": "menu", "title": "Drop billing_v1 now?", "options": map[string]any{
 					"1": map[string]any{"label": "Drop both tables", "steps": []map[string]any{{"id": "drop", "tool": "run_migration"}}},
@@ -264,7 +265,7 @@ func (d *demoAPI) seed(ctx context.Context) ([]demoSession, error) {
 				map[string]any{"name": "architecture.plan.updated", "payload": map[string]any{
 					"summary": "Point the three invoice readers at ledger views, one per pull request.",
 					"initial_steps": []map[string]any{
-						{"id": "list-readers", "tool": "grep", "side_effecting": false},
+						{"id": "list-readers", "server": "claude-code", "tool": "Grep"},
 						{"id": "write-views", "tool": "edit_file", "depends_on": []string{"list-readers"}},
 					},
 					"stopping_points": []map[string]any{},

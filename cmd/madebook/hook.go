@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,8 +39,9 @@ func (e hookInputError) Unwrap() error { return e.err }
 // opens no database.
 func runHookClaudeCode(ctx context.Context, c stdio, args []string) error {
 	f := newFlags("hook claude-code", "madebook hook claude-code [--url URL]",
-		"A Claude Code command hook (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse): the\n"+
-			"event's JSON on stdin, the answer's JSON on stdout (nothing when a tool call may run).\n"+
+		"A Claude Code command hook (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse,\n"+
+			"PostToolUseFailure): the event's JSON on stdin, the answer's JSON on stdout (nothing\n"+
+			"when a tool call may run).\n"+
 			"Each event opens or re-attaches the Madebook session whose external_id is Claude's\n"+
 			"session_id. PreToolUse denies a call Madebook refuses, with the reason and what to do\n"+
 			"instead. When Madebook does not answer, side-effecting tools are denied and read-only\n"+
@@ -45,7 +49,8 @@ func runHookClaudeCode(ctx context.Context, c stdio, args []string) error {
 	f.notes = "Environment:\n" +
 		"  MADEBOOK_KEY        the agent key, mbk_… (required)\n" +
 		"  MADEBOOK_MISSION    the slug of the mission the Claude session works on (required)\n" +
-		"  MADEBOOK_FAIL_OPEN  1: let every tool run when Madebook does not answer\n\n" +
+		"  MADEBOOK_FAIL_OPEN  1: let every tool run when Madebook does not answer\n" +
+		"  CLAUDE_PROJECT_DIR  the project root (Claude Code sets it; else git's top level, else the cwd)\n\n" +
 		"Exit status: 0 with an answer (a denial included); 1 when stdin is not a hook's JSON\n" +
 		"(Claude Code shows the message and goes on); 2 a command-line mistake."
 	base := f.String("url", defaultAgentURL, "the `URL` Madebook serves at")
@@ -64,7 +69,8 @@ func runHookClaudeCode(ctx context.Context, c stdio, args []string) error {
 	if err != nil {
 		return hookInputError{err}
 	}
-	cfg := hook.Config{Mission: strings.TrimSpace(c.getenv("MADEBOOK_MISSION")), FailOpen: failOpen(c.getenv("MADEBOOK_FAIL_OPEN"))}
+	cfg := hook.Config{Mission: strings.TrimSpace(c.getenv("MADEBOOK_MISSION")), FailOpen: failOpen(c.getenv("MADEBOOK_FAIL_OPEN")),
+		Machine: hook.OS{Getenv: c.getenv}, StateDir: hookStateDir(c.getenv)}
 	ctx, cancel := context.WithTimeout(ctx, hookTimeout)
 	defer cancel()
 	out := hook.Handle(ctx, hookMadebook(strings.TrimRight(*base, "/"), c.getenv("MADEBOOK_KEY")), cfg, in)
@@ -77,6 +83,17 @@ func runHookClaudeCode(ctx context.Context, c stdio, args []string) error {
 	}
 	_, err = c.stdout.Write(b.Bytes())
 	return err
+}
+
+// hookStateDir is where the hook keeps, between a PreToolUse and its
+// PostToolUse, what it noted of the blocked scope on disk: a directory of
+// this user's under the temporary directory ($TMPDIR).
+func hookStateDir(getenv func(string) string) string {
+	tmp := getenv("TMPDIR")
+	if tmp == "" {
+		tmp = os.TempDir()
+	}
+	return filepath.Join(tmp, "madebook-hook-"+strconv.Itoa(os.Getuid()))
 }
 
 // hookMadebook is the Madebook the hook talks to at base as key, or, when

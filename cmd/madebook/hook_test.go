@@ -537,6 +537,7 @@ func TestHookHoldsAStepUntilItsStoppingPointIsAnswered(t *testing.T) {
 		t.Fatalf("SessionStart: exit %d %q", start.code, start.stderr)
 	}
 	s := a.Must(http.StatusOK, http.MethodPost, "/api/v1/sessions", a.AgentKey, map[string]any{"mission": mission, "external_id": sid})["id"].(string)
+	a.Must(http.StatusOK, http.MethodPut, "/api/v1/tools/mcp-monitor/get_cpu_info", a.AdminTok, map[string]any{"side_effecting": false})
 	a.Must(http.StatusCreated, http.MethodPost, "/api/v1/sessions/"+s+"/plan", a.AgentKey, map[string]any{
 		"summary":       "Probe, then ask before saving.",
 		"initial_steps": []any{map[string]any{"id": "cpu", "server": "mcp-monitor", "tool": "get_cpu_info", "side_effecting": false}},

@@ -582,10 +582,12 @@ func (q *Queries) ListAttentionRemediations(ctx context.Context, arg ListAttenti
 
 const listAttentionViolations = `-- name: ListAttentionViolations :many
 SELECT v.id, v.severity, v.policy, v.match, v.file, v.line, v.detected_at,
-       s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title
+       s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title,
+       v.breach_id, CAST(COALESCE(b.files, '') AS TEXT) AS breach_files, CAST(COALESCE(b.scope, '') AS TEXT) AS breach_scope
 FROM violations v
 JOIN sessions s ON s.id = v.session_id
 JOIN missions m ON m.id = s.mission_id
+LEFT JOIN scope_breaches b ON b.id = v.breach_id
 WHERE v.closed_at IS NULL AND v.severity = 'critical'
   AND (CAST($1 AS TEXT) = '' OR m.slug = $1)
   AND (CAST($2 AS TEXT) = '' OR s.agent = $2)
@@ -612,9 +614,14 @@ type ListAttentionViolationsRow struct {
 	Agent        string
 	MissionSlug  string
 	MissionTitle string
+	BreachID     sql.NullInt64
+	BreachFiles  string
+	BreachScope  string
 }
 
 // Open critical violations (HARD_STOP until a person clears them), oldest first.
+// A breach of a blocked scope carries its files and scope (NULL for a
+// policy's finding).
 func (q *Queries) ListAttentionViolations(ctx context.Context, arg ListAttentionViolationsParams) ([]ListAttentionViolationsRow, error) {
 	rows, err := q.query(ctx, q.listAttentionViolationsStmt, listAttentionViolations, arg.Mission, arg.Agent, arg.Session)
 	if err != nil {
@@ -637,6 +644,9 @@ func (q *Queries) ListAttentionViolations(ctx context.Context, arg ListAttention
 			&i.Agent,
 			&i.MissionSlug,
 			&i.MissionTitle,
+			&i.BreachID,
+			&i.BreachFiles,
+			&i.BreachScope,
 		); err != nil {
 			return nil, err
 		}

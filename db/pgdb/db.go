@@ -69,6 +69,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.auditPrematureSideEffectsStmt, err = db.PrepareContext(ctx, auditPrematureSideEffects); err != nil {
 		return nil, fmt.Errorf("error preparing query AuditPrematureSideEffects: %w", err)
 	}
+	if q.auditScopeBreachesStmt, err = db.PrepareContext(ctx, auditScopeBreaches); err != nil {
+		return nil, fmt.Errorf("error preparing query AuditScopeBreaches: %w", err)
+	}
 	if q.auditStaleGatesStmt, err = db.PrepareContext(ctx, auditStaleGates); err != nil {
 		return nil, fmt.Errorf("error preparing query AuditStaleGates: %w", err)
 	}
@@ -144,6 +147,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.createBreachStmt, err = db.PrepareContext(ctx, createBreach); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateBreach: %w", err)
 	}
+	if q.createBreachViolationStmt, err = db.PrepareContext(ctx, createBreachViolation); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateBreachViolation: %w", err)
+	}
 	if q.createCollisionStmt, err = db.PrepareContext(ctx, createCollision); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateCollision: %w", err)
 	}
@@ -176,6 +182,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.createRunStmt, err = db.PrepareContext(ctx, createRun); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateRun: %w", err)
+	}
+	if q.createScopeBreachStmt, err = db.PrepareContext(ctx, createScopeBreach); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateScopeBreach: %w", err)
 	}
 	if q.createSessionStmt, err = db.PrepareContext(ctx, createSession); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateSession: %w", err)
@@ -285,6 +294,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getRunByExternalIDStmt, err = db.PrepareContext(ctx, getRunByExternalID); err != nil {
 		return nil, fmt.Errorf("error preparing query GetRunByExternalID: %w", err)
 	}
+	if q.getScopeBreachStmt, err = db.PrepareContext(ctx, getScopeBreach); err != nil {
+		return nil, fmt.Errorf("error preparing query GetScopeBreach: %w", err)
+	}
 	if q.getSessionStmt, err = db.PrepareContext(ctx, getSession); err != nil {
 		return nil, fmt.Errorf("error preparing query GetSession: %w", err)
 	}
@@ -393,6 +405,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listOpenRemediationsOfDeviationStmt, err = db.PrepareContext(ctx, listOpenRemediationsOfDeviation); err != nil {
 		return nil, fmt.Errorf("error preparing query ListOpenRemediationsOfDeviation: %w", err)
 	}
+	if q.listOpenScopeBreachesStmt, err = db.PrepareContext(ctx, listOpenScopeBreaches); err != nil {
+		return nil, fmt.Errorf("error preparing query ListOpenScopeBreaches: %w", err)
+	}
 	if q.listOpenViolationsStmt, err = db.PrepareContext(ctx, listOpenViolations); err != nil {
 		return nil, fmt.Errorf("error preparing query ListOpenViolations: %w", err)
 	}
@@ -494,6 +509,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.setSessionLifecycleStmt, err = db.PrepareContext(ctx, setSessionLifecycle); err != nil {
 		return nil, fmt.Errorf("error preparing query SetSessionLifecycle: %w", err)
+	}
+	if q.setSessionRootStmt, err = db.PrepareContext(ctx, setSessionRoot); err != nil {
+		return nil, fmt.Errorf("error preparing query SetSessionRoot: %w", err)
 	}
 	if q.setSettingStmt, err = db.PrepareContext(ctx, setSetting); err != nil {
 		return nil, fmt.Errorf("error preparing query SetSetting: %w", err)
@@ -609,6 +627,11 @@ func (q *Queries) Close() error {
 	if q.auditPrematureSideEffectsStmt != nil {
 		if cerr := q.auditPrematureSideEffectsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing auditPrematureSideEffectsStmt: %w", cerr)
+		}
+	}
+	if q.auditScopeBreachesStmt != nil {
+		if cerr := q.auditScopeBreachesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing auditScopeBreachesStmt: %w", cerr)
 		}
 	}
 	if q.auditStaleGatesStmt != nil {
@@ -736,6 +759,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing createBreachStmt: %w", cerr)
 		}
 	}
+	if q.createBreachViolationStmt != nil {
+		if cerr := q.createBreachViolationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createBreachViolationStmt: %w", cerr)
+		}
+	}
 	if q.createCollisionStmt != nil {
 		if cerr := q.createCollisionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing createCollisionStmt: %w", cerr)
@@ -789,6 +817,11 @@ func (q *Queries) Close() error {
 	if q.createRunStmt != nil {
 		if cerr := q.createRunStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing createRunStmt: %w", cerr)
+		}
+	}
+	if q.createScopeBreachStmt != nil {
+		if cerr := q.createScopeBreachStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createScopeBreachStmt: %w", cerr)
 		}
 	}
 	if q.createSessionStmt != nil {
@@ -971,6 +1004,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getRunByExternalIDStmt: %w", cerr)
 		}
 	}
+	if q.getScopeBreachStmt != nil {
+		if cerr := q.getScopeBreachStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getScopeBreachStmt: %w", cerr)
+		}
+	}
 	if q.getSessionStmt != nil {
 		if cerr := q.getSessionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getSessionStmt: %w", cerr)
@@ -1151,6 +1189,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listOpenRemediationsOfDeviationStmt: %w", cerr)
 		}
 	}
+	if q.listOpenScopeBreachesStmt != nil {
+		if cerr := q.listOpenScopeBreachesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listOpenScopeBreachesStmt: %w", cerr)
+		}
+	}
 	if q.listOpenViolationsStmt != nil {
 		if cerr := q.listOpenViolationsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listOpenViolationsStmt: %w", cerr)
@@ -1321,6 +1364,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing setSessionLifecycleStmt: %w", cerr)
 		}
 	}
+	if q.setSessionRootStmt != nil {
+		if cerr := q.setSessionRootStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setSessionRootStmt: %w", cerr)
+		}
+	}
 	if q.setSettingStmt != nil {
 		if cerr := q.setSettingStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing setSettingStmt: %w", cerr)
@@ -1435,6 +1483,7 @@ type Queries struct {
 	answerPermissionPromptStmt           *sql.Stmt
 	auditBlockedChangesStmt              *sql.Stmt
 	auditPrematureSideEffectsStmt        *sql.Stmt
+	auditScopeBreachesStmt               *sql.Stmt
 	auditStaleGatesStmt                  *sql.Stmt
 	auditUnacknowledgedDeliveriesStmt    *sql.Stmt
 	auditUnanswerableAsksStmt            *sql.Stmt
@@ -1460,6 +1509,7 @@ type Queries struct {
 	createAskStmt                        *sql.Stmt
 	createBlockedChangeStmt              *sql.Stmt
 	createBreachStmt                     *sql.Stmt
+	createBreachViolationStmt            *sql.Stmt
 	createCollisionStmt                  *sql.Stmt
 	createDecisionStmt                   *sql.Stmt
 	createDeviationStmt                  *sql.Stmt
@@ -1471,6 +1521,7 @@ type Queries struct {
 	createRemediationStmt                *sql.Stmt
 	createRuleStmt                       *sql.Stmt
 	createRunStmt                        *sql.Stmt
+	createScopeBreachStmt                *sql.Stmt
 	createSessionStmt                    *sql.Stmt
 	createToolCallStmt                   *sql.Stmt
 	createUserStmt                       *sql.Stmt
@@ -1507,6 +1558,7 @@ type Queries struct {
 	getRemediationStmt                   *sql.Stmt
 	getRunStmt                           *sql.Stmt
 	getRunByExternalIDStmt               *sql.Stmt
+	getScopeBreachStmt                   *sql.Stmt
 	getSessionStmt                       *sql.Stmt
 	getSessionIDByExternalIDStmt         *sql.Stmt
 	getSettingStmt                       *sql.Stmt
@@ -1543,6 +1595,7 @@ type Queries struct {
 	listOpenPermissionPromptsStmt        *sql.Stmt
 	listOpenRemediationsStmt             *sql.Stmt
 	listOpenRemediationsOfDeviationStmt  *sql.Stmt
+	listOpenScopeBreachesStmt            *sql.Stmt
 	listOpenViolationsStmt               *sql.Stmt
 	listPoliciesStmt                     *sql.Stmt
 	listReleasedOptionsStmt              *sql.Stmt
@@ -1577,6 +1630,7 @@ type Queries struct {
 	setPolicyDisabledStmt                *sql.Stmt
 	setRunStatusStmt                     *sql.Stmt
 	setSessionLifecycleStmt              *sql.Stmt
+	setSessionRootStmt                   *sql.Stmt
 	setSettingStmt                       *sql.Stmt
 	setUserDisabledAtStmt                *sql.Stmt
 	setUserRoleStmt                      *sql.Stmt
@@ -1610,6 +1664,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		answerPermissionPromptStmt:           q.answerPermissionPromptStmt,
 		auditBlockedChangesStmt:              q.auditBlockedChangesStmt,
 		auditPrematureSideEffectsStmt:        q.auditPrematureSideEffectsStmt,
+		auditScopeBreachesStmt:               q.auditScopeBreachesStmt,
 		auditStaleGatesStmt:                  q.auditStaleGatesStmt,
 		auditUnacknowledgedDeliveriesStmt:    q.auditUnacknowledgedDeliveriesStmt,
 		auditUnanswerableAsksStmt:            q.auditUnanswerableAsksStmt,
@@ -1635,6 +1690,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		createAskStmt:                        q.createAskStmt,
 		createBlockedChangeStmt:              q.createBlockedChangeStmt,
 		createBreachStmt:                     q.createBreachStmt,
+		createBreachViolationStmt:            q.createBreachViolationStmt,
 		createCollisionStmt:                  q.createCollisionStmt,
 		createDecisionStmt:                   q.createDecisionStmt,
 		createDeviationStmt:                  q.createDeviationStmt,
@@ -1646,6 +1702,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		createRemediationStmt:                q.createRemediationStmt,
 		createRuleStmt:                       q.createRuleStmt,
 		createRunStmt:                        q.createRunStmt,
+		createScopeBreachStmt:                q.createScopeBreachStmt,
 		createSessionStmt:                    q.createSessionStmt,
 		createToolCallStmt:                   q.createToolCallStmt,
 		createUserStmt:                       q.createUserStmt,
@@ -1682,6 +1739,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getRemediationStmt:                   q.getRemediationStmt,
 		getRunStmt:                           q.getRunStmt,
 		getRunByExternalIDStmt:               q.getRunByExternalIDStmt,
+		getScopeBreachStmt:                   q.getScopeBreachStmt,
 		getSessionStmt:                       q.getSessionStmt,
 		getSessionIDByExternalIDStmt:         q.getSessionIDByExternalIDStmt,
 		getSettingStmt:                       q.getSettingStmt,
@@ -1718,6 +1776,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listOpenPermissionPromptsStmt:        q.listOpenPermissionPromptsStmt,
 		listOpenRemediationsStmt:             q.listOpenRemediationsStmt,
 		listOpenRemediationsOfDeviationStmt:  q.listOpenRemediationsOfDeviationStmt,
+		listOpenScopeBreachesStmt:            q.listOpenScopeBreachesStmt,
 		listOpenViolationsStmt:               q.listOpenViolationsStmt,
 		listPoliciesStmt:                     q.listPoliciesStmt,
 		listReleasedOptionsStmt:              q.listReleasedOptionsStmt,
@@ -1752,6 +1811,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		setPolicyDisabledStmt:                q.setPolicyDisabledStmt,
 		setRunStatusStmt:                     q.setRunStatusStmt,
 		setSessionLifecycleStmt:              q.setSessionLifecycleStmt,
+		setSessionRootStmt:                   q.setSessionRootStmt,
 		setSettingStmt:                       q.setSettingStmt,
 		setUserDisabledAtStmt:                q.setUserDisabledAtStmt,
 		setUserRoleStmt:                      q.setUserRoleStmt,

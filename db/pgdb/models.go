@@ -291,6 +291,20 @@ type Run struct {
 	ExternalID sql.NullString
 }
 
+type ScopeBreach struct {
+	ID         int64
+	SessionID  string
+	RunID      string
+	Server     string
+	Tool       string
+	ToolUseID  string
+	Command    string
+	Files      string
+	Scope      string
+	Decisions  string
+	DetectedAt string
+}
+
 type Session struct {
 	ID          string
 	MissionID   int64
@@ -306,6 +320,7 @@ type Session struct {
 	LifecycleAt sql.NullString
 	ExternalID  sql.NullString
 	AgentLabel  string
+	Root        string
 }
 
 type Setting struct {
@@ -328,6 +343,7 @@ type Tool struct {
 	SideEffecting bool
 	UpdatedAt     string
 	UpdatedBy     sql.NullInt64
+	PathFields    sql.NullString
 }
 
 type ToolCall struct {
@@ -355,7 +371,7 @@ type User struct {
 type Violation struct {
 	ID         int64
 	SessionID  string
-	PolicyID   int64
+	PolicyID   sql.NullInt64
 	Policy     string
 	Severity   string
 	Action     string
@@ -367,6 +383,7 @@ type Violation struct {
 	ClearedBy  sql.NullInt64
 	ClearKind  sql.NullString
 	ClearNote  string
+	BreachID   sql.NullInt64
 }
 
 type WebSession struct {

@@ -14,7 +14,7 @@ const createSession = `-- name: CreateSession :one
 INSERT INTO sessions (id, mission_id, agent_key_id, agent, agent_label, title, lifecycle, created_at, external_id)
 VALUES ($1, $2, $3, $4, $5, $6,
         $7, $8, $9)
-RETURNING id, mission_id, agent_key_id, agent, title, lifecycle, paused_at, paused_by, pause_reason, last_brief_at, created_at, lifecycle_at, external_id, agent_label
+RETURNING id, mission_id, agent_key_id, agent, title, lifecycle, paused_at, paused_by, pause_reason, last_brief_at, created_at, lifecycle_at, external_id, agent_label, root
 `
 
 type CreateSessionParams struct {
@@ -57,12 +57,13 @@ func (q *Queries) CreateSession(ctx context.Context, arg CreateSessionParams) (S
 		&i.LifecycleAt,
 		&i.ExternalID,
 		&i.AgentLabel,
+		&i.Root,
 	)
 	return i, err
 }
 
 const getBriefState = `-- name: GetBriefState :one
-SELECT s.id, s.agent_key_id, s.paused_at, s.pause_reason, s.lifecycle, s.lifecycle_at,
+SELECT s.id, s.agent_key_id, s.root, s.paused_at, s.pause_reason, s.lifecycle, s.lifecycle_at,
        CAST((SELECT m.high_risk FROM missions m WHERE m.id = s.mission_id) AS BOOLEAN) AS high_risk,
        CAST((SELECT m.gate_ttl FROM missions m WHERE m.id = s.mission_id) AS BIGINT) AS gate_ttl,
        CAST(COALESCE((SELECT p.status FROM plans p WHERE p.session_id = s.id ORDER BY p.id DESC LIMIT 1), '') AS TEXT) AS plan_status,
@@ -100,6 +101,7 @@ WHERE s.id = $1
 type GetBriefStateRow struct {
 	ID               string
 	AgentKeyID       int64
+	Root             string
 	PausedAt         sql.NullString
 	PauseReason      string
 	Lifecycle        string
@@ -136,6 +138,7 @@ func (q *Queries) GetBriefState(ctx context.Context, id string) (GetBriefStateRo
 	err := row.Scan(
 		&i.ID,
 		&i.AgentKeyID,
+		&i.Root,
 		&i.PausedAt,
 		&i.PauseReason,
 		&i.Lifecycle,
@@ -160,7 +163,7 @@ func (q *Queries) GetBriefState(ctx context.Context, id string) (GetBriefStateRo
 }
 
 const getSession = `-- name: GetSession :one
-SELECT s.id, s.mission_id, s.agent_key_id, s.agent, s.title, s.lifecycle, s.paused_at, s.paused_by, s.pause_reason, s.last_brief_at, s.created_at, s.lifecycle_at, s.external_id, s.agent_label, m.slug AS mission_slug, m.high_risk AS mission_high_risk, m.gate_ttl AS mission_gate_ttl
+SELECT s.id, s.mission_id, s.agent_key_id, s.agent, s.title, s.lifecycle, s.paused_at, s.paused_by, s.pause_reason, s.last_brief_at, s.created_at, s.lifecycle_at, s.external_id, s.agent_label, s.root, m.slug AS mission_slug, m.high_risk AS mission_high_risk, m.gate_ttl AS mission_gate_ttl
 FROM sessions s
 JOIN missions m ON m.id = s.mission_id
 WHERE s.id = $1
@@ -181,6 +184,7 @@ type GetSessionRow struct {
 	LifecycleAt     sql.NullString
 	ExternalID      sql.NullString
 	AgentLabel      string
+	Root            string
 	MissionSlug     string
 	MissionHighRisk bool
 	MissionGateTtl  int64
@@ -204,6 +208,7 @@ func (q *Queries) GetSession(ctx context.Context, id string) (GetSessionRow, err
 		&i.LifecycleAt,
 		&i.ExternalID,
 		&i.AgentLabel,
+		&i.Root,
 		&i.MissionSlug,
 		&i.MissionHighRisk,
 		&i.MissionGateTtl,
@@ -323,6 +328,24 @@ WHERE id = $1 AND paused_at IS NOT NULL
 
 func (q *Queries) ResumeSession(ctx context.Context, id string) (int64, error) {
 	result, err := q.exec(ctx, q.resumeSessionStmt, resumeSession, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const setSessionRoot = `-- name: SetSessionRoot :execrows
+UPDATE sessions SET root = $1 WHERE id = $2 AND root = ''
+`
+
+type SetSessionRootParams struct {
+	Root string
+	ID   string
+}
+
+// Records the session's project root, once: a root recorded stays.
+func (q *Queries) SetSessionRoot(ctx context.Context, arg SetSessionRootParams) (int64, error) {
+	result, err := q.exec(ctx, q.setSessionRootStmt, setSessionRoot, arg.Root, arg.ID)
 	if err != nil {
 		return 0, err
 	}

@@ -67,9 +67,11 @@ var reports = []Report{
 		Passing: "Every run holding a question is still running or parked.",
 		Columns: []string{"run_id", "run_status", "session_id", "ask_id", "prompt", "asked_at"}},
 	{Name: PrematureSideEffects, Title: "Premature side effects",
-		Finds:   "Side-effecting tool calls that started before an ask of their run was answered, or while it is unanswered.",
+		Finds: "Side-effecting tool calls that started before an ask of their run was answered, or while it is unanswered; " +
+			"and breaches of a blocked scope, files a coding agent's hook saw a call change inside a decision gate's blocked scope while the gate was open.",
 		Passing: "Every side effect started after the approval that governs it.",
-		Columns: []string{"run_id", "session_id", "tool_call_id", "server", "tool", "started_at", "ask_id", "answered_at"}},
+		Columns: []string{"run_id", "session_id", "tool_call_id", "server", "tool", "started_at", "ask_id", "answered_at",
+			"kind", "breach_id", "files", "scope", "decisions", "detected_at"}},
 	{Name: UndeliveredResolutions, Title: "Undelivered resolutions",
 		Finds:   "Gates a person resolved longer ago than the configured age (5m unless told otherwise) that no brief has delivered to the agent yet.",
 		Passing: "Every resolution reached its agent.",
@@ -257,18 +259,43 @@ type UnanswerableAsk struct {
 }
 
 // PrematureSideEffect is a row of premature-side-effects: one
-// side-effecting call and the ask it ran ahead of.
+// side-effecting call and the ask it ran ahead of (kind tool_call), or a
+// breach of a blocked scope, files a call changed inside a decision
+// gate's blocked scope while the gate was open (kind breach).
 type PrematureSideEffect struct {
-	RunID      string    `json:"run_id"`
-	SessionID  string    `json:"session_id"`
-	ToolCallID int64     `json:"tool_call_id"`
-	Server     string    `json:"server"`
-	Tool       string    `json:"tool"`
-	StartedAt  time.Time `json:"started_at"`
-	AskID      string    `json:"ask_id"`
-	// AnsweredAt is null while the ask is unanswered.
+	RunID     string `json:"run_id"`
+	SessionID string `json:"session_id"`
+	// ToolCallID is the recorded call's id; 0 for a breach (the hook
+	// reports the breach apart from the call's record).
+	ToolCallID int64  `json:"tool_call_id"`
+	Server     string `json:"server"`
+	Tool       string `json:"tool"`
+	// StartedAt is when the call started; for a breach, when it was
+	// reported, right after the call ran.
+	StartedAt time.Time `json:"started_at"`
+	// AskID is the ask the call ran ahead of; "" for a breach.
+	AskID string `json:"ask_id"`
+	// AnsweredAt is null while the ask is unanswered, and for a breach.
 	AnsweredAt *time.Time `json:"answered_at"`
+	// Kind is tool_call or breach.
+	Kind string `json:"kind"`
+	// BreachID is the breach's id; null for a tool call.
+	BreachID *int64 `json:"breach_id"`
+	// Files are the files a breach changed, Scope the blocked scope
+	// entries they lie in, and Decisions the gates (DEC-…) it ran ahead
+	// of; empty for a tool call.
+	Files     []string `json:"files"`
+	Scope     []string `json:"scope"`
+	Decisions []string `json:"decisions"`
+	// DetectedAt is when a breach was reported; null for a tool call.
+	DetectedAt *time.Time `json:"detected_at"`
 }
+
+// The kinds of row premature-side-effects lists.
+const (
+	SideEffectToolCall = "tool_call" // a recorded call that ran ahead of an ask
+	SideEffectBreach   = "breach"    // a breach of a blocked scope
+)
 
 // UndeliveredResolution is a row of undelivered-resolutions.
 type UndeliveredResolution struct {
@@ -502,7 +529,8 @@ func prematureSideEffects(ctx context.Context, q db.Querier, res *Result) ([]Pre
 			return nil, err
 		}
 		rec := PrematureSideEffect{RunID: r.RunID, SessionID: r.SessionID, ToolCallID: r.ToolCallID, Server: r.Server,
-			Tool: r.Tool, StartedAt: started, AskID: r.AskID}
+			Tool: r.Tool, StartedAt: started, AskID: r.AskID, Kind: SideEffectToolCall, Files: []string{}, Scope: []string{},
+			Decisions: []string{}}
 		answered := ""
 		if r.AnsweredAt.Valid {
 			t, err := storedTime("asks", r.AskID, "answered_at", r.AnsweredAt.String)
@@ -513,7 +541,38 @@ func prematureSideEffects(ctx context.Context, q db.Querier, res *Result) ([]Pre
 		}
 		recs[i] = rec
 		res.Rows = append(res.Rows, []string{r.RunID, r.SessionID, strconv.FormatInt(r.ToolCallID, 10), r.Server, r.Tool,
-			stamp(rec.StartedAt), r.AskID, answered})
+			stamp(rec.StartedAt), r.AskID, answered, rec.Kind, "", "", "", "", ""})
+	}
+	breaches, err := q.AuditScopeBreaches(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range breaches {
+		st := db.StoredRow("scope_breaches", b.ID)
+		at := st.Time("detected_at", b.DetectedAt)
+		rec := PrematureSideEffect{RunID: b.RunID, SessionID: b.SessionID, Server: b.Server, Tool: b.Tool, StartedAt: at,
+			Kind: SideEffectBreach, BreachID: &b.ID, Files: st.List("files", b.Files), Scope: st.List("scope", b.Scope),
+			Decisions: st.List("decisions", b.Decisions), DetectedAt: &at}
+		if err := st.Err(); err != nil {
+			return nil, err
+		}
+		recs = append(recs, rec)
+		res.Rows = append(res.Rows, []string{b.RunID, b.SessionID, "", b.Server, b.Tool, stamp(at), "", "", rec.Kind,
+			strconv.FormatInt(b.ID, 10), strings.Join(rec.Files, " "), strings.Join(rec.Scope, " "), strings.Join(rec.Decisions, " "),
+			stamp(at)})
+	}
+	if len(breaches) > 0 {
+		// One list in time order: the calls' own order first among equals.
+		order := make([]int, len(recs))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return recs[a].StartedAt.Compare(recs[b].StartedAt) })
+		sorted, rows := make([]PrematureSideEffect, len(recs)), make([][]string, len(recs))
+		for i, o := range order {
+			sorted[i], rows[i] = recs[o], res.Rows[o]
+		}
+		recs, res.Rows = sorted, rows
 	}
 	return recs, nil
 }

@@ -236,7 +236,7 @@ func TestPrematureSideEffects(t *testing.T) {
 			t.Errorf("row %+v", got)
 		}
 		wantRow := []string{r.ID, w.session, itoa(c.ID), "fs", "write_file", earlier.Format(time.RFC3339Nano), a.ID,
-			answered.AnsweredAt.Format(time.RFC3339Nano)}
+			answered.AnsweredAt.Format(time.RFC3339Nano), "tool_call", "", "", "", "", ""}
 		if strings.Join(res.Rows[0], "|") != strings.Join(wantRow, "|") {
 			t.Errorf("display row %q, want %q", res.Rows[0], wantRow)
 		}

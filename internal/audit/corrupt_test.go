@@ -53,6 +53,11 @@ func TestACorruptRowIsAnErrorNamingIt(t *testing.T) {
 			w.exec(`UPDATE asks SET answered_at = ? WHERE id = ?`, late, a.ID)
 			return "asks", a.ID, "answered_at"
 		}},
+		{"a breach's detected_at", audit.PrematureSideEffects, func(w *world) (string, string, string) {
+			b := w.breach(w.run("hook").ID, "db/migrations/0042.sql")
+			w.exec(`UPDATE scope_breaches SET detected_at = ? WHERE id = ?`, late, b.ID)
+			return "scope_breaches", itoa(b.ID), "detected_at"
+		}},
 		{"an undelivered resolution's resolved_at", audit.UndeliveredResolutions, func(w *world) (string, string, string) {
 			d := w.gate("Schema")
 			w.resolve(d.Ref)

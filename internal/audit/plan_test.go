@@ -33,6 +33,10 @@ var allowedScans = map[string]string{
 	// change report refused while its session was BLOCKED): the report is
 	// the table, read in order through its index.
 	"blocked_changes_by_time": "refused change reports, each a row of the report",
+	// Every row of scope_breaches is a finding of premature-side-effects
+	// (files a call changed inside a blocked scope): read in order
+	// through its index.
+	"scope_breaches_by_time": "breaches of a blocked scope, each a row of the report",
 	// Partial: what was delivered and not acknowledged, one index a
 	// deliverable table; an acknowledgement removes the row from it. The
 	// report lists those past their lease or delivered again, most of it.
@@ -50,6 +54,7 @@ var mustUse = map[string][]string{
 	"AuditUndeliveredResolutions": {"decisions_undelivered"},
 	"AuditStaleGates":             {"decisions_open_by_age"},
 	"AuditBlockedChanges":         {"blocked_changes_by_time"},
+	"AuditScopeBreaches":          {"scope_breaches_by_time"},
 	"AuditUnacknowledgedDeliveries": {"decisions_unacked_delivered", "plans_unacked_delivered",
 		"permission_prompts_unacked_delivered", "remediations_unacked_delivered"},
 }
@@ -93,6 +98,7 @@ func TestEveryReportReadsOnlyThroughIndexes(t *testing.T) {
 	w.kit.Clock.Advance(30 * time.Hour)
 	w.resolve(w.gate("Undelivered").Ref)
 	w.blockedChange("web/app.js")
+	w.breach(r.ID, "db/migrations/0042.sql")
 
 	conn := w.kit.SQL()
 	var stats int
@@ -109,7 +115,7 @@ func TestEveryReportReadsOnlyThroughIndexes(t *testing.T) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	if want := []string{"AuditBlockedChanges", "AuditPrematureSideEffects", "AuditStaleGates", "AuditUnacknowledgedDeliveries",
+	if want := []string{"AuditBlockedChanges", "AuditPrematureSideEffects", "AuditScopeBreaches", "AuditStaleGates", "AuditUnacknowledgedDeliveries",
 		"AuditUnanswerableAsks", "AuditUndeliveredResolutions"}; !slices.Equal(names, want) {
 		t.Fatalf("queries/audit.sql has %v, want %v", names, want)
 	}

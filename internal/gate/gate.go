@@ -9,18 +9,14 @@
 package gate
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/madebook/madebook/internal/errs"
-	"github.com/madebook/madebook/internal/glob"
-	"github.com/madebook/madebook/internal/input"
 	"github.com/madebook/madebook/internal/lifecycle"
 	"github.com/madebook/madebook/internal/plan"
 	"github.com/madebook/madebook/internal/protocol"
@@ -106,146 +102,24 @@ func Classify(server, tool string, registered, said *bool) bool {
 	return writes || (said != nil && *said)
 }
 
-// pathKeys are the input fields a coding agent's tool names its paths in,
-// then the one Bash names its command in.
-var pathKeys = []string{"file_path", "notebook_path", "path", "command"}
-
-// The most paths Paths returns, and the longest one it keeps: what the
-// ledger records of one call.
+// The most paths the ledger records of one call, and the longest one it
+// keeps.
 const (
 	MaxPaths = 100
 	MaxPath  = 1000
 )
 
-// Bash is Claude Code's shell tool: its paths are read from its command.
+// Bash is Claude Code's shell tool: what it touches is read from its
+// command (shell.Analyze).
 const Bash = "Bash"
-
-// Paths returns the paths a tool's input names, in its file_path,
-// notebook_path and path fields, in that order; fields that are absent,
-// empty or not strings name none. For Claude Code's Bash (tool "Bash"),
-// whose input is a shell command, it adds, best effort, the command's
-// words that look like paths (BashPaths). Duplicates are dropped, and at
-// most MaxPaths paths of at most MaxPath bytes are returned.
-func Paths(tool string, in input.Object) []string {
-	var out []string
-	add := func(p string) {
-		if p = strings.TrimSpace(p); p != "" && len(p) <= MaxPath && len(out) < MaxPaths && !slices.Contains(out, p) {
-			out = append(out, p)
-		}
-	}
-	var values [4]json.RawMessage
-	in.Lookup(pathKeys, values[:])
-	for _, v := range values[:3] {
-		if s, ok := input.String(v); ok {
-			add(s)
-		}
-	}
-	if tool == Bash {
-		if cmd, ok := input.String(values[3]); ok {
-			for _, p := range BashPaths(cmd) {
-				add(p)
-			}
-		}
-	}
-	return out
-}
-
-// BashPaths returns, best effort, the words of a shell command that look
-// like paths: split at blanks, quotes, and the shell's operators and
-// redirections (; & | < > ( ) ` $ = ,), the words that hold a "/" or a "."
-// and are neither an option ("-x", "--file") nor a URL. It does not parse
-// the shell (variables, globs, cd, subshells): a command can name a path
-// it does not spell out, so Bash stays side-effecting whatever it names.
-func BashPaths(cmd string) []string {
-	words := strings.FieldsFunc(cmd, func(r rune) bool {
-		return strings.ContainsRune(" \t\n\r'\";&|<>()`$=,{}", r)
-	})
-	var out []string
-	for _, w := range words {
-		if strings.HasPrefix(w, "-") || strings.Contains(w, "://") || !strings.ContainsAny(w, "/.") {
-			continue
-		}
-		if c, ok := CleanPath(w); !ok || c == "." {
-			continue
-		}
-		out = append(out, w)
-	}
-	return out
-}
-
-// CleanPath returns p as the gate compares it with a scope: relative to
-// the repository's root, cleaned (path.Clean: "web/../db//x" is "db/x", a
-// leading "./" goes). A path starting with "/" that its caller did not
-// make relative to the project (the hook does, from the payload's cwd) is
-// read from the root ("/db/x" is "db/x"): the scopes name the repository,
-// and reading it so can only refuse more. ok is false for a path that
-// names nothing, or one whose ".." leaves the root ("../x"): it lies
-// outside the repository, so in no scope.
-func CleanPath(p string) (string, bool) {
-	p = strings.TrimSpace(p)
-	if p == "" {
-		return "", false
-	}
-	c := path.Clean(p)
-	if strings.HasPrefix(c, "/") {
-		if c = strings.TrimLeft(c, "/"); c == "" {
-			c = "."
-		}
-		return c, true
-	}
-	if c == ".." || strings.HasPrefix(c, "../") {
-		return c, false
-	}
-	return c, true
-}
-
-// Relative returns p relative to the directory cwd when both are absolute
-// and p lies in cwd ("/home/ada/app/db/x.sql" in "/home/ada/app" is
-// "db/x.sql", cwd itself "."); any other p is returned as it is. Claude
-// Code sends absolute paths and its working directory; the scopes are
-// relative to the repository.
-func Relative(cwd, p string) string {
-	p = strings.TrimSpace(p)
-	if !strings.HasPrefix(cwd, "/") || !strings.HasPrefix(p, "/") {
-		return p
-	}
-	c, q := path.Clean(cwd), path.Clean(p)
-	if q == c {
-		return "."
-	}
-	if c == "/" {
-		return strings.TrimPrefix(q, "/")
-	}
-	if rest, ok := strings.CutPrefix(q, c+"/"); ok {
-		return rest
-	}
-	return p
-}
-
-// InScope reports whether path p falls in the scope entry, both cleaned
-// first (CleanPath): a glob (an entry with *, ? or [) matches as
-// glob.Match says; any other entry is a path prefix, matching itself and
-// everything under it ("db/migrations" matches "db/migrations/0001.sql",
-// "web/../db/migrations/x.sql" and "/db/migrations/x.sql"). A path that
-// leaves the root is in no scope.
-func InScope(entry, p string) bool {
-	entry, ok := CleanPath(entry)
-	if !ok || entry == "." {
-		return false
-	}
-	if p, ok = CleanPath(p); !ok || p == "." {
-		return false
-	}
-	if strings.ContainsAny(entry, "*?[") {
-		return glob.Match(entry, p)
-	}
-	return p == entry || strings.HasPrefix(p, entry+"/")
-}
 
 // Session is what the gate knows of the session: its brief, decided now,
 // and its lifecycle.
 type Session struct {
 	ID string
+	// Root is the project root the session works in (recorded when it
+	// was opened, or the first cwd it was sent); "" when not known.
+	Root string
 	// AgentKeyID is the key that opened the session (its callers check
 	// ownership with it; Decide does not read it).
 	AgentKeyID int64
@@ -268,6 +142,33 @@ type Session struct {
 	// Released are the options answered at Plan's stopping points (on any
 	// of its asks): stopping point id → the options chosen.
 	Released map[int][]string
+}
+
+// BlocksPaths reports whether the session's brief blocks a path now: it
+// is DECISION_REQUIRED with a path (not only tools) in its blocked scope.
+// Only then does what a side-effecting call touches decide it.
+func (s Session) BlocksPaths() bool {
+	if s.NextAction != protocol.DecisionRequired {
+		return false
+	}
+	for _, e := range s.BlockedScope {
+		if !strings.HasPrefix(e, protocol.ScopeToolPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// BlockedPaths are the paths (not the tools) of the session's blocked
+// scope.
+func (s Session) BlockedPaths() []string {
+	var out []string
+	for _, e := range s.BlockedScope {
+		if !strings.HasPrefix(e, protocol.ScopeToolPrefix) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // Run is what the gate knows of the run a call is part of.
@@ -296,8 +197,8 @@ type Call struct {
 	Tool string
 	// SideEffecting is the call's classification (see Classify).
 	SideEffecting bool
-	// Paths are the paths the call names.
-	Paths []string
+	// Touches are the paths the call touches (TouchesOf).
+	Touches Touches
 	// Step is the plan step the call runs; "" names none.
 	Step string
 	// StartedAt is when the call started, if reported late; nil is now.
@@ -401,8 +302,8 @@ func Decide(s Session, r *Run, c Call) Verdict {
 	case protocol.DecisionRequired:
 		if entry, what := blockedBy(s.BlockedScope, c); entry != "" {
 			return refuse(errs.Conflict, CodeSessionBlocked, fmt.Sprintf(
-				"Session %s is DECISION_REQUIRED and %s is in its blocked scope (%s): %s Work outside the blocked scope, or wait for the answer in your next brief.",
-				s.ID, what, entry, sentence(s.Reason)), briefDetails(s))
+				"Session %s is DECISION_REQUIRED and %s is in its blocked scope (%s): %s %s",
+				s.ID, what, entry, sentence(s.Reason), instead(c)), briefDetails(s))
 		}
 	}
 	if s.Tracked && !lifecycle.Executes(s.Lifecycle) {
@@ -558,7 +459,11 @@ func released(r *Run, step string) Verdict {
 }
 
 // blockedBy returns the blocked scope entry the call falls in and what of
-// the call it is ("path x", "tool Bash"); "" when none.
+// the call it is ("path \"db/x\" (rm)", "tool Bash", "what the command
+// touches"), and why when Madebook cannot tell; "" when none. A path the
+// call writes to blocks an entry it lies in or is an ancestor of (deleting
+// or moving db removes db/migrations); a path it only reads blocks none; a
+// call Madebook cannot read blocks whenever a path is blocked.
 func blockedBy(scope []string, c Call) (entry, what string) {
 	for _, e := range scope {
 		if t, ok := strings.CutPrefix(e, protocol.ScopeToolPrefix); ok {
@@ -567,13 +472,39 @@ func blockedBy(scope []string, c Call) (entry, what string) {
 			}
 			continue
 		}
-		for _, p := range c.Paths {
-			if InScope(e, p) {
-				return e, "path " + strconv.Quote(p)
+		for _, p := range c.Touches.Paths {
+			if p.Writes && p.Holds(e, p.Glob) {
+				return e, touched(p)
 			}
+		}
+		if c.Touches.Undecidable != "" {
+			return e, "what the call touches cannot be told (" + c.Touches.Undecidable + ")"
 		}
 	}
 	return "", ""
+}
+
+// touched names a path a call touches, for a refusal.
+func touched(p Touch) string {
+	what := "path " + strconv.Quote(p.Path)
+	if p.Glob {
+		what = "the pattern " + strconv.Quote(p.Path)
+	}
+	if p.By != "" {
+		what += " (" + p.By + ")"
+	}
+	return what
+}
+
+// instead says what a call refused for its blocked scope may do instead.
+func instead(c Call) string {
+	switch {
+	case c.Touches.Undecidable != "":
+		return "Madebook cannot tell what it touches, so it may not run while a path is blocked: name the paths in the command itself (no variables, eval, $(…) or scripts), or use the Edit and Write tools, outside the blocked scope; or wait for the answer in your next brief."
+	case c.Touches.Guessed:
+		return "Work outside the blocked scope, or wait for the answer in your next brief. (The tool names no path fields in Madebook's tool registry, so every string of its input was taken for a path: an admin who declares them, PUT /api/v1/tools/{server}/{tool} with \"path_fields\", makes the gate precise.)"
+	}
+	return "Work outside the blocked scope, or wait for the answer in your next brief."
 }
 
 // sentence returns the brief's reason ending in a full stop.

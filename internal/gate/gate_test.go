@@ -2,8 +2,6 @@ package gate_test
 
 import (
 	"encoding/json"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -88,73 +86,6 @@ func object(t *testing.T, flat bool, js string) input.Object {
 	return o
 }
 
-func TestPathsAndScopes(t *testing.T) {
-	for _, flat := range []bool{true, false} {
-		in := object(t, flat, `{"file_path":"web/app.js","notebook_path":" nb/x.ipynb ","path":"","command":"rm -rf /","pattern":7}`)
-		if got := strings.Join(gate.Paths("Edit", in), ","); got != "web/app.js,nb/x.ipynb" {
-			t.Errorf("Paths = %q", got)
-		}
-		if got := strings.Join(gate.Paths("Bash", in), ","); got != "web/app.js,nb/x.ipynb" {
-			t.Errorf("Paths of a Bash input whose command names no path = %q", got)
-		}
-		bash := object(t, flat, `{"command":"rm -rf db/migrations/0042.sql && echo done >> ./web/../log.txt"}`)
-		if got := strings.Join(gate.Paths("Bash", bash), ","); got != "db/migrations/0042.sql,./web/../log.txt" {
-			t.Errorf("Paths of a Bash command = %q", got)
-		}
-		if got := gate.Paths("mcp__shell__run", bash); len(got) != 0 {
-			t.Errorf("only Bash's command is read for paths: %v", got)
-		}
-		many := object(t, flat, `{"command":"`+strings.Repeat("touch a/b.txt x/", 60)+strings.Repeat("y", 2000)+`"}`)
-		if got := gate.Paths("Bash", many); len(got) > gate.MaxPaths || slices.ContainsFunc(got, func(p string) bool { return len(p) > gate.MaxPath }) {
-			t.Errorf("Paths returns %d paths, past the ledger's limits", len(got))
-		}
-	}
-	if got := gate.Paths("Edit", input.Object{}); len(got) != 0 {
-		t.Errorf("Paths of no input = %v", got)
-	}
-	// A value that is not a string names no path, flat or nested.
-	if got := gate.Paths("Edit", object(t, false, `{"file_path":["web/app.js"],"path":{"p":"x"}}`)); len(got) != 0 {
-		t.Errorf("Paths of values that are no strings = %v", got)
-	}
-	for _, tc := range []struct {
-		entry, path string
-		want        bool
-	}{
-		{"db/migrations", "db/migrations/0001.sql", true},
-		{"db/migrations/", "db/migrations/0001.sql", true},
-		{"db/migrations", "db/migrations", true},
-		{"./db/migrations", "db/migrations/a/b.sql", true},
-		{"db/migrations", "db/migrations_old/x.sql", false},
-		{"db/migrations", "web/db/migrations/x.sql", false},
-		{"**/*.sql", "db/migrations/0001.sql", true},
-		{"web/*.js", "web/app.js", true},
-		{"web/*.js", "web/lib/app.js", false},
-		{"", "web/app.js", false},
-		{"web", "", false},
-		// Every path is cleaned before it is matched.
-		{"db/migrations", "web/../db/migrations/x.sql", true},
-		{"db/migrations", "db//migrations/x.sql", true},
-		{"db/migrations", "/db/migrations/x.sql", true},
-		{"db/migrations", "./db/./migrations/x.sql", true},
-		{"db/migrations", "db/migrations/../../web/app.js", false},
-		{"db/migrations", "../db/migrations/x.sql", false},
-		{"db/migrations", "db/../../db/migrations/x.sql", false},
-		{"db/migrations", "..", false},
-		{"db/migrations", ".", false},
-		{"db/migrations", "/", false},
-		{"/db/migrations/", "db/migrations/x.sql", true},
-		{"db//migrations", "db/migrations/x.sql", true},
-		{"**/*.sql", "web/../db/x.sql", true},
-		{"**/*.sql", "../x.sql", false},
-		{".", "web/app.js", false},
-		{"..", "../x", false},
-	} {
-		if got := gate.InScope(tc.entry, tc.path); got != tc.want {
-			t.Errorf("InScope(%q, %q) = %v, want %v", tc.entry, tc.path, got, tc.want)
-		}
-	}
-}
-
 // planOf is seed 001's graph-ask-demo as a plan: probes first, then a
 // menu whose option 1 saves the reading and option 2 discards it.
 func planOf() *plan.Plan {
@@ -164,61 +95,6 @@ func planOf() *plan.Plan {
 			"1": {Label: "Save", Steps: []plan.Step{{ID: "store"}}},
 			"2": {Label: "Discard", Steps: []plan.Step{{ID: "discard"}}},
 		}}},
-	}
-}
-
-func TestRelative(t *testing.T) {
-	for _, tc := range [][3]string{
-		{"/home/ada/app", "/home/ada/app/db/migrations/x.sql", "db/migrations/x.sql"},
-		{"/home/ada/app/", "/home/ada/app//db/../db/x.sql", "db/x.sql"},
-		{"/home/ada/app", "/home/ada/app", "."},
-		{"/home/ada/app", "/home/ada/application/x.sql", "/home/ada/application/x.sql"},
-		{"/home/ada/app", "/etc/passwd", "/etc/passwd"},
-		{"/home/ada/app", "db/x.sql", "db/x.sql"},
-		{"", "/home/ada/app/db/x.sql", "/home/ada/app/db/x.sql"},
-		{"relative", "/x", "/x"},
-		{"/", "/db/x.sql", "db/x.sql"},
-	} {
-		if got := gate.Relative(tc[0], tc[1]); got != tc[2] {
-			t.Errorf("Relative(%q, %q) = %q, want %q", tc[0], tc[1], got, tc[2])
-		}
-	}
-}
-
-func TestBashPaths(t *testing.T) {
-	for _, tc := range []struct {
-		cmd  string
-		want []string
-	}{
-		{"ls", nil},
-		{"go test ./...", []string{"./..."}},
-		{"rm -rf db/migrations", []string{"db/migrations"}},
-		{`sed -i 's/a/b/' "db/migrations/x.sql"`, []string{"s/a/b/", "db/migrations/x.sql"}},
-		{"cat web/app.js|grep x>db/out.txt;echo ok", []string{"web/app.js", "db/out.txt"}},
-		{"cp --target=db/migrations a.sql", []string{"db/migrations", "a.sql"}},
-		{"curl -o x.json https://example.com/a/b", []string{"x.json"}},
-		{"cd .. && rm x", nil},
-		{"python3 -c 'open(\"db/migrations/x.sql\",\"w\")'", []string{"db/migrations/x.sql"}},
-	} {
-		if got := gate.BashPaths(tc.cmd); !slices.Equal(got, tc.want) {
-			t.Errorf("BashPaths(%q) = %q, want %q", tc.cmd, got, tc.want)
-		}
-	}
-	scope := []string{"db/migrations"}
-	gated := gate.Session{ID: "ses_1", NextAction: protocol.DecisionRequired, Reason: "DEC-001 is open.", BlockedScope: scope}
-	for cmd, refused := range map[string]bool{
-		"rm db/migrations/0042.sql":           true,
-		"echo x > web/../db/migrations/x.sql": true,
-		"cat /db/migrations/x.sql | wc -l":    true,
-		"go test ./web/...":                   false,
-		"rm db/migrations_old/x.sql":          false,
-		"cd db && rm migrations/x.sql":        false, // best effort: the shell is not parsed
-	} {
-		in := object(t, true, `{"command":`+strconv.Quote(cmd)+`}`)
-		v := gate.Decide(gated, nil, gate.Call{Tool: "Bash", SideEffecting: true, Paths: gate.Paths("Bash", in)})
-		if v.Allow == refused {
-			t.Errorf("Bash %q in DECISION_REQUIRED over db/migrations: %+v, want refused %v", cmd, v, refused)
-		}
 	}
 }
 
@@ -243,8 +119,10 @@ func TestDecide(t *testing.T) {
 	parkedRun := &gate.Run{ID: "run_1", OpenAsk: &gate.Ask{ID: "ask_1", Prompt: "save?", AskedAt: asked}}
 	planRun := &gate.Run{ID: "run_2", Plan: planOf(), Released: map[int][]string{}}
 	answered := &gate.Run{ID: "run_3", Plan: planOf(), Released: map[int][]string{1: {"1"}}}
-	edit := func(paths ...string) gate.Call { return gate.Call{Tool: "Edit", SideEffecting: true, Paths: paths} }
-	read := gate.Call{Tool: "Read", Paths: []string{"db/migrations/0001.sql"}}
+	edit := func(paths ...string) gate.Call {
+		return gate.Call{Tool: "Edit", SideEffecting: true, Touches: gate.Named(paths, gate.Where{})}
+	}
+	read := gate.Call{Tool: "Read", Touches: gate.Named([]string{"db/migrations/0001.sql"}, gate.Where{})}
 	step := func(c gate.Call, s string) gate.Call { c.Step = s; return c }
 	recall := func() *plan.Plan {
 		p := planOf()

@@ -12,6 +12,7 @@ import (
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/internal/rules"
 	"github.com/madebook/madebook/internal/testkit"
 )
@@ -148,13 +149,13 @@ func TestEveryAdminActionIsRecordedWithWhoWhenWhatBeforeAndAfter(t *testing.T) {
 			after:  map[string]any{"low": "*", "medium": "*", "high": "two reviews", "critical": "*"}},
 		{name: "an admin classifies a new tool", actor: w.admin.Email, action: "tool.set", target: "tool github.create_issue",
 			do: func() error {
-				_, err := w.Ledger.SetTool(ctx, w.admin, "github", "create_issue", true)
+				_, err := w.Ledger.SetTool(ctx, w.admin, "github", "create_issue", ledger.ToolInput{SideEffecting: true})
 				return err
 			},
 			after: map[string]any{"side_effecting": true}},
 		{name: "an admin reclassifies a tool", actor: w.admin.Email, action: "tool.set", target: "tool github.create_issue",
 			do: func() error {
-				_, err := w.Ledger.SetTool(ctx, w.admin, "github", "create_issue", false)
+				_, err := w.Ledger.SetTool(ctx, w.admin, "github", "create_issue", ledger.ToolInput{SideEffecting: false})
 				return err
 			},
 			before: map[string]any{"side_effecting": true}, after: map[string]any{"side_effecting": false}},
@@ -406,7 +407,7 @@ func TestTheAdminActivityPages(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
 	for _, tool := range []string{"a", "b", "c", "d", "e"} {
-		if _, err := w.Ledger.SetTool(ctx, w.admin, "srv", tool, true); err != nil {
+		if _, err := w.Ledger.SetTool(ctx, w.admin, "srv", tool, ledger.ToolInput{SideEffecting: true}); err != nil {
 			t.Fatal(err)
 		}
 	}

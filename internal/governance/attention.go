@@ -488,12 +488,24 @@ var sources = map[string]func(context.Context, db.Querier, db.CountAttentionPara
 			if v.Line > 0 {
 				where = fmt.Sprintf("%s:%d", v.File, v.Line)
 			}
-			items = append(items, AttentionItem{Kind: ItemViolation, State: protocol.HardStop, Ref: strconv.FormatInt(v.ID, 10),
+			item := AttentionItem{Kind: ItemViolation, State: protocol.HardStop, Ref: strconv.FormatInt(v.ID, 10),
 				Severity: v.Severity, Session: v.SessionID, SessionTitle: v.SessionTitle, Agent: v.Agent, Mission: v.MissionSlug,
 				MissionTitle: v.MissionTitle, Title: v.Policy + " was violated by " + v.Match,
 				Detail: "Found in " + where + ". The agent is stopped until a person clears it.", Files: []string{v.File},
 				BlockedScope: []string{protocol.ScopeAllWork}, AllowedScope: []string{},
-				OpenedAt: c.Time("detected_at", v.DetectedAt)})
+				OpenedAt: c.Time("detected_at", v.DetectedAt)}
+			if v.BreachID.Valid {
+				// A breach of a blocked scope: what the call did, and where.
+				b := db.StoredRow("scope_breaches", v.BreachID.Int64)
+				breach := protocol.ScopeBreach{Call: v.Match, Scope: b.List("scope", v.BreachScope), Files: b.List("files", v.BreachFiles)}
+				if err := b.Err(); err != nil {
+					return nil, err
+				}
+				item.Title, item.Files = BreachTitle(breach), breach.Files
+				item.Detail = "It changed " + strings.Join(breach.Files, ", ") +
+					" while the decision was open: a side effect that ran before its approval. The agent is stopped until a person clears it."
+			}
+			items = append(items, item)
 			if err := c.Err(); err != nil {
 				return nil, err
 			}

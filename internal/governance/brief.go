@@ -539,6 +539,10 @@ type rows struct {
 	collisions   []db.ListOpenCollisionsRow
 	prompts      []db.PermissionPrompt
 	change       *db.Change
+
+	// scopeBreaches are the breaches of a blocked scope that open
+	// violations are (violations.breach_id), read only when there are.
+	scopeBreaches []db.ScopeBreach
 }
 
 // inputsFrom turns the rows into the engine's facts and the brief's lists.
@@ -597,12 +601,20 @@ func inputsFrom(st db.GetBriefStateRow, r rows) (briefInputs, error) {
 	}
 	for _, v := range r.violations {
 		c := db.StoredRow("violations", v.ID)
-		f.Violations = append(f.Violations, protocol.Violation{ID: fmt.Sprintf("VIO-%d", v.ID), Policy: v.Policy,
+		pv := protocol.Violation{ID: fmt.Sprintf("VIO-%d", v.ID), Policy: v.Policy,
 			Severity: protocol.Severity(v.Severity), BlockMerge: v.Action == "block_merge", Match: v.Match, File: v.File,
-			At: c.Time("detected_at", v.DetectedAt)})
+			At: c.Time("detected_at", v.DetectedAt)}
 		if err := c.Err(); err != nil {
 			return briefInputs{}, err
 		}
+		if v.BreachID.Valid {
+			b, err := scopeBreachOf(r.scopeBreaches, v)
+			if err != nil {
+				return briefInputs{}, err
+			}
+			pv.Breach = b
+		}
+		f.Violations = append(f.Violations, pv)
 	}
 	for _, d := range r.deviations {
 		c := db.StoredRow("deviations", d.ID)
@@ -645,4 +657,20 @@ func inputsFrom(st db.GetBriefStateRow, r rows) (briefInputs, error) {
 		}
 	}
 	return in, nil
+}
+
+// scopeBreachOf is the breach the violation v is, as the engine words it,
+// from the session's open breaches: its call (the violation's match), its
+// scope and its files. An error names the row that does not read.
+func scopeBreachOf(breaches []db.ScopeBreach, v db.Violation) (*protocol.ScopeBreach, error) {
+	for _, b := range breaches {
+		if b.ID != v.BreachID.Int64 {
+			continue
+		}
+		c := db.StoredRow("scope_breaches", b.ID)
+		out := &protocol.ScopeBreach{Call: v.Match, Scope: c.List("scope", b.Scope), Files: c.List("files", b.Files)}
+		return out, c.Err()
+	}
+	return nil, &db.CorruptRowError{Table: "violations", Row: fmt.Sprint(v.ID), Column: "breach_id",
+		Err: fmt.Errorf("breach %d is not among the session's open breaches", v.BreachID.Int64)}
 }

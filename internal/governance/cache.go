@@ -76,6 +76,11 @@ func loadInputs(ctx context.Context, q db.Querier, id string) (briefInputs, erro
 		if r.violations, err = q.ListOpenViolations(ctx, id); err != nil {
 			return briefInputs{}, err
 		}
+		if slices.ContainsFunc(r.violations, func(v db.Violation) bool { return v.BreachID.Valid }) {
+			if r.scopeBreaches, err = q.ListOpenScopeBreaches(ctx, id); err != nil {
+				return briefInputs{}, err
+			}
+		}
 	}
 	if st.OpenDeviations > 0 {
 		if r.deviations, err = q.ListOpenDeviations(ctx, id); err != nil {

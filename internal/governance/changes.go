@@ -502,7 +502,7 @@ func (s *ChangeService) recordViolations(ctx context.Context, q db.Querier, acto
 	}
 	have := map[string]bool{}
 	for _, v := range open {
-		k := key(v.PolicyID, v.File, v.Match)
+		k := key(v.PolicyID.Int64, v.File, v.Match) // 0 for a breach of a blocked scope, which is critical
 		have[k] = true
 		if !still[k] && v.Severity != string(protocol.SeverityCritical) {
 			if err := q.CloseViolation(ctx, db.CloseViolationParams{ID: v.ID, ClosedAt: db.NullTime(now)}); err != nil {
@@ -524,9 +524,9 @@ func (s *ChangeService) recordViolations(ctx context.Context, q db.Querier, acto
 			continue
 		}
 		have[key(f.PolicyID, f.File, f.Match)] = true
-		v, err := q.CreateViolation(ctx, db.CreateViolationParams{SessionID: session, PolicyID: f.PolicyID, Policy: f.Policy,
-			Severity: string(f.Severity), Action: string(f.Action), Match: f.Match, File: f.File, Line: int64(f.Line),
-			DetectedAt: db.FormatTime(now)})
+		v, err := q.CreateViolation(ctx, db.CreateViolationParams{SessionID: session,
+			PolicyID: sql.NullInt64{Int64: f.PolicyID, Valid: true}, Policy: f.Policy, Severity: string(f.Severity),
+			Action: string(f.Action), Match: f.Match, File: f.File, Line: int64(f.Line), DetectedAt: db.FormatTime(now)})
 		if err != nil {
 			return err
 		}

@@ -68,6 +68,11 @@ type Services struct {
 	// it.
 	Notify *notify.Notifier
 
+	// ScopeBreaches records the breaches of a blocked scope that hooks
+	// report: Report. Each is a critical violation, cleared as any
+	// (Changes.ClearViolation).
+	ScopeBreaches *ScopeBreachService
+
 	now func() time.Time
 }
 
@@ -82,7 +87,8 @@ func New(store db.Transactor, now func() time.Time) *Services {
 	return &Services{Missions: &MissionService{c}, Sessions: &SessionService{c}, Decisions: &DecisionService{c},
 		Plans: plans, Lifecycle: &LifecycleService{core: c, plans: plans}, Remediations: &RemediationService{c}, Changes: newChangeService(c),
 		Evidence: &EvidenceService{c}, Policies: &PolicyService{c}, Attention: &AttentionService{c},
-		Briefs: &BriefService{c}, Permissions: &PermissionService{c}, Webhooks: &WebhookService{c}, Activity: &ActivityService{c}, Notify: c.notes, now: c.now}
+		Briefs: &BriefService{c}, Permissions: &PermissionService{c}, Webhooks: &WebhookService{c}, Activity: &ActivityService{c}, Notify: c.notes,
+		ScopeBreaches: &ScopeBreachService{c}, now: c.now}
 }
 
 // DefaultMaxOpenGates is how many open gates one session may hold by

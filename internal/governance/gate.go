@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/gate"
 	"github.com/madebook/madebook/internal/lifecycle"
@@ -48,7 +49,23 @@ func gateErr(session string, err error) error {
 // gateSession decides the brief and keeps what the gate reads of it.
 func gateSession(in *briefInputs, now time.Time) gate.Session {
 	p := protocol.Decide(in.facts, now)
-	return gate.Session{ID: in.state.ID, AgentKeyID: in.state.AgentKeyID, Tracked: in.state.LifecycleAt.Valid,
+	return gate.Session{ID: in.state.ID, Root: in.state.Root, AgentKeyID: in.state.AgentKeyID, Tracked: in.state.LifecycleAt.Valid,
 		Lifecycle: lifecycle.State(in.state.Lifecycle), NextAction: p.NextAction, Reason: p.Reason.String(), BlockedScope: p.BlockedScope,
 		PlanApproved: in.state.PlanStatus == PlanApproved}
+}
+
+// SetRoot records the session's project root, when it has none: the
+// first one an executor reports stays. Errors: session_not_found.
+func (s *BriefService) SetRoot(ctx context.Context, actor auth.Actor, session, root string) error {
+	return s.write(ctx, func(q db.Querier) error { return s.setRoot(ctx, q, actor, session, root, s.now()) })
+}
+
+// setRoot records the root in q's transaction when the session has none,
+// as a line of its timeline.
+func (c *core) setRoot(ctx context.Context, q db.Querier, actor auth.Actor, session, root string, now time.Time) error {
+	n, err := q.SetSessionRoot(ctx, db.SetSessionRootParams{ID: session, Root: root})
+	if err != nil || n == 0 {
+		return err
+	}
+	return c.event(ctx, q, session, actor, now, "session.root", "", root)
 }

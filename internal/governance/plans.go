@@ -105,8 +105,9 @@ func (in PlanInput) Validate() (PlanInput, error) {
 // new plan supersedes the session's earlier ones, so a revised plan on a
 // high-risk mission needs approval again. A plan that lets a side effect
 // start before the stopping point that governs it (plan.Check, with the
-// operators' tool registry deciding for steps that do not say, and a tool
-// nobody classified counting as side-effecting) is refused with
+// operators' tool registry deciding, a tool nobody classified counting as
+// side-effecting, and a step's own side_effecting only raising it:
+// Classifier) is refused with
 // side_effect_before_gate, naming the step and the stopping point. Errors:
 // forbidden, session_not_found, those of PlanInput.Validate,
 // side_effect_before_gate.
@@ -153,11 +154,11 @@ func (s *PlanService) check(ctx context.Context, in PlanInput) (checkedPlan, err
 	if err != nil {
 		return checkedPlan{}, err
 	}
-	writes, err := s.toolRegistry(ctx)
+	classify, err := s.Classifier(ctx)
 	if err != nil {
 		return checkedPlan{}, err
 	}
-	if err := in.Plan.Check(writes); err != nil {
+	if err := in.Plan.Check(classify); err != nil {
 		var ge *plan.GateError
 		if !errors.As(err, &ge) {
 			return checkedPlan{}, fmt.Errorf("check plan: %w", err)
@@ -327,10 +328,14 @@ func planFrom(r db.Plan) (Plan, error) {
 	return p, nil
 }
 
-// toolRegistry returns whether a call to server.tool writes, as the
-// executor gate classifies it (gate.Classify): the operators' registry,
-// then Claude Code's read-only built-ins, else it writes (fail safe).
-func (s *PlanService) toolRegistry(ctx context.Context) (func(server, tool string) bool, error) {
+// Classifier returns whether a plan step's call to server.tool writes, as
+// the executor gate classifies a call (gate.Classify) over the operators'
+// registry as it is now: Madebook's own tools never write, else the
+// registry's entry decides, else Claude Code's read-only built-ins do not
+// write, else the call writes (fail safe); the step's own side_effecting
+// (said) may only raise that. The plan check and the console's drawing
+// of a plan both classify steps with it.
+func (s *PlanService) Classifier(ctx context.Context) (plan.Classifier, error) {
 	rows, err := s.store.Reader().ListTools(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("tool registry: %w", err)
@@ -339,11 +344,11 @@ func (s *PlanService) toolRegistry(ctx context.Context) (func(server, tool strin
 	for _, r := range rows {
 		writes[[2]string{r.Server, r.Tool}] = r.SideEffecting
 	}
-	return func(server, tool string) bool {
+	return func(server, tool string, said *bool) bool {
 		var registered *bool
 		if w, ok := writes[[2]string{server, tool}]; ok {
 			registered = &w
 		}
-		return gate.Classify(server, tool, registered, nil)
+		return gate.Classify(server, tool, registered, said)
 	}, nil
 }

@@ -139,7 +139,7 @@ func TestReplicasHearEachOthersWrites(t *testing.T) {
 		if c := must(b.ledger.Check(ctx, agent, session, in))(t); !c.SideEffecting {
 			t.Fatalf("an unknown tool is side-effecting: %+v", c) // B remembers the registry's silence
 		}
-		must(k.Ledger.SetTool(ctx, admin, "notes", "lookup", false))(t)
+		must(k.Ledger.SetTool(ctx, admin, "notes", "lookup", ledger.ToolInput{SideEffecting: false}))(t)
 		eventually(t, "B's check still takes the tool classified read-only on A as side-effecting", func() bool {
 			return !must(b.ledger.Check(ctx, agent, session, in))(t).SideEffecting
 		})

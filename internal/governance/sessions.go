@@ -11,6 +11,7 @@ import (
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/change"
 	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/gate"
 	"github.com/madebook/madebook/internal/ids"
 	"github.com/madebook/madebook/internal/input"
 	"github.com/madebook/madebook/internal/lifecycle"
@@ -31,7 +32,10 @@ type Session struct {
 	Title      string `json:"title"`
 	// ExternalID is the id the agent's own client gave the session (a
 	// Claude Code session_id), "" when it gave none.
-	ExternalID  string     `json:"external_id,omitempty"`
+	ExternalID string `json:"external_id,omitempty"`
+	// Root is the project root the session works in, as the agent's
+	// machine names it; "" until one is known.
+	Root        string     `json:"root,omitempty"`
 	Lifecycle   string     `json:"lifecycle"`
 	Paused      bool       `json:"paused"`
 	PauseReason string     `json:"pause_reason,omitempty"`
@@ -51,6 +55,8 @@ const (
 	// MaxSessionExternalID is the longest id an agent's client gives a
 	// session (a Claude Code session_id is a 36-character UUID).
 	MaxSessionExternalID = input.Name
+	// MaxSessionRoot is the longest project root a session records.
+	MaxSessionRoot = 1000
 	// MaxPauseReason is the longest reason a person gives for pulling the
 	// brake; it is quoted to the agent.
 	MaxPauseReason = 2000
@@ -67,10 +73,15 @@ type SessionInput struct {
 	// by: opening a session with an external id the agent key already used
 	// re-attaches to that session.
 	ExternalID string `json:"external_id"`
+	// Root, when set, is the project root the agent works in (absolute):
+	// every path its tool calls name is resolved relative to it. A session
+	// keeps the first root it is given.
+	Root string `json:"root"`
 }
 
 // Validate returns the input trimmed. Errors: mission_required,
-// mission_too_long, agent_too_long, title_too_long, external_id_too_long.
+// mission_too_long, agent_too_long, title_too_long, external_id_too_long,
+// root_too_long, invalid_root (not an absolute path).
 func (in SessionInput) Validate() (SessionInput, error) {
 	var (
 		out SessionInput
@@ -87,6 +98,13 @@ func (in SessionInput) Validate() (SessionInput, error) {
 	}
 	if out.ExternalID, err = input.Optional("external_id", in.ExternalID, MaxSessionExternalID); err != nil {
 		return out, err
+	}
+	if out.Root, err = input.Optional("root", in.Root, MaxSessionRoot); err != nil {
+		return out, err
+	}
+	if out.Root != "" && !gate.IsAbs(out.Root) {
+		return out, errs.E(errs.Invalid, "invalid_root",
+			"\"root\" (%q) is not an absolute path: send the project root as the agent's machine names it (/home/ada/app, C:\\work\\app).", out.Root).In("root")
 	}
 	return out, nil
 }
@@ -134,6 +152,13 @@ func (s *SessionService) Open(ctx context.Context, actor auth.Actor, in SessionI
 						"The external id %q already names session %s, on mission %q, not %q: open it on that mission, or use another external id.",
 						in.ExternalID, id, row.MissionSlug, slug)
 				}
+				if in.Root == "" || row.Root != "" {
+					return nil
+				}
+				if err := s.setRoot(ctx, q, actor, id, in.Root, now); err != nil {
+					return err
+				}
+				row.Root = in.Root
 				return nil
 			} else if !errors.Is(err, sql.ErrNoRows) {
 				return err
@@ -153,6 +178,11 @@ func (s *SessionService) Open(ctx context.Context, actor auth.Actor, in SessionI
 		}
 		if err := s.event(ctx, q, id, actor, now, "session.created", "", title); err != nil {
 			return err
+		}
+		if in.Root != "" {
+			if err := s.setRoot(ctx, q, actor, id, in.Root, now); err != nil {
+				return err
+			}
 		}
 		row, err = q.GetSession(ctx, id)
 		return err
@@ -389,7 +419,7 @@ func (s *SessionService) List(ctx context.Context) ([]SessionSummary, error) {
 		b := assemble(in, nil, now)
 		sess, err := s.sessionFrom(db.GetSessionRow{ID: r.ID, AgentKeyID: r.AgentKeyID, Agent: r.Agent, AgentLabel: r.AgentLabel,
 			Title: r.Title, Lifecycle: r.Lifecycle, PausedAt: in.state.PausedAt, PauseReason: in.state.PauseReason,
-			LastBriefAt: r.LastBriefAt, CreatedAt: r.CreatedAt, ExternalID: r.ExternalID, MissionSlug: r.MissionSlug, MissionHighRisk: in.state.HighRisk})
+			LastBriefAt: r.LastBriefAt, CreatedAt: r.CreatedAt, ExternalID: r.ExternalID, Root: in.state.Root, MissionSlug: r.MissionSlug, MissionHighRisk: in.state.HighRisk})
 		if err != nil {
 			return nil, fmt.Errorf("list sessions: %w", err)
 		}
@@ -463,7 +493,7 @@ func (s *SessionService) brake(ctx context.Context, actor auth.Actor, id, kind, 
 // written if it is later; an error names the row.
 func (s *SessionService) sessionFrom(r db.GetSessionRow) (Session, error) {
 	c := db.StoredRow("sessions", r.ID)
-	out := Session{ID: r.ID, Mission: r.MissionSlug, Agent: r.Agent, AgentLabel: r.AgentLabel, Title: r.Title, ExternalID: r.ExternalID.String, Lifecycle: r.Lifecycle,
+	out := Session{ID: r.ID, Mission: r.MissionSlug, Agent: r.Agent, AgentLabel: r.AgentLabel, Title: r.Title, ExternalID: r.ExternalID.String, Root: r.Root, Lifecycle: r.Lifecycle,
 		Paused: r.PausedAt.Valid, PauseReason: r.PauseReason, PausedAt: c.TimePtr("paused_at", r.PausedAt),
 		LastBriefAt: c.TimePtr("last_brief_at", r.LastBriefAt), CreatedAt: c.Time("created_at", r.CreatedAt)}
 	if err := c.Err(); err != nil {

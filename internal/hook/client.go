@@ -50,12 +50,15 @@ func (c Client) call(ctx context.Context, path string, body, out any) error {
 }
 
 // OpenSession is POST /api/v1/sessions with an external_id.
-func (c Client) OpenSession(ctx context.Context, mission, externalID string) (string, error) {
+func (c Client) OpenSession(ctx context.Context, mission, externalID, root string) (string, error) {
 	var s struct {
 		ID string `json:"id"`
 	}
-	err := c.call(ctx, "/api/v1/sessions", map[string]string{"mission": mission, "agent": Agent,
-		"title": "Claude Code session " + externalID, "external_id": externalID}, &s)
+	body := map[string]string{"mission": mission, "agent": Agent, "title": "Claude Code session " + externalID, "external_id": externalID}
+	if root != "" {
+		body["root"] = root
+	}
+	err := c.call(ctx, "/api/v1/sessions", body, &s)
 	return s.ID, err
 }
 
@@ -101,4 +104,9 @@ func (c Client) OpenRun(ctx context.Context, session, name, externalID string) (
 // RecordToolCall is POST /api/v1/runs/{id}/tool-calls.
 func (c Client) RecordToolCall(ctx context.Context, run string, call ToolCall) error {
 	return c.call(ctx, "/api/v1/runs/"+url.PathEscape(run)+"/tool-calls", call, nil)
+}
+
+// ReportBreach is POST /api/v1/runs/{id}/breaches.
+func (c Client) ReportBreach(ctx context.Context, run string, b Breach) error {
+	return c.call(ctx, "/api/v1/runs/"+url.PathEscape(run)+"/breaches", b, nil)
 }

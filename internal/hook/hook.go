@@ -33,7 +33,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/madebook/madebook/internal/gate"
-	"github.com/madebook/madebook/internal/input"
 )
 
 // The events the hook answers. Any other event gets an empty answer.
@@ -42,6 +41,9 @@ const (
 	UserPromptSubmit = "UserPromptSubmit"
 	PreToolUse       = "PreToolUse"
 	PostToolUse      = "PostToolUse"
+	// PostToolUseFailure is PostToolUse for a call that failed (a Bash
+	// that exited 3): it ran, so it is recorded and compared the same way.
+	PostToolUseFailure = "PostToolUseFailure"
 )
 
 // RunName is the name of the run that holds a Claude session's tool calls.
@@ -69,6 +71,7 @@ type Input struct {
 	Prompt        string          `json:"prompt"`
 	ToolName      string          `json:"tool_name"`
 	ToolInput     json.RawMessage `json:"tool_input"`
+	ToolUseID     string          `json:"tool_use_id"`
 	ToolResponse  json.RawMessage `json:"tool_response"`
 }
 
@@ -135,8 +138,10 @@ func (o Output) Denied() bool { return o.Specific != nil && o.Specific.Permissio
 // it refused the call.
 type Madebook interface {
 	// OpenSession opens, or re-attaches to, the session of this agent key
-	// whose external id is externalID, on the mission, and returns its id.
-	OpenSession(ctx context.Context, mission, externalID string) (string, error)
+	// whose external id is externalID, on the mission, and returns its id;
+	// root, when not "", is the project root (recorded when the session
+	// has none).
+	OpenSession(ctx context.Context, mission, externalID, root string) (string, error)
 	// Brief takes the session's brief, delivering what it delivers.
 	Brief(ctx context.Context, session string) (Brief, error)
 	// Check asks whether a tool call may run now; it writes nothing.
@@ -146,6 +151,18 @@ type Madebook interface {
 	OpenRun(ctx context.Context, session, name, externalID string) (string, error)
 	// RecordToolCall records a tool call on the run.
 	RecordToolCall(ctx context.Context, run string, call ToolCall) error
+	// ReportBreach reports files a call changed inside the blocked scope.
+	ReportBreach(ctx context.Context, run string, b Breach) error
+}
+
+// Breach is the body of POST /api/v1/runs/{id}/breaches: a call that
+// changed files inside the blocked scope, which the check had allowed.
+type Breach struct {
+	Tool      string   `json:"tool"`
+	ToolUseID string   `json:"tool_use_id,omitempty"`
+	Files     []string `json:"files"`
+	Scope     []string `json:"scope,omitempty"`
+	Command   string   `json:"command,omitempty"`
 }
 
 // NoAnswer is a call Madebook did not answer: unreachable, too slow, or
@@ -210,13 +227,31 @@ type Reason struct {
 	Text  string `json:"text"`
 }
 
+// Site is what a tool call names and where it stands, as the check and
+// the record both read it (ledger.Site): the tool's input, Claude Code's
+// working directory, the project root, and what only the agent's machine
+// knows.
+type Site struct {
+	Input json.RawMessage `json:"input,omitempty"`
+	// Cwd is Claude Code's working directory: relative paths are joined
+	// with it.
+	Cwd string `json:"cwd,omitempty"`
+	// Root is the project root the scopes are relative to.
+	Root string `json:"root,omitempty"`
+	// Home expands ~ and $HOME in a Bash command.
+	Home string `json:"home,omitempty"`
+	// Paths are the paths the call writes to as the disk resolves them
+	// (symlinks followed, globs matched), when they differ from the paths
+	// as written.
+	Paths []string `json:"paths,omitempty"`
+	// Scripts are the shell scripts a Bash command runs, as read from disk.
+	Scripts map[string]string `json:"scripts,omitempty"`
+}
+
 // CheckRequest is the body of POST /api/v1/sessions/{id}/tool-calls/check.
 type CheckRequest struct {
-	Tool  string          `json:"tool"`
-	Input json.RawMessage `json:"input,omitempty"`
-	// Cwd is Claude Code's working directory: absolute paths in it are
-	// compared with the scopes relative to it.
-	Cwd string `json:"cwd,omitempty"`
+	Tool string `json:"tool"`
+	Site
 	// Run is the hook run the call is part of.
 	Run string `json:"run,omitempty"`
 }
@@ -227,6 +262,9 @@ type Verdict struct {
 	SideEffecting bool   `json:"side_effecting"`
 	Reason        string `json:"reason"`
 	NextAction    string `json:"next_action"`
+	// Watch are the blocked scope's paths to watch while an allowed call
+	// runs.
+	Watch []string `json:"watch"`
 }
 
 // ToolCall is the body of POST /api/v1/runs/{id}/tool-calls the hook sends.
@@ -237,9 +275,9 @@ type ToolCall struct {
 	// unset otherwise: the tool registry decides, and a tool nobody
 	// classified is side-effecting.
 	SideEffecting *bool `json:"side_effecting,omitempty"`
-	// Paths are the paths the call names, relative to Claude Code's
-	// working directory when they lie in it.
-	Paths []string `json:"paths,omitempty"`
+	// Site is what the call names, which Madebook reads as the check did:
+	// it records what the call touched relative to the project root.
+	Site
 }
 
 // Config is how the hook runs.
@@ -250,6 +288,12 @@ type Config struct {
 	FailOpen bool
 	// Where says where Madebook is, for messages ("http://127.0.0.1:8080").
 	Where string
+	// Machine is the agent's machine, when the hook runs on it (the
+	// command hook): nil in the server's http hook.
+	Machine Machine
+	// StateDir is where the command hook keeps what it noted of the blocked
+	// scope before a call, until the call has run ("" keeps nothing).
+	StateDir string
 }
 
 // readOnly are Claude Code's tools that only read. Every other tool,
@@ -282,7 +326,7 @@ func Handle(ctx context.Context, mb Madebook, cfg Config, in Input) Output {
 		return userPromptSubmit(ctx, mb, cfg, in)
 	case PreToolUse:
 		return preToolUse(ctx, mb, cfg, in)
-	case PostToolUse:
+	case PostToolUse, PostToolUseFailure:
 		return postToolUse(ctx, mb, cfg, in)
 	}
 	return Output{}
@@ -303,7 +347,21 @@ func open(ctx context.Context, mb Madebook, cfg Config, in Input) (string, error
 	if cfg.Mission == "" {
 		return "", &APIError{Code: "mission_required", Message: "No mission is set: set MADEBOOK_MISSION to the slug of the mission this Claude session works on."}
 	}
-	return mb.OpenSession(ctx, cfg.Mission, in.SessionID)
+	return mb.OpenSession(ctx, cfg.Mission, in.SessionID, projectRoot(cfg, in))
+}
+
+// projectRoot is the project root of the call, as the agent's machine
+// tells it (Machine.Root). Without one (the server's http hook), a
+// session's root is the cwd it started in, and "" leaves the session's
+// recorded root to decide.
+func projectRoot(cfg Config, in Input) string {
+	if cfg.Machine == nil {
+		if in.HookEventName == SessionStart {
+			return in.Cwd
+		}
+		return ""
+	}
+	return cfg.Machine.Root(in.Cwd)
 }
 
 // failure says why Madebook gave no answer, in words for Claude.
@@ -424,8 +482,10 @@ func preToolUse(ctx context.Context, mb Madebook, cfg Config, in Input) Output {
 		run, err = mb.OpenRun(ctx, session, RunName, in.SessionID)
 	}
 	var v Verdict
+	root := projectRoot(cfg, in)
+	site := siteOf(cfg.Machine, in, root)
 	if err == nil {
-		v, err = mb.Check(ctx, session, CheckRequest{Tool: in.ToolName, Input: in.ToolInput, Cwd: in.Cwd, Run: run})
+		v, err = mb.Check(ctx, session, CheckRequest{Tool: in.ToolName, Site: site, Run: run})
 	}
 	if err != nil {
 		if cfg.FailOpen || ReadOnly(in.ToolName) {
@@ -440,12 +500,13 @@ func preToolUse(ctx context.Context, mb Madebook, cfg Config, in Input) Output {
 			"Reading the repository still works; tell the user, who must fix the hook's setup.", failure(err), in.ToolName))
 	}
 	if v.Allow {
+		watchBefore(cfg, in, root, v.Watch)
 		return Output{}
 	}
 	// The attempt goes on the record: the ledger refuses the call by the
 	// same rules and keeps the refusal in the session's timeline. Its
 	// answer changes nothing here: the call is denied.
-	_ = mb.RecordToolCall(ctx, run, ToolCallOf(in))
+	_ = mb.RecordToolCall(ctx, run, toolCall(in, site))
 	reason := strings.TrimSpace(v.Reason)
 	if reason == "" {
 		reason = "Madebook does not allow this call now. " + instead
@@ -459,34 +520,27 @@ func postToolUse(ctx context.Context, mb Madebook, cfg Config, in Input) Output 
 	if err == nil {
 		run, err = mb.OpenRun(ctx, session, RunName, in.SessionID)
 	}
+	root := projectRoot(cfg, in)
 	if err == nil {
-		err = mb.RecordToolCall(ctx, run, ToolCallOf(in))
+		err = mb.RecordToolCall(ctx, run, toolCall(in, siteOf(cfg.Machine, in, root)))
 	}
 	if err != nil {
-		return withContext(PostToolUse, fmt.Sprintf("This %s call is not on Madebook's record: %s.", in.ToolName, failure(err)))
+		return withContext(in.HookEventName, fmt.Sprintf("This %s call is not on Madebook's record: %s.", in.ToolName, failure(err)))
+	}
+	if b := watchAfter(cfg, in); b != nil {
+		if err := mb.ReportBreach(ctx, run, *b); err != nil {
+			return withContext(in.HookEventName, fmt.Sprintf("This %s call changed %s, inside the blocked scope, and reporting it to Madebook failed: %s. Tell the user.",
+				in.ToolName, strings.Join(b.Files, ", "), failure(err)))
+		}
+		return withContext(in.HookEventName, fmt.Sprintf("This %s call changed %s, inside the blocked scope (%s), before its decision was made: Madebook recorded a breach and stopped the session (HARD_STOP). Stop, and tell the user.",
+			in.ToolName, strings.Join(b.Files, ", "), strings.Join(b.Scope, ", ")))
 	}
 	return Output{}
 }
 
-// ToolCallOf is the ledger's record of the call Claude reports: the tool
-// mcp__<server>__<tool> under its server, Claude Code's own tools under
-// BuiltinServer, read-only ones said to be so, with the paths its input
-// names (gate.Paths: Bash's from its command, best effort), each relative
-// to Claude's working directory when it lies in it.
-func ToolCallOf(in Input) ToolCall {
-	server, tool := gate.SplitTool(in.ToolName)
-	c := ToolCall{Server: server, Tool: tool}
-	if server == BuiltinServer && ReadOnly(tool) {
-		no := false
-		c.SideEffecting = &no
-	}
-	if fields, err := input.ParseObject(in.ToolInput); err == nil {
-		for _, p := range gate.Paths(in.ToolName, fields) {
-			c.Paths = append(c.Paths, gate.Relative(in.Cwd, p))
-		}
-	}
-	return c
-}
+// ToolCallOf is the ledger's record of the call Claude reports, with no
+// machine to resolve its paths on (the server's http hook): see toolCall.
+func ToolCallOf(in Input) ToolCall { return toolCall(in, siteOf(nil, in, "")) }
 
 // isObject reports whether raw is a JSON object.
 func isObject(raw json.RawMessage) bool {
@@ -500,7 +554,9 @@ func isObject(raw json.RawMessage) bool {
 type Unconfigured struct{ Err error }
 
 // OpenSession fails with u.Err.
-func (u Unconfigured) OpenSession(context.Context, string, string) (string, error) { return "", u.Err }
+func (u Unconfigured) OpenSession(context.Context, string, string, string) (string, error) {
+	return "", u.Err
+}
 
 // Brief fails with u.Err.
 func (u Unconfigured) Brief(context.Context, string) (Brief, error) { return Brief{}, u.Err }
@@ -517,3 +573,6 @@ func (u Unconfigured) OpenRun(context.Context, string, string, string) (string, 
 
 // RecordToolCall fails with u.Err.
 func (u Unconfigured) RecordToolCall(context.Context, string, ToolCall) error { return u.Err }
+
+// ReportBreach fails with u.Err.
+func (u Unconfigured) ReportBreach(context.Context, string, Breach) error { return u.Err }

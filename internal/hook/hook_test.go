@@ -28,7 +28,7 @@ type fake struct {
 	recorded []hook.ToolCall // each RecordToolCall
 }
 
-func (f *fake) OpenSession(_ context.Context, mission, externalID string) (string, error) {
+func (f *fake) OpenSession(_ context.Context, mission, externalID, _ string) (string, error) {
 	f.opened = append(f.opened, mission+"/"+externalID)
 	return "ses_fake", f.err
 }
@@ -48,7 +48,9 @@ func (f *fake) Check(_ context.Context, session string, req hook.CheckRequest) (
 		FilePath string `json:"file_path"`
 	}
 	_ = json.Unmarshal(req.Input, &in)
-	in.FilePath = gate.Relative(req.Cwd, in.FilePath)
+	if pl, ok := (gate.Where{Root: req.Root, Cwd: req.Cwd}).Resolve(in.FilePath); ok {
+		in.FilePath = pl.Path
+	}
 	switch {
 	case !writes:
 	case f.state == "HARD_STOP":
@@ -64,6 +66,8 @@ func (f *fake) Check(_ context.Context, session string, req hook.CheckRequest) (
 func (f *fake) OpenRun(context.Context, string, string, string) (string, error) {
 	return "run_fake", f.err
 }
+
+func (f *fake) ReportBreach(context.Context, string, hook.Breach) error { return f.err }
 
 func (f *fake) RecordToolCall(_ context.Context, _ string, c hook.ToolCall) error {
 	f.recorded = append(f.recorded, c)
@@ -261,28 +265,26 @@ func TestToolCallOf(t *testing.T) {
 	tests := []struct {
 		name, tool, input, server, want string
 		readOnly                        bool
-		paths                           []string
 	}{
-		{"an MCP tool is recorded under its server", "mcp__github__create_issue", `{"title":"x"}`, "github", "create_issue", false, nil},
-		{"an MCP tool whose name has underscores keeps them", "mcp__db__run__query", `{}`, "db", "run__query", false, nil},
-		{"Edit is Claude Code's own, its path relative to cwd", "Edit", `{"file_path":"/home/dev/billing/web/app.go"}`, "claude-code", "Edit", false,
-			[]string{"web/app.go"}},
-		{"MultiEdit names its file", "MultiEdit", `{"file_path":"/home/dev/billing/db/migrations/x.sql","edits":[{"old_string":"a","new_string":"b"}]}`,
-			"claude-code", "MultiEdit", false, []string{"db/migrations/x.sql"}},
-		{"a path outside cwd stays absolute", "Write", `{"file_path":"/etc/hosts"}`, "claude-code", "Write", false, []string{"/etc/hosts"}},
-		{"Bash names the paths of its command", "Bash", `{"command":"rm /home/dev/billing/db/migrations/x.sql web/a.go"}`, "claude-code", "Bash", false,
-			[]string{"db/migrations/x.sql", "web/a.go"}},
-		{"Read is said to read only", "Read", `{"file_path":"/home/dev/billing/x.go"}`, "claude-code", "Read", true, []string{"x.go"}},
-		{"a malformed MCP name is taken whole", "mcp__broken", `{}`, "claude-code", "mcp__broken", false, nil},
+		{"an MCP tool is recorded under its server", "mcp__github__create_issue", `{"title":"x"}`, "github", "create_issue", false},
+		{"an MCP tool whose name has underscores keeps them", "mcp__db__run__query", `{}`, "db", "run__query", false},
+		{"Edit is Claude Code's own", "Edit", `{"file_path":"/home/dev/billing/web/app.go"}`, "claude-code", "Edit", false},
+		{"Bash is Claude Code's own", "Bash", `{"command":"rm /home/dev/billing/db/migrations/x.sql web/a.go"}`, "claude-code", "Bash", false},
+		{"Read is said to read only", "Read", `{"file_path":"/home/dev/billing/x.go"}`, "claude-code", "Read", true},
+		{"a malformed MCP name is taken whole", "mcp__broken", `{}`, "claude-code", "mcp__broken", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := pre(tt.tool, tt.input)
 			in.HookEventName = hook.PostToolUse
 			c := hook.ToolCallOf(in)
-			if c.Server != tt.server || c.Tool != tt.want || (c.SideEffecting != nil) != tt.readOnly || (c.SideEffecting != nil && *c.SideEffecting) ||
-				!slices.Equal(c.Paths, tt.paths) {
+			if c.Server != tt.server || c.Tool != tt.want || (c.SideEffecting != nil) != tt.readOnly || (c.SideEffecting != nil && *c.SideEffecting) {
 				t.Fatalf("ToolCallOf(%q) = %+v", tt.tool, c)
+			}
+			// What it names goes as it is, for Madebook to read as the check
+			// did; with no machine, nothing is resolved.
+			if string(c.Input) != tt.input || c.Cwd != in.Cwd || c.Root != "" || len(c.Paths) != 0 || len(c.Scripts) != 0 {
+				t.Errorf("ToolCallOf(%q) names %+v", tt.tool, c.Site)
 			}
 		})
 	}

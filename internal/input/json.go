@@ -41,8 +41,9 @@ func DecodeJSON(data []byte, v any, where, prefix string) error {
 	case errors.As(err, &typ) && typ.Field == "":
 		return errs.E(errs.Invalid, "invalid_"+where, "The %s must be a JSON object, not %s.", where, typ.Value).In(strings.TrimSuffix(prefix, "."))
 	case errors.As(err, &typ):
-		return errs.E(errs.Invalid, "invalid_field", "The field %q must be %s, not %s.", prefix+typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value).
-			In(prefix + typ.Field)
+		field := jsonField(typ.Field)
+		return errs.E(errs.Invalid, "invalid_field", "The field %q must be %s, not %s.", prefix+field, jsonKind(typ.Type.Kind().String()), typ.Value).
+			In(prefix + field)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		// encoding/json has no type for this error; its text is stable.
 		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
@@ -51,6 +52,22 @@ func DecodeJSON(data []byte, v any, where, prefix string) error {
 	default:
 		return err
 	}
+}
+
+// jsonField is the JSON name of the field encoding/json names: it names a
+// field of an embedded struct after the struct's Go name ("Site.paths"),
+// whose fields the JSON holds at the level above ("paths"). The API's
+// JSON names are lowercase, Go's exported names are not.
+func jsonField(f string) string {
+	parts := strings.Split(f, ".")
+	out := parts[:0]
+	for _, p := range parts {
+		if p != "" && p[0] >= 'A' && p[0] <= 'Z' {
+			continue
+		}
+		out = append(out, p)
+	}
+	return strings.Join(out, ".")
 }
 
 // jsonKind is how a message names the JSON type a Go kind takes.

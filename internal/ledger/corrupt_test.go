@@ -51,7 +51,7 @@ func TestCorruptLedgerRowsAreErrors(t *testing.T) {
 			}
 		}},
 		{Name: "a tool classified at a malformed time fails the registry", Corrupt: func(t *testing.T, w *world) (string, func() error) {
-			if _, err := w.Ledger.SetTool(t.Context(), w.admin, "fs", "write_file", true); err != nil {
+			if _, err := w.Ledger.SetTool(t.Context(), w.admin, "fs", "write_file", ledger.ToolInput{SideEffecting: true}); err != nil {
 				t.Fatal(err)
 			}
 			w.Corrupt(`UPDATE tools SET updated_at = 'last week' WHERE server = 'fs' AND tool = 'write_file'`)

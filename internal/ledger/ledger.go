@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/activity"
@@ -81,6 +82,8 @@ type Briefs interface {
 	// the transaction that reads them, whenever they are read
 	// (governance.Rider): the check's run facts are kept fresh so.
 	AddRider(rider func(session string) func(ctx context.Context, q db.Querier, now time.Time) error)
+	// SetRoot records the session's project root when it has none.
+	SetRoot(ctx context.Context, actor auth.Actor, session, root string) error
 }
 
 // NewService returns the ledger service; briefs is what its executor gate
@@ -532,9 +535,10 @@ type ToolCallInput struct {
 	StartedAt *time.Time `json:"started_at"`
 	// Step is the plan step the call runs, on a run executing a plan.
 	Step string `json:"step,omitempty"`
-	// Paths are the paths the call touches, compared with the brief's
-	// blocked scope.
-	Paths []string `json:"paths,omitempty"`
+	// Site is what the call names and where it stands, read as the check
+	// reads it: its paths are what the call touches, compared with the
+	// brief's blocked scope and recorded.
+	Site
 }
 
 // ClockSkew is how far an agent's clock may run ahead of Madebook's: a
@@ -575,10 +579,9 @@ const (
 	MaxPath  = 1000       // one of them
 )
 
-// Validate returns the input with its server, tool, step and paths
-// trimmed, and any secret in a path replaced by [REDACTED]
-// (policy.RedactSecrets). Errors: server_required, server_too_long, tool_required,
-// tool_too_long, step_too_long, paths_too_long, invalid_paths.
+// Validate returns the input with its server, tool, step and site
+// trimmed. Errors: server_required, server_too_long, tool_required,
+// tool_too_long, step_too_long, and those of Site.Validate.
 func (in ToolCallInput) Validate() (ToolCallInput, error) {
 	var err error
 	if in.Server, in.Tool, err = toolName(in.Server, in.Tool); err != nil {
@@ -587,13 +590,8 @@ func (in ToolCallInput) Validate() (ToolCallInput, error) {
 	if in.Step, err = input.Optional("step", in.Step, MaxStep); err != nil {
 		return in, err
 	}
-	if in.Paths, err = input.List("paths", in.Paths, MaxPaths, MaxPath); err != nil {
-		return in, err
-	}
-	for i, p := range in.Paths {
-		in.Paths[i] = policy.RedactSecrets(p)
-	}
-	return in, nil
+	in.Site, err = in.Site.Validate()
+	return in, err
 }
 
 // RecordToolCall records a tool call on the agent's run, after the
@@ -625,16 +623,12 @@ func (s *Service) RecordToolCall(ctx context.Context, actor auth.Actor, runID st
 	if in.StartedAt != nil {
 		started = in.StartedAt.UTC()
 	}
-	paths, err := json.Marshal(in.Paths)
-	if err != nil {
-		return ToolCall{}, fmt.Errorf("encode paths: %w", err)
-	}
 	var (
 		row     db.ToolCall
 		session string        // the run's session, once read
 		refusal *gate.Verdict // the gate's refusal, recorded below
 	)
-	call := gate.Call{Tool: gate.ToolName(server, tool), Paths: in.Paths, Step: in.Step}
+	call := gate.Call{Tool: gate.ToolName(server, tool), Step: in.Step}
 	err = s.store.Write(ctx, func(q db.Querier) error {
 		r, err := ownRun(ctx, q, actor, runID)
 		if err != nil {
@@ -646,13 +640,18 @@ func (s *Service) RecordToolCall(ctx context.Context, actor auth.Actor, runID st
 				return err
 			}
 		}
-		if call.SideEffecting, err = classify(ctx, q, server, tool, in.SideEffecting); err != nil {
+		reg, err := registered(ctx, q, server, tool)
+		if err != nil {
 			return err
 		}
+		call.SideEffecting = writes(server, tool, reg, in.SideEffecting)
 		sess, err := s.briefs.GateSessionIn(ctx, q, r.SessionID)
 		if err != nil {
 			return err
 		}
+		// What the call touches is read as the check reads it, and recorded
+		// as project-relative paths.
+		call.Touches = in.Site.touches(call.Tool, sess.Root, reg, call.SideEffecting)
 		if err := sessionPlan(ctx, q, &sess); err != nil {
 			return err
 		}
@@ -671,6 +670,14 @@ func (s *Service) RecordToolCall(ctx context.Context, actor auth.Actor, runID st
 		source := SourceExecutor
 		if sess.Tracked && sess.Lifecycle == lifecycle.DirectMode {
 			source = SourceMain
+		}
+		names := call.Touches.Names()
+		for i, p := range names {
+			names[i] = policy.RedactSecrets(p)
+		}
+		paths, err := json.Marshal(names)
+		if err != nil {
+			return fmt.Errorf("encode paths: %w", err)
 		}
 		row, err = q.CreateToolCall(ctx, db.CreateToolCallParams{RunID: runID, Server: server, Tool: tool,
 			IsSideEffecting: call.SideEffecting, StartedAt: db.FormatTime(started), RecordedAt: db.FormatTime(now), SourceKind: source,
@@ -711,8 +718,8 @@ func (s *Service) refused(ctx context.Context, actor auth.Actor, session, runID 
 	if step != "" {
 		fmt.Fprintf(&d, " (step %s)", step)
 	}
-	if len(c.Paths) > 0 {
-		fmt.Fprintf(&d, " on %s", strings.Join(c.Paths, ", "))
+	if names := c.Touches.Names(); len(names) > 0 {
+		fmt.Fprintf(&d, " on %s", strings.Join(names, ", "))
 	}
 	fmt.Fprintf(&d, ": %s: %s", v.Code, v.Reason)
 	return s.store.Write(ctx, func(q db.Querier) error {
@@ -720,18 +727,90 @@ func (s *Service) refused(ctx context.Context, actor auth.Actor, session, runID 
 	})
 }
 
+// Site is what a tool call names beyond its tool, and where it stands,
+// as the check and the record read it alike (gate.TouchesOf): the tool's
+// input (its paths in the fields Claude Code's tools or the registry
+// name, else every string of a side-effecting call's input; Bash's in its
+// command, parsed), the agent's working directory and the project root
+// (else the session's), and what only the agent's machine knows, when its
+// hook sends it: the agent's home directory (which expands ~ in a
+// command), more paths the call touches (as that machine resolved them,
+// symlinks followed; a recorded call's paths as the agent reports them),
+// and the shell scripts a command runs.
+type Site struct {
+	Input   input.Object      `json:"input"`
+	Cwd     string            `json:"cwd"`
+	Root    string            `json:"root"`
+	Home    string            `json:"home"`
+	Paths   []string          `json:"paths"`
+	Scripts map[string]string `json:"scripts"`
+}
+
+// The limits of a site.
+const (
+	MaxCwd        = MaxPath // the working directory, the root and the home directory
+	MaxScripts    = 8       // the scripts a call names
+	MaxScriptSize = 64 << 10
+)
+
+// Validate returns the site trimmed. Errors: cwd_too_long, root_too_long,
+// home_too_long, invalid_root (not absolute), paths_too_long,
+// invalid_paths, scripts_too_long.
+func (c Site) Validate() (Site, error) {
+	var err error
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"cwd", &c.Cwd}, {"root", &c.Root}, {"home", &c.Home}} {
+		if *f.v, err = input.Optional(f.name, *f.v, MaxCwd); err != nil {
+			return c, err
+		}
+	}
+	if c.Root != "" && !gate.IsAbs(c.Root) {
+		return c, errs.E(errs.Invalid, "invalid_root", "\"root\" (%q) is not an absolute path: send the project root as the agent's machine names it (/home/ada/app, C:\\work\\app).", c.Root).In("root")
+	}
+	if c.Paths, err = input.List("paths", c.Paths, MaxPaths, MaxPath); err != nil {
+		return c, err
+	}
+	if len(c.Scripts) > MaxScripts {
+		return c, errs.E(errs.Invalid, "scripts_too_long", "\"scripts\" holds %d scripts; at most %d.", len(c.Scripts), MaxScripts).In("scripts")
+	}
+	for p, text := range c.Scripts {
+		if len(p) > MaxPath || len(text) > MaxScriptSize {
+			return c, errs.E(errs.Invalid, "scripts_too_long",
+				"A script in \"scripts\" is over %d bytes, or its path over %d: leave it out, and the command that runs it is taken as undecidable.", MaxScriptSize, MaxPath).In("scripts")
+		}
+	}
+	return c, nil
+}
+
+// touches is what the call of tool touches, read from the site: the
+// site's root, else the session's (root), else its cwd; the registry's
+// path fields (reg); every string of the input guessed at when the call
+// writes.
+func (c Site) touches(tool, root string, reg *Tool, writes bool) gate.Touches {
+	if c.Root != "" {
+		root = c.Root
+	}
+	r := gate.Reading{Where: gate.Where{Root: root, Cwd: c.Cwd}, Home: c.Home, PathFields: pathFields(reg), Guess: writes, Resolved: c.Paths}
+	if len(c.Scripts) > 0 {
+		r.Script = func(p string) (string, bool) {
+			text, ok := c.Scripts[p]
+			return text, ok
+		}
+	}
+	return gate.TouchesOf(tool, c.Input, r)
+}
+
 // CheckInput is the question a coding agent's hook asks before a tool
 // call: the tool as the agent names it (Edit, Bash, mcp__server__tool),
-// its input (whose file_path, notebook_path and path name its paths, and
-// Bash's command, best effort: gate.Paths), optionally the agent's working
-// directory (absolute paths in it are taken relative to it), and
-// optionally the run it is part of and the plan step it runs.
+// what it names and where it stands (Site), and optionally the run it is
+// part of and the plan step it runs.
 type CheckInput struct {
-	Tool  string       `json:"tool"`
-	Input input.Object `json:"input"`
-	Cwd   string       `json:"cwd"`
-	Run   string       `json:"run"`
-	Step  string       `json:"step"`
+	Tool string `json:"tool"`
+	Site
+	Run  string `json:"run"`
+	Step string `json:"step"`
 }
 
 // DecodeFlat reads the usual check, plain strings and an input of scalar
@@ -740,21 +819,8 @@ type CheckInput struct {
 // writing nothing, for any other body (input.Shallow).
 func (c *CheckInput) DecodeFlat(body []byte) bool {
 	return input.Shallow(body, []input.Member{{Name: "tool", Str: &c.Tool}, {Name: "input", Obj: &c.Input},
-		{Name: "cwd", Str: &c.Cwd}, {Name: "run", Str: &c.Run}, {Name: "step", Str: &c.Step}})
-}
-
-// MaxCwd is the longest working directory a check names.
-const MaxCwd = MaxPath
-
-// CallPaths returns the paths a tool call names, as the check compares
-// them and the Claude Code hook records them: gate.Paths, each made
-// relative to cwd when it lies in it (gate.Relative).
-func CallPaths(tool string, in input.Object, cwd string) []string {
-	paths := gate.Paths(tool, in)
-	for i, p := range paths {
-		paths[i] = gate.Relative(cwd, p)
-	}
-	return paths
+		{Name: "cwd", Str: &c.Cwd}, {Name: "root", Str: &c.Root}, {Name: "home", Str: &c.Home},
+		{Name: "run", Str: &c.Run}, {Name: "step", Str: &c.Step}})
 }
 
 // CheckResult is the gate's answer: whether the call may run now, how it
@@ -768,6 +834,11 @@ type CheckResult struct {
 	Reason string `json:"reason"`
 	// NextAction is the session's brief's next action.
 	NextAction string `json:"next_action"`
+	// Watch are the blocked scope's paths, when a side-effecting call is
+	// allowed while the session blocks some: the hook notes their state on
+	// disk before the call and compares after it, and a change in them is
+	// a breach (POST /api/v1/runs/{id}/breaches).
+	Watch []string `json:"watch,omitempty"`
 }
 
 // AppendJSON appends r encoded as encoding/json encodes it, byte for byte,
@@ -785,6 +856,16 @@ func (r CheckResult) AppendJSON(b []byte) []byte {
 	b = appendJSONString(b, r.Reason)
 	b = append(b, `,"next_action":`...)
 	b = appendJSONString(b, r.NextAction)
+	if len(r.Watch) > 0 {
+		b = append(b, `,"watch":[`...)
+		for i, w := range r.Watch {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, w)
+		}
+		b = append(b, ']')
+	}
 	return append(b, '}')
 }
 
@@ -810,7 +891,8 @@ func appendJSONString(b []byte, s string) []byte {
 // list, else side-effecting. The brief comes from its cached inputs, so a
 // check reads only the registry and, when a run is named, the run.
 // Errors: forbidden, tool_required, tool_too_long, step_too_long,
-// cwd_too_long, session_not_found, run_not_found, run_not_in_session.
+// those of Site.Validate, session_not_found, run_not_found,
+// run_not_in_session.
 func (s *Service) Check(ctx context.Context, actor auth.Actor, session string, in CheckInput) (CheckResult, error) {
 	if err := actor.RequireAgent("check a tool call"); err != nil {
 		return CheckResult{}, err
@@ -826,8 +908,7 @@ func (s *Service) Check(ctx context.Context, actor auth.Actor, session string, i
 	if err != nil {
 		return CheckResult{}, err
 	}
-	cwd, err := input.Optional("cwd", in.Cwd, MaxCwd)
-	if err != nil {
+	if in.Site, err = in.Site.Validate(); err != nil {
 		return CheckResult{}, err
 	}
 	sess, err := s.briefs.GateSession(ctx, session)
@@ -840,7 +921,7 @@ func (s *Service) Check(ctx context.Context, actor auth.Actor, session string, i
 	server, tool := gate.SplitTool(name)
 	now := s.now()
 	// Point reads, most often remembered: no transaction needed.
-	writes, err := s.classifyMemo(ctx, server, tool, now)
+	writes, reg, err := s.classifyMemo(ctx, server, tool, now)
 	var run *gate.Run
 	if err == nil && in.Run != "" {
 		run, err = s.checkRun(ctx, actor, session, in.Run, now)
@@ -855,12 +936,28 @@ func (s *Service) Check(ctx context.Context, actor auth.Actor, session string, i
 			return CheckResult{}, fmt.Errorf("check on %s: %w", session, err)
 		}
 	}
-	v := gate.Decide(sess, run, gate.Call{Tool: name, SideEffecting: writes, Paths: CallPaths(name, in.Input, cwd), Step: step})
+	if sess.Root == "" && in.Root == "" && in.Cwd != "" && gate.IsAbs(in.Cwd) {
+		// A session with no recorded root takes the first cwd it is sent
+		// as its root: an agent that later runs `cd db` is still in it.
+		sess.Root = in.Cwd
+		if err := s.briefs.SetRoot(ctx, actor, session, sess.Root); err != nil {
+			return CheckResult{}, fmt.Errorf("check on %s: %w", session, err)
+		}
+	}
+	call := gate.Call{Tool: name, SideEffecting: writes, Step: step}
+	if writes && sess.BlocksPaths() {
+		call.Touches = in.Site.touches(name, sess.Root, reg, writes)
+	}
+	v := gate.Decide(sess, run, call)
 	reason := v.Reason
 	if v.Allow {
 		reason = sess.Reason
 	}
-	return CheckResult{Allow: v.Allow, SideEffecting: writes, Code: v.Code, Reason: reason, NextAction: sess.NextAction.String()}, nil
+	out := CheckResult{Allow: v.Allow, SideEffecting: writes, Code: v.Code, Reason: reason, NextAction: sess.NextAction.String()}
+	if v.Allow && writes && sess.BlocksPaths() {
+		out.Watch = sess.BlockedPaths()
+	}
+	return out, nil
 }
 
 // withPlan is sess with its approved plan and released options read
@@ -870,25 +967,33 @@ func (s *Service) withPlan(ctx context.Context, sess gate.Session) (gate.Session
 	return sess, err
 }
 
-// classify says whether a call writes, by gate.Classify over the
-// registry's entry for the tool.
-func classify(ctx context.Context, q db.Querier, server, tool string, said *bool) (bool, error) {
-	registered, err := registered(ctx, q, server, tool)
-	if err != nil {
-		return false, err
+// writes is gate.Classify over a registry entry (nil: none).
+func writes(server, tool string, reg *Tool, said *bool) bool {
+	var word *bool
+	if reg != nil {
+		word = &reg.SideEffecting
 	}
-	return gate.Classify(server, tool, registered, said), nil
+	return gate.Classify(server, tool, word, said)
 }
 
-// registered is the registry's word on a tool: nil when it is not in it.
-func registered(ctx context.Context, q db.Querier, server, tool string) (*bool, error) {
+// pathFields are the path fields a registry entry names (nil: none).
+func pathFields(reg *Tool) []string {
+	if reg == nil {
+		return nil
+	}
+	return reg.PathFields
+}
+
+// registered is the registry's entry for a tool: nil when it is not in it.
+func registered(ctx context.Context, q db.Querier, server, tool string) (*Tool, error) {
 	t, err := q.GetTool(ctx, db.GetToolParams{Server: server, Tool: tool})
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	} else if err != nil {
 		return nil, err
 	}
-	return &t.SideEffecting, nil
+	out, err := toolFrom(t)
+	return &out, err
 }
 
 // runFacts reads what the gate knows of a run: the question it is parked
@@ -1095,10 +1200,75 @@ func toolCallFrom(t db.ToolCall) (ToolCall, error) {
 
 // Tool is one entry of the operators' tool registry.
 type Tool struct {
-	Server        string    `json:"server"`
-	Tool          string    `json:"tool"`
-	SideEffecting bool      `json:"side_effecting"`
-	UpdatedAt     time.Time `json:"updated_at"`
+	Server        string `json:"server"`
+	Tool          string `json:"tool"`
+	SideEffecting bool   `json:"side_effecting"`
+	// PathFields are the input fields the tool names its paths in
+	// ("destination", "files[]", "edits[].file_path"); nil when the
+	// registry names none, and every string of a side-effecting call's
+	// input is taken for a path.
+	PathFields []string  `json:"path_fields,omitempty"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+// toolFrom reads a registry row.
+func toolFrom(r db.Tool) (Tool, error) {
+	c := db.StoredRow("tools", r.Server+"."+r.Tool)
+	out := Tool{Server: r.Server, Tool: r.Tool, SideEffecting: r.SideEffecting, UpdatedAt: c.Time("updated_at", r.UpdatedAt)}
+	if r.PathFields.Valid {
+		out.PathFields = c.List("path_fields", r.PathFields.String)
+		if out.PathFields == nil {
+			out.PathFields = []string{}
+		}
+	}
+	return out, c.Err()
+}
+
+// The limits of a tool's path fields.
+const (
+	MaxPathFields = 20
+	MaxPathField  = 200
+)
+
+// ToolInput is how an admin classifies a tool.
+type ToolInput struct {
+	SideEffecting bool
+	// PathFields, when not nil, are the input fields the tool names its
+	// paths in: a member name, "a.b" for a member of an object member,
+	// "files[]" for each element of an array ("edits[].file_path"). An
+	// empty list says the tool names no paths.
+	PathFields []string
+}
+
+// validPathFields refuses more than MaxPathFields fields, an empty one,
+// one over MaxPathField bytes or not of the form name(.name)*, each name
+// a member's (optionally ending in []). Errors: path_fields_too_long,
+// invalid_path_fields.
+func validPathFields(fields []string) ([]string, error) {
+	if fields == nil {
+		return nil, nil
+	}
+	if len(fields) > MaxPathFields {
+		return nil, errs.E(errs.Invalid, "path_fields_too_long", "\"path_fields\" names %d fields; at most %d.", len(fields), MaxPathFields).In("path_fields")
+	}
+	out := make([]string, 0, len(fields))
+	for i, f := range fields {
+		f = strings.TrimSpace(f)
+		ok := f != "" && len(f) <= MaxPathField
+		for _, part := range strings.Split(f, ".") {
+			name := strings.TrimSuffix(part, "[]")
+			ok = ok && name != "" && !strings.ContainsAny(name, "[]") && !strings.ContainsFunc(name, unicode.IsControl)
+		}
+		if !ok {
+			return nil, errs.E(errs.Invalid, "invalid_path_fields",
+				"\"path_fields\"[%d] (%q) is not a field: name a member of the tool's input (\"destination\"), a member's member (\"options.path\"), or each element of an array (\"files[]\", \"edits[].file_path\"), at most %d bytes.",
+				i, f, MaxPathField).In("path_fields")
+		}
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out, nil
 }
 
 // ListTools lists the registry by server and tool.
@@ -1109,18 +1279,18 @@ func (s *Service) ListTools(ctx context.Context) ([]Tool, error) {
 	}
 	out := make([]Tool, len(rows))
 	for i, r := range rows {
-		c := db.StoredRow("tools", r.Server+"."+r.Tool)
-		out[i] = Tool{Server: r.Server, Tool: r.Tool, SideEffecting: r.SideEffecting, UpdatedAt: c.Time("updated_at", r.UpdatedAt)}
-		if err := c.Err(); err != nil {
+		if out[i], err = toolFrom(r); err != nil {
 			return nil, fmt.Errorf("list tools: %w", err)
 		}
 	}
 	return out, nil
 }
 
-// SetTool classifies a tool (admin). Errors: forbidden, server_required,
-// server_too_long, tool_required, tool_too_long.
-func (s *Service) SetTool(ctx context.Context, actor auth.Actor, server, tool string, sideEffecting bool) (Tool, error) {
+// SetTool classifies a tool (admin): whether it writes, and the fields it
+// names its paths in. Errors: forbidden, server_required,
+// server_too_long, tool_required, tool_too_long, path_fields_too_long,
+// invalid_path_fields.
+func (s *Service) SetTool(ctx context.Context, actor auth.Actor, server, tool string, in ToolInput) (Tool, error) {
 	if err := actor.RequireAdmin("classify a tool"); err != nil {
 		return Tool{}, err
 	}
@@ -1129,17 +1299,30 @@ func (s *Service) SetTool(ctx context.Context, actor auth.Actor, server, tool st
 	if err != nil {
 		return Tool{}, err
 	}
+	sideEffecting := in.SideEffecting
+	fields, err := validPathFields(in.PathFields)
+	if err != nil {
+		return Tool{}, err
+	}
+	stored := sql.NullString{}
+	if fields != nil {
+		b, err := json.Marshal(fields)
+		if err != nil {
+			return Tool{}, fmt.Errorf("encode path fields: %w", err)
+		}
+		stored = sql.NullString{String: string(b), Valid: true}
+	}
 	now := s.now()
 	err = s.store.Write(ctx, func(q db.Querier) error {
 		before, err := toolState(ctx, q, server, tool)
 		if err != nil {
 			return err
 		}
-		if err := q.UpsertTool(ctx, db.UpsertToolParams{Server: server, Tool: tool, SideEffecting: sideEffecting,
+		if err := q.UpsertTool(ctx, db.UpsertToolParams{Server: server, Tool: tool, SideEffecting: sideEffecting, PathFields: stored,
 			UpdatedAt: db.FormatTime(now), UpdatedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}}); err != nil {
 			return err
 		}
-		after := activity.State{"side_effecting": sideEffecting}
+		after := toolActivity(sideEffecting, fields)
 		if !activity.Changed(before, after) {
 			return nil
 		}
@@ -1148,7 +1331,16 @@ func (s *Service) SetTool(ctx context.Context, actor auth.Actor, server, tool st
 	if err != nil {
 		return Tool{}, fmt.Errorf("classify %s.%s: %w", server, tool, err)
 	}
-	return Tool{Server: server, Tool: tool, SideEffecting: sideEffecting, UpdatedAt: now}, nil
+	return Tool{Server: server, Tool: tool, SideEffecting: sideEffecting, PathFields: fields, UpdatedAt: now}, nil
+}
+
+// toolActivity is what the admin activity records of a classification.
+func toolActivity(sideEffecting bool, fields []string) activity.State {
+	st := activity.State{"side_effecting": sideEffecting}
+	if fields != nil {
+		st["path_fields"] = strings.Join(fields, ", ")
+	}
+	return st
 }
 
 // DeleteTool removes a tool from the registry (admin): its calls are
@@ -1190,5 +1382,9 @@ func toolState(ctx context.Context, q db.Querier, server, tool string) (activity
 	} else if err != nil {
 		return nil, err
 	}
-	return activity.State{"side_effecting": t.SideEffecting}, nil
+	r, err := toolFrom(t)
+	if err != nil {
+		return nil, err
+	}
+	return toolActivity(r.SideEffecting, r.PathFields), nil
 }

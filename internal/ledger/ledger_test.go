@@ -655,7 +655,7 @@ func TestRecordToolCall(t *testing.T) {
 	yes, no := true, false
 	classify := func(t *testing.T, server, tool string, writes bool) {
 		t.Helper()
-		if _, err := w.Ledger.SetTool(ctx, w.admin, server, tool, writes); err != nil {
+		if _, err := w.Ledger.SetTool(ctx, w.admin, server, tool, ledger.ToolInput{SideEffecting: writes}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -805,13 +805,13 @@ func TestToolRegistry(t *testing.T) {
 	t.Run("only an admin classifies a tool", func(t *testing.T) {
 		for _, a := range []auth.Actor{w.lead, w.viewer, w.agent} {
 			totals := w.totals(t)
-			_, err := w.Ledger.SetTool(ctx, a, "mcp-monitor", "get_cpu_info", false)
+			_, err := w.Ledger.SetTool(ctx, a, "mcp-monitor", "get_cpu_info", ledger.ToolInput{SideEffecting: false})
 			wantErr(t, err, errs.Forbidden, "forbidden")
 			w.unchanged(t, "", runState{}, totals)
 		}
 	})
 	t.Run("only an admin removes a tool", func(t *testing.T) {
-		if _, err := w.Ledger.SetTool(ctx, w.admin, "fs", "stat", false); err != nil {
+		if _, err := w.Ledger.SetTool(ctx, w.admin, "fs", "stat", ledger.ToolInput{SideEffecting: false}); err != nil {
 			t.Fatal(err)
 		}
 		totals := w.totals(t)
@@ -822,7 +822,7 @@ func TestToolRegistry(t *testing.T) {
 		wantErr(t, w.Ledger.DeleteTool(ctx, w.admin, "fs", "nope"), errs.NotFound, "tool_not_found")
 	})
 	t.Run("a tool is removed by the names it was classified under, trimmed as when it was set", func(t *testing.T) {
-		if _, err := w.Ledger.SetTool(ctx, w.admin, " fs ", " touch ", true); err != nil {
+		if _, err := w.Ledger.SetTool(ctx, w.admin, " fs ", " touch ", ledger.ToolInput{SideEffecting: true}); err != nil {
 			t.Fatal(err)
 		}
 		if err := w.Ledger.DeleteTool(ctx, w.admin, " fs ", " touch "); err != nil {
@@ -833,17 +833,17 @@ func TestToolRegistry(t *testing.T) {
 		}
 	})
 	t.Run("a tool needs a server and a name", func(t *testing.T) {
-		_, err := w.Ledger.SetTool(ctx, w.admin, " ", "x", true)
+		_, err := w.Ledger.SetTool(ctx, w.admin, " ", "x", ledger.ToolInput{SideEffecting: true})
 		wantErr(t, err, errs.Invalid, "server_required")
-		_, err = w.Ledger.SetTool(ctx, w.admin, "fs", " ", true)
+		_, err = w.Ledger.SetTool(ctx, w.admin, "fs", " ", ledger.ToolInput{SideEffecting: true})
 		wantErr(t, err, errs.Invalid, "tool_required")
 	})
 	t.Run("the registry is listed, reclassified in place, and a removed tool is side-effecting again", func(t *testing.T) {
-		if _, err := w.Ledger.SetTool(ctx, w.admin, "mcp-monitor", "get_cpu_info", true); err != nil {
+		if _, err := w.Ledger.SetTool(ctx, w.admin, "mcp-monitor", "get_cpu_info", ledger.ToolInput{SideEffecting: true}); err != nil {
 			t.Fatal(err)
 		}
 		w.Clock.Advance(time.Minute)
-		got, err := w.Ledger.SetTool(ctx, w.admin, " mcp-monitor ", " get_cpu_info ", false)
+		got, err := w.Ledger.SetTool(ctx, w.admin, " mcp-monitor ", " get_cpu_info ", ledger.ToolInput{SideEffecting: false})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1100,15 +1100,15 @@ func TestTheCheckFollowsTheRegistryAtOnce(t *testing.T) {
 		}
 	}
 	check("unclassified", true)
-	if _, err := w.Ledger.SetTool(ctx, w.admin, "monitor", "get_cpu_info", false); err != nil {
+	if _, err := w.Ledger.SetTool(ctx, w.admin, "monitor", "get_cpu_info", ledger.ToolInput{SideEffecting: false}); err != nil {
 		t.Fatal(err)
 	}
 	check("classified read-only", false)
-	if _, err := w.Ledger.SetTool(ctx, w.admin, "monitor", "get_cpu_info", true); err != nil {
+	if _, err := w.Ledger.SetTool(ctx, w.admin, "monitor", "get_cpu_info", ledger.ToolInput{SideEffecting: true}); err != nil {
 		t.Fatal(err)
 	}
 	check("reclassified", true)
-	if _, err := w.Ledger.SetTool(ctx, w.admin, "monitor", "get_cpu_info", false); err != nil {
+	if _, err := w.Ledger.SetTool(ctx, w.admin, "monitor", "get_cpu_info", ledger.ToolInput{SideEffecting: false}); err != nil {
 		t.Fatal(err)
 	}
 	check("read-only again", false)
@@ -1167,7 +1167,7 @@ func TestTheCheckRefreshesWhatItRemembersBehindTheChecks(t *testing.T) {
 	ctx := context.Background()
 	outside := ledger.NewService(w.Store, w.Clock.Now, w.Gov.Briefs, w.Gov.Notify)
 	r := w.start(t, "work", "")
-	if _, err := w.Ledger.SetTool(ctx, w.admin, "fs", "write", false); err != nil {
+	if _, err := w.Ledger.SetTool(ctx, w.admin, "fs", "write", ledger.ToolInput{SideEffecting: false}); err != nil {
 		t.Fatal(err)
 	}
 	check := func(step, wantCode string, wantWrites bool) {
@@ -1185,7 +1185,7 @@ func TestTheCheckRefreshesWhatItRemembersBehindTheChecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := outside.SetTool(ctx, w.admin, "fs", "write", true); err != nil {
+	if _, err := outside.SetTool(ctx, w.admin, "fs", "write", ledger.ToolInput{SideEffecting: true}); err != nil {
 		t.Fatal(err)
 	}
 	check("written outside", "", false)

@@ -28,7 +28,7 @@ func TestEveryInputOwnsItsLimits(t *testing.T) {
 		return err
 	}
 	classify := func(server, tool string) error {
-		_, err := w.Ledger.SetTool(ctx, w.admin, server, tool, true)
+		_, err := w.Ledger.SetTool(ctx, w.admin, server, tool, ledger.ToolInput{SideEffecting: true})
 		return err
 	}
 	limits := []struct {

@@ -147,28 +147,29 @@ func (m *memo[K, V]) forget(keys ...K) {
 	}
 }
 
-// toolMemo is the registry's word per tool (nil: not in it). SetTool and
-// DeleteTool forget it.
-type toolMemo = memo[[2]string, *bool]
+// toolMemo is the registry's entry per tool (nil: not in it). SetTool and
+// DeleteTool forget it. An entry is shared by every check it serves:
+// nothing may change it.
+type toolMemo = memo[[2]string, *Tool]
 
 // classifyMemo is the service's classify (with no word from the agent),
 // through its tools memo.
-func (s *Service) classifyMemo(ctx context.Context, server, tool string, now time.Time) (bool, error) {
+func (s *Service) classifyMemo(ctx context.Context, server, tool string, now time.Time) (bool, *Tool, error) {
 	key := [2]string{server, tool}
 	reg, at, ok, gen := s.tools.get(key, now)
 	switch {
 	case !ok:
 		var err error
 		if reg, err = registered(ctx, s.store.Reader(), server, tool); err != nil {
-			return false, err
+			return false, nil, err
 		}
 		s.tools.put(key, gen, reg, now)
 	case now.Sub(at) > memoRefresh: // served as it is, and read again behind
-		s.tools.refresh(ctx, key, s.now, func(ctx context.Context) (*bool, error) {
+		s.tools.refresh(ctx, key, s.now, func(ctx context.Context) (*Tool, error) {
 			return registered(ctx, s.store.Reader(), server, tool)
 		})
 	}
-	return gate.Classify(server, tool, reg, nil), nil
+	return writes(server, tool, reg, nil), reg, nil
 }
 
 // checkedRun is what the check reads of a run: whose it is, the facts the

@@ -664,7 +664,7 @@ func (s *sim) classify() {
 		if !actor.IsAdmin() {
 			want = refuse(errs.Forbidden, "forbidden")
 		}
-		_, err := s.kit.Ledger.SetTool(s.ctx, actor, tk.server, tk.tool, writes)
+		_, err := s.kit.Ledger.SetTool(s.ctx, actor, tk.server, tk.tool, ledger.ToolInput{SideEffecting: writes})
 		if s.expect(fmt.Sprintf("%s classifies %s.%s as writes=%v", who, tk.server, tk.tool, writes), err, want) {
 			s.registry[tk] = writes
 		}

@@ -69,7 +69,7 @@ func TestAToolNameIsOneLine(t *testing.T) {
 		if _, err := w.Ledger.RecordToolCall(ctx, w.agent, r.ID, bad); errs.CodeOf(err) != "invalid_characters" {
 			t.Errorf("record %q/%q: %v, want invalid_characters", bad.Server, bad.Tool, err)
 		}
-		if _, err := w.Ledger.SetTool(ctx, w.admin, bad.Server, bad.Tool, true); errs.CodeOf(err) != "invalid_characters" {
+		if _, err := w.Ledger.SetTool(ctx, w.admin, bad.Server, bad.Tool, ledger.ToolInput{SideEffecting: true}); errs.CodeOf(err) != "invalid_characters" {
 			t.Errorf("classify %q/%q: %v, want invalid_characters", bad.Server, bad.Tool, err)
 		}
 	}
@@ -85,7 +85,7 @@ func TestAToolCallsPathsNeverKeepASecret(t *testing.T) {
 	r := w.start(t, "probes", "")
 	token := "gh" + "p_" + strings.Repeat("Qw7e", 9)
 	c, err := w.Ledger.RecordToolCall(context.Background(), w.agent, r.ID, ledger.ToolCallInput{Server: "fs", Tool: "read_file",
-		Paths: []string{"web/app.go", "tmp/" + token + ".json"}})
+		Site: ledger.Site{Paths: []string{"web/app.go", "tmp/" + token + ".json"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -249,6 +249,19 @@ func causeOf(ctx context.Context, q db.Querier, ev Event) (note, bool, error) {
 		nt.events = []string{HardStop, AttentionCreated}
 		nt.item.kind, nt.headline = itemViolation, "HARD_STOP: critical violation"
 		nt.lines = []string{fmt.Sprintf("%s: %s in %s:%d", v.Policy, v.Match, v.File, v.Line)}
+		if v.BreachID.Valid { // a breach of a blocked scope: no policy, no line
+			b, err := q.GetScopeBreach(ctx, v.BreachID.Int64)
+			if err != nil {
+				return nt, false, fmt.Errorf("load breach %d: %w", v.BreachID.Int64, err)
+			}
+			c := db.StoredRow("scope_breaches", b.ID)
+			files := c.List("files", b.Files)
+			if err := c.Err(); err != nil {
+				return nt, false, err
+			}
+			nt.headline = "HARD_STOP: blocked scope breached"
+			nt.lines = []string{fmt.Sprintf("%s: %s changed %s before its decision was made", v.Policy, v.Match, strings.Join(files, ", "))}
+		}
 	case KindDecisionExpired:
 		nt.events = []string{DecisionExpired}
 		nt.item.kind, nt.headline = itemDecision, "Gate "+ev.Ref+" expired unanswered"

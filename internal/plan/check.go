@@ -34,11 +34,30 @@ type GateError struct {
 // Error returns one sentence that names the step and the stopping point.
 func (e *GateError) Error() string { return fmt.Sprintf("step %q %s", e.Step, e.Reason) }
 
+// Classifier says whether a call to server.tool writes, as the executor
+// gate classifies it (gate.Classify over the tool registry's entry), with
+// said the step's own side_effecting (nil when it does not say): said may
+// only raise the classification, never lower it.
+type Classifier func(server, tool string, said *bool) bool
+
+// Writes says whether the step writes. A step with a tool writes when
+// classify says so, given the step's SideEffecting as what it says (a nil
+// classify counts every tool as writing); a step with no tool (a prompt, a
+// join) writes only when it is marked side_effecting true.
+func (s Step) Writes(classify Classifier) bool {
+	if s.Tool == "" {
+		return s.SideEffecting != nil && *s.SideEffecting
+	}
+	if classify == nil {
+		return true
+	}
+	return classify(s.Server, s.Tool, s.SideEffecting)
+}
+
 // Check refuses a plan whose side effects could start before the approval
-// that governs them. A step writes when its SideEffecting field says so;
-// when the field is unset, a step with a tool writes when
-// sideEffecting(server, tool) says so (a nil function counts every tool as
-// writing), and a step with no tool (a prompt, a join) does not write.
+// that governs them. Whether a step writes is Step.Writes with classify:
+// a step's side_effecting false never lowers a tool the registry marks
+// side-effecting or does not know.
 //
 // Stopping points are ordered by id. The initial steps run before the first
 // stopping point; the steps of an option of a stopping point run before the
@@ -59,11 +78,8 @@ func (e *GateError) Error() string { return fmt.Sprintf("step %q %s", e.Step, e.
 // naming the first problem in a fixed order: the initial steps, then each
 // stopping point's options by id and then by key; in each list, the steps
 // that write before a gate in list order, then the races in list order.
-func (p Plan) Check(sideEffecting func(server, tool string) bool) error {
-	if sideEffecting == nil {
-		sideEffecting = func(string, string) bool { return true }
-	}
-	c := checker{writes: sideEffecting}
+func (p Plan) Check(classify Classifier) error {
+	c := checker{classify: classify}
 	sps := slices.Clone(p.StoppingPoints)
 	slices.SortStableFunc(sps, func(a, b StoppingPoint) int { return cmp.Compare(a.ID, b.ID) })
 
@@ -89,16 +105,11 @@ func (p Plan) Check(sideEffecting func(server, tool string) bool) error {
 }
 
 type checker struct {
-	writes func(server, tool string) bool
+	classify Classifier
 }
 
-// writer says whether the step writes.
-func (c checker) writer(s Step) bool {
-	if s.SideEffecting != nil {
-		return *s.SideEffecting
-	}
-	return s.Tool != "" && c.writes(s.Server, s.Tool)
-}
+// writer says whether the step writes (Step.Writes).
+func (c checker) writer(s Step) bool { return s.Writes(c.classify) }
 
 // list checks one step list that runs before the stopping point gate (nil
 // when no stopping point follows it). key and of locate the list: "" and 0

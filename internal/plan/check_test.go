@@ -6,21 +6,26 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/madebook/madebook/internal/gate"
 	"github.com/madebook/madebook/internal/plan"
 )
 
-// registry classifies the seed's tools the way an operator would: the
-// mcp-monitor probes read, memory_store writes, and a tool nobody
-// classified writes (fail safe).
-func registry(server, tool string) bool {
+// registry classifies the seed's tools the way an operator would, by the
+// executor gate's rule (gate.Classify) over its entries: the mcp-monitor
+// probes read, memory_store writes, a tool nobody classified writes (fail
+// safe), and a step's own side_effecting may only raise that.
+func registry(server, tool string, said *bool) bool {
 	known := map[string]bool{
 		"mcp-monitor.get_cpu_info":    false,
 		"mcp-monitor.get_memory_info": false,
 		"Vodou-Recall.get_memory":     false,
 		"Vodou-Recall.memory_store":   true,
 	}
-	writes, ok := known[server+"."+tool]
-	return !ok || writes
+	var registered *bool
+	if writes, ok := known[server+"."+tool]; ok {
+		registered = &writes
+	}
+	return gate.Classify(server, tool, registered, said)
 }
 
 // seed returns a fresh copy of the seed's worked example.
@@ -88,10 +93,37 @@ func TestCheck(t *testing.T) {
 			}),
 			want: &plan.GateError{Step: "disk", StoppingPoint: 1, Title: "save this reading?"},
 			says: []string{`step "disk" writes (mcp-monitor.probe_disk) before stopping point 1`}},
-		{name: "a tool marked side_effecting false does not write, even when nobody classified it",
+		{name: "a step marked side_effecting false on a tool nobody classified still writes: the flag may only raise",
 			p: edit(t, func(p *plan.Plan) {
 				p.InitialSteps = append(p.InitialSteps, plan.Step{ID: "disk", Server: "mcp-monitor", Tool: "probe_disk",
 					ParallelGroup: "probes", SideEffecting: &no})
+			}),
+			want: &plan.GateError{Step: "disk", StoppingPoint: 1, Title: "save this reading?"},
+			says: []string{`step "disk" writes (mcp-monitor.probe_disk) before stopping point 1`}},
+		{name: "a Bash step marked side_effecting false still writes: Bash is no read-only built-in",
+			p: edit(t, func(p *plan.Plan) {
+				p.InitialSteps = append(p.InitialSteps, plan.Step{ID: "sh", Server: gate.ClaudeCode, Tool: gate.Bash, SideEffecting: &no})
+			}),
+			want: &plan.GateError{Step: "sh", StoppingPoint: 1, Title: "save this reading?"},
+			says: []string{`step "sh" writes (claude-code.Bash) before stopping point 1`}},
+		{name: "a step marked side_effecting false on a tool the registry marks side-effecting still writes",
+			p: edit(t, func(p *plan.Plan) {
+				s := memoryStore
+				s.SideEffecting = &no
+				p.InitialSteps = append([]plan.Step{s}, p.InitialSteps...)
+				p.InitialSteps[3].In = append(p.InitialSteps[3].In, "memory_store")
+			}),
+			want: &plan.GateError{Step: "memory_store", StoppingPoint: 1, Title: "save this reading?"},
+			says: []string{`step "memory_store" writes (Vodou-Recall.memory_store) before stopping point 1`}},
+		{name: "a step marked side_effecting true on a tool the registry says only reads writes",
+			p: edit(t, func(p *plan.Plan) {
+				p.InitialSteps = append(p.InitialSteps, plan.Step{ID: "recall", Server: "Vodou-Recall", Tool: "get_memory", SideEffecting: &yes})
+			}),
+			want: &plan.GateError{Step: "recall", StoppingPoint: 1, Title: "save this reading?"},
+			says: []string{`step "recall" writes (Vodou-Recall.get_memory) before stopping point 1`}},
+		{name: "a step marked side_effecting false on a tool the registry says only reads does not write",
+			p: edit(t, func(p *plan.Plan) {
+				p.InitialSteps = append(p.InitialSteps, plan.Step{ID: "recall", Server: "Vodou-Recall", Tool: "get_memory", SideEffecting: &no})
 			})},
 		{name: "a model writing a line is not a side effect unless the step says it is",
 			p:    edit(t, func(p *plan.Plan) { p.InitialSteps[3].SideEffecting = &yes }),
@@ -243,5 +275,10 @@ func TestCheckWithoutARegistryCountsEveryToolAsWriting(t *testing.T) {
 	prompts := plan.Plan{InitialSteps: []plan.Step{{ID: "brief", Prompt: "one line"}}, StoppingPoints: p.StoppingPoints}
 	if err := prompts.Check(nil); err != nil {
 		t.Fatalf("a plan of prompts is refused: %v", err)
+	}
+	said := plan.Plan{InitialSteps: []plan.Step{{ID: "cpu", Server: "mcp-monitor", Tool: "get_cpu_info", SideEffecting: &no}},
+		StoppingPoints: p.StoppingPoints}
+	if err := said.Check(nil); !errors.As(err, &ge) || ge.Step != "cpu" {
+		t.Fatalf("Check(nil) of a step marked side_effecting false = %v, want cpu refused", err)
 	}
 }

@@ -60,7 +60,7 @@ func FuzzPlanChecks(f *testing.F) {
 				}
 			}
 		}
-		writes := func(server, tool string) bool { return tool != "read" }
+		writes := func(server, tool string, said *bool) bool { return tool != "read" || (said != nil && *said) }
 		cerr := p.Check(writes)
 		if again := p.Check(writes); (cerr == nil) != (again == nil) || (cerr != nil && cerr.Error() != again.Error()) {
 			t.Fatalf("Check said %v, then %v", cerr, again)

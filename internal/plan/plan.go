@@ -26,8 +26,10 @@ type Step struct {
 	DependsOn     []string `json:"depends_on,omitempty"`
 	ParallelGroup string   `json:"parallel_group,omitempty"`
 	OnFail        string   `json:"on_fail,omitempty"`
-	// SideEffecting says whether the step writes. Unset means the tool
-	// registry decides, and a tool nobody classified writes.
+	// SideEffecting is the step's own word on whether it writes, which
+	// may only raise the tool registry's (Step.Writes): true makes the
+	// step write; false or unset leaves it to the registry, and a tool
+	// nobody classified writes.
 	SideEffecting *bool `json:"side_effecting,omitempty"`
 }
 

@@ -227,7 +227,10 @@ func keys(f *Facts, now time.Time, ks []key) []key {
 	for i := range f.Violations {
 		v := &f.Violations[i]
 		files := 0
-		if v.File != "" {
+		switch {
+		case v.Breach != nil:
+			files = len(v.Breach.Files)
+		case v.File != "":
 			files = 1
 		}
 		state, code := violationState(v)
@@ -294,6 +297,8 @@ func keys(f *Facts, now time.Time, ks []key) []key {
 // violationState is the state and code a violation fires.
 func violationState(v *Violation) (State, codeIndex) {
 	switch {
+	case v.Breach != nil:
+		return HardStop, ciCriticalViolation
 	case v.BlockMerge:
 		return ContinueWithWarning, ciBlockMerge
 	case v.Severity == SeverityCritical:
@@ -338,7 +343,10 @@ func (f *Facts) reason(k *key, r *Reason) {
 	case ciCriticalViolation, ciHighViolation, ciBlockMerge, ciPolicyWarning:
 		v := &f.Violations[k.i]
 		r.Ref, r.Text = v.ID, factWords(textViolation, v)
-		if v.File != "" {
+		switch {
+		case v.Breach != nil:
+			r.Files = v.Breach.Files
+		case v.File != "":
 			r.Files = unsafe.Slice(&v.File, 1)
 		}
 	case ciPaused:

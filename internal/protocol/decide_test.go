@@ -73,6 +73,20 @@ func rules() []rule {
 			suffix:  "This is a critical control: stop, and do not work around it.",
 			blocked: []string{protocol.ScopeAllWork},
 		},
+		{
+			name: "a breach of a blocked scope is a HARD_STOP naming the call, the scope and every file",
+			facts: protocol.Facts{Violations: []protocol.Violation{{ID: "VIO-010", Policy: "Blocked scope breached",
+				Severity: protocol.SeverityCritical, Match: "Bash (make migrate)", File: "db/migrations/x.sql", At: at(5),
+				Breach: &protocol.ScopeBreach{Call: "Bash (make migrate)", Scope: []string{"db/migrations"},
+					Files: []string{"db/migrations/x.sql", "db/migrations/y.sql"}}}}},
+			want:  protocol.HardStop,
+			codes: one(protocol.CodeCriticalViolation),
+			ref:   "VIO-010",
+			text: "Bash (make migrate) wrote into the blocked scope db/migrations before its decision was made: " +
+				"db/migrations/x.sql, db/migrations/y.sql. This is a critical control: stop, and do not work around it.",
+			blocked: []string{protocol.ScopeAllWork},
+			files:   []string{"db/migrations/x.sql", "db/migrations/y.sql"},
+		},
 
 		// BLOCKED (1): the brake
 		{

@@ -201,6 +201,25 @@ type Violation struct {
 	// File is where it was found.
 	File string
 	At   time.Time
+	// Breach, when set, says the violation is a breach of a blocked
+	// scope that no policy found: a call wrote into it before its
+	// decision was made. It is critical; its reason names the call, the
+	// scope and the files.
+	Breach *ScopeBreach
+}
+
+// ScopeBreach is what a coding agent's hook saw: an allowed call changed
+// files inside a blocked scope (an open decision gate's) while the gate
+// was open.
+type ScopeBreach struct {
+	// Call names the call: the tool, and the start of its command
+	// ("Bash (make migrate)").
+	Call string
+	// Scope are the blocked scope entries the call wrote into; none when
+	// neither the hook nor an open gate named them.
+	Scope []string
+	// Files are the files it changed there.
+	Files []string
 }
 
 // Remediates reports whether the violation fires REMEDIATE

@@ -254,8 +254,12 @@ func revisingText(state string) Words {
 }
 
 // appendViolation: "<policy> was violated[ by <match>].[ Found in
-// <file>.]", then the state's instruction.
+// <file>.]", then the state's instruction; a breach of a blocked scope
+// is worded by appendScopeBreach.
 func appendViolation(b []byte, v *Violation) []byte {
+	if v.Breach != nil {
+		return appendScopeBreach(b, v.Breach)
+	}
 	b = append(b, v.Policy...)
 	b = append(b, " was violated"...)
 	if v.Match != "" {
@@ -280,6 +284,24 @@ func appendViolation(b []byte, v *Violation) []byte {
 		b = append(b, v.Severity...)
 		return append(b, "-severity policy: keep working, and fix it before merge."...)
 	}
+}
+
+// appendScopeBreach: "<call> wrote into the blocked scope <scope> before
+// its decision was made: <files>.", then the critical instruction.
+func appendScopeBreach(b []byte, sb *ScopeBreach) []byte {
+	b = append(b, sb.Call...)
+	if len(sb.Scope) == 0 {
+		b = append(b, " wrote into a blocked scope"...)
+	} else {
+		b = append(b, " wrote into the blocked scope "...)
+		b = appendList(b, sb.Scope)
+	}
+	b = append(b, " before its decision was made"...)
+	if len(sb.Files) > 0 {
+		b = append(b, ": "...)
+		b = appendList(b, sb.Files)
+	}
+	return append(b, ". This is a critical control: stop, and do not work around it."...)
 }
 
 func appendPause(b []byte, p *Pause) []byte {

@@ -208,7 +208,7 @@ func TestAuditConsole(t *testing.T) {
 			if err != nil || len(recs) != 2 {
 				t.Fatalf("CSV %v: %q", err, body)
 			}
-			if strings.Join(recs[0], ",") != "run_id,session_id,tool_call_id,server,tool,started_at,ask_id,answered_at" ||
+			if strings.Join(recs[0], ",") != "run_id,session_id,tool_call_id,server,tool,started_at,ask_id,answered_at,kind,breach_id,files,scope,decisions,detected_at" ||
 				recs[1][1] != session || recs[1][4] != "memory_store" || recs[1][7] != "" {
 				t.Errorf("CSV %q", recs)
 			}

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/madebook/madebook/internal/gate"
-	"github.com/madebook/madebook/internal/input"
 	"github.com/madebook/madebook/web/webtest"
 )
 
@@ -29,26 +28,23 @@ func checkCall(a *webtest.API, session string, body map[string]any) map[string]a
 
 // recordBody is the tool call the check body describes, as the ledger
 // takes it (and the Claude Code hook sends it): the tool's server and
-// name, its paths (gate.Paths: Bash's from its command), its step.
+// name, what it names (its input, cwd, root, …, read as the check reads
+// them), its step.
 func recordBody(check map[string]any) map[string]any {
-	name := check["tool"].(string)
-	server, tool := gate.SplitTool(name)
+	server, tool := gate.SplitTool(check["tool"].(string))
 	body := map[string]any{"server": server, "tool": tool}
-	if in, ok := check["input"].(map[string]any); ok {
-		b, _ := json.Marshal(in)
-		raw, _ := input.ParseObject(b)
-		if paths := gate.Paths(name, raw); len(paths) > 0 {
-			body["paths"] = paths
+	for _, k := range []string{"input", "cwd", "root", "home", "paths", "scripts", "step"} {
+		if v, ok := check[k]; ok && v != "" {
+			body[k] = v
 		}
-	}
-	if s, ok := check["step"].(string); ok && s != "" {
-		body["step"] = s
 	}
 	return body
 }
 
 // graphAskPlan is seed 001's graph-ask-demo as a plan: two probes, then
 // "Save this reading?" whose option 1 stores it and option 2 discards it.
+// Its probe runs before the stopping point, so the registry must say
+// get_cpu_info only reads (the step's own false lowers nothing).
 var graphAskPlan = map[string]any{
 	"summary": "Probe, then ask before saving.",
 	"initial_steps": []any{
@@ -230,6 +226,7 @@ func TestTheExecutorGateOverHTTP(t *testing.T) {
 func TestAStepRunsOnlyAfterItsStoppingPointIsAnswered(t *testing.T) {
 	t.Parallel()
 	a := webtest.NewAPI(t)
+	a.Must(http.StatusOK, http.MethodPut, "/api/v1/tools/mcp-monitor/get_cpu_info", a.AdminTok, map[string]any{"side_effecting": false})
 	sess := a.Session(false)
 	runs := "/api/v1/sessions/" + sess + "/runs"
 	a.Refused(sess, http.StatusConflict, "no_approved_plan", http.MethodPost, runs, a.AgentKey, map[string]any{"name": "p", "plan": true})
@@ -300,7 +297,7 @@ func TestTheCheckRefusesWhatIsNotItsToAsk(t *testing.T) {
 	a.Refused(sess, http.StatusUnprocessableEntity, "tool_required", http.MethodPost, checkPath(sess), a.AgentKey, map[string]any{"tool": " "})
 	a.Refused(sess, http.StatusUnprocessableEntity, "run_not_in_session", http.MethodPost, checkPath(sess), a.AgentKey, map[string]any{"tool": "Edit", "run": run})
 	a.Refused(sess, http.StatusNotFound, "run_not_found", http.MethodPost, checkPath(sess), a.AgentKey, map[string]any{"tool": "Edit", "run": "run_nope"})
-	a.Refused(sess, http.StatusUnprocessableEntity, "unknown_field", http.MethodPost, checkPath(sess), a.AgentKey, map[string]any{"tool": "Edit", "paths": []string{"x"}})
+	a.Refused(sess, http.StatusUnprocessableEntity, "unknown_field", http.MethodPost, checkPath(sess), a.AgentKey, map[string]any{"tool": "Edit", "bogus": []string{"x"}})
 
 	t.Log("admins classify a tool by its path; the registry then decides the check")
 	a.Refused("", http.StatusForbidden, "forbidden", http.MethodPut, "/api/v1/tools/claude-code/Bash", a.LeadTok, map[string]any{"side_effecting": false})
@@ -441,6 +438,7 @@ func TestAPlanRunCannotReattach(t *testing.T) {
 func TestAClaudeCodeSessionRunsAStepOnlyAfterItsStoppingPointIsAnswered(t *testing.T) {
 	t.Parallel()
 	a := webtest.NewAPI(t)
+	a.Must(http.StatusOK, http.MethodPut, "/api/v1/tools/mcp-monitor/get_cpu_info", a.AdminTok, map[string]any{"side_effecting": false})
 	sess := a.Session(false)
 	a.Must(http.StatusCreated, http.MethodPost, "/api/v1/sessions/"+sess+"/plan", a.AgentKey, graphAskPlan)
 	hook := a.Must(http.StatusCreated, http.MethodPost, "/api/v1/sessions/"+sess+"/runs", a.AgentKey,
@@ -518,6 +516,7 @@ func TestAClaudeCodeSessionRunsAStepOnlyAfterItsStoppingPointIsAnswered(t *testi
 func TestMadebooksOwnToolsAlwaysRun(t *testing.T) {
 	t.Parallel()
 	a := webtest.NewAPI(t)
+	a.Must(http.StatusOK, http.MethodPut, "/api/v1/tools/mcp-monitor/get_cpu_info", a.AdminTok, map[string]any{"side_effecting": false})
 	a.Must(http.StatusOK, http.MethodPut, "/api/v1/tools/madebook/propose_plan", a.AdminTok, map[string]any{"side_effecting": true})
 	states := gateStates(a)
 	for _, name := range []string{"plan not approved", "hard stop", "paused", "parked"} {

@@ -15,6 +15,8 @@ import (
 func TestAPlanIsAnsweredInTheShapeItIsProposedIn(t *testing.T) {
 	a := webtest.NewAPI(t)
 	id := a.Session(true)
+	// The step's own false lowers nothing: the registry says read_file reads.
+	a.Must(http.StatusOK, http.MethodPut, "/api/v1/tools/fs/read_file", a.AdminTok, map[string]any{"side_effecting": false})
 	proposed := map[string]any{
 		"summary":       "Read, then ask before writing",
 		"initial_steps": []any{map[string]any{"id": "read", "server": "fs", "tool": "read_file", "side_effecting": false}},

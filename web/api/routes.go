@@ -55,6 +55,7 @@ func Routes(e *echo.Echo, d Deps) {
 	v1.PATCH("/runs/:id", handleRunFinish(d.Ledger, d.Gov.Briefs))
 	v1.POST("/runs/:id/asks", handleAskRecord(d.Ledger, d.Gov.Briefs))
 	v1.POST("/runs/:id/tool-calls", handleToolCallRecord(d.Ledger, d.Gov.Briefs))
+	v1.POST("/runs/:id/breaches", handleBreachReport(d.Gov.ScopeBreaches, d.Gov.Briefs))
 	v1.POST("/sessions/:id/tool-calls/check", handleToolCheck(d.Ledger))
 	v1.POST("/asks/:id/answer", handleAskAnswer(d.Ledger))
 	v1.GET("/tools", handleToolList(d.Ledger))

@@ -85,12 +85,12 @@ func handleToolCallRecord(l *ledger.Service, briefs *governance.BriefService) ec
 	// time.Time, a string that is not a time fails as if the body were not
 	// JSON (a 400), when it is valid JSON with invalid content (a 422).
 	type request struct {
-		Server        string   `json:"server"`
-		Tool          string   `json:"tool"`
-		SideEffecting *bool    `json:"side_effecting"`
-		StartedAt     *string  `json:"started_at"`
-		Step          string   `json:"step"`
-		Paths         []string `json:"paths"`
+		Server        string  `json:"server"`
+		Tool          string  `json:"tool"`
+		SideEffecting *bool   `json:"side_effecting"`
+		StartedAt     *string `json:"started_at"`
+		Step          string  `json:"step"`
+		ledger.Site
 	}
 	return func(c echo.Context) error {
 		body, err := httpx.Bind[request](c)
@@ -98,7 +98,7 @@ func handleToolCallRecord(l *ledger.Service, briefs *governance.BriefService) ec
 			return err
 		}
 		in := ledger.ToolCallInput{Server: body.Server, Tool: body.Tool, SideEffecting: body.SideEffecting, Step: body.Step,
-			Paths: body.Paths}
+			Site: body.Site}
 		if body.StartedAt != nil {
 			at, err := ledger.ParseStartedAt(*body.StartedAt)
 			if err != nil {
@@ -145,16 +145,17 @@ func handleToolList(l *ledger.Service) echo.HandlerFunc {
 // in the body.
 func handleToolSet(l *ledger.Service) echo.HandlerFunc {
 	type request struct {
-		Server        string `json:"server"`
-		Tool          string `json:"tool"`
-		SideEffecting *bool  `json:"side_effecting"`
+		Server        string   `json:"server"`
+		Tool          string   `json:"tool"`
+		SideEffecting *bool    `json:"side_effecting"`
+		PathFields    []string `json:"path_fields"`
 	}
 	return func(c echo.Context) error {
 		in, err := httpx.Bind[request](c)
 		if err != nil {
 			return err
 		}
-		return setTool(c, l, in.Server, in.Tool, in.SideEffecting)
+		return setTool(c, l, in.Server, in.Tool, in.SideEffecting, in.PathFields)
 	}
 }
 
@@ -162,7 +163,8 @@ func handleToolSet(l *ledger.Service) echo.HandlerFunc {
 // the tool the path names.
 func handleToolPut(l *ledger.Service) echo.HandlerFunc {
 	type request struct {
-		SideEffecting *bool `json:"side_effecting"`
+		SideEffecting *bool    `json:"side_effecting"`
+		PathFields    []string `json:"path_fields"`
 	}
 	return func(c echo.Context) error {
 		in, err := httpx.Bind[request](c)
@@ -177,12 +179,12 @@ func handleToolPut(l *ledger.Service) echo.HandlerFunc {
 		if err != nil {
 			return invalid("invalid_tool", "The tool in the path is not valid percent-encoding.")
 		}
-		return setTool(c, l, server, tool, in.SideEffecting)
+		return setTool(c, l, server, tool, in.SideEffecting, in.PathFields)
 	}
 }
 
 // setTool classifies a tool and answers it.
-func setTool(c echo.Context, l *ledger.Service, server, tool string, sideEffecting *bool) error {
+func setTool(c echo.Context, l *ledger.Service, server, tool string, sideEffecting *bool, pathFields []string) error {
 	// The wrong caller hears 403 whatever the body says.
 	if err := httpx.Actor(c).RequireAdmin("classify a tool"); err != nil {
 		return err
@@ -190,7 +192,7 @@ func setTool(c echo.Context, l *ledger.Service, server, tool string, sideEffecti
 	if sideEffecting == nil {
 		return invalid("side_effecting_required", "Say whether the tool writes: \"side_effecting\": true or false.")
 	}
-	t, err := l.SetTool(c.Request().Context(), httpx.Actor(c), server, tool, *sideEffecting)
+	t, err := l.SetTool(c.Request().Context(), httpx.Actor(c), server, tool, ledger.ToolInput{SideEffecting: *sideEffecting, PathFields: pathFields})
 	if err != nil {
 		return err
 	}

@@ -124,16 +124,20 @@ func (k *console) handleItem() echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
+		tools, err := k.planTools(c.Request().Context(), it.Plan)
+		if err != nil {
+			return err
+		}
 		ws, _ := webSession(c)
 		canLead := httpx.Actor(c).CanLead()
 		if httpx.IsHTMX(c) {
-			return render(c, http.StatusOK, views.ItemBody(it, canLead, ws.CSRF, views.ItemForm{}, httpx.Actor(c).Email))
+			return render(c, http.StatusOK, views.ItemBody(it, canLead, ws.CSRF, views.ItemForm{}, httpx.Actor(c).Email, tools))
 		}
 		p, err := k.page(c, it.Title, "attention")
 		if err != nil {
 			return err
 		}
-		return render(c, http.StatusOK, views.ItemPage(p, it, k.gov.Now(), canLead, ws.CSRF))
+		return render(c, http.StatusOK, views.ItemPage(p, it, k.gov.Now(), canLead, ws.CSRF, tools))
 	}
 }
 
@@ -359,7 +363,11 @@ func (k *console) itemDone(c echo.Context, a action, err error, fields ...string
 	} else if gerr != nil {
 		return gerr
 	}
-	return render(c, http.StatusUnprocessableEntity, views.ItemBody(it, httpx.Actor(c).CanLead(), csrfOf(c), f, httpx.Actor(c).Email))
+	tools, terr := k.planTools(c.Request().Context(), it.Plan)
+	if terr != nil {
+		return terr
+	}
+	return render(c, http.StatusUnprocessableEntity, views.ItemBody(it, httpx.Actor(c).CanLead(), csrfOf(c), f, httpx.Actor(c).Email, tools))
 }
 
 // waitingSecond is what a first approval on a two-person mission says.
@@ -373,12 +381,16 @@ func (k *console) itemWaits(c echo.Context, a action) error {
 	if err != nil {
 		return err
 	}
+	tools, err := k.planTools(c.Request().Context(), it.Plan)
+	if err != nil {
+		return err
+	}
 	ann, err := k.announce(c, waitingSecond)
 	if err != nil {
 		return err
 	}
 	c.Response().Header().Set("HX-Trigger", "queue-changed")
-	return render(c, http.StatusOK, templ.Join(views.ItemBody(it, httpx.Actor(c).CanLead(), csrfOf(c), views.ItemForm{}, httpx.Actor(c).Email), views.AnnounceUpdate(ann)))
+	return render(c, http.StatusOK, templ.Join(views.ItemBody(it, httpx.Actor(c).CanLead(), csrfOf(c), views.ItemForm{}, httpx.Actor(c).Email, tools), views.AnnounceUpdate(ann)))
 }
 
 // lineGone answers htmx with the item's line removed (the answer replaces

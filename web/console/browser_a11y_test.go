@@ -135,7 +135,7 @@ func a11yWorkspace(t *testing.T) axeWorkspace {
 	planned := kit.Session(agent, risky)
 	yes := true
 	must(t)(kit.Gov.Plans.Propose(bg, agent, planned, governance.PlanInput{Summary: "Read, then ask", Plan: plan.Plan{
-		InitialSteps: []plan.Step{{ID: "read", Tool: "read_file", SideEffecting: new(false)}},
+		InitialSteps: []plan.Step{{ID: "read", Server: "claude-code", Tool: "Read", SideEffecting: new(false)}},
 		StoppingPoints: []plan.StoppingPoint{{ID: 1, Type: "menu", Title: "Drop it?", Options: map[string]plan.Option{
 			"1": {Label: "Drop", Steps: []plan.Step{{ID: "drop", Tool: "run_migration", SideEffecting: &yes}}}}}}}}))
 	gated := kit.Session(agent, plain)

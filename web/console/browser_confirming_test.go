@@ -207,6 +207,8 @@ func TestBrowserLeadReadsAPlanAndRejectsIt(t *testing.T) {
 	lead, _ := app.Kit.Lead()
 	agent, _ := app.Kit.Agent()
 	id := app.Kit.Session(agent, app.Kit.Mission(lead, true))
+	readOnly(t, app.Kit, "db", "list_readers")
+	readOnly(t, app.Kit, "cache", "stats")
 	no, yes := false, true
 	p, err := app.Kit.Gov.Plans.Propose(bg, agent, id, governance.PlanInput{Summary: "Probe both stores, then ask before dropping",
 		Plan: plan.Plan{

@@ -2,14 +2,18 @@ package console_test
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/internal/plan"
+	"github.com/madebook/madebook/internal/testkit"
 	"github.com/madebook/madebook/web/webtest"
 )
 
@@ -22,11 +26,12 @@ func TestTheSessionPageShowsWhatWaitsFirst(t *testing.T) {
 	lead, _ := kit.Lead()
 	agent, _ := kit.Agent()
 	id := kit.Session(agent, kit.Mission(lead, true))
+	readOnly(t, kit, "db", "list_readers")
 	no, yes := false, true
 	if _, err := kit.Gov.Plans.Propose(ctx, agent, id, governance.PlanInput{Summary: "Read, then ask before dropping",
 		Plan: plan.Plan{
 			InitialSteps: []plan.Step{{ID: "readers", Server: "db", Tool: "list_readers", SideEffecting: &no},
-				{ID: "schema", Tool: "read_file", SideEffecting: &no, DependsOn: []string{"readers"}, ParallelGroup: "reads"}},
+				{ID: "schema", Server: "claude-code", Tool: "Read", DependsOn: []string{"readers"}, ParallelGroup: "reads"}},
 			StoppingPoints: []plan.StoppingPoint{{ID: 1, Type: "menu", Title: "Drop the tables now?", Options: map[string]plan.Option{
 				"1": {Label: "Yes, drop them", Steps: []plan.Step{{ID: "drop", Server: "db", Tool: "run_migration", SideEffecting: &yes}}},
 				"2": {Label: "No, keep them"}}}}}}); err != nil {
@@ -146,6 +151,7 @@ func TestAPlanItemShowsThePlan(t *testing.T) {
 	lead, _ := kit.Lead()
 	agent, _ := kit.Agent()
 	id := kit.Session(agent, kit.Mission(lead, true))
+	readOnly(t, kit, "db", "list_readers")
 	no := false
 	if _, err := kit.Gov.Plans.Propose(ctx, agent, id, governance.PlanInput{Summary: "Read, then ask", Plan: plan.Plan{
 		InitialSteps: []plan.Step{{ID: "readers", Server: "db", Tool: "list_readers", SideEffecting: &no}},
@@ -157,6 +163,60 @@ func TestAPlanItemShowsThePlan(t *testing.T) {
 	if page.Status != http.StatusOK || webtest.CountTestID(page.Body, "plan-view") != 1 || webtest.CountTestID(page.Body, "plan-step") != 2 ||
 		!strings.Contains(page.Text(), "Stopping point 1: Drop the tables now?") || !strings.Contains(page.Text(), "1. Yes, drop them") {
 		t.Fatalf("the plan item: %d %s", page.Status, webtest.Short([]byte(page.Body)))
+	}
+}
+
+// readOnly has an admin classify server.tool as read-only in the tool
+// registry: a plan step's own side_effecting false lowers nothing.
+func readOnly(t *testing.T, kit *testkit.Kit, server, tool string) {
+	t.Helper()
+	admin, _ := kit.Person(auth.Admin)
+	if _, err := kit.Ledger.SetTool(context.Background(), admin, server, tool, ledger.ToolInput{SideEffecting: false}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A lead reads a plan as the plan check counts it: a step marked
+// side_effecting false on a tool the registry marks side-effecting, or on
+// one it does not know (Bash), is drawn as writing, on the session page
+// and on the plan's Attention item alike; the registry's read-only tool
+// is drawn read-only.
+func TestAPlanStepMarkedReadOnlyIsDrawnAsTheRegistrySaysIt(t *testing.T) {
+	kit, base := consoleServer(t, false)
+	ctx := context.Background()
+	lead, _ := kit.Lead()
+	agent, _ := kit.Agent()
+	admin, _ := kit.Person(auth.Admin)
+	id := kit.Session(agent, kit.Mission(lead, true))
+	readOnly(t, kit, "db", "list_readers")
+	if _, err := kit.Ledger.SetTool(ctx, admin, "db", "run_migration", ledger.ToolInput{SideEffecting: true}); err != nil {
+		t.Fatal(err)
+	}
+	no := false
+	// The options of the last stopping point may write, so the plan passes
+	// the check; what the lead must see is which of them write.
+	if _, err := kit.Gov.Plans.Propose(ctx, agent, id, governance.PlanInput{Summary: "Read, then ask", Plan: plan.Plan{
+		InitialSteps: []plan.Step{{ID: "readers", Server: "db", Tool: "list_readers", SideEffecting: &no}},
+		StoppingPoints: []plan.StoppingPoint{{ID: 1, Type: "menu", Title: "Clean up now?", Options: map[string]plan.Option{
+			"1": {Label: "Run the script", Steps: []plan.Step{{ID: "sh", Server: "claude-code", Tool: "Bash", SideEffecting: &no}}},
+			"2": {Label: "Drop them", Steps: []plan.Step{{ID: "drop", Server: "db", Tool: "run_migration", SideEffecting: &no}}}}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	step := regexp.MustCompile(`data-testid="plan-step" data-effect="([a-z-]+)"><code>([a-z]+)</code>`)
+	want := map[string]string{"readers": "read-only", "sh": "writes", "drop": "writes"}
+	c := webtest.ConsoleAs(t, base, lead.Email)
+	for _, path := range []string{"/sessions/" + id, "/attention/items/plan/" + id + "/" + id} {
+		page := c.Open(path)
+		got := map[string]string{}
+		for _, m := range step.FindAllStringSubmatch(page.Body, -1) {
+			got[m[2]] = m[1]
+		}
+		if page.Status != http.StatusOK || !maps.Equal(got, want) {
+			t.Errorf("%s draws the steps %v, want %v", path, got, want)
+		}
+		if !strings.Contains(page.Body, "The step says it only reads, but the tool registry") {
+			t.Errorf("%s does not say why a step marked read-only writes", path)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/plan"
 	"github.com/madebook/madebook/views"
 	"github.com/madebook/madebook/web/httpx"
 )
@@ -56,8 +58,26 @@ func (k *console) sessionPage(c echo.Context, id string, status int, f views.Ite
 	if err != nil {
 		return err
 	}
+	var pl *plan.Plan
+	if d.Plan != nil {
+		pl = &d.Plan.Plan
+	}
+	tools, err := k.planTools(c.Request().Context(), pl)
+	if err != nil {
+		return err
+	}
 	return render(c, status, views.SessionPage(p, views.SessionView{D: d, Now: k.gov.Now(), CanLead: httpx.Actor(c).CanLead(), Form: f,
-		Lifecycle: diagram, Runs: runs}))
+		Lifecycle: diagram, Runs: runs, Tools: tools}))
+}
+
+// planTools is how the console classifies a plan's steps to draw them:
+// as the plan check does (PlanService.Classifier, the tool registry as it
+// is now), read only when there is a plan p to draw; nil otherwise.
+func (k *console) planTools(ctx context.Context, p *plan.Plan) (plan.Classifier, error) {
+	if p == nil {
+		return nil, nil
+	}
+	return k.gov.Plans.Classifier(ctx)
 }
 
 // remediationNotices are what the session page says after a remediation

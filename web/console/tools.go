@@ -2,9 +2,11 @@ package console
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/views"
 	"github.com/madebook/madebook/web/httpx"
 )
@@ -34,11 +36,19 @@ func (k *console) toolsPage(c echo.Context, status int, f views.ItemForm, notice
 // handleToolSave serves POST /admin/tools (admin): classify a tool.
 func (k *console) handleToolSave() echo.HandlerFunc {
 	return func(c echo.Context) error {
-		server, tool, writes := c.FormValue("server"), c.FormValue("tool"), c.FormValue("side_effecting")
-		_, err := k.ledger.SetTool(c.Request().Context(), httpx.Actor(c), server, tool, writes != "false")
+		server, tool, writes, fields := c.FormValue("server"), c.FormValue("tool"), c.FormValue("side_effecting"), c.FormValue("path_fields")
+		var kept []string // "": none named; "-": names no paths
+		if f := strings.TrimSpace(fields); f == "-" {
+			kept = []string{}
+		} else if f != "" {
+			for _, name := range strings.Split(f, ",") {
+				kept = append(kept, strings.TrimSpace(name))
+			}
+		}
+		_, err := k.ledger.SetTool(c.Request().Context(), httpx.Actor(c), server, tool, ledger.ToolInput{SideEffecting: writes != "false", PathFields: kept})
 		if err != nil {
-			f, ok := formErrors(err, map[string]string{"server": server, "tool": tool, "side_effecting": writes},
-				"server", "tool")
+			f, ok := formErrors(err, map[string]string{"server": server, "tool": tool, "side_effecting": writes, "path_fields": fields},
+				"server", "tool", "path_fields")
 			if !ok {
 				return err
 			}

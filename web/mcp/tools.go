@@ -205,7 +205,7 @@ func (t tools) register(s *sdk.Server) {
 		"side-effecting call on a parked run, or outside execution on a tracked session, is refused.",
 		func(ctx context.Context, a auth.Actor, in toolCallIn) (reply, error) {
 			call := ledger.ToolCallInput{Server: in.Server, Tool: in.Tool, SideEffecting: in.SideEffecting, Step: in.Step,
-				Paths: in.Paths}
+				Site: ledger.Site{Paths: in.Paths}}
 			if in.StartedAt != nil {
 				at, err := ledger.ParseStartedAt(*in.StartedAt)
 				if err != nil {

@@ -329,7 +329,7 @@ func (a *API) Snapshot(session string) string {
 	r := a.Do(http.MethodGet, "/api/v1/missions", a.AdminTok, nil)
 	fmt.Fprintf(&b, "%d %s\n", r.Status, r.Body)
 	for _, table := range []string{"sessions", "events", "missions", "runs", "asks", "tool_calls", "tools", "permission_prompts", "tasks", "plans",
-		"blocked_changes"} {
+		"blocked_changes", "violations", "scope_breaches"} {
 		var n int
 		if err := a.Kit.Store.Writer().QueryRow("SELECT count(*) FROM " + table).Scan(&n); err != nil {
 			a.T.Fatalf("count %s: %v", table, err)
