@@ -300,7 +300,11 @@ func Decide(s Session, r *Run, c Call) Verdict {
 			"Session %s is BLOCKED: %s No side-effecting call may run until that is resolved: read the repository, propose or revise the plan, or ask a person, and take a brief before you try again.",
 			s.ID, sentence(s.Reason)), briefDetails(s))
 	case protocol.DecisionRequired:
-		if entry, what := blockedBy(s.BlockedScope, c); entry != "" {
+		if entry, what := blockedBy(s.BlockedScope, c); entry != "" && what == "" {
+			return refuse(errs.Conflict, CodeSessionBlocked, fmt.Sprintf(
+				"Session %s is DECISION_REQUIRED, its blocked scope holds %s, and Madebook cannot tell what this call touches: %s. %s %s",
+				s.ID, entry, c.Touches.Undecidable, sentence(s.Reason), instead(c)), briefDetails(s))
+		} else if entry != "" {
 			return refuse(errs.Conflict, CodeSessionBlocked, fmt.Sprintf(
 				"Session %s is DECISION_REQUIRED and %s is in its blocked scope (%s): %s %s",
 				s.ID, what, entry, sentence(s.Reason), instead(c)), briefDetails(s))
@@ -459,8 +463,9 @@ func released(r *Run, step string) Verdict {
 }
 
 // blockedBy returns the blocked scope entry the call falls in and what of
-// the call it is ("path \"db/x\" (rm)", "tool Bash", "what the command
-// touches"), and why when Madebook cannot tell; "" when none. A path the
+// the call it is ("path \"db/x\" (rm)", "tool Bash"), what "" when the
+// entry blocks the call because Madebook cannot tell what it touches;
+// entry "" when none. A path the
 // call writes to blocks an entry it lies in or is an ancestor of (deleting
 // or moving db removes db/migrations); a path it only reads blocks none; a
 // call Madebook cannot read blocks whenever a path is blocked.
@@ -478,7 +483,7 @@ func blockedBy(scope []string, c Call) (entry, what string) {
 			}
 		}
 		if c.Touches.Undecidable != "" {
-			return e, "what the call touches cannot be told (" + c.Touches.Undecidable + ")"
+			return e, "" // what the call touches cannot be told
 		}
 	}
 	return "", ""
