@@ -426,7 +426,7 @@ func runAgentPlan(ctx context.Context, c stdio, args []string) error {
 func runAgentEvent(ctx context.Context, c stdio, args []string) error {
 	f := newAgentFlags("event", "madebook agent event NAME [--payload JSON]",
 		"Report a lifecycle event, e.g. task.created, and print the lifecycle it leads to\n"+
-			"(README's \"The agent lifecycle\" has the events and their payloads).", true)
+			"(docs/lifecycle.md has the events and their payloads).", true)
 	payload := f.String("payload", "", "the event's payload, a `JSON` object")
 	conn, operands, err := f.connect(c, args, "an event NAME")
 	if err != nil {

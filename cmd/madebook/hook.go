@@ -45,7 +45,7 @@ func runHookClaudeCode(ctx context.Context, c stdio, args []string) error {
 			"Each event opens or re-attaches the Madebook session whose external_id is Claude's\n"+
 			"session_id. PreToolUse denies a call Madebook refuses, with the reason and what to do\n"+
 			"instead. When Madebook does not answer, side-effecting tools are denied and read-only\n"+
-			"ones run (MADEBOOK_FAIL_OPEN=1: all run). The README's \"Claude Code\" has the settings.")
+			"ones run (MADEBOOK_FAIL_OPEN=1: all run). docs/agents.md has the settings.")
 	f.notes = "Environment:\n" +
 		"  MADEBOOK_KEY        the agent key, mbk_… (required)\n" +
 		"  MADEBOOK_MISSION    the slug of the mission the Claude session works on (required)\n" +

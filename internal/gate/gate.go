@@ -38,7 +38,7 @@ var readOnly = map[string]bool{
 }
 
 // Madebook is the server name Madebook's own MCP server is registered
-// under, as the README's .mcp.json names it: its tools appear to a coding
+// under, as docs/agents.md's .mcp.json names it: its tools appear to a coding
 // agent as mcp__madebook__<tool>.
 const Madebook = "madebook"
 
