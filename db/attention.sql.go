@@ -583,7 +583,8 @@ func (q *Queries) ListAttentionRemediations(ctx context.Context, arg ListAttenti
 const listAttentionViolations = `-- name: ListAttentionViolations :many
 SELECT v.id, v.severity, v.policy, v.match, v.file, v.line, v.detected_at,
        s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title,
-       v.breach_id, CAST(COALESCE(b.files, '') AS TEXT) AS breach_files, CAST(COALESCE(b.scope, '') AS TEXT) AS breach_scope
+       v.breach_id, CAST(COALESCE(b.files, '') AS TEXT) AS breach_files, CAST(COALESCE(b.scope, '') AS TEXT) AS breach_scope,
+       CAST(COALESCE(b.kind, '') AS TEXT) AS breach_kind
 FROM violations v
 JOIN sessions s ON s.id = v.session_id
 JOIN missions m ON m.id = s.mission_id
@@ -617,6 +618,7 @@ type ListAttentionViolationsRow struct {
 	BreachID     sql.NullInt64
 	BreachFiles  string
 	BreachScope  string
+	BreachKind   string
 }
 
 // Open critical violations (HARD_STOP until a person clears them), oldest first.
@@ -647,6 +649,7 @@ func (q *Queries) ListAttentionViolations(ctx context.Context, arg ListAttention
 			&i.BreachID,
 			&i.BreachFiles,
 			&i.BreachScope,
+			&i.BreachKind,
 		); err != nil {
 			return nil, err
 		}

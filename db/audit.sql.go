@@ -136,6 +136,7 @@ func (q *Queries) AuditPrematureSideEffects(ctx context.Context) ([]AuditPrematu
 const auditScopeBreaches = `-- name: AuditScopeBreaches :many
 SELECT b.id, b.run_id, b.session_id, b.server, b.tool, b.files, b.scope, b.decisions, b.detected_at
 FROM scope_breaches b
+WHERE b.kind = 'scope'
 ORDER BY b.detected_at, b.id
 `
 
@@ -154,7 +155,8 @@ type AuditScopeBreachesRow struct {
 // Report premature-side-effects, its other half: breaches of a blocked
 // scope, files a coding agent's hook saw a call change inside a blocked
 // scope before its decision was made. Every row is a finding, so the
-// report reads scope_breaches_by_time whole; the table holds breaches only.
+// report reads scope_breaches_by_time, all but the ungoverned calls
+// (ungoverned-tool-calls lists those).
 func (q *Queries) AuditScopeBreaches(ctx context.Context) ([]AuditScopeBreachesRow, error) {
 	rows, err := q.query(ctx, q.auditScopeBreachesStmt, auditScopeBreaches)
 	if err != nil {

@@ -62,7 +62,7 @@ const createScopeBreach = `-- name: CreateScopeBreach :one
 INSERT INTO scope_breaches (session_id, run_id, server, tool, tool_use_id, command, files, scope, decisions, detected_at)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6,
         ?7, ?8, ?9, ?10)
-RETURNING id, session_id, run_id, server, tool, tool_use_id, command, files, scope, decisions, detected_at
+RETURNING id, session_id, run_id, server, tool, tool_use_id, command, files, scope, decisions, detected_at, kind, agent_id, agent_type, ran_at
 `
 
 type CreateScopeBreachParams struct {
@@ -108,12 +108,16 @@ func (q *Queries) CreateScopeBreach(ctx context.Context, arg CreateScopeBreachPa
 		&i.Scope,
 		&i.Decisions,
 		&i.DetectedAt,
+		&i.Kind,
+		&i.AgentID,
+		&i.AgentType,
+		&i.RanAt,
 	)
 	return i, err
 }
 
 const getScopeBreach = `-- name: GetScopeBreach :one
-SELECT id, session_id, run_id, server, tool, tool_use_id, command, files, scope, decisions, detected_at FROM scope_breaches WHERE id = ?1
+SELECT id, session_id, run_id, server, tool, tool_use_id, command, files, scope, decisions, detected_at, kind, agent_id, agent_type, ran_at FROM scope_breaches WHERE id = ?1
 `
 
 func (q *Queries) GetScopeBreach(ctx context.Context, id int64) (ScopeBreach, error) {
@@ -131,12 +135,16 @@ func (q *Queries) GetScopeBreach(ctx context.Context, id int64) (ScopeBreach, er
 		&i.Scope,
 		&i.Decisions,
 		&i.DetectedAt,
+		&i.Kind,
+		&i.AgentID,
+		&i.AgentType,
+		&i.RanAt,
 	)
 	return i, err
 }
 
 const listOpenScopeBreaches = `-- name: ListOpenScopeBreaches :many
-SELECT b.id, b.session_id, b.run_id, b.server, b.tool, b.tool_use_id, b.command, b.files, b.scope, b.decisions, b.detected_at
+SELECT b.id, b.session_id, b.run_id, b.server, b.tool, b.tool_use_id, b.command, b.files, b.scope, b.decisions, b.detected_at, b.kind, b.agent_id, b.agent_type, b.ran_at
 FROM violations v
 JOIN scope_breaches b ON b.id = v.breach_id
 WHERE v.session_id = ?1 AND v.closed_at IS NULL
@@ -166,6 +174,10 @@ func (q *Queries) ListOpenScopeBreaches(ctx context.Context, sessionID string) (
 			&i.Scope,
 			&i.Decisions,
 			&i.DetectedAt,
+			&i.Kind,
+			&i.AgentID,
+			&i.AgentType,
+			&i.RanAt,
 		); err != nil {
 			return nil, err
 		}

@@ -51,7 +51,7 @@ func TestTheBreachesMigrationKeepsEveryViolation(t *testing.T) {
 	exec(`INSERT INTO remediations (id, session_id, severity, instruction, files, source, created_at, violation_id)
 		VALUES (1, 'ses_1', 'required', 'Fix it.', '[]', 'violation', ?, 7)`, at)
 
-	if _, err := p.Up(ctx); err != nil {
+	if _, err := p.UpTo(ctx, 21); err != nil {
 		t.Fatalf("migrating to 00021: %v", err)
 	}
 	var n, kept int64
@@ -77,7 +77,7 @@ func TestTheBreachesMigrationKeepsEveryViolation(t *testing.T) {
 		VALUES (1, 'ses_1', 'run_1', 'claude-code', 'Bash', '["db/x.sql"]', '[]', '[]', ?)`, at)
 	exec(`INSERT INTO violations (id, session_id, breach_id, policy, severity, action, match, file, line, detected_at)
 		VALUES (9, 'ses_1', 1, 'Blocked scope breached', 'critical', 'violation', 'Bash', 'db/x.sql', 0, ?)`, at)
-	if _, err := p.Down(ctx); err != nil {
+	if _, err := p.DownTo(ctx, 20); err != nil {
 		t.Fatalf("migrating 00021 down: %v", err)
 	}
 	if err := s.Writer().QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(id), 0) FROM violations`).Scan(&n, &kept); err != nil {

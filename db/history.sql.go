@@ -94,7 +94,7 @@ func (q *Queries) ListSessionRuns(ctx context.Context, sessionID string) ([]Run,
 }
 
 const listSessionToolCalls = `-- name: ListSessionToolCalls :many
-SELECT tc.id, tc.run_id, tc.server, tc.tool, tc.is_side_effecting, tc.started_at, tc.recorded_at, tc.source_kind, tc.step, tc.paths FROM tool_calls tc JOIN runs r ON r.id = tc.run_id
+SELECT tc.id, tc.run_id, tc.server, tc.tool, tc.is_side_effecting, tc.started_at, tc.recorded_at, tc.source_kind, tc.step, tc.paths, tc.tool_use_id, tc.agent_id, tc.agent_type, tc.error FROM tool_calls tc JOIN runs r ON r.id = tc.run_id
 WHERE r.session_id = ?1
 ORDER BY tc.started_at DESC, tc.id DESC
 LIMIT CAST(?2 AS BIGINT)
@@ -131,6 +131,10 @@ func (q *Queries) ListSessionToolCalls(ctx context.Context, arg ListSessionToolC
 			&i.ToolCall.SourceKind,
 			&i.ToolCall.Step,
 			&i.ToolCall.Paths,
+			&i.ToolCall.ToolUseID,
+			&i.ToolCall.AgentID,
+			&i.ToolCall.AgentType,
+			&i.ToolCall.Error,
 		); err != nil {
 			return nil, err
 		}

@@ -303,6 +303,10 @@ type ScopeBreach struct {
 	Scope      string
 	Decisions  string
 	DetectedAt string
+	Kind       string
+	AgentID    string
+	AgentType  string
+	RanAt      sql.NullString
 }
 
 type Session struct {
@@ -357,6 +361,19 @@ type ToolCall struct {
 	SourceKind      string
 	Step            string
 	Paths           string
+	ToolUseID       string
+	AgentID         string
+	AgentType       string
+	Error           string
+}
+
+type ToolCheck struct {
+	SessionID string
+	ToolUseID string
+	Tool      string
+	AgentID   string
+	Allowed   bool
+	CheckedAt string
 }
 
 type User struct {

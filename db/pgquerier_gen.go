@@ -271,6 +271,11 @@ func (a pgQueries) CountOpenDecisions(ctx context.Context, sessionID string) (in
 	return r, noRowHolds(err)
 }
 
+func (a pgQueries) CountRunLedger(ctx context.Context, runID string) (CountRunLedgerRow, error) {
+	r, err := a.q.CountRunLedger(ctx, runID)
+	return CountRunLedgerRow(r), noRowHolds(err)
+}
+
 func (a pgQueries) CountTasks(ctx context.Context, sessionID string) (CountTasksRow, error) {
 	r, err := a.q.CountTasks(ctx, sessionID)
 	return CountTasksRow(r), noRowHolds(err)
@@ -379,6 +384,15 @@ func (a pgQueries) CreateSession(ctx context.Context, arg CreateSessionParams) (
 func (a pgQueries) CreateToolCall(ctx context.Context, arg CreateToolCallParams) (ToolCall, error) {
 	r, err := a.q.CreateToolCall(ctx, pgdb.CreateToolCallParams(arg))
 	return ToolCall(r), err
+}
+
+func (a pgQueries) CreateToolCheck(ctx context.Context, arg CreateToolCheckParams) error {
+	return a.q.CreateToolCheck(ctx, pgdb.CreateToolCheckParams(arg))
+}
+
+func (a pgQueries) CreateUngovernedCall(ctx context.Context, arg CreateUngovernedCallParams) (ScopeBreach, error) {
+	r, err := a.q.CreateUngovernedCall(ctx, pgdb.CreateUngovernedCallParams(arg))
+	return ScopeBreach(r), err
 }
 
 func (a pgQueries) CreateUser(ctx context.Context, arg CreateUserParams) (User, error) {
@@ -1074,6 +1088,36 @@ func (a pgQueries) ListRules(ctx context.Context) ([]Rule, error) {
 	return out, nil
 }
 
+func (a pgQueries) ListRunAsks(ctx context.Context, runID string) ([]ListRunAsksRow, error) {
+	rows, err := a.q.ListRunAsks(ctx, runID)
+	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListRunAsksRow{}, nil
+		}
+		return nil, err
+	}
+	out := make([]ListRunAsksRow, len(rows))
+	for i, r := range rows {
+		out[i] = ListRunAsksRow{Ask: Ask(r.Ask), AnsweredByEmail: r.AnsweredByEmail}
+	}
+	return out, nil
+}
+
+func (a pgQueries) ListRunToolCallsAfter(ctx context.Context, arg ListRunToolCallsAfterParams) ([]ToolCall, error) {
+	rows, err := a.q.ListRunToolCallsAfter(ctx, pgdb.ListRunToolCallsAfterParams(arg))
+	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ToolCall{}, nil
+		}
+		return nil, err
+	}
+	out := make([]ToolCall, len(rows))
+	for i, r := range rows {
+		out[i] = ToolCall(r)
+	}
+	return out, nil
+}
+
 func (a pgQueries) ListSessionAsks(ctx context.Context, sessionID string) ([]ListSessionAsksRow, error) {
 	rows, err := a.q.ListSessionAsks(ctx, sessionID)
 	if err != nil {
@@ -1160,6 +1204,21 @@ func (a pgQueries) ListSessionRuns(ctx context.Context, sessionID string) ([]Run
 	out := make([]Run, len(rows))
 	for i, r := range rows {
 		out[i] = Run(r)
+	}
+	return out, nil
+}
+
+func (a pgQueries) ListSessionRunsAfter(ctx context.Context, arg ListSessionRunsAfterParams) ([]ListSessionRunsAfterRow, error) {
+	rows, err := a.q.ListSessionRunsAfter(ctx, pgdb.ListSessionRunsAfterParams(arg))
+	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListSessionRunsAfterRow{}, nil
+		}
+		return nil, err
+	}
+	out := make([]ListSessionRunsAfterRow, len(rows))
+	for i, r := range rows {
+		out[i] = ListSessionRunsAfterRow{Run: Run(r.Run), ToolCalls: r.ToolCalls, Asks: r.Asks}
 	}
 	return out, nil
 }
@@ -1265,6 +1324,21 @@ func (a pgQueries) ListUndeliveredResolutions(ctx context.Context, arg ListUndel
 	out := make([]ListUndeliveredResolutionsRow, len(rows))
 	for i, r := range rows {
 		out[i] = ListUndeliveredResolutionsRow(r)
+	}
+	return out, nil
+}
+
+func (a pgQueries) ListUngovernedCalls(ctx context.Context) ([]ListUngovernedCallsRow, error) {
+	rows, err := a.q.ListUngovernedCalls(ctx)
+	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListUngovernedCallsRow{}, nil
+		}
+		return nil, err
+	}
+	out := make([]ListUngovernedCallsRow, len(rows))
+	for i, r := range rows {
+		out[i] = ListUngovernedCallsRow(r)
 	}
 	return out, nil
 }
@@ -1425,6 +1499,11 @@ func (a pgQueries) SettleApprovals(ctx context.Context, arg SettleApprovalsParam
 
 func (a pgQueries) SupersedePlans(ctx context.Context, sessionID string) error {
 	return a.q.SupersedePlans(ctx, sessionID)
+}
+
+func (a pgQueries) ToolCheckExists(ctx context.Context, arg ToolCheckExistsParams) (bool, error) {
+	r, err := a.q.ToolCheckExists(ctx, pgdb.ToolCheckExistsParams(arg))
+	return r, noRowHolds(err)
 }
 
 func (a pgQueries) TouchSessionBrief(ctx context.Context, arg TouchSessionBriefParams) error {

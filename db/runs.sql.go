@@ -138,10 +138,12 @@ func (q *Queries) CreateRun(ctx context.Context, arg CreateRunParams) (Run, erro
 }
 
 const createToolCall = `-- name: CreateToolCall :one
-INSERT INTO tool_calls (run_id, server, tool, is_side_effecting, started_at, recorded_at, source_kind, step, paths)
+INSERT INTO tool_calls (run_id, server, tool, is_side_effecting, started_at, recorded_at, source_kind, step, paths,
+                        tool_use_id, agent_id, agent_type, error)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6,
-        ?7, ?8, ?9)
-RETURNING id, run_id, server, tool, is_side_effecting, started_at, recorded_at, source_kind, step, paths
+        ?7, ?8, ?9, ?10, ?11, ?12,
+        ?13)
+RETURNING id, run_id, server, tool, is_side_effecting, started_at, recorded_at, source_kind, step, paths, tool_use_id, agent_id, agent_type, error
 `
 
 type CreateToolCallParams struct {
@@ -154,6 +156,10 @@ type CreateToolCallParams struct {
 	SourceKind      string
 	Step            string
 	Paths           string
+	ToolUseID       string
+	AgentID         string
+	AgentType       string
+	Error           string
 }
 
 func (q *Queries) CreateToolCall(ctx context.Context, arg CreateToolCallParams) (ToolCall, error) {
@@ -167,6 +173,10 @@ func (q *Queries) CreateToolCall(ctx context.Context, arg CreateToolCallParams) 
 		arg.SourceKind,
 		arg.Step,
 		arg.Paths,
+		arg.ToolUseID,
+		arg.AgentID,
+		arg.AgentType,
+		arg.Error,
 	)
 	var i ToolCall
 	err := row.Scan(
@@ -180,6 +190,10 @@ func (q *Queries) CreateToolCall(ctx context.Context, arg CreateToolCallParams) 
 		&i.SourceKind,
 		&i.Step,
 		&i.Paths,
+		&i.ToolUseID,
+		&i.AgentID,
+		&i.AgentType,
+		&i.Error,
 	)
 	return i, err
 }

@@ -64,7 +64,8 @@ ORDER BY a.created_at, a.id;
 -- policy's finding).
 SELECT v.id, v.severity, v.policy, v.match, v.file, v.line, v.detected_at,
        s.id AS session_id, s.title AS session_title, s.agent, m.slug AS mission_slug, m.title AS mission_title,
-       v.breach_id, CAST(COALESCE(b.files, '') AS TEXT) AS breach_files, CAST(COALESCE(b.scope, '') AS TEXT) AS breach_scope
+       v.breach_id, CAST(COALESCE(b.files, '') AS TEXT) AS breach_files, CAST(COALESCE(b.scope, '') AS TEXT) AS breach_scope,
+       CAST(COALESCE(b.kind, '') AS TEXT) AS breach_kind
 FROM violations v
 JOIN sessions s ON s.id = v.session_id
 JOIN missions m ON m.id = s.mission_id

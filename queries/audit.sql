@@ -48,9 +48,11 @@ ORDER BY started_at, tool_call_id, ask_id;
 -- Report premature-side-effects, its other half: breaches of a blocked
 -- scope, files a coding agent's hook saw a call change inside a blocked
 -- scope before its decision was made. Every row is a finding, so the
--- report reads scope_breaches_by_time whole; the table holds breaches only.
+-- report reads scope_breaches_by_time, all but the ungoverned calls
+-- (ungoverned-tool-calls lists those).
 SELECT b.id, b.run_id, b.session_id, b.server, b.tool, b.files, b.scope, b.decisions, b.detected_at
 FROM scope_breaches b
+WHERE b.kind = 'scope'
 ORDER BY b.detected_at, b.id;
 
 -- name: AuditUndeliveredResolutions :many

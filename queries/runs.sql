@@ -48,9 +48,11 @@ WHERE id = sqlc.arg(id) AND answered_at IS NULL
 RETURNING *;
 
 -- name: CreateToolCall :one
-INSERT INTO tool_calls (run_id, server, tool, is_side_effecting, started_at, recorded_at, source_kind, step, paths)
+INSERT INTO tool_calls (run_id, server, tool, is_side_effecting, started_at, recorded_at, source_kind, step, paths,
+                        tool_use_id, agent_id, agent_type, error)
 VALUES (sqlc.arg(run_id), sqlc.arg(server), sqlc.arg(tool), sqlc.arg(is_side_effecting), sqlc.arg(started_at), sqlc.arg(recorded_at),
-        sqlc.arg(source_kind), sqlc.arg(step), sqlc.arg(paths))
+        sqlc.arg(source_kind), sqlc.arg(step), sqlc.arg(paths), sqlc.arg(tool_use_id), sqlc.arg(agent_id), sqlc.arg(agent_type),
+        sqlc.arg(error))
 RETURNING *;
 
 -- name: GetTool :one

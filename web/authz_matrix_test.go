@@ -527,6 +527,18 @@ func routeTable() []routeCase {
 				return "/api/v1/sessions/" + id + "/runs", map[string]any{"name": "graph-ask-demo"}
 			},
 			want: statuses(http.StatusCreated, []caller{asOwnAgent})},
+		{method: http.MethodGet, path: "/api/v1/sessions/:id/runs",
+			setup: func(a *webtest.API) (string, any) {
+				id, _ := run(a)
+				return "/api/v1/sessions/" + id + "/runs", nil
+			},
+			want: statuses(http.StatusOK, people, []caller{asOwnAgent})},
+		{method: http.MethodGet, path: "/api/v1/runs/:id",
+			setup: func(a *webtest.API) (string, any) {
+				_, r := run(a)
+				return "/api/v1/runs/" + r, nil
+			},
+			want: statuses(http.StatusOK, people, []caller{asOwnAgent})},
 		{method: http.MethodPatch, path: "/api/v1/runs/:id", writes: true,
 			setup: func(a *webtest.API) (string, any) {
 				_, r := run(a)
@@ -553,6 +565,13 @@ func routeTable() []routeCase {
 				return "/api/v1/runs/" + r + "/breaches", map[string]any{"tool": "Bash", "files": []string{"db/migrations/x.sql"}}
 			},
 			want: statuses(http.StatusCreated, []caller{asOwnAgent})},
+		{method: http.MethodPost, path: "/api/v1/runs/:id/transcript", writes: true,
+			setup: func(a *webtest.API) (string, any) {
+				_, r := run(a)
+				return "/api/v1/runs/" + r + "/transcript", map[string]any{"calls": []map[string]any{
+					{"tool_use_id": "toolu_1", "tool": "Bash", "at": "2026-12-01T12:00:00Z", "paths": []string{"out.txt"}}}}
+			},
+			want: statuses(http.StatusOK, []caller{asOwnAgent})},
 		{method: http.MethodPost, path: "/api/v1/asks/:id/answer", writes: true,
 			setup: func(a *webtest.API) (string, any) {
 				_, ask := parked(a)

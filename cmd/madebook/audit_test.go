@@ -42,7 +42,7 @@ func TestAuditPassesOnACleanDatabase(t *testing.T) {
 				t.Fatalf("audit: %v\n%s", err, out)
 			}
 			checkAuditOutput(t, format, out, map[string]int{"unanswerable-asks": 0, "premature-side-effects": 0,
-				"undelivered-resolutions": 0, "stale-gates": 0, "blocked-changes": 0, "unacknowledged-deliveries": 0})
+				"undelivered-resolutions": 0, "stale-gates": 0, "blocked-changes": 0, "unacknowledged-deliveries": 0, "ungoverned-tool-calls": 0})
 		})
 	}
 	t.Run("the table says every report passes", func(t *testing.T) {
@@ -79,7 +79,7 @@ func TestAuditExits1WhenAReportHasRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]int{"unanswerable-asks": 0, "premature-side-effects": 1, "undelivered-resolutions": 0, "stale-gates": 1, "blocked-changes": 0,
-		"unacknowledged-deliveries": 0}
+		"unacknowledged-deliveries": 0, "ungoverned-tool-calls": 0}
 
 	for _, format := range auditFormats {
 		t.Run("--format "+format+" exits 1", func(t *testing.T) {

@@ -16,8 +16,8 @@ import (
 // FuzzHookCommand feeds `madebook hook claude-code` fuzzed stdin, talking
 // to a real server as an agent key on a real mission, seeded with the
 // payloads Claude Code sends (testdata/claude-code): the command refuses
-// input that is not a hook's with a hookInputError (exit 1, which Claude
-// Code shows and goes on from), and otherwise prints nothing or one answer
+// input that is not a hook's with a hookInputError (exit 2, which Claude
+// Code shows and blocks the call on), and otherwise prints nothing or one answer
 // of Claude Code's shape, about the event it was given.
 func FuzzHookCommand(f *testing.F) {
 	files, err := filepath.Glob(filepath.Join("testdata", "claude-code", "*.json"))

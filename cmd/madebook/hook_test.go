@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -14,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/madebook/madebook/internal/apiclient"
 	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/hook"
 	"github.com/madebook/madebook/web/webtest"
 )
 
@@ -232,6 +235,20 @@ func newContractServer(t *testing.T) *contractServer {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(v)
 	})
+	// The hook's one request per event, answered as the server answers it
+	// (web/api's POST /hooks/claude-code): hook.Handle, its calls served
+	// by the routes above in the process.
+	mux.HandleFunc("POST /hooks/claude-code", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		in, err := hook.ParseInput(body)
+		if err != nil {
+			http.Error(w, `{"error":{"code":"invalid_body","message":"Not a hook's input."}}`, http.StatusUnprocessableEntity)
+			return
+		}
+		mb := hook.Client{API: &apiclient.Client{Base: "http://" + r.Host, Key: "mbk_test", Transport: hook.HandlerTransport{Handler: mux}}}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(hook.Handle(r.Context(), mb, hook.Config{Mission: r.URL.Query().Get("mission")}, in))
+	})
 	s.Server = httptest.NewServer(mux)
 	t.Cleanup(s.Close)
 	return s
@@ -379,9 +396,9 @@ func TestHookCommandLine(t *testing.T) {
 		}
 	})
 	for _, in := range []string{"", "not json", `["PreToolUse"]`, `{"hook_event_name":"PreToolUse"}`} {
-		t.Run(fmt.Sprintf("stdin %q is a non-blocking error: exit 1, a message on stderr", in), func(t *testing.T) {
+		t.Run(fmt.Sprintf("stdin %q is a blocking error: exit 2, a message on stderr", in), func(t *testing.T) {
 			r := runHook(t, bin, map[string]string{"MADEBOOK_KEY": "mbk_test", "MADEBOOK_MISSION": "billing"}, in)
-			if r.code != 1 || r.stdout != "" || !strings.HasPrefix(r.stderr, "madebook hook claude-code: The hook input") {
+			if r.code != 2 || r.stdout != "" || !strings.HasPrefix(r.stderr, "madebook hook claude-code: The hook input") {
 				t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 			}
 		})

@@ -1,8 +1,9 @@
 // Command madebook is the governance console for AI coding agents: the
 // server (serve), the operator's commands (migrate, user add, key create,
-// token create, audit, rules infer), the agent calls from a shell (agent)
-// and the Claude Code hook (hook claude-code). Each command is in its own
-// file; this one holds main, run and the table of commands.
+// token create, audit, rules infer), the agent calls from a shell (agent),
+// a project's Claude Code setup (init claude-code) and the Claude Code hook
+// (hook claude-code). Each command is in its own file; this one holds
+// main, run and the table of commands.
 package main
 
 import (
@@ -44,7 +45,7 @@ func outcome(err error) (code int, msg string) {
 	case errors.As(err, &ae):
 		return ae.code, "madebook agent: " + ae.msg
 	case errors.As(err, new(hookInputError)):
-		return 1, "madebook " + err.Error()
+		return 2, "madebook " + err.Error()
 	case errors.As(err, &u):
 		return 2, "madebook: " + err.Error()
 	case errors.As(err, &e):
@@ -63,6 +64,7 @@ var commands = []command{
 	{"audit", "run the audit reports; exit 1 if any finds rows", runAudit},
 	{"rules infer", "propose architecture rules from a repository's imports", runRulesInfer},
 	{"agent", "make an agent's calls from a shell; exit status by next_action (agent --help)", runAgent},
+	{"init claude-code", "set a project up for Claude Code governed by Madebook (.claude/settings.json, .mcp.json)", runInitClaudeCode},
 	{"hook claude-code", "a Claude Code command hook: the event's JSON on stdin, the answer's on stdout", runHookClaudeCode},
 	{"bench", "measure /brief and the executor check against /healthz on a throwaway database", runBench},
 }

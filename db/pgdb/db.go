@@ -126,6 +126,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.countOpenDecisionsStmt, err = db.PrepareContext(ctx, countOpenDecisions); err != nil {
 		return nil, fmt.Errorf("error preparing query CountOpenDecisions: %w", err)
 	}
+	if q.countRunLedgerStmt, err = db.PrepareContext(ctx, countRunLedger); err != nil {
+		return nil, fmt.Errorf("error preparing query CountRunLedger: %w", err)
+	}
 	if q.countTasksStmt, err = db.PrepareContext(ctx, countTasks); err != nil {
 		return nil, fmt.Errorf("error preparing query CountTasks: %w", err)
 	}
@@ -191,6 +194,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.createToolCallStmt, err = db.PrepareContext(ctx, createToolCall); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateToolCall: %w", err)
+	}
+	if q.createToolCheckStmt, err = db.PrepareContext(ctx, createToolCheck); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateToolCheck: %w", err)
+	}
+	if q.createUngovernedCallStmt, err = db.PrepareContext(ctx, createUngovernedCall); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateUngovernedCall: %w", err)
 	}
 	if q.createUserStmt, err = db.PrepareContext(ctx, createUser); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateUser: %w", err)
@@ -420,6 +429,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listRulesStmt, err = db.PrepareContext(ctx, listRules); err != nil {
 		return nil, fmt.Errorf("error preparing query ListRules: %w", err)
 	}
+	if q.listRunAsksStmt, err = db.PrepareContext(ctx, listRunAsks); err != nil {
+		return nil, fmt.Errorf("error preparing query ListRunAsks: %w", err)
+	}
+	if q.listRunToolCallsAfterStmt, err = db.PrepareContext(ctx, listRunToolCallsAfter); err != nil {
+		return nil, fmt.Errorf("error preparing query ListRunToolCallsAfter: %w", err)
+	}
 	if q.listSessionAsksStmt, err = db.PrepareContext(ctx, listSessionAsks); err != nil {
 		return nil, fmt.Errorf("error preparing query ListSessionAsks: %w", err)
 	}
@@ -437,6 +452,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.listSessionRunsStmt, err = db.PrepareContext(ctx, listSessionRuns); err != nil {
 		return nil, fmt.Errorf("error preparing query ListSessionRuns: %w", err)
+	}
+	if q.listSessionRunsAfterStmt, err = db.PrepareContext(ctx, listSessionRunsAfter); err != nil {
+		return nil, fmt.Errorf("error preparing query ListSessionRunsAfter: %w", err)
 	}
 	if q.listSessionStatesStmt, err = db.PrepareContext(ctx, listSessionStates); err != nil {
 		return nil, fmt.Errorf("error preparing query ListSessionStates: %w", err)
@@ -458,6 +476,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.listUndeliveredResolutionsStmt, err = db.PrepareContext(ctx, listUndeliveredResolutions); err != nil {
 		return nil, fmt.Errorf("error preparing query ListUndeliveredResolutions: %w", err)
+	}
+	if q.listUngovernedCallsStmt, err = db.PrepareContext(ctx, listUngovernedCalls); err != nil {
+		return nil, fmt.Errorf("error preparing query ListUngovernedCalls: %w", err)
 	}
 	if q.listUsersStmt, err = db.PrepareContext(ctx, listUsers); err != nil {
 		return nil, fmt.Errorf("error preparing query ListUsers: %w", err)
@@ -527,6 +548,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.supersedePlansStmt, err = db.PrepareContext(ctx, supersedePlans); err != nil {
 		return nil, fmt.Errorf("error preparing query SupersedePlans: %w", err)
+	}
+	if q.toolCheckExistsStmt, err = db.PrepareContext(ctx, toolCheckExists); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolCheckExists: %w", err)
 	}
 	if q.touchSessionBriefStmt, err = db.PrepareContext(ctx, touchSessionBrief); err != nil {
 		return nil, fmt.Errorf("error preparing query TouchSessionBrief: %w", err)
@@ -724,6 +748,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing countOpenDecisionsStmt: %w", cerr)
 		}
 	}
+	if q.countRunLedgerStmt != nil {
+		if cerr := q.countRunLedgerStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing countRunLedgerStmt: %w", cerr)
+		}
+	}
 	if q.countTasksStmt != nil {
 		if cerr := q.countTasksStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing countTasksStmt: %w", cerr)
@@ -832,6 +861,16 @@ func (q *Queries) Close() error {
 	if q.createToolCallStmt != nil {
 		if cerr := q.createToolCallStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing createToolCallStmt: %w", cerr)
+		}
+	}
+	if q.createToolCheckStmt != nil {
+		if cerr := q.createToolCheckStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createToolCheckStmt: %w", cerr)
+		}
+	}
+	if q.createUngovernedCallStmt != nil {
+		if cerr := q.createUngovernedCallStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createUngovernedCallStmt: %w", cerr)
 		}
 	}
 	if q.createUserStmt != nil {
@@ -1214,6 +1253,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listRulesStmt: %w", cerr)
 		}
 	}
+	if q.listRunAsksStmt != nil {
+		if cerr := q.listRunAsksStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listRunAsksStmt: %w", cerr)
+		}
+	}
+	if q.listRunToolCallsAfterStmt != nil {
+		if cerr := q.listRunToolCallsAfterStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listRunToolCallsAfterStmt: %w", cerr)
+		}
+	}
 	if q.listSessionAsksStmt != nil {
 		if cerr := q.listSessionAsksStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listSessionAsksStmt: %w", cerr)
@@ -1242,6 +1291,11 @@ func (q *Queries) Close() error {
 	if q.listSessionRunsStmt != nil {
 		if cerr := q.listSessionRunsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listSessionRunsStmt: %w", cerr)
+		}
+	}
+	if q.listSessionRunsAfterStmt != nil {
+		if cerr := q.listSessionRunsAfterStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listSessionRunsAfterStmt: %w", cerr)
 		}
 	}
 	if q.listSessionStatesStmt != nil {
@@ -1277,6 +1331,11 @@ func (q *Queries) Close() error {
 	if q.listUndeliveredResolutionsStmt != nil {
 		if cerr := q.listUndeliveredResolutionsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listUndeliveredResolutionsStmt: %w", cerr)
+		}
+	}
+	if q.listUngovernedCallsStmt != nil {
+		if cerr := q.listUngovernedCallsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listUngovernedCallsStmt: %w", cerr)
 		}
 	}
 	if q.listUsersStmt != nil {
@@ -1394,6 +1453,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing supersedePlansStmt: %w", cerr)
 		}
 	}
+	if q.toolCheckExistsStmt != nil {
+		if cerr := q.toolCheckExistsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolCheckExistsStmt: %w", cerr)
+		}
+	}
 	if q.touchSessionBriefStmt != nil {
 		if cerr := q.touchSessionBriefStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing touchSessionBriefStmt: %w", cerr)
@@ -1502,6 +1566,7 @@ type Queries struct {
 	countAttentionStmt                   *sql.Stmt
 	countLoginFailuresStmt               *sql.Stmt
 	countOpenDecisionsStmt               *sql.Stmt
+	countRunLedgerStmt                   *sql.Stmt
 	countTasksStmt                       *sql.Stmt
 	countUsersStmt                       *sql.Stmt
 	createAPITokenStmt                   *sql.Stmt
@@ -1524,6 +1589,8 @@ type Queries struct {
 	createScopeBreachStmt                *sql.Stmt
 	createSessionStmt                    *sql.Stmt
 	createToolCallStmt                   *sql.Stmt
+	createToolCheckStmt                  *sql.Stmt
+	createUngovernedCallStmt             *sql.Stmt
 	createUserStmt                       *sql.Stmt
 	createViolationStmt                  *sql.Stmt
 	createWebSessionStmt                 *sql.Stmt
@@ -1600,12 +1667,15 @@ type Queries struct {
 	listPoliciesStmt                     *sql.Stmt
 	listReleasedOptionsStmt              *sql.Stmt
 	listRulesStmt                        *sql.Stmt
+	listRunAsksStmt                      *sql.Stmt
+	listRunToolCallsAfterStmt            *sql.Stmt
 	listSessionAsksStmt                  *sql.Stmt
 	listSessionDecisionsStmt             *sql.Stmt
 	listSessionEventsStmt                *sql.Stmt
 	listSessionPermissionPromptsStmt     *sql.Stmt
 	listSessionRemediationsStmt          *sql.Stmt
 	listSessionRunsStmt                  *sql.Stmt
+	listSessionRunsAfterStmt             *sql.Stmt
 	listSessionStatesStmt                *sql.Stmt
 	listSessionToolCallsStmt             *sql.Stmt
 	listStandingApprovalsStmt            *sql.Stmt
@@ -1613,6 +1683,7 @@ type Queries struct {
 	listUndeliveredPermissionAnswersStmt *sql.Stmt
 	listUndeliveredPlanAnswersStmt       *sql.Stmt
 	listUndeliveredResolutionsStmt       *sql.Stmt
+	listUngovernedCallsStmt              *sql.Stmt
 	listUsersStmt                        *sql.Stmt
 	listWebhookDeliveriesStmt            *sql.Stmt
 	listWebhookSubscriptionsStmt         *sql.Stmt
@@ -1636,6 +1707,7 @@ type Queries struct {
 	setUserRoleStmt                      *sql.Stmt
 	settleApprovalsStmt                  *sql.Stmt
 	supersedePlansStmt                   *sql.Stmt
+	toolCheckExistsStmt                  *sql.Stmt
 	touchSessionBriefStmt                *sql.Stmt
 	touchWebSessionStmt                  *sql.Stmt
 	trimLoginFailuresStmt                *sql.Stmt
@@ -1683,6 +1755,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		countAttentionStmt:                   q.countAttentionStmt,
 		countLoginFailuresStmt:               q.countLoginFailuresStmt,
 		countOpenDecisionsStmt:               q.countOpenDecisionsStmt,
+		countRunLedgerStmt:                   q.countRunLedgerStmt,
 		countTasksStmt:                       q.countTasksStmt,
 		countUsersStmt:                       q.countUsersStmt,
 		createAPITokenStmt:                   q.createAPITokenStmt,
@@ -1705,6 +1778,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		createScopeBreachStmt:                q.createScopeBreachStmt,
 		createSessionStmt:                    q.createSessionStmt,
 		createToolCallStmt:                   q.createToolCallStmt,
+		createToolCheckStmt:                  q.createToolCheckStmt,
+		createUngovernedCallStmt:             q.createUngovernedCallStmt,
 		createUserStmt:                       q.createUserStmt,
 		createViolationStmt:                  q.createViolationStmt,
 		createWebSessionStmt:                 q.createWebSessionStmt,
@@ -1781,12 +1856,15 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listPoliciesStmt:                     q.listPoliciesStmt,
 		listReleasedOptionsStmt:              q.listReleasedOptionsStmt,
 		listRulesStmt:                        q.listRulesStmt,
+		listRunAsksStmt:                      q.listRunAsksStmt,
+		listRunToolCallsAfterStmt:            q.listRunToolCallsAfterStmt,
 		listSessionAsksStmt:                  q.listSessionAsksStmt,
 		listSessionDecisionsStmt:             q.listSessionDecisionsStmt,
 		listSessionEventsStmt:                q.listSessionEventsStmt,
 		listSessionPermissionPromptsStmt:     q.listSessionPermissionPromptsStmt,
 		listSessionRemediationsStmt:          q.listSessionRemediationsStmt,
 		listSessionRunsStmt:                  q.listSessionRunsStmt,
+		listSessionRunsAfterStmt:             q.listSessionRunsAfterStmt,
 		listSessionStatesStmt:                q.listSessionStatesStmt,
 		listSessionToolCallsStmt:             q.listSessionToolCallsStmt,
 		listStandingApprovalsStmt:            q.listStandingApprovalsStmt,
@@ -1794,6 +1872,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listUndeliveredPermissionAnswersStmt: q.listUndeliveredPermissionAnswersStmt,
 		listUndeliveredPlanAnswersStmt:       q.listUndeliveredPlanAnswersStmt,
 		listUndeliveredResolutionsStmt:       q.listUndeliveredResolutionsStmt,
+		listUngovernedCallsStmt:              q.listUngovernedCallsStmt,
 		listUsersStmt:                        q.listUsersStmt,
 		listWebhookDeliveriesStmt:            q.listWebhookDeliveriesStmt,
 		listWebhookSubscriptionsStmt:         q.listWebhookSubscriptionsStmt,
@@ -1817,6 +1896,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		setUserRoleStmt:                      q.setUserRoleStmt,
 		settleApprovalsStmt:                  q.settleApprovalsStmt,
 		supersedePlansStmt:                   q.supersedePlansStmt,
+		toolCheckExistsStmt:                  q.toolCheckExistsStmt,
 		touchSessionBriefStmt:                q.touchSessionBriefStmt,
 		touchWebSessionStmt:                  q.touchWebSessionStmt,
 		trimLoginFailuresStmt:                q.trimLoginFailuresStmt,

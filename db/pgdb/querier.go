@@ -43,7 +43,8 @@ type Querier interface {
 	// Report premature-side-effects, its other half: breaches of a blocked
 	// scope, files a coding agent's hook saw a call change inside a blocked
 	// scope before its decision was made. Every row is a finding, so the
-	// report reads scope_breaches_by_time whole; the table holds breaches only.
+	// report reads scope_breaches_by_time, all but the ungoverned calls
+	// (ungoverned-tool-calls lists those).
 	AuditScopeBreaches(ctx context.Context) ([]AuditScopeBreachesRow, error)
 	// Report stale-gates: gates open since before opened_before (now minus the
 	// configured age). A range search of decisions_open_by_age.
@@ -102,6 +103,8 @@ type Querier interface {
 	CountLoginFailures(ctx context.Context, arg CountLoginFailuresParams) (CountLoginFailuresRow, error)
 	// How many gates wait on a person in the session (the runaway cap).
 	CountOpenDecisions(ctx context.Context, sessionID string) (int64, error)
+	// How many tool calls a run made and questions it asked.
+	CountRunLedger(ctx context.Context, runID string) (CountRunLedgerRow, error)
 	// A session's tasks of its current cycle: a cycle starts when the session
 	// leaves IDLE (user.message.created, the one arrow out of it), and a task
 	// is of the cycle in which its agent last reported it (tasks.cycle). How many were created
@@ -139,6 +142,14 @@ type Querier interface {
 	CreateScopeBreach(ctx context.Context, arg CreateScopeBreachParams) (ScopeBreach, error)
 	CreateSession(ctx context.Context, arg CreateSessionParams) (Session, error)
 	CreateToolCall(ctx context.Context, arg CreateToolCallParams) (ToolCall, error)
+	// Keeps that the executor gate checked the executor's call tool_use_id
+	// before it ran: the proof the ungoverned-tool-calls audit looks for. A
+	// second check of the same call keeps the first.
+	CreateToolCheck(ctx context.Context, arg CreateToolCheckParams) error
+	// Keeps a side-effecting call the executor's transcript holds that no
+	// check named: a breach of kind ungoverned, once per call (a transcript
+	// reported again adds nothing: no row comes back).
+	CreateUngovernedCall(ctx context.Context, arg CreateUngovernedCallParams) (ScopeBreach, error)
 	CreateUser(ctx context.Context, arg CreateUserParams) (User, error)
 	CreateViolation(ctx context.Context, arg CreateViolationParams) (Violation, error)
 	CreateWebSession(ctx context.Context, arg CreateWebSessionParams) error
@@ -291,6 +302,12 @@ type Querier interface {
 	// each releases the steps of the option chosen.
 	ListReleasedOptions(ctx context.Context, planID sql.NullInt64) ([]ListReleasedOptionsRow, error)
 	ListRules(ctx context.Context) ([]Rule, error)
+	// The questions a run asked, oldest first, each with the email of the
+	// person who answered it (empty while it waits).
+	ListRunAsks(ctx context.Context, runID string) ([]ListRunAsksRow, error)
+	// A page of a run's tool calls in the order they were recorded (by id),
+	// after the cursor (0 for the first page).
+	ListRunToolCallsAfter(ctx context.Context, arg ListRunToolCallsAfterParams) ([]ToolCall, error)
 	// The questions a session's runs asked, oldest first.
 	ListSessionAsks(ctx context.Context, sessionID string) ([]ListSessionAsksRow, error)
 	ListSessionDecisions(ctx context.Context, sessionID string) ([]ListSessionDecisionsRow, error)
@@ -300,6 +317,10 @@ type Querier interface {
 	ListSessionRemediations(ctx context.Context, sessionID string) ([]Remediation, error)
 	// A session's runs, oldest first, for its page.
 	ListSessionRuns(ctx context.Context, sessionID string) ([]Run, error)
+	// A page of a session's runs, oldest first (by started_at, then id), after
+	// the run the cursor names (an empty after_started_at: from the first), each
+	// with how many tool calls it made and questions it asked.
+	ListSessionRunsAfter(ctx context.Context, arg ListSessionRunsAfterParams) ([]ListSessionRunsAfterRow, error)
 	// The newest sessions, for the sessions list, each with how many
 	// questions its runs are parked on (the brief does not weigh them).
 	ListSessionStates(ctx context.Context, lim int64) ([]ListSessionStatesRow, error)
@@ -315,6 +336,9 @@ type Querier interface {
 	ListUndeliveredPlanAnswers(ctx context.Context, arg ListUndeliveredPlanAnswersParams) ([]Plan, error)
 	// What the next brief would hand over, read without stamping (the preview).
 	ListUndeliveredResolutions(ctx context.Context, arg ListUndeliveredResolutionsParams) ([]ListUndeliveredResolutionsRow, error)
+	// Every ungoverned call, oldest first, with its session and mission: the
+	// rows of the ungoverned-tool-calls audit.
+	ListUngovernedCalls(ctx context.Context) ([]ListUngovernedCallsRow, error)
 	ListUsers(ctx context.Context) ([]ListUsersRow, error)
 	// An endpoint's newest notifications, sent or not.
 	ListWebhookDeliveries(ctx context.Context, arg ListWebhookDeliveriesParams) ([]ListWebhookDeliveriesRow, error)
@@ -352,6 +376,8 @@ type Querier interface {
 	SetUserRole(ctx context.Context, arg SetUserRoleParams) error
 	SettleApprovals(ctx context.Context, arg SettleApprovalsParams) error
 	SupersedePlans(ctx context.Context, sessionID string) error
+	// Whether the executor gate checked the call before it ran.
+	ToolCheckExists(ctx context.Context, arg ToolCheckExistsParams) (bool, error)
 	// Stamps last_brief_at; briefs are read-only, so these stamps are batched.
 	TouchSessionBrief(ctx context.Context, arg TouchSessionBriefParams) error
 	TouchWebSession(ctx context.Context, arg TouchWebSessionParams) error

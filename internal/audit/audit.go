@@ -17,6 +17,7 @@ import (
 
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/gate"
 )
 
 // The report names, as the API, the console and the CLI spell them.
@@ -29,6 +30,9 @@ const (
 	// UnacknowledgedDeliveries lists what briefs handed over that the
 	// agent has not acknowledged within the delivery lease.
 	UnacknowledgedDeliveries = "unacknowledged-deliveries"
+	// UngovernedToolCalls lists side-effecting calls an executor's
+	// transcript holds that no hook checked before they ran.
+	UngovernedToolCalls = "ungoverned-tool-calls"
 )
 
 // DefaultOlderThan is how long a gate stays open before stale-gates lists
@@ -88,6 +92,12 @@ var reports = []Report{
 		Finds:   "Resolutions, plan answers, permission answers and open remediations a brief handed over that the agent has not acknowledged, whose last delivery is older than the delivery lease (the server's, 2m unless told otherwise): sent, and not known to be read.",
 		Passing: "Every delivery was acknowledged, or is still within its lease.",
 		Columns: []string{"kind", "ref", "session_id", "delivered_at", "last_delivered_at", "unacknowledged_for", "brief_id"}},
+	{Name: UngovernedToolCalls, Title: "Ungoverned tool calls",
+		Finds: "Side-effecting tool calls a coding agent's transcript holds (its hook reports them when the agent or a subagent stops, and when the session ends) " +
+			"that no hook checked before they ran: governance that did not run (a hook missing from the settings, one that did not fire, MADEBOOK_FAIL_OPEN).",
+		Passing: "Every side-effecting call the transcripts hold was checked by the executor gate before it ran.",
+		Columns: []string{"breach_id", "session_id", "mission", "agent", "run_id", "tool", "tool_use_id", "agent_id", "agent_type",
+			"ran_at", "detected_at", "paths", "violation_id", "cleared"}},
 }
 
 // Reports lists the built-in reports, in the order they are shown.
@@ -289,6 +299,33 @@ type PrematureSideEffect struct {
 	Decisions []string `json:"decisions"`
 	// DetectedAt is when a breach was reported; null for a tool call.
 	DetectedAt *time.Time `json:"detected_at"`
+}
+
+// UngovernedToolCall is a row of ungoverned-tool-calls: a side-effecting
+// call an executor's transcript holds that no check named.
+type UngovernedToolCall struct {
+	BreachID  int64  `json:"breach_id"`
+	SessionID string `json:"session_id"`
+	Mission   string `json:"mission"`
+	Agent     string `json:"agent"`
+	RunID     string `json:"run_id"`
+	// Tool is the tool as the agent knows it (Bash, mcp__github__create_issue).
+	Tool      string `json:"tool"`
+	ToolUseID string `json:"tool_use_id"`
+	// AgentID and AgentType name the subagent that made the call; "" for
+	// the main agent.
+	AgentID   string `json:"agent_id"`
+	AgentType string `json:"agent_type"`
+	// RanAt is when the transcript says the call ran; DetectedAt when its
+	// hook reported it.
+	RanAt      time.Time `json:"ran_at"`
+	DetectedAt time.Time `json:"detected_at"`
+	// Paths are the paths the call's input named.
+	Paths []string `json:"paths"`
+	// ViolationID is the critical violation the call is; Cleared says a
+	// person has cleared it.
+	ViolationID int64 `json:"violation_id"`
+	Cleared     bool  `json:"cleared"`
 }
 
 // The kinds of row premature-side-effects lists.
@@ -493,6 +530,8 @@ func run(ctx context.Context, q db.Querier, rep Report, opts Options) (Result, e
 	case UnacknowledgedDeliveries:
 		res.Lease = opts.Lease
 		res.Records, err = unacknowledgedDeliveries(ctx, q, &res)
+	case UngovernedToolCalls:
+		res.Records, err = ungovernedToolCalls(ctx, q, &res)
 	default:
 		err = fmt.Errorf("report %q has no query", rep.Name)
 	}
@@ -573,6 +612,29 @@ func prematureSideEffects(ctx context.Context, q db.Querier, res *Result) ([]Pre
 			sorted[i], rows[i] = recs[o], res.Rows[o]
 		}
 		recs, res.Rows = sorted, rows
+	}
+	return recs, nil
+}
+
+func ungovernedToolCalls(ctx context.Context, q db.Querier, res *Result) ([]UngovernedToolCall, error) {
+	rows, err := q.ListUngovernedCalls(ctx)
+	if err != nil {
+		return nil, err
+	}
+	recs := make([]UngovernedToolCall, len(rows))
+	for i, r := range rows {
+		st := db.StoredRow("scope_breaches", r.ID)
+		rec := UngovernedToolCall{BreachID: r.ID, SessionID: r.SessionID, Mission: r.MissionSlug, Agent: r.Agent, RunID: r.RunID,
+			Tool: gate.ToolName(r.Server, r.Tool), ToolUseID: r.ToolUseID, AgentID: r.AgentID, AgentType: r.AgentType,
+			RanAt: st.Time("ran_at", r.RanAt.String), DetectedAt: st.Time("detected_at", r.DetectedAt), Paths: st.List("files", r.Files),
+			ViolationID: r.ViolationID, Cleared: r.ViolationClosedAt.Valid}
+		if err := st.Err(); err != nil {
+			return nil, err
+		}
+		recs[i] = rec
+		res.Rows = append(res.Rows, []string{strconv.FormatInt(rec.BreachID, 10), rec.SessionID, rec.Mission, rec.Agent, rec.RunID,
+			rec.Tool, rec.ToolUseID, rec.AgentID, rec.AgentType, stamp(rec.RanAt), stamp(rec.DetectedAt), strings.Join(rec.Paths, " "),
+			strconv.FormatInt(rec.ViolationID, 10), strconv.FormatBool(rec.Cleared)})
 	}
 	return recs, nil
 }

@@ -146,6 +146,8 @@ func recordCount(r audit.Result) int {
 		return len(recs)
 	case []audit.UnacknowledgedDelivery:
 		return len(recs)
+	case []audit.UngovernedToolCall:
+		return len(recs)
 	}
 	panic("unknown records type")
 }
@@ -194,8 +196,8 @@ func TestEveryReportIsEmptyOnACleanRun(t *testing.T) {
 	w.cleanRun()
 	results, err := w.kit.Audit.RunAll(context.Background(), audit.Options{})
 	w.must(err)
-	if len(results) != 6 {
-		t.Fatalf("RunAll gave %d reports, want 6", len(results))
+	if len(results) != 7 {
+		t.Fatalf("RunAll gave %d reports, want 7", len(results))
 	}
 	for i, res := range results {
 		if res.Report.Name != audit.Names()[i] {
@@ -553,7 +555,7 @@ func TestReportsMetadata(t *testing.T) {
 		names[r.Name] = true
 	}
 	want := []string{"unanswerable-asks", "premature-side-effects", "undelivered-resolutions", "stale-gates", "blocked-changes",
-		"unacknowledged-deliveries"}
+		"unacknowledged-deliveries", "ungoverned-tool-calls"}
 	if strings.Join(audit.Names(), " ") != strings.Join(want, " ") {
 		t.Errorf("names %v, want %v", audit.Names(), want)
 	}

@@ -30,12 +30,24 @@ const ClaudeCode = "claude-code"
 // mcp__<server>__<tool>.
 const mcpPrefix = "mcp__"
 
-// readOnly are Claude Code's built-in tools that change nothing. Every
-// other tool (Edit, Write, MultiEdit, NotebookEdit, Bash, and any tool
-// nobody classified) is side-effecting unless the registry says otherwise.
+// readOnly are Claude Code's built-in tools that change nothing: they
+// read the repository or the web, or list or load what the agent may use
+// (ToolSearch loads the schemas of deferred tools, Madebook's own MCP
+// tools among them, so a paused or HARD_STOP session can still reach
+// Madebook). The list covers the tool set of the pinned Claude Code
+// (2.1.328: Read, ToolSearch, ListAgents, CronList, WebFetch, WebSearch,
+// Skill) and the read-only tools of earlier versions (Grep, Glob, LS,
+// NotebookRead, TodoWrite). Every other tool (Edit, Write, MultiEdit,
+// NotebookEdit, Bash, Agent, Workflow, …, and any tool nobody classified)
+// is side-effecting unless the registry says otherwise.
 var readOnly = map[string]bool{
-	"Read": true, "Grep": true, "Glob": true, "LS": true, "WebSearch": true, "WebFetch": true, "TodoWrite": true,
+	"Read": true, "ToolSearch": true, "ListAgents": true, "CronList": true, "WebFetch": true, "WebSearch": true, "Skill": true,
+	"Grep": true, "Glob": true, "LS": true, "NotebookRead": true, "TodoWrite": true,
 }
+
+// ReadOnlyBuiltin reports whether tool is one of Claude Code's built-in
+// tools that change nothing (see ReadOnlyBuiltins).
+func ReadOnlyBuiltin(tool string) bool { return readOnly[tool] }
 
 // Madebook is the server name Madebook's own MCP server is registered
 // under, as docs/agents.md's .mcp.json names it: its tools appear to a coding

@@ -497,13 +497,18 @@ var sources = map[string]func(context.Context, db.Querier, db.CountAttentionPara
 			if v.BreachID.Valid {
 				// A breach of a blocked scope: what the call did, and where.
 				b := db.StoredRow("scope_breaches", v.BreachID.Int64)
-				breach := protocol.ScopeBreach{Call: v.Match, Scope: b.List("scope", v.BreachScope), Files: b.List("files", v.BreachFiles)}
+				breach := protocol.ScopeBreach{Call: v.Match, Scope: b.List("scope", v.BreachScope), Files: b.List("files", v.BreachFiles),
+					Ungoverned: v.BreachKind == BreachUngoverned}
 				if err := b.Err(); err != nil {
 					return nil, err
 				}
 				item.Title, item.Files = BreachTitle(breach), breach.Files
 				item.Detail = "It changed " + strings.Join(breach.Files, ", ") +
 					" while the decision was open: a side effect that ran before its approval. The agent is stopped until a person clears it."
+				if breach.Ungoverned {
+					item.Detail = "The executor's transcript holds this call, and no hook asked Madebook before it ran: a side effect nothing governed" +
+						namedPaths(breach.Files) + ". Check the agent's hook setup; the agent is stopped until a person clears it."
+				}
 			}
 			items = append(items, item)
 			if err := c.Err(); err != nil {

@@ -298,8 +298,12 @@ func breachCall(tool, command string) string {
 
 // BreachTitle says what a breach is in a line, as the Attention view and
 // the timeline show it: "Bash (make migrate) wrote into the blocked scope
-// db/migrations before its decision was made".
+// db/migrations before its decision was made", or "Bash ran without a
+// check by Madebook's hook" for an ungoverned call.
 func BreachTitle(b protocol.ScopeBreach) string {
+	if b.Ungoverned {
+		return b.Call + " ran without a check by Madebook's hook"
+	}
 	if len(b.Scope) == 0 {
 		return b.Call + " wrote into a blocked scope before its decision was made"
 	}

@@ -668,7 +668,8 @@ func scopeBreachOf(breaches []db.ScopeBreach, v db.Violation) (*protocol.ScopeBr
 			continue
 		}
 		c := db.StoredRow("scope_breaches", b.ID)
-		out := &protocol.ScopeBreach{Call: v.Match, Scope: c.List("scope", b.Scope), Files: c.List("files", b.Files)}
+		out := &protocol.ScopeBreach{Call: v.Match, Scope: c.List("scope", b.Scope), Files: c.List("files", b.Files),
+			Ungoverned: b.Kind == BreachUngoverned}
 		return out, c.Err()
 	}
 	return nil, &db.CorruptRowError{Table: "violations", Row: fmt.Sprint(v.ID), Column: "breach_id",

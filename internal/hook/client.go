@@ -50,16 +50,14 @@ func (c Client) call(ctx context.Context, path string, body, out any) error {
 }
 
 // OpenSession is POST /api/v1/sessions with an external_id.
-func (c Client) OpenSession(ctx context.Context, mission, externalID, root string) (string, error) {
-	var s struct {
-		ID string `json:"id"`
-	}
+func (c Client) OpenSession(ctx context.Context, mission, externalID, root string) (Opened, error) {
+	var s Opened
 	body := map[string]string{"mission": mission, "agent": Agent, "title": "Claude Code session " + externalID, "external_id": externalID}
 	if root != "" {
 		body["root"] = root
 	}
 	err := c.call(ctx, "/api/v1/sessions", body, &s)
-	return s.ID, err
+	return s, err
 }
 
 // Brief is POST /brief. The hook is where the agent receives its brief,
@@ -104,6 +102,23 @@ func (c Client) OpenRun(ctx context.Context, session, name, externalID string) (
 // RecordToolCall is POST /api/v1/runs/{id}/tool-calls.
 func (c Client) RecordToolCall(ctx context.Context, run string, call ToolCall) error {
 	return c.call(ctx, "/api/v1/runs/"+url.PathEscape(run)+"/tool-calls", call, nil)
+}
+
+// ReportTranscript is POST /api/v1/runs/{id}/transcript.
+func (c Client) ReportTranscript(ctx context.Context, run string, calls []TranscriptCall) ([]TranscriptCall, error) {
+	var out struct {
+		Ungoverned []TranscriptCall `json:"ungoverned"`
+	}
+	err := c.call(ctx, "/api/v1/runs/"+url.PathEscape(run)+"/transcript", map[string]any{"calls": calls}, &out)
+	return out.Ungoverned, err
+}
+
+// Event is POST /hooks/claude-code?mission=…: the whole event in one
+// request, answered by Handle in the server.
+func (c Client) Event(ctx context.Context, mission string, in Input) (Output, error) {
+	var out Output
+	err := c.call(ctx, "/hooks/claude-code?mission="+url.QueryEscape(mission), in, &out)
+	return out, err
 }
 
 // ReportBreach is POST /api/v1/runs/{id}/breaches.

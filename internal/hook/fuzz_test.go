@@ -45,7 +45,7 @@ func FuzzHookInput(f *testing.F) {
 			mb.err = &hook.NoAnswer{Err: errors.New("connection refused")}
 		}
 		for _, failOpen := range []bool{false, true} {
-			out := hook.Handle(context.Background(), mb, hook.Config{Mission: "billing", FailOpen: failOpen, Where: "http://127.0.0.1:8080"}, in)
+			out := hook.Handle(context.Background(), mb, hook.Config{Mission: "billing", FailOpen: failOpen}, in)
 			if _, err := json.Marshal(out); err != nil {
 				t.Fatalf("the answer to %q is not JSON: %v", b, err)
 			}
@@ -55,10 +55,14 @@ func FuzzHookInput(f *testing.F) {
 			if out.Specific.HookEventName != in.HookEventName {
 				t.Fatalf("asked about %q, answered about %q", in.HookEventName, out.Specific.HookEventName)
 			}
+			if d := out.Specific.Decision; d != nil && (in.HookEventName != hook.PermissionRequest || d.Behavior != "deny" || d.Message == "") {
+				t.Fatalf("a PermissionRequest decision %+v for %s", d, in.HookEventName)
+			}
 			switch d := out.Specific.PermissionDecision; {
 			case d == "":
 			case in.HookEventName != hook.PreToolUse:
 				t.Fatalf("a permission decision %q for %s", d, in.HookEventName)
+
 			case d != "allow" && d != "deny" && d != "ask":
 				t.Fatalf("permission decision %q", d)
 			case d == "deny" && out.Specific.PermissionDecisionReason == "":

@@ -1,8 +1,15 @@
-// Package hook is the logic of Madebook's Claude Code hook, apart from its
-// transport: it reads the JSON Claude Code sends a hook, makes Madebook's
-// agent calls through the Madebook interface, and returns the JSON Claude
-// Code reads back. `madebook hook claude-code` runs it over HTTP (a command
-// hook); POST /hooks/claude-code runs it inside the server (an http hook).
+// Package hook is the logic of Madebook's Claude Code hook: it reads the
+// JSON Claude Code sends a hook, makes Madebook's agent calls through the
+// Madebook interface, and returns the JSON Claude Code reads back.
+//
+// It runs in two places. Handle is the server's side: POST
+// /hooks/claude-code answers one event in one request, whether Claude
+// Code's own http hook sends it, or the command hook (Command, `madebook
+// hook claude-code` and the lean `madebook-hook claude-code`), which adds
+// what only the agent's machine knows (Local: the project root, the
+// paths a call writes as the disk resolves them, what changed in a
+// blocked scope, the tool calls the transcript holds) and answers for
+// Madebook when it cannot be reached.
 //
 // Each event re-attaches the Madebook session whose external id is
 // Claude's session_id, so the hook keeps no state between events:
@@ -10,14 +17,20 @@
 //     protocol text included, to Claude's context;
 //   - UserPromptSubmit takes a brief and adds its next action, its reason
 //     and what it delivers (resolutions, remediations, permission answers);
+//   - SubagentStart tells a subagent the session it works in and its next
+//     action (it delivers nothing: deliveries are the main agent's);
 //   - PreToolUse asks Madebook whether the call may run, on the session's
 //     hook run, and denies it with the reason and what to do instead,
 //     saying nothing when it may; a denied call is reported to the ledger,
 //     which refuses it too and keeps the attempt in the timeline.
+//     PermissionRequest asks the same and denies the prompt.
 //     Madebook's own MCP tools (mcp__madebook__…) always run, unasked;
-//   - PostToolUse records the call, with its paths, in the ledger, on one
-//     run per Claude session (named "claude-code", external id Claude's
-//     session_id): the hook run.
+//   - PostToolUse and PostToolUseFailure record the call, with its paths,
+//     its subagent and its error, in the ledger, on one run per Claude
+//     session (named "claude-code", external id Claude's session_id): the
+//     hook run;
+//   - Stop, SubagentStop and SessionEnd report the tool calls the
+//     transcript holds, which Madebook compares with the checks it made.
 //
 // When Madebook does not answer, side-effecting tools are denied and
 // read-only ones run, unless FailOpen lets all run.
@@ -30,6 +43,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/madebook/madebook/internal/gate"
@@ -40,11 +54,24 @@ const (
 	SessionStart     = "SessionStart"
 	UserPromptSubmit = "UserPromptSubmit"
 	PreToolUse       = "PreToolUse"
-	PostToolUse      = "PostToolUse"
+	// PermissionRequest fires when Claude Code would ask the user to
+	// allow a call: the hook denies what Madebook refuses.
+	PermissionRequest = "PermissionRequest"
+	PostToolUse       = "PostToolUse"
 	// PostToolUseFailure is PostToolUse for a call that failed (a Bash
-	// that exited 3): it ran, so it is recorded and compared the same way.
+	// that exited 3): it ran, so it is recorded the same way, with its
+	// error.
 	PostToolUseFailure = "PostToolUseFailure"
+	SubagentStart      = "SubagentStart"
+	Stop               = "Stop"
+	SubagentStop       = "SubagentStop"
+	SessionEnd         = "SessionEnd"
 )
+
+// Events are the events the hook answers, in the order Claude Code's
+// settings list them (`madebook init claude-code` writes one hook each).
+var Events = []string{SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure,
+	SubagentStart, Stop, SubagentStop, SessionEnd}
 
 // RunName is the name of the run that holds a Claude session's tool calls.
 const RunName = "claude-code"
@@ -60,19 +87,72 @@ const BuiltinServer = "claude-code"
 // UUID, 36 characters).
 const MaxSessionID = 200
 
-// Input is what Claude Code sends a hook: the fields the hook reads.
-// Claude Code sends more (transcript_path, permission_mode, tool_use_id,
-// …); they are ignored.
+// Input is what Claude Code sends a hook: the fields the hook reads, and
+// what the command hook adds. Claude Code sends more (permission_mode,
+// tool_response, …); they are ignored.
 type Input struct {
-	SessionID     string          `json:"session_id"`
-	Cwd           string          `json:"cwd"`
-	HookEventName string          `json:"hook_event_name"`
-	Source        string          `json:"source"`
-	Prompt        string          `json:"prompt"`
-	ToolName      string          `json:"tool_name"`
-	ToolInput     json.RawMessage `json:"tool_input"`
-	ToolUseID     string          `json:"tool_use_id"`
-	ToolResponse  json.RawMessage `json:"tool_response"`
+	SessionID      string `json:"session_id"`
+	TranscriptPath string `json:"transcript_path,omitempty"`
+	Cwd            string `json:"cwd,omitempty"`
+	HookEventName  string `json:"hook_event_name"`
+	Source         string `json:"source,omitempty"`
+	Prompt         string `json:"prompt,omitempty"`
+	ToolName       string `json:"tool_name,omitempty"`
+	// ToolInput is the call's input, a JSON object.
+	ToolInput json.RawMessage `json:"tool_input,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	// Error is why a call failed (PostToolUseFailure): "Exit code 3".
+	Error json.RawMessage `json:"error,omitempty"`
+	// AgentID and AgentType name the subagent an event is about (a call
+	// it makes, its start and stop); "" for the main agent.
+	AgentID   string `json:"agent_id,omitempty"`
+	AgentType string `json:"agent_type,omitempty"`
+	// AgentTranscriptPath is a stopping subagent's own transcript.
+	AgentTranscriptPath string `json:"agent_transcript_path,omitempty"`
+	// Madebook is what the command hook adds on the agent's machine; nil
+	// when Claude Code sends the event itself (an http hook).
+	Madebook *Local `json:"madebook,omitempty"`
+}
+
+// ErrorText is the error of a failed call as a line of text: Claude Code
+// sends a string; anything else is kept as its JSON.
+func (in Input) ErrorText() string {
+	var s string
+	if len(in.Error) == 0 || string(in.Error) == "null" {
+		return ""
+	}
+	if json.Unmarshal(in.Error, &s) == nil {
+		return s
+	}
+	return string(in.Error)
+}
+
+// Local is what only the agent's machine knows of an event, which the
+// command hook sends with it.
+type Local struct {
+	// Root is the project root (CLAUDE_PROJECT_DIR, else git's top level,
+	// else the cwd).
+	Root string `json:"root,omitempty"`
+	// Site is what a tool call names and where it stands, its paths
+	// resolved on the disk (PreToolUse, PermissionRequest, PostToolUse).
+	Site *Site `json:"site,omitempty"`
+	// Breach is what an allowed call changed inside the blocked scope
+	// (PostToolUse), when it changed something there.
+	Breach *Breach `json:"breach,omitempty"`
+	// Calls are the tool calls the transcript holds since the last report
+	// (Stop, SubagentStop, SessionEnd).
+	Calls []TranscriptCall `json:"calls,omitempty"`
+}
+
+// TranscriptCall is a tool call as the executor's transcript holds it:
+// never its input, only what names it and the paths it names.
+type TranscriptCall struct {
+	ToolUseID string    `json:"tool_use_id"`
+	Tool      string    `json:"tool"`
+	At        time.Time `json:"at"`
+	Paths     []string  `json:"paths,omitempty"`
+	AgentID   string    `json:"agent_id,omitempty"`
+	AgentType string    `json:"agent_type,omitempty"`
 }
 
 // InputError is a hook input the hook cannot act on: Code is the API's
@@ -112,10 +192,23 @@ func ParseInput(b []byte) (Input, error) {
 	return in, nil
 }
 
-// Output is the hook's answer as Claude Code reads it. The zero Output
-// says nothing.
+// Output is the hook's answer as Claude Code reads it, and what Madebook
+// tells the command hook beside it. The zero Output says nothing.
 type Output struct {
 	Specific *Specific `json:"hookSpecificOutput,omitempty"`
+	// SystemMessage is shown to the user (Stop: tool calls no hook
+	// checked).
+	SystemMessage string `json:"systemMessage,omitempty"`
+	// Madebook is for the command hook, never for Claude: only an event
+	// that carried Local gets it.
+	Madebook *Reply `json:"madebook,omitempty"`
+}
+
+// Reply is what Madebook's answer tells the command hook.
+type Reply struct {
+	// Watch are the blocked scope's paths to watch while an allowed call
+	// runs.
+	Watch []string `json:"watch,omitempty"`
 }
 
 // Specific is the event-specific part of an answer.
@@ -124,27 +217,56 @@ type Specific struct {
 	AdditionalContext        string `json:"additionalContext,omitempty"`
 	PermissionDecision       string `json:"permissionDecision,omitempty"`
 	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
+	// Decision is a PermissionRequest's answer.
+	Decision *Decision `json:"decision,omitempty"`
 }
 
-// Empty reports whether the answer says nothing: the command prints
-// nothing for it.
-func (o Output) Empty() bool { return o.Specific == nil }
+// Decision answers a PermissionRequest: behavior "deny" with the message
+// Claude is shown.
+type Decision struct {
+	Behavior string `json:"behavior"`
+	Message  string `json:"message,omitempty"`
+}
+
+// Empty reports whether the answer says nothing to Claude: the command
+// prints nothing for it.
+func (o Output) Empty() bool { return o.Specific == nil && o.SystemMessage == "" }
 
 // Denied reports whether the answer denies a tool call.
-func (o Output) Denied() bool { return o.Specific != nil && o.Specific.PermissionDecision == "deny" }
+func (o Output) Denied() bool {
+	return o.Specific != nil && (o.Specific.PermissionDecision == "deny" || o.Specific.Decision != nil && o.Specific.Decision.Behavior == "deny")
+}
+
+// ForClaude is the answer without what only the command hook reads.
+func (o Output) ForClaude() Output {
+	o.Madebook = nil
+	return o
+}
+
+// DenialReason is what a denial tells Claude ("" when it denies nothing).
+func (o Output) DenialReason() string {
+	switch {
+	case o.Specific == nil:
+		return ""
+	case o.Specific.Decision != nil:
+		return o.Specific.Decision.Message
+	}
+	return o.Specific.PermissionDecisionReason
+}
 
 // Madebook is the calls the hook makes. Every error is an *NoAnswer when
 // Madebook could not be reached or failed (a 5xx), or an *APIError when
 // it refused the call.
 type Madebook interface {
 	// OpenSession opens, or re-attaches to, the session of this agent key
-	// whose external id is externalID, on the mission, and returns its id;
-	// root, when not "", is the project root (recorded when the session
-	// has none).
-	OpenSession(ctx context.Context, mission, externalID, root string) (string, error)
+	// whose external id is externalID, on the mission, and returns it with
+	// its next action; root, when not "", is the project root (recorded
+	// when the session has none).
+	OpenSession(ctx context.Context, mission, externalID, root string) (Opened, error)
 	// Brief takes the session's brief, delivering what it delivers.
 	Brief(ctx context.Context, session string) (Brief, error)
-	// Check asks whether a tool call may run now; it writes nothing.
+	// Check asks whether a tool call may run now; it keeps only that the
+	// call was checked (when it names the executor's id of the call).
 	Check(ctx context.Context, session string, req CheckRequest) (Verdict, error)
 	// OpenRun opens, or re-attaches to, the session's run whose external
 	// id is externalID, and returns its id.
@@ -153,6 +275,17 @@ type Madebook interface {
 	RecordToolCall(ctx context.Context, run string, call ToolCall) error
 	// ReportBreach reports files a call changed inside the blocked scope.
 	ReportBreach(ctx context.Context, run string, b Breach) error
+	// ReportTranscript reports the tool calls an executor's transcript
+	// holds, and returns those that ran without a check.
+	ReportTranscript(ctx context.Context, run string, calls []TranscriptCall) ([]TranscriptCall, error)
+}
+
+// Opened is a session the hook opened or re-attached to, with its next
+// action and reason, as every agent call answers them.
+type Opened struct {
+	ID         string `json:"id"`
+	NextAction string `json:"next_action"`
+	Reason     string `json:"reason"`
 }
 
 // Breach is the body of POST /api/v1/runs/{id}/breaches: a call that
@@ -254,6 +387,11 @@ type CheckRequest struct {
 	Site
 	// Run is the hook run the call is part of.
 	Run string `json:"run,omitempty"`
+	// ToolUseID is the executor's id of the call: Madebook keeps that it
+	// was checked (the ungoverned-tool-calls audit looks for calls no
+	// check names). AgentID is the subagent making it.
+	ToolUseID string `json:"tool_use_id,omitempty"`
+	AgentID   string `json:"agent_id,omitempty"`
 }
 
 // Verdict is the check's answer.
@@ -278,6 +416,13 @@ type ToolCall struct {
 	// Site is what the call names, which Madebook reads as the check did:
 	// it records what the call touched relative to the project root.
 	Site
+	// ToolUseID is the executor's id of the call; AgentID and AgentType
+	// the subagent that made it ("" for the main agent); Error why it
+	// failed ("" when it did not).
+	ToolUseID string `json:"tool_use_id,omitempty"`
+	AgentID   string `json:"agent_id,omitempty"`
+	AgentType string `json:"agent_type,omitempty"`
+	Error     string `json:"error,omitempty"`
 }
 
 // Config is how the hook runs.
@@ -286,27 +431,12 @@ type Config struct {
 	Mission string
 	// FailOpen lets every tool run when Madebook does not answer.
 	FailOpen bool
-	// Where says where Madebook is, for messages ("http://127.0.0.1:8080").
-	Where string
-	// Machine is the agent's machine, when the hook runs on it (the
-	// command hook): nil in the server's http hook.
-	Machine Machine
-	// StateDir is where the command hook keeps what it noted of the blocked
-	// scope before a call, until the call has run ("" keeps nothing).
-	StateDir string
-}
-
-// readOnly are Claude Code's tools that only read. Every other tool,
-// mcp__<server>__<tool> included, is side-effecting unless Madebook's tool
-// registry says otherwise.
-var readOnly = map[string]bool{
-	"Read": true, "Grep": true, "Glob": true, "LS": true,
-	"WebSearch": true, "WebFetch": true, "TodoWrite": true,
 }
 
 // ReadOnly reports whether the hook takes a tool as read-only when
-// Madebook cannot say.
-func ReadOnly(tool string) bool { return readOnly[tool] }
+// Madebook cannot say: one of Claude Code's built-in tools that change
+// nothing (gate.ReadOnlyBuiltin).
+func ReadOnly(tool string) bool { return gate.ReadOnlyBuiltin(tool) }
 
 // Own reports whether the tool is one of Madebook's own MCP tools
 // (mcp__madebook__brief, …): the executor gate never counts them as side
@@ -316,18 +446,61 @@ func Own(tool string) bool {
 	return server == gate.Madebook && !gate.Classify(server, name, nil, nil)
 }
 
-// Handle answers one hook event. Every failure of Madebook is part of the
-// answer: Claude is told, and a side-effecting call denied unless FailOpen.
+// Handle answers one hook event with Madebook's calls. When one fails,
+// the answer is Unanswered's: Claude is told, and a side-effecting call
+// denied unless FailOpen.
 func Handle(ctx context.Context, mb Madebook, cfg Config, in Input) Output {
+	var (
+		out Output
+		err error
+	)
 	switch in.HookEventName {
 	case SessionStart:
-		return sessionStart(ctx, mb, cfg, in)
+		out, err = sessionStart(ctx, mb, cfg, in)
 	case UserPromptSubmit:
-		return userPromptSubmit(ctx, mb, cfg, in)
-	case PreToolUse:
-		return preToolUse(ctx, mb, cfg, in)
+		out, err = userPromptSubmit(ctx, mb, cfg, in)
+	case SubagentStart:
+		out, err = subagentStart(ctx, mb, cfg, in)
+	case PreToolUse, PermissionRequest:
+		out, err = checkCall(ctx, mb, cfg, in)
 	case PostToolUse, PostToolUseFailure:
-		return postToolUse(ctx, mb, cfg, in)
+		out, err = postToolUse(ctx, mb, cfg, in)
+	case Stop, SubagentStop, SessionEnd:
+		out, err = stopped(ctx, mb, cfg, in)
+	}
+	if err != nil {
+		return Unanswered(cfg, in, err)
+	}
+	return out
+}
+
+// Unanswered is the answer to an event Madebook did not answer (err says
+// why): Claude is told, a side-effecting call is denied unless FailOpen,
+// and what Madebook cannot record is said to be off the record.
+func Unanswered(cfg Config, in Input, err error) Output {
+	switch in.HookEventName {
+	case SessionStart, UserPromptSubmit, SubagentStart:
+		return withContext(in.HookEventName, ungoverned(cfg, err))
+	case PreToolUse, PermissionRequest:
+		if cfg.FailOpen || ReadOnly(in.ToolName) || Own(in.ToolName) {
+			return Output{}
+		}
+		var na *NoAnswer
+		if errors.As(err, &na) {
+			return deny(in.HookEventName, fmt.Sprintf("%s. %s is side-effecting, and Madebook governs this session: it may not run until Madebook answers. "+
+				"Reading the repository still works; tell the user Madebook is not answering.", failure(err), in.ToolName))
+		}
+		return deny(in.HookEventName, fmt.Sprintf("%s. %s is side-effecting, and the hook could not ask Madebook whether it may run. "+
+			"Reading the repository still works; tell the user, who must fix the hook's setup.", failure(err), in.ToolName))
+	case PostToolUse, PostToolUseFailure:
+		if in.Madebook != nil && in.Madebook.Breach != nil {
+			b := in.Madebook.Breach
+			return withContext(in.HookEventName, fmt.Sprintf("This %s call changed %s, inside the blocked scope, and reporting it to Madebook failed: %s. Tell the user.",
+				in.ToolName, strings.Join(b.Files, ", "), failure(err)))
+		}
+		return withContext(in.HookEventName, fmt.Sprintf("This %s call is not on Madebook's record: %s.", in.ToolName, failure(err)))
+	case Stop, SubagentStop, SessionEnd:
+		return Output{SystemMessage: fmt.Sprintf("Madebook did not get this session's tool calls from the transcript: %s. The hook reports them again at the next stop.", failure(err))}
 	}
 	return Output{}
 }
@@ -337,31 +510,56 @@ func withContext(event, text string) Output {
 	return Output{Specific: &Specific{HookEventName: event, AdditionalContext: text}}
 }
 
-// deny is a PreToolUse answer that denies the call.
-func deny(reason string) Output {
+// deny is the answer that denies a call, as the event asks it: a
+// PreToolUse's permission decision, or a PermissionRequest's decision.
+func deny(event, reason string) Output {
+	if event == PermissionRequest {
+		return Output{Specific: &Specific{HookEventName: PermissionRequest, Decision: &Decision{Behavior: "deny", Message: reason}}}
+	}
 	return Output{Specific: &Specific{HookEventName: PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: reason}}
 }
 
 // open opens or re-attaches the Claude session's Madebook session.
-func open(ctx context.Context, mb Madebook, cfg Config, in Input) (string, error) {
+func open(ctx context.Context, mb Madebook, cfg Config, in Input) (Opened, error) {
 	if cfg.Mission == "" {
-		return "", &APIError{Code: "mission_required", Message: "No mission is set: set MADEBOOK_MISSION to the slug of the mission this Claude session works on."}
+		return Opened{}, &APIError{Code: "mission_required", Message: "No mission is set: set MADEBOOK_MISSION (or the hook's --mission) to the slug of the mission this Claude session works on."}
 	}
-	return mb.OpenSession(ctx, cfg.Mission, in.SessionID, projectRoot(cfg, in))
+	return mb.OpenSession(ctx, cfg.Mission, in.SessionID, projectRoot(in))
 }
 
-// projectRoot is the project root of the call, as the agent's machine
-// tells it (Machine.Root). Without one (the server's http hook), a
+// openRun opens or re-attaches the session and its hook run.
+func openRun(ctx context.Context, mb Madebook, cfg Config, in Input) (session, run string, err error) {
+	s, err := open(ctx, mb, cfg, in)
+	if err != nil {
+		return "", "", err
+	}
+	run, err = mb.OpenRun(ctx, s.ID, RunName, in.SessionID)
+	return s.ID, run, err
+}
+
+// projectRoot is the project root of the event, as the agent's machine
+// tells it (Local.Root). Without one (Claude Code's http hook), a
 // session's root is the cwd it started in, and "" leaves the session's
 // recorded root to decide.
-func projectRoot(cfg Config, in Input) string {
-	if cfg.Machine == nil {
-		if in.HookEventName == SessionStart {
-			return in.Cwd
-		}
-		return ""
+func projectRoot(in Input) string {
+	if in.Madebook != nil {
+		return in.Madebook.Root
 	}
-	return cfg.Machine.Root(in.Cwd)
+	if in.HookEventName == SessionStart {
+		return in.Cwd
+	}
+	return ""
+}
+
+// site is what the event's call names: the command hook's, resolved on
+// the agent's machine, else the call as Claude Code sent it.
+func site(in Input) Site {
+	if in.Madebook != nil && in.Madebook.Site != nil {
+		s := *in.Madebook.Site
+		s.Input = in.ToolInput
+		return s
+	}
+	return Site{Input: in.ToolInput, Cwd: in.Cwd, Root: projectRoot(in)}
 }
 
 // failure says why Madebook gave no answer, in words for Claude.
@@ -388,29 +586,19 @@ func ungoverned(cfg Config, err error) string {
 	return failure(err) + ". " + what
 }
 
-// briefFor opens or re-attaches the session and takes its brief. When
-// Madebook gives none, failed is the event's answer that tells Claude why.
-func briefFor(ctx context.Context, mb Madebook, cfg Config, in Input) (session string, b Brief, failed *Output) {
+func sessionStart(ctx context.Context, mb Madebook, cfg Config, in Input) (Output, error) {
 	session, err := open(ctx, mb, cfg, in)
-	if err == nil {
-		b, err = mb.Brief(ctx, session)
-	}
 	if err != nil {
-		out := withContext(in.HookEventName, ungoverned(cfg, err))
-		return "", Brief{}, &out
+		return Output{}, err
 	}
-	return session, b, nil
-}
-
-func sessionStart(ctx context.Context, mb Madebook, cfg Config, in Input) Output {
-	session, b, failed := briefFor(ctx, mb, cfg, in)
-	if failed != nil {
-		return *failed
+	b, err := mb.Brief(ctx, session.ID)
+	if err != nil {
+		return Output{}, err
 	}
 	var s strings.Builder
 	fmt.Fprintf(&s, "This Claude Code session is governed by Madebook (session %s, mission %s). "+
-		"Its hook checks every tool call against the brief below before it runs, and records it after", session, cfg.Mission)
-	if run, err := mb.OpenRun(ctx, session, RunName, in.SessionID); err == nil {
+		"Its hook checks every tool call against the brief below before it runs, and records it after", session.ID, cfg.Mission)
+	if run, err := mb.OpenRun(ctx, session.ID, RunName, in.SessionID); err == nil {
 		fmt.Fprintf(&s, ", on run %s. When a call is a step of your approved plan that waits on a stopping point, "+
 			"ask that stopping point's question on a run of its own (the Madebook MCP tool start_run with \"parent\": %q, then ask on it with stopping_point N) "+
 			"and wait for a person's answer", run, run)
@@ -420,17 +608,40 @@ func sessionStart(ctx context.Context, mb Madebook, cfg Config, in Input) Output
 	if b.Protocol != "" {
 		fmt.Fprintf(&s, "\n%s\n", strings.TrimSpace(b.Protocol))
 	}
-	return withContext(SessionStart, s.String())
+	return withContext(SessionStart, s.String()), nil
 }
 
-func userPromptSubmit(ctx context.Context, mb Madebook, cfg Config, in Input) Output {
-	_, b, failed := briefFor(ctx, mb, cfg, in)
-	if failed != nil {
-		return *failed
+func userPromptSubmit(ctx context.Context, mb Madebook, cfg Config, in Input) (Output, error) {
+	session, err := open(ctx, mb, cfg, in)
+	if err != nil {
+		return Output{}, err
+	}
+	b, err := mb.Brief(ctx, session.ID)
+	if err != nil {
+		return Output{}, err
 	}
 	var s strings.Builder
 	writeBrief(&s, b)
-	return withContext(UserPromptSubmit, s.String())
+	return withContext(UserPromptSubmit, s.String()), nil
+}
+
+// subagentStart tells a subagent where it works and what Madebook says
+// now. It takes no brief: a brief delivers, and what it delivers (a
+// lead's answer) is the main agent's, on its next prompt.
+func subagentStart(ctx context.Context, mb Madebook, cfg Config, in Input) (Output, error) {
+	session, err := open(ctx, mb, cfg, in)
+	if err != nil {
+		return Output{}, err
+	}
+	var s strings.Builder
+	fmt.Fprintf(&s, "You are a subagent of a Claude Code session governed by Madebook (session %s, mission %s). "+
+		"Its hook checks each of your tool calls before it runs, as it checks the main agent's, and records it after.\n", session.ID, cfg.Mission)
+	fmt.Fprintf(&s, "Madebook's next action: %s", session.NextAction)
+	if session.Reason != "" {
+		fmt.Fprintf(&s, ": %s", session.Reason)
+	}
+	s.WriteString("\nA call Madebook denies says why and what to do instead: do that, or report it back to the main agent.")
+	return withContext(SubagentStart, s.String()), nil
 }
 
 // writeBrief writes a brief's next action and reason, what it warns of,
@@ -472,107 +683,120 @@ func writeBrief(s *strings.Builder, b Brief) {
 // more than that the call may not run.
 const instead = "Take a brief (the Madebook MCP tool `brief`) and do what it says."
 
-func preToolUse(ctx context.Context, mb Madebook, cfg Config, in Input) Output {
+// checkCall answers a PreToolUse, or a PermissionRequest, by the check:
+// nothing when the call may run (with the blocked scope to watch, for the
+// command hook), else a denial with the check's reason, and the attempt
+// reported to the ledger.
+func checkCall(ctx context.Context, mb Madebook, cfg Config, in Input) (Output, error) {
 	if Own(in.ToolName) {
-		return Output{}
+		return Output{}, nil
 	}
-	session, err := open(ctx, mb, cfg, in)
-	var run string
-	if err == nil {
-		run, err = mb.OpenRun(ctx, session, RunName, in.SessionID)
-	}
-	var v Verdict
-	root := projectRoot(cfg, in)
-	site := siteOf(cfg.Machine, in, root)
-	if err == nil {
-		v, err = mb.Check(ctx, session, CheckRequest{Tool: in.ToolName, Site: site, Run: run})
-	}
+	session, run, err := openRun(ctx, mb, cfg, in)
 	if err != nil {
-		if cfg.FailOpen || ReadOnly(in.ToolName) {
-			return Output{}
-		}
-		var na *NoAnswer
-		if errors.As(err, &na) {
-			return deny(fmt.Sprintf("%s. %s is side-effecting, and Madebook governs this session: it may not run until Madebook answers. "+
-				"Reading the repository still works; tell the user Madebook is not answering.", failure(err), in.ToolName))
-		}
-		return deny(fmt.Sprintf("%s. %s is side-effecting, and the hook could not ask Madebook whether it may run. "+
-			"Reading the repository still works; tell the user, who must fix the hook's setup.", failure(err), in.ToolName))
+		return Output{}, err
+	}
+	at := site(in)
+	v, err := mb.Check(ctx, session, CheckRequest{Tool: in.ToolName, Site: at, Run: run, ToolUseID: in.ToolUseID, AgentID: in.AgentID})
+	if err != nil {
+		return Output{}, err
 	}
 	if v.Allow {
-		watchBefore(cfg, in, root, v.Watch)
-		return Output{}
+		if in.Madebook != nil && len(v.Watch) > 0 {
+			return Output{Madebook: &Reply{Watch: v.Watch}}, nil
+		}
+		return Output{}, nil
 	}
 	// The attempt goes on the record: the ledger refuses the call by the
 	// same rules and keeps the refusal in the session's timeline. Its
-	// answer changes nothing here: the call is denied.
-	_ = mb.RecordToolCall(ctx, run, toolCall(in, site))
+	// answer changes nothing here: the call is denied. A permission prompt
+	// comes after its PreToolUse, which reported it.
+	if in.HookEventName == PreToolUse {
+		_ = mb.RecordToolCall(ctx, run, toolCall(in, at))
+	}
 	reason := strings.TrimSpace(v.Reason)
 	if reason == "" {
 		reason = "Madebook does not allow this call now. " + instead
 	}
-	return deny("Madebook denied this " + in.ToolName + " call. " + reason)
+	return deny(in.HookEventName, "Madebook denied this "+in.ToolName+" call. "+reason), nil
 }
 
-func postToolUse(ctx context.Context, mb Madebook, cfg Config, in Input) Output {
-	session, err := open(ctx, mb, cfg, in)
-	var run string
-	if err == nil {
-		run, err = mb.OpenRun(ctx, session, RunName, in.SessionID)
-	}
-	root := projectRoot(cfg, in)
-	if err == nil {
-		err = mb.RecordToolCall(ctx, run, toolCall(in, siteOf(cfg.Machine, in, root)))
-	}
+func postToolUse(ctx context.Context, mb Madebook, cfg Config, in Input) (Output, error) {
+	_, run, err := openRun(ctx, mb, cfg, in)
 	if err != nil {
-		return withContext(in.HookEventName, fmt.Sprintf("This %s call is not on Madebook's record: %s.", in.ToolName, failure(err)))
+		return Output{}, err
 	}
-	if b := watchAfter(cfg, in); b != nil {
-		if err := mb.ReportBreach(ctx, run, *b); err != nil {
-			return withContext(in.HookEventName, fmt.Sprintf("This %s call changed %s, inside the blocked scope, and reporting it to Madebook failed: %s. Tell the user.",
-				in.ToolName, strings.Join(b.Files, ", "), failure(err)))
-		}
-		return withContext(in.HookEventName, fmt.Sprintf("This %s call changed %s, inside the blocked scope (%s), before its decision was made: Madebook recorded a breach and stopped the session (HARD_STOP). Stop, and tell the user.",
-			in.ToolName, strings.Join(b.Files, ", "), strings.Join(b.Scope, ", ")))
+	if err := mb.RecordToolCall(ctx, run, toolCall(in, site(in))); err != nil {
+		return Output{}, err
 	}
-	return Output{}
+	if in.Madebook == nil || in.Madebook.Breach == nil {
+		return Output{}, nil
+	}
+	b := *in.Madebook.Breach
+	if err := mb.ReportBreach(ctx, run, b); err != nil {
+		return Output{}, err
+	}
+	return withContext(in.HookEventName, fmt.Sprintf("This %s call changed %s, inside the blocked scope (%s), before its decision was made: Madebook recorded a breach and stopped the session (HARD_STOP). Stop, and tell the user.",
+		in.ToolName, strings.Join(b.Files, ", "), strings.Join(b.Scope, ", "))), nil
 }
 
-// ToolCallOf is the ledger's record of the call Claude reports, with no
-// machine to resolve its paths on (the server's http hook): see toolCall.
-func ToolCallOf(in Input) ToolCall { return toolCall(in, siteOf(nil, in, "")) }
+// stopped reports, when the agent or a subagent stops or the session
+// ends, the tool calls its transcript holds that the command hook read,
+// and tells the user of those that ran without a check.
+func stopped(ctx context.Context, mb Madebook, cfg Config, in Input) (Output, error) {
+	if in.Madebook == nil || len(in.Madebook.Calls) == 0 {
+		return Output{}, nil
+	}
+	_, run, err := openRun(ctx, mb, cfg, in)
+	if err != nil {
+		return Output{}, err
+	}
+	found, err := mb.ReportTranscript(ctx, run, in.Madebook.Calls)
+	if err != nil || len(found) == 0 {
+		return Output{}, err
+	}
+	names := make([]string, 0, len(found))
+	for _, c := range found {
+		names = append(names, c.Tool+" ("+c.ToolUseID+")")
+	}
+	return Output{SystemMessage: fmt.Sprintf("Madebook: %s ran without a check by its hook, so nothing governed %s. "+
+		"Madebook stopped the session (HARD_STOP) until a person reviews %s: see the audit report ungoverned-tool-calls.",
+		strings.Join(names, ", "), itThem(len(found)), itThem(len(found)))}, nil
+}
+
+// itThem is "it" for one, "them" for more.
+func itThem(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
+}
+
+// toolCall is the ledger's record of the call Claude reports: the tool
+// mcp__<server>__<tool> under its server, Claude Code's own tools under
+// BuiltinServer, read-only ones said to be so, with what it names (which
+// Madebook reads as the check did), its subagent and its error.
+func toolCall(in Input, at Site) ToolCall {
+	server, tool := gate.SplitTool(in.ToolName)
+	c := ToolCall{Server: server, Tool: tool, Site: at, ToolUseID: in.ToolUseID, AgentID: in.AgentID, AgentType: in.AgentType}
+	if in.HookEventName == PostToolUseFailure {
+		c.Error = in.ErrorText()
+		if c.Error == "" {
+			c.Error = "failed"
+		}
+	}
+	if server == BuiltinServer && ReadOnly(tool) {
+		no := false
+		c.SideEffecting = &no
+	}
+	return c
+}
+
+// ToolCallOf is the ledger's record of the call Claude reports, as
+// Madebook reads it from the event alone.
+func ToolCallOf(in Input) ToolCall { return toolCall(in, site(in)) }
 
 // isObject reports whether raw is a JSON object.
 func isObject(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
 	return len(t) > 0 && t[0] == '{'
 }
-
-// Unconfigured is the Madebook of a hook that is not set up (no agent
-// key, say): every call fails with Err, so side-effecting tools are
-// denied with Err as the reason, as when Madebook does not answer.
-type Unconfigured struct{ Err error }
-
-// OpenSession fails with u.Err.
-func (u Unconfigured) OpenSession(context.Context, string, string, string) (string, error) {
-	return "", u.Err
-}
-
-// Brief fails with u.Err.
-func (u Unconfigured) Brief(context.Context, string) (Brief, error) { return Brief{}, u.Err }
-
-// Check fails with u.Err.
-func (u Unconfigured) Check(context.Context, string, CheckRequest) (Verdict, error) {
-	return Verdict{}, u.Err
-}
-
-// OpenRun fails with u.Err.
-func (u Unconfigured) OpenRun(context.Context, string, string, string) (string, error) {
-	return "", u.Err
-}
-
-// RecordToolCall fails with u.Err.
-func (u Unconfigured) RecordToolCall(context.Context, string, ToolCall) error { return u.Err }
-
-// ReportBreach fails with u.Err.
-func (u Unconfigured) ReportBreach(context.Context, string, Breach) error { return u.Err }

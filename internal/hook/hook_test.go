@@ -26,11 +26,14 @@ type fake struct {
 	checked  []hook.CheckRequest
 	opened   []string        // mission/external id of each OpenSession
 	recorded []hook.ToolCall // each RecordToolCall
+	// transcripts are the calls of each ReportTranscript; it finds those
+	// no check named ungoverned.
+	transcripts [][]hook.TranscriptCall
 }
 
-func (f *fake) OpenSession(_ context.Context, mission, externalID, _ string) (string, error) {
+func (f *fake) OpenSession(_ context.Context, mission, externalID, _ string) (hook.Opened, error) {
 	f.opened = append(f.opened, mission+"/"+externalID)
-	return "ses_fake", f.err
+	return hook.Opened{ID: "ses_fake", NextAction: f.state, Reason: "the " + f.state + " reason"}, f.err
 }
 
 func (f *fake) Brief(context.Context, string) (hook.Brief, error) {
@@ -68,6 +71,17 @@ func (f *fake) OpenRun(context.Context, string, string, string) (string, error) 
 }
 
 func (f *fake) ReportBreach(context.Context, string, hook.Breach) error { return f.err }
+
+func (f *fake) ReportTranscript(_ context.Context, _ string, calls []hook.TranscriptCall) ([]hook.TranscriptCall, error) {
+	f.transcripts = append(f.transcripts, calls)
+	var out []hook.TranscriptCall
+	for _, c := range calls {
+		if !slices.ContainsFunc(f.checked, func(r hook.CheckRequest) bool { return r.ToolUseID == c.ToolUseID }) && !hook.ReadOnly(c.Tool) {
+			out = append(out, c)
+		}
+	}
+	return out, f.err
+}
 
 func (f *fake) RecordToolCall(_ context.Context, _ string, c hook.ToolCall) error {
 	f.recorded = append(f.recorded, c)

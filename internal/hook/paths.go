@@ -74,20 +74,6 @@ func siteOf(m Machine, in Input, root string) Site {
 	return s
 }
 
-// toolCall is the ledger's record of the call Claude reports: the tool
-// mcp__<server>__<tool> under its server, Claude Code's own tools under
-// BuiltinServer, read-only ones said to be so, with what it names (which
-// Madebook reads as the check did).
-func toolCall(in Input, site Site) ToolCall {
-	server, tool := gate.SplitTool(in.ToolName)
-	c := ToolCall{Server: server, Tool: tool, Site: site}
-	if server == BuiltinServer && ReadOnly(tool) {
-		no := false
-		c.SideEffecting = &no
-	}
-	return c
-}
-
 // watched is what the hook notes of the blocked scope before an allowed
 // call, kept in Config.StateDir until the call has run.
 type watched struct {
@@ -103,10 +89,11 @@ func stateFile(dir string, in Input) string {
 	return filepath.Join(dir, "watch-"+hex.EncodeToString(sum[:12])+".json")
 }
 
-// watchBefore notes the state on disk of the blocked scope's paths before
-// an allowed call runs, when the check named some to watch.
-func watchBefore(cfg Config, in Input, root string, scope []string) {
-	if cfg.Machine == nil || cfg.StateDir == "" || root == "" || in.ToolUseID == "" || len(scope) == 0 {
+// watchBefore notes, in the state directory dir, the state on m's disk
+// of the blocked scope's paths before an allowed call runs, when the check
+// named some to watch.
+func watchBefore(m Machine, dir string, in Input, root string, scope []string) {
+	if dir == "" || root == "" || in.ToolUseID == "" || len(scope) == 0 {
 		return
 	}
 	w := watched{Root: root, Scope: scope}
@@ -118,34 +105,36 @@ func watchBefore(cfg Config, in Input, root string, scope []string) {
 		}
 		w.Dirs = append(w.Dirs, filepath.Join(root, filepath.FromSlash(lit)))
 	}
-	w.Files = cfg.Machine.Snapshot(root, w.Dirs)
+	w.Files = m.Snapshot(root, w.Dirs)
 	b, err := json.Marshal(w)
-	if err != nil || os.MkdirAll(cfg.StateDir, 0o700) != nil {
+	if err != nil || os.MkdirAll(dir, 0o700) != nil {
 		return
 	}
-	forgetOld(cfg.StateDir)
-	_ = os.WriteFile(stateFile(cfg.StateDir, in), b, 0o600)
+	forgetOld(dir)
+	_ = os.WriteFile(stateFile(dir, in), b, 0o600)
 }
 
 // forgetOld removes notes on calls that never reported back (a call the
-// user's own permission prompt refused) after a day.
+// user's own permission prompt refused), and transcripts' read marks,
+// after a day.
 func forgetOld(dir string) {
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if fi, err := e.Info(); err == nil && strings.HasPrefix(e.Name(), "watch-") && time.Since(fi.ModTime()) > 24*time.Hour {
+		if fi, err := e.Info(); err == nil && (strings.HasPrefix(e.Name(), "watch-") || strings.HasPrefix(e.Name(), "transcript-")) &&
+			time.Since(fi.ModTime()) > 24*time.Hour {
 			_ = os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
 }
 
-// watchAfter compares the blocked scope on disk with what watchBefore
-// noted and returns the breach when files in it changed (nil when none,
-// or nothing was noted).
-func watchAfter(cfg Config, in Input) *Breach {
-	if cfg.Machine == nil || cfg.StateDir == "" || in.ToolUseID == "" {
+// watchAfter compares the blocked scope on m's disk with what
+// watchBefore noted in dir and returns the breach when files in it
+// changed (nil when none, or nothing was noted).
+func watchAfter(m Machine, dir string, in Input) *Breach {
+	if dir == "" || in.ToolUseID == "" {
 		return nil
 	}
-	file := stateFile(cfg.StateDir, in)
+	file := stateFile(dir, in)
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return nil
@@ -155,7 +144,7 @@ func watchAfter(cfg Config, in Input) *Breach {
 	if json.Unmarshal(b, &w) != nil {
 		return nil
 	}
-	now := cfg.Machine.Snapshot(w.Root, w.Dirs)
+	now := m.Snapshot(w.Root, w.Dirs)
 	var changed []string
 	for p, st := range now {
 		if w.Files[p] != st {

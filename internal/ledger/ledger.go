@@ -155,6 +155,16 @@ type ToolCall struct {
 	Paths      []string  `json:"paths"`
 	StartedAt  time.Time `json:"started_at"`
 	RecordedAt time.Time `json:"recorded_at"`
+	// ToolUseID is the executor's id of the call (Claude Code's
+	// tool_use_id); "" when it gave none.
+	ToolUseID string `json:"tool_use_id,omitempty"`
+	// AgentID and AgentType name the subagent that made the call (Claude
+	// Code's agent_id and agent_type); "" for the main agent.
+	AgentID   string `json:"agent_id,omitempty"`
+	AgentType string `json:"agent_type,omitempty"`
+	// Error is how a failed call failed ("Exit code 3"); "" for one that
+	// succeeded.
+	Error string `json:"error,omitempty"`
 }
 
 // The sources of a tool call.
@@ -539,6 +549,45 @@ type ToolCallInput struct {
 	// reads it: its paths are what the call touches, compared with the
 	// brief's blocked scope and recorded.
 	Site
+	// Who made the call and how it ended, as the executor says: its id
+	// of the call (Claude Code's tool_use_id), the subagent that made it
+	// ("" for the main agent), and why it failed ("" when it did not).
+	Caller
+	Error string `json:"error"`
+}
+
+// Caller is who makes a call, as the executor names it: its id of the
+// call (Claude Code's tool_use_id) and the subagent making it (Claude
+// Code's agent_id and agent_type; "" for the main agent).
+type Caller struct {
+	ToolUseID string `json:"tool_use_id"`
+	AgentID   string `json:"agent_id"`
+	AgentType string `json:"agent_type"`
+}
+
+// The limits of a caller's names, each, and of a call's error, in
+// characters (runes).
+const (
+	MaxCaller = input.Name
+	MaxError  = 2000
+)
+
+// Validate returns the caller trimmed. Errors: tool_use_id_too_long,
+// agent_id_too_long, agent_type_too_long, invalid_characters.
+func (c Caller) Validate() (Caller, error) {
+	var err error
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"tool_use_id", &c.ToolUseID}, {"agent_id", &c.AgentID}, {"agent_type", &c.AgentType}} {
+		if *f.v, err = input.Optional(f.name, *f.v, MaxCaller); err != nil {
+			return c, err
+		}
+		if _, err = input.CleanLine(f.name, *f.v); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
 }
 
 // ClockSkew is how far an agent's clock may run ahead of Madebook's: a
@@ -590,6 +639,13 @@ func (in ToolCallInput) Validate() (ToolCallInput, error) {
 	if in.Step, err = input.Optional("step", in.Step, MaxStep); err != nil {
 		return in, err
 	}
+	if in.Caller, err = in.Caller.Validate(); err != nil {
+		return in, err
+	}
+	if in.Error, err = input.Optional("error", in.Error, MaxError); err != nil {
+		return in, err
+	}
+	in.Error = policy.RedactSecrets(in.Error)
 	in.Site, err = in.Site.Validate()
 	return in, err
 }
@@ -681,7 +737,7 @@ func (s *Service) RecordToolCall(ctx context.Context, actor auth.Actor, runID st
 		}
 		row, err = q.CreateToolCall(ctx, db.CreateToolCallParams{RunID: runID, Server: server, Tool: tool,
 			IsSideEffecting: call.SideEffecting, StartedAt: db.FormatTime(started), RecordedAt: db.FormatTime(now), SourceKind: source,
-			Step: v.Step, Paths: string(paths)})
+			Step: v.Step, Paths: string(paths), ToolUseID: in.ToolUseID, AgentID: in.AgentID, AgentType: in.AgentType, Error: in.Error})
 		return err
 	})
 	if refusal != nil && refusal.Kind == errs.Conflict {
@@ -811,6 +867,11 @@ type CheckInput struct {
 	Site
 	Run  string `json:"run"`
 	Step string `json:"step"`
+	// ToolUseID, when set, is the executor's id of the call: Madebook
+	// keeps that it checked it (the ungoverned-tool-calls audit looks for
+	// calls no check names). AgentID is the subagent making it.
+	ToolUseID string `json:"tool_use_id"`
+	AgentID   string `json:"agent_id"`
 }
 
 // DecodeFlat reads the usual check, plain strings and an input of scalar
@@ -820,7 +881,8 @@ type CheckInput struct {
 func (c *CheckInput) DecodeFlat(body []byte) bool {
 	return input.Shallow(body, []input.Member{{Name: "tool", Str: &c.Tool}, {Name: "input", Obj: &c.Input},
 		{Name: "cwd", Str: &c.Cwd}, {Name: "root", Str: &c.Root}, {Name: "home", Str: &c.Home},
-		{Name: "run", Str: &c.Run}, {Name: "step", Str: &c.Step}})
+		{Name: "run", Str: &c.Run}, {Name: "step", Str: &c.Step}, {Name: "tool_use_id", Str: &c.ToolUseID},
+		{Name: "agent_id", Str: &c.AgentID}})
 }
 
 // CheckResult is the gate's answer: whether the call may run now, how it
@@ -911,6 +973,10 @@ func (s *Service) Check(ctx context.Context, actor auth.Actor, session string, i
 	if in.Site, err = in.Site.Validate(); err != nil {
 		return CheckResult{}, err
 	}
+	caller, err := Caller{ToolUseID: in.ToolUseID, AgentID: in.AgentID}.Validate()
+	if err != nil {
+		return CheckResult{}, err
+	}
 	sess, err := s.briefs.GateSession(ctx, session)
 	if err != nil {
 		return CheckResult{}, fmt.Errorf("check on %s: %w", session, err)
@@ -956,6 +1022,16 @@ func (s *Service) Check(ctx context.Context, actor auth.Actor, session string, i
 	out := CheckResult{Allow: v.Allow, SideEffecting: writes, Code: v.Code, Reason: reason, NextAction: sess.NextAction.String()}
 	if v.Allow && writes && sess.BlocksPaths() {
 		out.Watch = sess.BlockedPaths()
+	}
+	if caller.ToolUseID != "" {
+		// The proof that the call was checked before it ran.
+		err := s.store.Write(ctx, func(q db.Querier) error {
+			return q.CreateToolCheck(ctx, db.CreateToolCheckParams{SessionID: session, ToolUseID: caller.ToolUseID, Tool: name,
+				AgentID: caller.AgentID, Allowed: v.Allow, CheckedAt: db.FormatTime(now)})
+		})
+		if err != nil {
+			return CheckResult{}, fmt.Errorf("check on %s: keep the check: %w", session, err)
+		}
 	}
 	return out, nil
 }
@@ -1191,7 +1267,8 @@ func toolCallFrom(t db.ToolCall) (ToolCall, error) {
 	c := db.StoredRow("tool_calls", t.ID)
 	out := ToolCall{ID: t.ID, Run: t.RunID, Server: t.Server, Tool: t.Tool, SideEffecting: t.IsSideEffecting,
 		SourceKind: t.SourceKind, Step: t.Step, Paths: c.List("paths", t.Paths), StartedAt: c.Time("started_at", t.StartedAt),
-		RecordedAt: c.Time("recorded_at", t.RecordedAt)}
+		RecordedAt: c.Time("recorded_at", t.RecordedAt), ToolUseID: t.ToolUseID, AgentID: t.AgentID, AgentType: t.AgentType,
+		Error: t.Error}
 	if err := c.Err(); err != nil {
 		return ToolCall{}, err
 	}

@@ -220,6 +220,10 @@ type ScopeBreach struct {
 	Scope []string
 	// Files are the files it changed there.
 	Files []string
+	// Ungoverned says the call ran with no check at all: no hook asked
+	// Madebook before it ran (the executor's transcript holds it, no check
+	// names it). Scope is then empty and Files are the paths it named.
+	Ungoverned bool
 }
 
 // Remediates reports whether the violation fires REMEDIATE

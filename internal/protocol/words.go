@@ -287,9 +287,22 @@ func appendViolation(b []byte, v *Violation) []byte {
 }
 
 // appendScopeBreach: "<call> wrote into the blocked scope <scope> before
-// its decision was made: <files>.", then the critical instruction.
+// its decision was made: <files>.", or, for an ungoverned call, "<call>
+// ran without a check: no hook asked Madebook before it ran (<files>).",
+// then the critical instruction.
 func appendScopeBreach(b []byte, sb *ScopeBreach) []byte {
 	b = append(b, sb.Call...)
+	if sb.Ungoverned {
+		// "<call> ran without a check: no hook asked Madebook before it ran
+		// (<files>)."
+		b = append(b, " ran without a check: no hook asked Madebook before it ran"...)
+		if len(sb.Files) > 0 {
+			b = append(b, " ("...)
+			b = appendList(b, sb.Files)
+			b = append(b, ')')
+		}
+		return append(b, ". This is a critical control: stop, and do not work around it."...)
+	}
 	if len(sb.Scope) == 0 {
 		b = append(b, " wrote into a blocked scope"...)
 	} else {

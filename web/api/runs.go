@@ -91,6 +91,8 @@ func handleToolCallRecord(l *ledger.Service, briefs *governance.BriefService) ec
 		StartedAt     *string `json:"started_at"`
 		Step          string  `json:"step"`
 		ledger.Site
+		ledger.Caller
+		Error string `json:"error"`
 	}
 	return func(c echo.Context) error {
 		body, err := httpx.Bind[request](c)
@@ -98,7 +100,7 @@ func handleToolCallRecord(l *ledger.Service, briefs *governance.BriefService) ec
 			return err
 		}
 		in := ledger.ToolCallInput{Server: body.Server, Tool: body.Tool, SideEffecting: body.SideEffecting, Step: body.Step,
-			Site: body.Site}
+			Site: body.Site, Caller: body.Caller, Error: body.Error}
 		if body.StartedAt != nil {
 			at, err := ledger.ParseStartedAt(*body.StartedAt)
 			if err != nil {
@@ -115,7 +117,8 @@ func handleToolCallRecord(l *ledger.Service, briefs *governance.BriefService) ec
 }
 
 // handleToolCheck serves POST /api/v1/sessions/:id/tool-calls/check (the
-// session's agent): may this call run now? It writes nothing.
+// session's agent): may this call run now? It writes nothing but, when
+// the call names its tool_use_id, that it was checked.
 func handleToolCheck(l *ledger.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		in, err := httpx.Bind[ledger.CheckInput](c)

@@ -1,0 +1,176 @@
+package hook
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/madebook/madebook/internal/gate"
+	"github.com/madebook/madebook/internal/input"
+)
+
+// The bounds of one transcript report: the most calls it sends, and the
+// most of the transcript it reads (the rest waits for the next stop).
+const (
+	MaxTranscriptCalls = 1000
+	MaxTranscriptRead  = 64 << 20
+)
+
+// transcriptLine is the part of a line of Claude Code's transcript (JSON
+// lines: one message each) the hook reads.
+type transcriptLine struct {
+	Type      string    `json:"type"`
+	Timestamp time.Time `json:"timestamp"`
+	Cwd       string    `json:"cwd"`
+	Message   struct {
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
+}
+
+// block is one content block of a transcript message: a tool_use (id,
+// name, input) or a tool_result (tool_use_id, content, is_error).
+type block struct {
+	Type      string          `json:"type"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+}
+
+// markFile is where the hook keeps how far it has reported a transcript.
+func markFile(dir, path string) string {
+	sum := sha256.Sum256([]byte(path))
+	return filepath.Join(dir, "transcript-"+hex.EncodeToString(sum[:12]))
+}
+
+// readTranscript returns the tool calls the transcript at path holds past
+// the hook's mark in dir (each with the paths its input names, relative
+// to root, and the subagent's agentID and agentType), leaving out those a
+// hook blocked, which never ran; and the func that moves the mark past
+// them, for when Madebook has them. Nothing to read: nil, nil.
+func readTranscript(dir, path, root, agentID, agentType string) ([]TranscriptCall, func()) {
+	if path == "" || dir == "" {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil
+	}
+	defer f.Close()
+	mark := markFile(dir, path)
+	var from int64
+	if b, err := os.ReadFile(mark); err == nil {
+		from, _ = strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	}
+	if fi, err := f.Stat(); err != nil || fi.Size() < from {
+		from = 0 // a transcript written anew
+	}
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return nil, nil
+	}
+	calls, read := transcriptCalls(io.LimitReader(f, MaxTranscriptRead), root, agentID, agentType)
+	if read == 0 {
+		return nil, nil
+	}
+	return calls, func() {
+		if os.MkdirAll(dir, 0o700) == nil {
+			forgetOld(dir)
+			_ = os.WriteFile(mark, []byte(strconv.FormatInt(from+read, 10)), 0o600)
+		}
+	}
+}
+
+// transcriptCalls reads whole lines of a transcript and returns the tool
+// calls they hold that ran (see blocked), at most MaxTranscriptCalls, and
+// how many bytes it read: up to the end of the last whole line it took.
+func transcriptCalls(r io.Reader, root, agentID, agentType string) ([]TranscriptCall, int64) {
+	var (
+		calls   []TranscriptCall
+		at      = map[string]int{} // a call's index in calls, by tool_use_id
+		skipped = map[string]bool{}
+		read    int64
+	)
+	br := bufio.NewReaderSize(r, 64<<10)
+	for len(calls) < MaxTranscriptCalls {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			break // a partial last line waits for the next report
+		}
+		read += int64(len(line))
+		var l transcriptLine
+		if json.Unmarshal(line, &l) != nil || len(l.Message.Content) == 0 || l.Message.Content[0] != '[' {
+			continue
+		}
+		var blocks []block
+		if json.Unmarshal(l.Message.Content, &blocks) != nil {
+			continue
+		}
+		for _, b := range blocks {
+			switch {
+			case b.Type == "tool_use" && b.ID != "" && b.Name != "":
+				if _, dup := at[b.ID]; dup {
+					continue
+				}
+				at[b.ID] = len(calls)
+				calls = append(calls, TranscriptCall{ToolUseID: b.ID, Tool: b.Name, At: l.Timestamp.UTC(),
+					Paths: namedPaths(b.Name, b.Input, root, l.Cwd), AgentID: agentID, AgentType: agentType})
+			case b.Type == "tool_result" && b.IsError && blocked(b.Content):
+				skipped[b.ToolUseID] = true
+			}
+		}
+	}
+	out := calls[:0]
+	for _, c := range calls {
+		if !skipped[c.ToolUseID] {
+			out = append(out, c)
+		}
+	}
+	return out, read
+}
+
+// blocked reports whether a failed call's result says a hook (or the
+// user's permission rules) stopped it before it ran: Claude Code's
+// "PreToolUse:Write hook error: …", which a hook's denial and a hook that
+// could not run under onFailure "block" both give.
+func blocked(content json.RawMessage) bool {
+	text := string(content)
+	var s string
+	if json.Unmarshal(content, &s) == nil {
+		text = s
+	} else {
+		var parts []struct {
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(content, &parts) == nil && len(parts) > 0 {
+			text = parts[0].Text
+		}
+	}
+	text = strings.TrimSpace(text)
+	return strings.HasPrefix(text, PreToolUse+":") || strings.HasPrefix(text, PermissionRequest+":") ||
+		strings.Contains(text, "requested permissions to use") || strings.Contains(text, "doesn't want to proceed with this tool use")
+}
+
+// namedPaths are the paths a call's input names, relative to root, as
+// the gate reads them (nothing of the input but its paths leaves the
+// machine).
+func namedPaths(tool string, raw json.RawMessage, root, cwd string) []string {
+	fields, err := input.ParseObject(bytes.TrimSpace(raw))
+	if err != nil {
+		return nil
+	}
+	names := gate.TouchesOf(tool, fields, gate.Reading{Where: gate.Where{Root: root, Cwd: cwd}, Guess: !ReadOnly(tool)}).Names()
+	if len(names) == 0 {
+		return nil
+	}
+	return names
+}

@@ -1,0 +1,35 @@
+-- name: CreateToolCheck :exec
+-- Keeps that the executor gate checked the executor's call tool_use_id
+-- before it ran: the proof the ungoverned-tool-calls audit looks for. A
+-- second check of the same call keeps the first.
+INSERT INTO tool_checks (session_id, tool_use_id, tool, agent_id, allowed, checked_at)
+VALUES (sqlc.arg(session_id), sqlc.arg(tool_use_id), sqlc.arg(tool), sqlc.arg(agent_id), sqlc.arg(allowed), sqlc.arg(checked_at))
+ON CONFLICT (session_id, tool_use_id) DO NOTHING;
+
+-- name: ToolCheckExists :one
+-- Whether the executor gate checked the call before it ran.
+SELECT EXISTS (SELECT 1 FROM tool_checks WHERE session_id = sqlc.arg(session_id) AND tool_use_id = sqlc.arg(tool_use_id));
+
+-- name: CreateUngovernedCall :one
+-- Keeps a side-effecting call the executor's transcript holds that no
+-- check named: a breach of kind ungoverned, once per call (a transcript
+-- reported again adds nothing: no row comes back).
+INSERT INTO scope_breaches (kind, session_id, run_id, server, tool, tool_use_id, command, files, scope, decisions, detected_at,
+                            agent_id, agent_type, ran_at)
+VALUES ('ungoverned', sqlc.arg(session_id), sqlc.arg(run_id), sqlc.arg(server), sqlc.arg(tool), sqlc.arg(tool_use_id), '',
+        sqlc.arg(files), '[]', '[]', sqlc.arg(detected_at), sqlc.arg(agent_id), sqlc.arg(agent_type), sqlc.arg(ran_at))
+ON CONFLICT (session_id, tool_use_id) WHERE kind = 'ungoverned' DO NOTHING
+RETURNING *;
+
+-- name: ListUngovernedCalls :many
+-- Every ungoverned call, oldest first, with its session and mission: the
+-- rows of the ungoverned-tool-calls audit.
+SELECT b.id, b.session_id, b.run_id, b.server, b.tool, b.tool_use_id, b.files, b.agent_id, b.agent_type, b.ran_at, b.detected_at,
+       s.title AS session_title, s.agent, m.slug AS mission_slug,
+       COALESCE(v.id, 0) AS violation_id, v.closed_at AS violation_closed_at
+FROM scope_breaches b
+JOIN sessions s ON s.id = b.session_id
+JOIN missions m ON m.id = s.mission_id
+LEFT JOIN violations v ON v.breach_id = b.id
+WHERE b.kind = 'ungoverned'
+ORDER BY b.detected_at, b.id;
