@@ -185,6 +185,21 @@ func (a pgQueries) AuditUndeliveredResolutions(ctx context.Context, resolvedBefo
 	return out, nil
 }
 
+func (a pgQueries) AuditUngovernedCalls(ctx context.Context) ([]AuditUngovernedCallsRow, error) {
+	rows, err := a.q.AuditUngovernedCalls(ctx)
+	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []AuditUngovernedCallsRow{}, nil
+		}
+		return nil, err
+	}
+	out := make([]AuditUngovernedCallsRow, len(rows))
+	for i, r := range rows {
+		out[i] = AuditUngovernedCallsRow(r)
+	}
+	return out, nil
+}
+
 func (a pgQueries) ClaimOutbox(ctx context.Context, arg ClaimOutboxParams) ([]ClaimOutboxRow, error) {
 	rows, err := a.q.ClaimOutbox(ctx, pgdb.ClaimOutboxParams(arg))
 	if err != nil {
@@ -1324,21 +1339,6 @@ func (a pgQueries) ListUndeliveredResolutions(ctx context.Context, arg ListUndel
 	out := make([]ListUndeliveredResolutionsRow, len(rows))
 	for i, r := range rows {
 		out[i] = ListUndeliveredResolutionsRow(r)
-	}
-	return out, nil
-}
-
-func (a pgQueries) ListUngovernedCalls(ctx context.Context) ([]ListUngovernedCallsRow, error) {
-	rows, err := a.q.ListUngovernedCalls(ctx)
-	if err != nil {
-		if noRowHolds(err) == sql.ErrNoRows {
-			return []ListUngovernedCallsRow{}, nil
-		}
-		return nil, err
-	}
-	out := make([]ListUngovernedCallsRow, len(rows))
-	for i, r := range rows {
-		out[i] = ListUngovernedCallsRow(r)
 	}
 	return out, nil
 }

@@ -76,6 +76,10 @@ type Querier interface {
 	// decisions_undelivered, which holds exactly the resolved, undelivered
 	// gates.
 	AuditUndeliveredResolutions(ctx context.Context, resolvedBefore sql.NullString) ([]AuditUndeliveredResolutionsRow, error)
+	// Report ungoverned-tool-calls: every side-effecting call a transcript
+	// held that no check named (a breach of kind ungoverned), oldest first,
+	// with its session, mission and violation, through scope_breaches_by_time.
+	AuditUngovernedCalls(ctx context.Context) ([]AuditUngovernedCallsRow, error)
 	// Claims up to lim due rows: moving next_attempt_at to the lease's end
 	// takes them out of every other sender's claim until it runs out. The
 	// WHERE guard is the claim: a row another sender claimed first is no
@@ -336,9 +340,6 @@ type Querier interface {
 	ListUndeliveredPlanAnswers(ctx context.Context, arg ListUndeliveredPlanAnswersParams) ([]Plan, error)
 	// What the next brief would hand over, read without stamping (the preview).
 	ListUndeliveredResolutions(ctx context.Context, arg ListUndeliveredResolutionsParams) ([]ListUndeliveredResolutionsRow, error)
-	// Every ungoverned call, oldest first, with its session and mission: the
-	// rows of the ungoverned-tool-calls audit.
-	ListUngovernedCalls(ctx context.Context) ([]ListUngovernedCallsRow, error)
 	ListUsers(ctx context.Context) ([]ListUsersRow, error)
 	// An endpoint's newest notifications, sent or not.
 	ListWebhookDeliveries(ctx context.Context, arg ListWebhookDeliveriesParams) ([]ListWebhookDeliveriesRow, error)

@@ -119,3 +119,17 @@ WHERE r.delivered_at IS NOT NULL AND r.acked_at IS NULL
   AND (r.last_delivered_at <= sqlc.arg(cutoff) OR r.delivered_at < r.last_delivered_at)
   AND r.closed_at IS NULL
 ORDER BY delivered_at, kind, ref;
+
+-- name: AuditUngovernedCalls :many
+-- Report ungoverned-tool-calls: every side-effecting call a transcript
+-- held that no check named (a breach of kind ungoverned), oldest first,
+-- with its session, mission and violation, through scope_breaches_by_time.
+SELECT b.id, b.session_id, b.run_id, b.server, b.tool, b.tool_use_id, b.files, b.agent_id, b.agent_type, b.ran_at, b.detected_at,
+       s.title AS session_title, s.agent, m.slug AS mission_slug,
+       COALESCE(v.id, 0) AS violation_id, v.closed_at AS violation_closed_at
+FROM scope_breaches b
+JOIN sessions s ON s.id = b.session_id
+JOIN missions m ON m.id = s.mission_id
+LEFT JOIN violations v ON v.breach_id = b.id
+WHERE b.kind = 'ungoverned'
+ORDER BY b.detected_at, b.id;

@@ -20,16 +20,3 @@ VALUES ('ungoverned', sqlc.arg(session_id), sqlc.arg(run_id), sqlc.arg(server), 
         sqlc.arg(files), '[]', '[]', sqlc.arg(detected_at), sqlc.arg(agent_id), sqlc.arg(agent_type), sqlc.arg(ran_at))
 ON CONFLICT (session_id, tool_use_id) WHERE kind = 'ungoverned' DO NOTHING
 RETURNING *;
-
--- name: ListUngovernedCalls :many
--- Every ungoverned call, oldest first, with its session and mission: the
--- rows of the ungoverned-tool-calls audit.
-SELECT b.id, b.session_id, b.run_id, b.server, b.tool, b.tool_use_id, b.files, b.agent_id, b.agent_type, b.ran_at, b.detected_at,
-       s.title AS session_title, s.agent, m.slug AS mission_slug,
-       COALESCE(v.id, 0) AS violation_id, v.closed_at AS violation_closed_at
-FROM scope_breaches b
-JOIN sessions s ON s.id = b.session_id
-JOIN missions m ON m.id = s.mission_id
-LEFT JOIN violations v ON v.breach_id = b.id
-WHERE b.kind = 'ungoverned'
-ORDER BY b.detected_at, b.id;

@@ -415,3 +415,77 @@ func (q *Queries) AuditUndeliveredResolutions(ctx context.Context, resolvedBefor
 	}
 	return items, nil
 }
+
+const auditUngovernedCalls = `-- name: AuditUngovernedCalls :many
+SELECT b.id, b.session_id, b.run_id, b.server, b.tool, b.tool_use_id, b.files, b.agent_id, b.agent_type, b.ran_at, b.detected_at,
+       s.title AS session_title, s.agent, m.slug AS mission_slug,
+       COALESCE(v.id, 0) AS violation_id, v.closed_at AS violation_closed_at
+FROM scope_breaches b
+JOIN sessions s ON s.id = b.session_id
+JOIN missions m ON m.id = s.mission_id
+LEFT JOIN violations v ON v.breach_id = b.id
+WHERE b.kind = 'ungoverned'
+ORDER BY b.detected_at, b.id
+`
+
+type AuditUngovernedCallsRow struct {
+	ID                int64
+	SessionID         string
+	RunID             string
+	Server            string
+	Tool              string
+	ToolUseID         string
+	Files             string
+	AgentID           string
+	AgentType         string
+	RanAt             sql.NullString
+	DetectedAt        string
+	SessionTitle      string
+	Agent             string
+	MissionSlug       string
+	ViolationID       int64
+	ViolationClosedAt sql.NullString
+}
+
+// Report ungoverned-tool-calls: every side-effecting call a transcript
+// held that no check named (a breach of kind ungoverned), oldest first,
+// with its session, mission and violation, through scope_breaches_by_time.
+func (q *Queries) AuditUngovernedCalls(ctx context.Context) ([]AuditUngovernedCallsRow, error) {
+	rows, err := q.query(ctx, q.auditUngovernedCallsStmt, auditUngovernedCalls)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AuditUngovernedCallsRow{}
+	for rows.Next() {
+		var i AuditUngovernedCallsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.SessionID,
+			&i.RunID,
+			&i.Server,
+			&i.Tool,
+			&i.ToolUseID,
+			&i.Files,
+			&i.AgentID,
+			&i.AgentType,
+			&i.RanAt,
+			&i.DetectedAt,
+			&i.SessionTitle,
+			&i.Agent,
+			&i.MissionSlug,
+			&i.ViolationID,
+			&i.ViolationClosedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

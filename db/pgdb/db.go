@@ -84,6 +84,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.auditUndeliveredResolutionsStmt, err = db.PrepareContext(ctx, auditUndeliveredResolutions); err != nil {
 		return nil, fmt.Errorf("error preparing query AuditUndeliveredResolutions: %w", err)
 	}
+	if q.auditUngovernedCallsStmt, err = db.PrepareContext(ctx, auditUngovernedCalls); err != nil {
+		return nil, fmt.Errorf("error preparing query AuditUngovernedCalls: %w", err)
+	}
 	if q.claimOutboxStmt, err = db.PrepareContext(ctx, claimOutbox); err != nil {
 		return nil, fmt.Errorf("error preparing query ClaimOutbox: %w", err)
 	}
@@ -477,9 +480,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listUndeliveredResolutionsStmt, err = db.PrepareContext(ctx, listUndeliveredResolutions); err != nil {
 		return nil, fmt.Errorf("error preparing query ListUndeliveredResolutions: %w", err)
 	}
-	if q.listUngovernedCallsStmt, err = db.PrepareContext(ctx, listUngovernedCalls); err != nil {
-		return nil, fmt.Errorf("error preparing query ListUngovernedCalls: %w", err)
-	}
 	if q.listUsersStmt, err = db.PrepareContext(ctx, listUsers); err != nil {
 		return nil, fmt.Errorf("error preparing query ListUsers: %w", err)
 	}
@@ -676,6 +676,11 @@ func (q *Queries) Close() error {
 	if q.auditUndeliveredResolutionsStmt != nil {
 		if cerr := q.auditUndeliveredResolutionsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing auditUndeliveredResolutionsStmt: %w", cerr)
+		}
+	}
+	if q.auditUngovernedCallsStmt != nil {
+		if cerr := q.auditUngovernedCallsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing auditUngovernedCallsStmt: %w", cerr)
 		}
 	}
 	if q.claimOutboxStmt != nil {
@@ -1333,11 +1338,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listUndeliveredResolutionsStmt: %w", cerr)
 		}
 	}
-	if q.listUngovernedCallsStmt != nil {
-		if cerr := q.listUngovernedCallsStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing listUngovernedCallsStmt: %w", cerr)
-		}
-	}
 	if q.listUsersStmt != nil {
 		if cerr := q.listUsersStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listUsersStmt: %w", cerr)
@@ -1552,6 +1552,7 @@ type Queries struct {
 	auditUnacknowledgedDeliveriesStmt    *sql.Stmt
 	auditUnanswerableAsksStmt            *sql.Stmt
 	auditUndeliveredResolutionsStmt      *sql.Stmt
+	auditUngovernedCallsStmt             *sql.Stmt
 	claimOutboxStmt                      *sql.Stmt
 	clearLoginFailuresStmt               *sql.Stmt
 	clearViolationStmt                   *sql.Stmt
@@ -1683,7 +1684,6 @@ type Queries struct {
 	listUndeliveredPermissionAnswersStmt *sql.Stmt
 	listUndeliveredPlanAnswersStmt       *sql.Stmt
 	listUndeliveredResolutionsStmt       *sql.Stmt
-	listUngovernedCallsStmt              *sql.Stmt
 	listUsersStmt                        *sql.Stmt
 	listWebhookDeliveriesStmt            *sql.Stmt
 	listWebhookSubscriptionsStmt         *sql.Stmt
@@ -1741,6 +1741,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		auditUnacknowledgedDeliveriesStmt:    q.auditUnacknowledgedDeliveriesStmt,
 		auditUnanswerableAsksStmt:            q.auditUnanswerableAsksStmt,
 		auditUndeliveredResolutionsStmt:      q.auditUndeliveredResolutionsStmt,
+		auditUngovernedCallsStmt:             q.auditUngovernedCallsStmt,
 		claimOutboxStmt:                      q.claimOutboxStmt,
 		clearLoginFailuresStmt:               q.clearLoginFailuresStmt,
 		clearViolationStmt:                   q.clearViolationStmt,
@@ -1872,7 +1873,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listUndeliveredPermissionAnswersStmt: q.listUndeliveredPermissionAnswersStmt,
 		listUndeliveredPlanAnswersStmt:       q.listUndeliveredPlanAnswersStmt,
 		listUndeliveredResolutionsStmt:       q.listUndeliveredResolutionsStmt,
-		listUngovernedCallsStmt:              q.listUngovernedCallsStmt,
 		listUsersStmt:                        q.listUsersStmt,
 		listWebhookDeliveriesStmt:            q.listWebhookDeliveriesStmt,
 		listWebhookSubscriptionsStmt:         q.listWebhookSubscriptionsStmt,

@@ -617,7 +617,7 @@ func prematureSideEffects(ctx context.Context, q db.Querier, res *Result) ([]Pre
 }
 
 func ungovernedToolCalls(ctx context.Context, q db.Querier, res *Result) ([]UngovernedToolCall, error) {
-	rows, err := q.ListUngovernedCalls(ctx)
+	rows, err := q.AuditUngovernedCalls(ctx)
 	if err != nil {
 		return nil, err
 	}
