@@ -47,7 +47,7 @@ func TestAuditPassesOnACleanDatabase(t *testing.T) {
 	}
 	t.Run("the table says every report passes", func(t *testing.T) {
 		out := mustCLI(t, "", "audit", "--db", path)
-		if strings.Count(out, "0 rows — passing") != 6 || !strings.HasSuffix(out, "6 of 6 reports pass.\n") {
+		if strings.Count(out, "0 rows — passing") != 7 || !strings.HasSuffix(out, "7 of 7 reports pass.\n") {
 			t.Errorf("table:\n%s", out)
 		}
 	})
@@ -105,7 +105,7 @@ func TestAuditExits1WhenAReportHasRows(t *testing.T) {
 	t.Run("the table counts rows and sums up", func(t *testing.T) {
 		out, _ := cli(t, noEnv, "", "audit", "--db", path)
 		for _, s := range []string{"premature-side-effects — Premature side effects\nrun_id", "\n1 row\n",
-			"unanswerable-asks — Unanswerable asks\n0 rows — passing\n", "2 of 6 reports found rows: premature-side-effects, stale-gates.\n"} {
+			"unanswerable-asks — Unanswerable asks\n0 rows — passing\n", "2 of 7 reports found rows: premature-side-effects, stale-gates.\n"} {
 			if !strings.Contains(out, s) {
 				t.Errorf("table lacks %q:\n%s", s, out)
 			}
