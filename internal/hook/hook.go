@@ -586,12 +586,18 @@ func ungoverned(cfg Config, err error) string {
 	return failure(err) + ". " + what
 }
 
-func sessionStart(ctx context.Context, mb Madebook, cfg Config, in Input) (Output, error) {
+// briefFor opens or re-attaches the session and takes its brief.
+func briefFor(ctx context.Context, mb Madebook, cfg Config, in Input) (Opened, Brief, error) {
 	session, err := open(ctx, mb, cfg, in)
 	if err != nil {
-		return Output{}, err
+		return Opened{}, Brief{}, err
 	}
 	b, err := mb.Brief(ctx, session.ID)
+	return session, b, err
+}
+
+func sessionStart(ctx context.Context, mb Madebook, cfg Config, in Input) (Output, error) {
+	session, b, err := briefFor(ctx, mb, cfg, in)
 	if err != nil {
 		return Output{}, err
 	}
@@ -612,11 +618,7 @@ func sessionStart(ctx context.Context, mb Madebook, cfg Config, in Input) (Outpu
 }
 
 func userPromptSubmit(ctx context.Context, mb Madebook, cfg Config, in Input) (Output, error) {
-	session, err := open(ctx, mb, cfg, in)
-	if err != nil {
-		return Output{}, err
-	}
-	b, err := mb.Brief(ctx, session.ID)
+	_, b, err := briefFor(ctx, mb, cfg, in)
 	if err != nil {
 		return Output{}, err
 	}
