@@ -2,7 +2,9 @@
 // `madebook-hook claude-code` is `madebook hook claude-code`, the same
 // code (internal/hook's Command), in a binary without the server, which
 // starts in a fraction of the time. Claude Code runs the hook before and
-// after every tool call, so its start is paid on each.
+// after every tool call, so its start is paid on each. Built with
+// CGO_ENABLED=0 it is static and starts faster still (net and os/user
+// then skip the C library): see docs/benchmarks.md.
 package main
 
 import (

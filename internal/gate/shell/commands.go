@@ -4,6 +4,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // cmd is a simple command after expansion, ready to be analyzed.
@@ -64,7 +65,7 @@ func (a *analyzer) run(c *cmd) {
 	}
 	if strings.Contains(name, "/") {
 		dir, base := path.Split(name)
-		if !binDirs[path.Clean(dir)] || base == "" {
+		if !binDirs()[path.Clean(dir)] || base == "" {
 			a.last = name
 			a.script(c, f, c.args[1:], execScript)
 			return
@@ -72,12 +73,12 @@ func (a *analyzer) run(c *cmd) {
 		name = base
 		c = c.with(append([]field{litField(base)}, c.args[1:]...))
 	}
-	if b := builtins[name]; b != 0 {
+	if b := builtins()[name]; b != 0 {
 		a.last = name
 		a.builtin(c, b)
 		return
 	}
-	if w, ok := wrappers[name]; ok {
+	if w, ok := wrappers()[name]; ok {
 		a.wrap(c, w)
 		return
 	}
@@ -88,13 +89,13 @@ func (a *analyzer) run(c *cmd) {
 	}
 	a.last = name
 	switch {
-	case readOnly[name]:
+	case readOnly()[name]:
 		return
-	case conditional[name]:
+	case conditional()[name]:
 		a.conditional(c)
 		return
 	}
-	if w, ok := writers[name]; ok {
+	if w, ok := writers()[name]; ok {
 		a.writer(c, w)
 		return
 	}
@@ -102,7 +103,7 @@ func (a *analyzer) run(c *cmd) {
 		a.interpret(c, ip)
 		return
 	}
-	if shells[name] {
+	if shells()[name] {
 		a.shell(c)
 		return
 	}
@@ -111,12 +112,12 @@ func (a *analyzer) run(c *cmd) {
 
 // interpreterOf finds the interpreter name runs, python3.12 being python.
 func interpreterOf(name string) (interp, bool) {
-	if ip, ok := interpreters[name]; ok {
+	if ip, ok := interpreters()[name]; ok {
 		return ip, true
 	}
 	base := strings.TrimRight(name, "0123456789.")
 	if base != name {
-		ip, ok := interpreters[base]
+		ip, ok := interpreters()[base]
 		return ip, ok
 	}
 	return interp{}, false
@@ -138,13 +139,15 @@ type optSpec struct {
 	gnu bool
 }
 
-// shortNames are the names of the one-letter options, built once.
-var shortNames = func() (n [256]string) {
+// shortNames are the names of the one-letter options, built once, on
+// first use.
+var shortNames = sync.OnceValue(func() (n *[256]string) {
+	n = new([256]string)
 	for i := range n {
 		n[i] = "-" + string(rune(i))
 	}
 	return n
-}()
+})
 
 // scan sorts args (the arguments after a command name) into options and
 // operands, calling opt (which may be nil) for each option with its value.
@@ -191,20 +194,20 @@ func scan(args []field, sp optSpec, opt func(name string, val field, has bool)) 
 			if strings.IndexByte(sp.short, ch) >= 0 {
 				switch {
 				case j+1 < len(s):
-					opt(shortNames[ch], f.trim(j+1), true)
+					opt(shortNames()[ch], f.trim(j+1), true)
 				case i+1 < len(args):
 					i++
-					opt(shortNames[ch], args[i], true)
+					opt(shortNames()[ch], args[i], true)
 				default:
-					opt(shortNames[ch], field{}, false)
+					opt(shortNames()[ch], field{}, false)
 				}
 				break
 			}
 			if strings.IndexByte(sp.glued, ch) >= 0 {
-				opt(shortNames[ch], f.trim(j+1), j+1 < len(s))
+				opt(shortNames()[ch], f.trim(j+1), j+1 < len(s))
 				break
 			}
-			opt(shortNames[ch], field{}, false)
+			opt(shortNames()[ch], field{}, false)
 		}
 	}
 	return ops
@@ -537,7 +540,7 @@ func (a *analyzer) readOnlyCall(c *cmd, args []field, input bool) bool {
 	if a.spend(p.work - a.work) {
 		return false
 	}
-	if !readOnly[p.last] && !conditional[p.last] {
+	if !readOnly()[p.last] && !conditional()[p.last] {
 		return false
 	}
 	for _, e := range p.effects {

@@ -66,7 +66,7 @@ func (a *analyzer) script(c *cmd, f field, args []field, how scriptHow) {
 			continue
 		}
 		if how == execScript {
-			if lang := shebang(text); lang != "" && !shells[lang] {
+			if lang := shebang(text); lang != "" && !shells()[lang] {
 				a.undecidable(command, "it runs the script "+f.lit+", in another language")
 				continue
 			}
@@ -269,16 +269,16 @@ options:
 			}
 			switch {
 			case strings.IndexByte(ip.code, ch) >= 0:
-				addCode(shortNames[ch], value())
+				addCode(shortNames()[ch], value())
 				continue options
 			case strings.IndexByte(ip.module, ch) >= 0:
-				a.undecidable(name+" "+shortNames[ch], "it runs the module "+value().lit+", in another language")
+				a.undecidable(name+" "+shortNames()[ch], "it runs the module "+value().lit+", in another language")
 				return
 			case strings.IndexByte(ip.script, ch) >= 0:
 				a.undecidable(name, "it runs the script "+value().lit+", in another language")
 				return
 			case strings.IndexByte(ip.server, ch) >= 0:
-				a.undecidable(name+" "+shortNames[ch], "it runs a server, which may touch any file")
+				a.undecidable(name+" "+shortNames()[ch], "it runs a server, which may touch any file")
 				return
 			case strings.IndexByte(ip.inplace, ch) >= 0:
 				inplace = true

@@ -249,7 +249,7 @@ starts:
 			continue
 		}
 		switch {
-		case findExec[s]:
+		case findExec()[s]:
 			j := i + 1
 			for ; j < len(args); j++ {
 				t := args[j].lit
@@ -276,13 +276,13 @@ starts:
 			}
 		case s == "-delete":
 			a.touch(Write, "find -delete", d, starts...)
-		case findOut[s] > 0:
+		case findOut()[s] > 0:
 			if i+1 < len(args) {
 				a.touch(Write, "find "+s, d, args[i+1])
 			}
-			i += findOut[s]
-		case findValues[s] > 0:
-			i += findValues[s]
+			i += findOut()[s]
+		case findValues()[s] > 0:
+			i += findValues()[s]
 		}
 	}
 }
@@ -353,7 +353,7 @@ loop:
 		return false
 	}
 	operands := func() []field {
-		sp := gitOpts[sub.lit]
+		sp := gitOpts()[sub.lit]
 		sp.gnu = true
 		var out []field
 		for _, f := range scan(rest, sp, nil) {
@@ -365,7 +365,7 @@ loop:
 		return out
 	}
 	switch s := sub.lit; {
-	case gitReadOnly[s]:
+	case gitReadOnly()[s]:
 		scan(rest, optSpec{gnu: true, long: list("output")}, func(n string, v field, has bool) {
 			if n == "--output" && has {
 				a.touch(Write, name+" --output", d, v)
@@ -401,7 +401,7 @@ loop:
 	case s == "checkout":
 		a.gitCheckout(name, d, rest)
 		return
-	case gitTree[s]:
+	case gitTree()[s]:
 		tree()
 		return
 	case s == "apply":
@@ -467,7 +467,7 @@ func gitListsOnly(rest []field, opts string) bool {
 func (a *analyzer) gitCheckout(name string, d dirs, rest []field) {
 	var before, after []field
 	dash, branch := false, false
-	sp := gitOpts["checkout"]
+	sp := gitOpts()["checkout"]
 	for i := 0; i < len(rest); i++ {
 		f := rest[i]
 		if f.known() && f.lit == "--" {
@@ -538,7 +538,7 @@ func (a *analyzer) tar(c *cmd) {
 		bundle := args[0].lit
 		args = args[1:]
 		for k := 0; k < len(bundle); k++ {
-			n := shortNames[bundle[k]]
+			n := shortNames()[bundle[k]]
 			if strings.IndexByte(values, bundle[k]) >= 0 && len(args) > 0 {
 				set(n, args[0], true)
 				args = args[1:]

@@ -382,7 +382,7 @@ func addPath(paths []Path, n name) []Path {
 // isDevice reports whether name is a device that writing to or reading
 // from touches no file.
 func isDevice(name string) bool {
-	if devices[name] {
+	if devices()[name] {
 		return true
 	}
 	return strings.HasPrefix(name, "/dev/fd/") || strings.HasPrefix(name, "/proc/self/fd/")
