@@ -140,6 +140,34 @@ func (s *SessionService) Open(ctx context.Context, actor auth.Actor, in SessionI
 	external := sql.NullString{String: in.ExternalID, Valid: in.ExternalID != ""}
 	now := s.now()
 	var row db.GetSessionRow
+	if external.Valid {
+		// A re-attach that changes nothing (the hook's every event) is a
+		// read; a new session, a root to record or a conflict is the
+		// write's to decide.
+		found := false
+		err = s.store.Read(ctx, func(q db.Querier) error {
+			id, err := q.GetSessionIDByExternalID(ctx, db.GetSessionIDByExternalIDParams{AgentKeyID: actor.KeyID, ExternalID: external})
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil
+			} else if err != nil {
+				return err
+			}
+			if row, err = q.GetSession(ctx, id); err != nil {
+				return err
+			}
+			found = row.MissionSlug == slug && (in.Root == "" || row.Root != "")
+			return nil
+		})
+		if err != nil {
+			return Session{}, false, fmt.Errorf("open session: %w", err)
+		}
+		if found {
+			if out, err = s.sessionFrom(row); err != nil {
+				return Session{}, false, fmt.Errorf("open session: %w", err)
+			}
+			return out, false, nil
+		}
+	}
 	err = s.write(ctx, func(q db.Querier) error {
 		if external.Valid {
 			id, err := q.GetSessionIDByExternalID(ctx, db.GetSessionIDByExternalIDParams{AgentKeyID: actor.KeyID, ExternalID: external})

@@ -243,6 +243,33 @@ func (s *Service) openRun(ctx context.Context, actor auth.Actor, session, name, 
 	external := sql.NullString{String: externalID, Valid: externalID != ""}
 	now := s.now()
 	var row db.Run
+	if external.Valid {
+		// A re-attach (the hook's every event) is a read; a run to create
+		// is the write's.
+		found := false
+		err = s.store.Read(ctx, func(q db.Querier) error {
+			sess, err := q.GetSession(ctx, session)
+			if err != nil || sess.AgentKeyID != actor.KeyID {
+				return nil // the write says why
+			}
+			row, err = q.GetRunByExternalID(ctx, db.GetRunByExternalIDParams{SessionID: session, ExternalID: external})
+			found = err == nil
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil
+			}
+			return err
+		})
+		if err != nil {
+			return Run{}, false, fmt.Errorf("start run on %s: %w", session, err)
+		}
+		if found {
+			r, err := runFrom(row)
+			if err != nil {
+				return Run{}, false, fmt.Errorf("start run on %s: %w", session, err)
+			}
+			return r, false, nil
+		}
+	}
 	err = s.store.Write(ctx, func(q db.Querier) error {
 		sess, err := q.GetSession(ctx, session)
 		if errors.Is(err, sql.ErrNoRows) {
