@@ -236,8 +236,8 @@ func newContractServer(t *testing.T) *contractServer {
 		_ = json.NewEncoder(w).Encode(v)
 	})
 	// The hook's one request per event, answered as the server answers it
-	// (web/api's POST /hooks/claude-code): hook.Handle, its calls served
-	// by the routes above in the process.
+	// (web/api's POST /hooks/claude-code): hook.Handle, its calls made to
+	// the routes above.
 	mux.HandleFunc("POST /hooks/claude-code", func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		in, err := hook.ParseInput(body)
@@ -245,7 +245,7 @@ func newContractServer(t *testing.T) *contractServer {
 			http.Error(w, `{"error":{"code":"invalid_body","message":"Not a hook's input."}}`, http.StatusUnprocessableEntity)
 			return
 		}
-		mb := hook.Client{API: &apiclient.Client{Base: "http://" + r.Host, Key: "mbk_test", Transport: hook.HandlerTransport{Handler: mux}}}
+		mb := hook.Client{API: &apiclient.Client{Base: s.URL, Key: "mbk_test"}}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(hook.Handle(r.Context(), mb, hook.Config{Mission: r.URL.Query().Get("mission")}, in))
 	})

@@ -12,8 +12,7 @@ import (
 )
 
 // Client is Madebook over its REST API: the agent calls, made with
-// apiclient. With a Transport that serves the requests in the process
-// (see HandlerTransport), it is the same conversation without the network.
+// apiclient, and the whole event in one request (Event).
 type Client struct {
 	API *apiclient.Client
 }
@@ -60,22 +59,35 @@ func (c Client) OpenSession(ctx context.Context, mission, externalID, root strin
 	return s, err
 }
 
-// Brief is POST /brief. The hook is where the agent receives its brief,
-// so what a brief hands over is acknowledged at once (a second POST /brief
-// with its id as ack): a lead's answer shown to Claude is not shown again
-// when the delivery lease runs out. Anything the acknowledging brief hands
-// over is shown too (and, unacknowledged, comes back after its lease); if
-// it fails, the first brief stands.
+// Brief is POST /brief, acknowledged as TakeBrief says.
 func (c Client) Brief(ctx context.Context, session string) (Brief, error) {
-	var b Brief
-	if err := c.call(ctx, "/brief", map[string]string{"session": session}, &b); err != nil {
+	return TakeBrief(ctx, func(ctx context.Context, ack string) (Brief, error) {
+		var b Brief
+		body := map[string]string{"session": session}
+		if ack != "" {
+			body["ack"] = ack
+		}
+		err := c.call(ctx, "/brief", body, &b)
+		return b, err
+	})
+}
+
+// TakeBrief takes a brief with brief (ack: the id of the brief to
+// acknowledge, "" for none). The hook is where the agent receives its
+// brief, so what a brief hands over is acknowledged at once (a second
+// brief with its id as ack): a lead's answer shown to Claude is not shown
+// again when the delivery lease runs out. Anything the acknowledging
+// brief hands over is shown too (and, unacknowledged, comes back after its
+// lease); if it fails, the first brief stands.
+func TakeBrief(ctx context.Context, brief func(ctx context.Context, ack string) (Brief, error)) (Brief, error) {
+	b, err := brief(ctx, "")
+	if err != nil {
 		return b, err
 	}
 	if b.BriefID == "" || len(b.Resolutions)+len(b.Permissions)+len(b.Remediations) == 0 {
 		return b, nil
 	}
-	var next Brief
-	if err := c.call(ctx, "/brief", map[string]string{"session": session, "ack": b.BriefID}, &next); err == nil {
+	if next, err := brief(ctx, b.BriefID); err == nil {
 		b.Resolutions = append(b.Resolutions, next.Resolutions...)
 		b.Permissions = append(b.Permissions, next.Permissions...)
 	}

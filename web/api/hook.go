@@ -1,26 +1,31 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/madebook/madebook/internal/apiclient"
+	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/hook"
+	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/web/httpx"
 )
 
-// handleClaudeCodeHook serves POST /hooks/claude-code (agent): a Claude
-// Code http hook, answered by the logic of `madebook hook claude-code`.
-// Its calls to Madebook are the command hook's REST calls, served by self
-// in the process with the caller's key, so both hooks follow the same
-// routes and rules. The mission is the query parameter `mission`.
-func handleClaudeCodeHook(self http.Handler) echo.HandlerFunc {
+// handleClaudeCodeHook serves POST /hooks/claude-code (agent): one Claude
+// Code hook event, answered by hook.Handle in one request, whether Claude
+// Code's http hook sends it or the command hook (`madebook hook
+// claude-code`, with what the agent's machine adds). Its calls go
+// straight to the services the REST routes call, as the caller, so both
+// follow the same rules. The mission is the query parameter `mission`.
+func handleClaudeCodeHook(d Deps) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		actor := httpx.Actor(c)
 		if err := actor.RequireAgent("answer a Claude Code hook"); err != nil {
@@ -45,11 +50,111 @@ func handleClaudeCodeHook(self http.Handler) echo.HandlerFunc {
 		if mission == "" {
 			return invalid("mission_required", "Name the mission in the hook's URL: /hooks/claude-code?mission=SLUG.")
 		}
-		req := c.Request()
-		_, key, _ := strings.Cut(req.Header.Get(echo.HeaderAuthorization), " ")
-		mb := hook.Client{API: &apiclient.Client{Base: "http://" + req.Host, Key: strings.TrimSpace(key),
-			Transport: hook.HandlerTransport{Handler: self, RemoteAddr: req.RemoteAddr}}}
-		out := hook.Handle(req.Context(), mb, hook.Config{Mission: mission}, in)
+		out := hook.Handle(c.Request().Context(), direct{d: d, actor: actor}, hook.Config{Mission: mission}, in)
 		return c.JSON(http.StatusOK, out)
 	}
+}
+
+// direct is the hook's Madebook inside the server: each call is the
+// service call its REST route makes, as the hook's caller, with the
+// route's body read from the hook's (the same JSON).
+type direct struct {
+	d     Deps
+	actor auth.Actor
+}
+
+// hookError is err as the hook reads a REST answer: a refusal with its
+// status and code, or no answer for anything else (a 5xx).
+func hookError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if e, ok := errs.As(err); ok && httpx.Status(e.Kind) < http.StatusInternalServerError {
+		return &hook.APIError{Status: httpx.Status(e.Kind), Code: e.Code, Message: e.Message}
+	}
+	return &hook.NoAnswer{Err: fmt.Errorf("in the server: it failed: %w", err)}
+}
+
+// as reads v into the body type T of a REST route, as the route would
+// decode it.
+func as[T any](v any) (T, error) {
+	var out T
+	b, err := json.Marshal(v)
+	if err == nil {
+		err = json.Unmarshal(b, &out)
+	}
+	if err != nil {
+		return out, errs.E(errs.Invalid, "invalid_body", "The hook's call does not read as the route's body: %v.", err)
+	}
+	return out, nil
+}
+
+func (m direct) OpenSession(ctx context.Context, mission, externalID, root string) (hook.Opened, error) {
+	s, _, err := m.d.Gov.Sessions.Open(ctx, m.actor, governance.SessionInput{Mission: mission, Agent: hook.Agent,
+		Title: "Claude Code session " + externalID, ExternalID: externalID, Root: root})
+	if err != nil {
+		return hook.Opened{}, hookError(err)
+	}
+	next, err := m.d.Gov.Briefs.Next(ctx, m.actor, s.ID)
+	return hook.Opened{ID: s.ID, NextAction: next.NextAction.String(), Reason: next.Reason}, hookError(err)
+}
+
+func (m direct) Brief(ctx context.Context, session string) (hook.Brief, error) {
+	return hook.TakeBrief(ctx, func(ctx context.Context, ack string) (hook.Brief, error) {
+		enc, err := m.d.Gov.Briefs.BriefJSON(ctx, m.actor, governance.BriefRequest{Session: session, Ack: ack})
+		if err != nil {
+			return hook.Brief{}, hookError(err)
+		}
+		var b hook.Brief
+		if err := json.Unmarshal(enc.Bytes(), &b); err != nil {
+			return hook.Brief{}, hookError(err)
+		}
+		return b, nil
+	})
+}
+
+func (m direct) Check(ctx context.Context, session string, req hook.CheckRequest) (hook.Verdict, error) {
+	in, err := as[ledger.CheckInput](req)
+	if err != nil {
+		return hook.Verdict{}, hookError(err)
+	}
+	v, err := m.d.Ledger.Check(ctx, m.actor, session, in)
+	if err != nil {
+		return hook.Verdict{}, hookError(err)
+	}
+	return hook.Verdict{Allow: v.Allow, SideEffecting: v.SideEffecting, Reason: v.Reason, NextAction: v.NextAction, Watch: v.Watch}, nil
+}
+
+func (m direct) OpenRun(ctx context.Context, session, name, externalID string) (string, error) {
+	r, _, err := m.d.Ledger.Start(ctx, m.actor, session, ledger.RunInput{Name: name, ExternalID: externalID})
+	return r.ID, hookError(err)
+}
+
+func (m direct) RecordToolCall(ctx context.Context, run string, call hook.ToolCall) error {
+	in, err := as[ledger.ToolCallInput](call)
+	if err == nil {
+		_, err = m.d.Ledger.RecordToolCall(ctx, m.actor, run, in)
+	}
+	return hookError(err)
+}
+
+func (m direct) ReportBreach(ctx context.Context, run string, b hook.Breach) error {
+	in, err := as[governance.ScopeBreachInput](b)
+	if err == nil {
+		_, err = m.d.Gov.ScopeBreaches.Report(ctx, m.actor, run, in)
+	}
+	return hookError(err)
+}
+
+func (m direct) ReportTranscript(ctx context.Context, run string, calls []hook.TranscriptCall) ([]hook.TranscriptCall, error) {
+	in, err := as[governance.TranscriptInput](map[string]any{"calls": calls})
+	if err != nil {
+		return nil, hookError(err)
+	}
+	r, err := m.d.Gov.ScopeBreaches.ReportTranscript(ctx, m.actor, run, in)
+	if err != nil {
+		return nil, hookError(err)
+	}
+	found, err := as[[]hook.TranscriptCall](r.Ungoverned)
+	return found, hookError(err)
 }

@@ -16,7 +16,7 @@ func Routes(e *echo.Echo, d Deps) {
 	e.GET("/api/v1/openapi.json", handleOpenAPI())
 	bearer, limit := httpx.RequireBearer(d.Auth), httpx.RateLimit(d.Limits)
 	e.POST("/brief", httpx.Chain(handleBrief(d.Gov.Briefs), bearer, limit, httpx.RequireJSON))
-	e.POST("/hooks/claude-code", httpx.Chain(handleClaudeCodeHook(e), bearer, limit))
+	e.POST("/hooks/claude-code", httpx.Chain(handleClaudeCodeHook(d), bearer, limit))
 
 	v1 := httpx.NewGroup(e, "/api/v1", bearer, limit, httpx.RequireJSON)
 	v1.GET("/attention", handleAttentionList(d.Gov.Attention))
