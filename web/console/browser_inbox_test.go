@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -213,7 +214,13 @@ func TestBrowserFiltersNarrowTheList(t *testing.T) {
 	}
 	webtest.Do(t, ctx, "the gates chip", webtest.Click(`[data-testid=kind-chip][data-kind=decision]`),
 		chromedp.WaitNotPresent(chromedp.CSS(`[data-testid=attention-item][data-kind=violation]`)))
-	if got := kinds(); len(got) != 1 || got[governance.ItemDecision] != 27 || location() != "?kind=decision" {
+	// The filtered list may still be swapping in when the violations are
+	// gone (a loaded machine): wait for it whole, a few seconds at most.
+	got := kinds()
+	for deadline := time.Now().Add(5 * time.Second); got[governance.ItemDecision] != 27 && time.Now().Before(deadline); got = kinds() {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(got) != 1 || got[governance.ItemDecision] != 27 || location() != "?kind=decision" {
 		t.Errorf("gates only: %v at %s", got, location())
 	}
 	webtest.Screenshot(t, ctx, "attention-filtered")
