@@ -279,6 +279,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getDecisionByRefStmt, err = db.PrepareContext(ctx, getDecisionByRef); err != nil {
 		return nil, fmt.Errorf("error preparing query GetDecisionByRef: %w", err)
 	}
+	if q.getHookRunStmt, err = db.PrepareContext(ctx, getHookRun); err != nil {
+		return nil, fmt.Errorf("error preparing query GetHookRun: %w", err)
+	}
 	if q.getLatestPlanStmt, err = db.PrepareContext(ctx, getLatestPlan); err != nil {
 		return nil, fmt.Errorf("error preparing query GetLatestPlan: %w", err)
 	}
@@ -1003,6 +1006,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getDecisionByRefStmt: %w", cerr)
 		}
 	}
+	if q.getHookRunStmt != nil {
+		if cerr := q.getHookRunStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getHookRunStmt: %w", cerr)
+		}
+	}
 	if q.getLatestPlanStmt != nil {
 		if cerr := q.getLatestPlanStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getLatestPlanStmt: %w", cerr)
@@ -1617,6 +1625,7 @@ type Queries struct {
 	getBriefStateStmt                    *sql.Stmt
 	getChangeStmt                        *sql.Stmt
 	getDecisionByRefStmt                 *sql.Stmt
+	getHookRunStmt                       *sql.Stmt
 	getLatestPlanStmt                    *sql.Stmt
 	getMissionBySlugStmt                 *sql.Stmt
 	getOpenAskStmt                       *sql.Stmt
@@ -1806,6 +1815,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getBriefStateStmt:                    q.getBriefStateStmt,
 		getChangeStmt:                        q.getChangeStmt,
 		getDecisionByRefStmt:                 q.getDecisionByRefStmt,
+		getHookRunStmt:                       q.getHookRunStmt,
 		getLatestPlanStmt:                    q.getLatestPlanStmt,
 		getMissionBySlugStmt:                 q.getMissionBySlugStmt,
 		getOpenAskStmt:                       q.getOpenAskStmt,

@@ -566,6 +566,11 @@ func (a pgQueries) GetDecisionByRef(ctx context.Context, ref string) (Decision, 
 	return Decision(r), noRowHolds(err)
 }
 
+func (a pgQueries) GetHookRun(ctx context.Context, arg GetHookRunParams) (GetHookRunRow, error) {
+	r, err := a.q.GetHookRun(ctx, pgdb.GetHookRunParams(arg))
+	return GetHookRunRow(r), noRowHolds(err)
+}
+
 func (a pgQueries) GetLatestPlan(ctx context.Context, sessionID string) (Plan, error) {
 	r, err := a.q.GetLatestPlan(ctx, sessionID)
 	return Plan(r), noRowHolds(err)

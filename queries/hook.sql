@@ -20,3 +20,13 @@ VALUES ('ungoverned', sqlc.arg(session_id), sqlc.arg(run_id), sqlc.arg(server), 
         sqlc.arg(files), '[]', '[]', sqlc.arg(detected_at), sqlc.arg(agent_id), sqlc.arg(agent_type), sqlc.arg(ran_at))
 ON CONFLICT (session_id, tool_use_id) WHERE kind = 'ungoverned' DO NOTHING
 RETURNING *;
+
+-- name: GetHookRun :one
+-- The Claude Code hook's re-attach in one read: the session an agent key
+-- opened with this external id, its mission's slug and its root, and the
+-- session's run that has the same external id (the hook's run).
+SELECT s.id AS session_id, m.slug AS mission_slug, s.root, r.id AS run_id
+FROM sessions s
+JOIN missions m ON m.id = s.mission_id
+JOIN runs r ON r.session_id = s.id AND r.external_id = s.external_id
+WHERE s.agent_key_id = sqlc.arg(agent_key_id) AND s.external_id = sqlc.arg(external_id);

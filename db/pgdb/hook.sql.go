@@ -99,6 +99,41 @@ func (q *Queries) CreateUngovernedCall(ctx context.Context, arg CreateUngoverned
 	return i, err
 }
 
+const getHookRun = `-- name: GetHookRun :one
+SELECT s.id AS session_id, m.slug AS mission_slug, s.root, r.id AS run_id
+FROM sessions s
+JOIN missions m ON m.id = s.mission_id
+JOIN runs r ON r.session_id = s.id AND r.external_id = s.external_id
+WHERE s.agent_key_id = $1 AND s.external_id = $2
+`
+
+type GetHookRunParams struct {
+	AgentKeyID int64
+	ExternalID sql.NullString
+}
+
+type GetHookRunRow struct {
+	SessionID   string
+	MissionSlug string
+	Root        string
+	RunID       string
+}
+
+// The Claude Code hook's re-attach in one read: the session an agent key
+// opened with this external id, its mission's slug and its root, and the
+// session's run that has the same external id (the hook's run).
+func (q *Queries) GetHookRun(ctx context.Context, arg GetHookRunParams) (GetHookRunRow, error) {
+	row := q.queryRow(ctx, q.getHookRunStmt, getHookRun, arg.AgentKeyID, arg.ExternalID)
+	var i GetHookRunRow
+	err := row.Scan(
+		&i.SessionID,
+		&i.MissionSlug,
+		&i.Root,
+		&i.RunID,
+	)
+	return i, err
+}
+
 const toolCheckExists = `-- name: ToolCheckExists :one
 SELECT EXISTS (SELECT 1 FROM tool_checks WHERE session_id = $1 AND tool_use_id = $2)
 `

@@ -208,6 +208,10 @@ type Querier interface {
 	GetBriefState(ctx context.Context, id string) (GetBriefStateRow, error)
 	GetChange(ctx context.Context, sessionID string) (Change, error)
 	GetDecisionByRef(ctx context.Context, ref string) (Decision, error)
+	// The Claude Code hook's re-attach in one read: the session an agent key
+	// opened with this external id, its mission's slug and its root, and the
+	// session's run that has the same external id (the hook's run).
+	GetHookRun(ctx context.Context, arg GetHookRunParams) (GetHookRunRow, error)
 	GetLatestPlan(ctx context.Context, sessionID string) (Plan, error)
 	GetMissionBySlug(ctx context.Context, slug string) (Mission, error)
 	// The question a run waits on, if any.

@@ -111,6 +111,16 @@ func (c Client) OpenRun(ctx context.Context, session, name, externalID string) (
 	return r.ID, err
 }
 
+// Attach is OpenSession, then OpenRun of the hook's run.
+func (c Client) Attach(ctx context.Context, mission, externalID, root string) (session, run string, err error) {
+	s, err := c.OpenSession(ctx, mission, externalID, root)
+	if err != nil {
+		return "", "", err
+	}
+	run, err = c.OpenRun(ctx, s.ID, RunName, externalID)
+	return s.ID, run, err
+}
+
 // RecordToolCall is POST /api/v1/runs/{id}/tool-calls.
 func (c Client) RecordToolCall(ctx context.Context, run string, call ToolCall) error {
 	return c.call(ctx, "/api/v1/runs/"+url.PathEscape(run)+"/tool-calls", call, nil)

@@ -271,6 +271,10 @@ type Madebook interface {
 	// OpenRun opens, or re-attaches to, the session's run whose external
 	// id is externalID, and returns its id.
 	OpenRun(ctx context.Context, session, name, externalID string) (string, error)
+	// Attach is OpenSession, then OpenRun of the hook's run (RunName,
+	// with the session's external id): the session and run ids. The server
+	// answers a re-attach, every event after the first, in one read.
+	Attach(ctx context.Context, mission, externalID, root string) (session, run string, err error)
 	// RecordToolCall records a tool call on the run.
 	RecordToolCall(ctx context.Context, run string, call ToolCall) error
 	// ReportBreach reports files a call changed inside the blocked scope.
@@ -529,12 +533,11 @@ func open(ctx context.Context, mb Madebook, cfg Config, in Input) (Opened, error
 
 // openRun opens or re-attaches the session and its hook run.
 func openRun(ctx context.Context, mb Madebook, cfg Config, in Input) (session, run string, err error) {
-	s, err := open(ctx, mb, cfg, in)
-	if err != nil {
+	if cfg.Mission == "" {
+		_, err := open(ctx, mb, cfg, in) // says what to set
 		return "", "", err
 	}
-	run, err = mb.OpenRun(ctx, s.ID, RunName, in.SessionID)
-	return s.ID, run, err
+	return mb.Attach(ctx, cfg.Mission, in.SessionID, projectRoot(in))
 }
 
 // projectRoot is the project root of the event, as the agent's machine

@@ -70,6 +70,11 @@ func (f *fake) OpenRun(context.Context, string, string, string) (string, error) 
 	return "run_fake", f.err
 }
 
+func (f *fake) Attach(ctx context.Context, mission, externalID, root string) (string, string, error) {
+	s, err := f.OpenSession(ctx, mission, externalID, root)
+	return s.ID, "run_fake", err
+}
+
 func (f *fake) ReportBreach(context.Context, string, hook.Breach) error { return f.err }
 
 func (f *fake) ReportTranscript(_ context.Context, _ string, calls []hook.TranscriptCall) ([]hook.TranscriptCall, error) {

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
 )
 
@@ -55,4 +57,56 @@ func TestOpenRunReattachesByExternalID(t *testing.T) {
 			t.Fatalf("a long external id: %v, want external_id_too_long", err)
 		}
 	})
+}
+
+// TestReattach: the hook's re-attach finds the session and its run in one
+// read only when both exist as asked; anything else is left to the open,
+// which decides (and says what is wrong).
+func TestReattach(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	const claude = "claude-7"
+	if _, _, ok, err := w.Ledger.Reattach(ctx, w.agent, w.mission, claude, ""); ok || err != nil {
+		t.Fatalf("no session yet: ok %v, err %v; want not found", ok, err)
+	}
+	s, _, err := w.Gov.Sessions.Open(ctx, w.agent, governance.SessionInput{Mission: w.mission, Agent: "claude-code", Title: "c", ExternalID: claude})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok, err := w.Ledger.Reattach(ctx, w.agent, w.mission, claude, ""); ok || err != nil {
+		t.Fatalf("a session without its run: ok %v, err %v; want not found", ok, err)
+	}
+	r, _, err := w.Ledger.OpenRun(ctx, w.agent, s.ID, "claude-code", "", claude)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := w.Mission(w.lead, false)
+	for _, c := range []struct {
+		name                    string
+		actor                   auth.Actor
+		mission, external, root string
+		ok                      bool
+	}{
+		{"the session and its run", w.agent, w.mission, claude, "", true},
+		{"another key's session", w.other, w.mission, claude, "", false},
+		{"another mission", w.agent, other, claude, "", false},
+		{"another external id", w.agent, w.mission, "claude-8", "", false},
+		{"a root to record on a session without one", w.agent, w.mission, claude, "/repo", false},
+		{"no external id", w.agent, w.mission, "", "", false},
+	} {
+		session, run, ok, err := w.Ledger.Reattach(ctx, c.actor, c.mission, c.external, c.root)
+		if err != nil || ok != c.ok || ok && (session != s.ID || run != r.ID) {
+			t.Errorf("%s: %s %s ok %v err %v; want ok %v (%s %s)", c.name, session, run, ok, err, c.ok, s.ID, r.ID)
+		}
+	}
+	if _, _, err := w.Gov.Sessions.Open(ctx, w.agent, governance.SessionInput{Mission: w.mission, Agent: "claude-code", Title: "c", ExternalID: claude, Root: "/repo"}); err != nil {
+		t.Fatal(err)
+	}
+	if session, _, ok, err := w.Ledger.Reattach(ctx, w.agent, w.mission, claude, "/elsewhere"); !ok || err != nil || session != s.ID {
+		t.Fatalf("a session with a root: ok %v err %v; the root recorded stays, so it re-attaches", ok, err)
+	}
+	var e *errs.Error
+	if _, _, _, err := w.Ledger.Reattach(ctx, w.lead, w.mission, claude, ""); !errors.As(err, &e) || e.Code != "forbidden" {
+		t.Fatalf("a person: %v, want forbidden", err)
+	}
 }

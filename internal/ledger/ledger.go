@@ -230,6 +230,34 @@ func (s *Service) OpenRun(ctx context.Context, actor auth.Actor, session, name, 
 	return s.openRun(ctx, actor, session, name, parent, externalID, false)
 }
 
+// Reattach finds, in one read, the session this agent key opened with the
+// external id and the session's run with the same external id: the
+// Claude Code hook's re-attach at every event after the first (its run
+// is named by Claude's session_id, as its session is). ok is false, with
+// nothing read for the caller, unless both exist, the session is on the
+// mission, and it has a root when root is not "" (one to record): the
+// caller then opens them as the session and run routes do, which also
+// say what is wrong.
+func (s *Service) Reattach(ctx context.Context, actor auth.Actor, mission, externalID, root string) (session, run string, ok bool, err error) {
+	if err := actor.RequireAgent("re-attach to a session"); err != nil {
+		return "", "", false, err
+	}
+	if externalID == "" {
+		return "", "", false, nil
+	}
+	row, err := s.store.Reader().GetHookRun(ctx, db.GetHookRunParams{AgentKeyID: actor.KeyID,
+		ExternalID: sql.NullString{String: externalID, Valid: true}})
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", false, nil
+	} else if err != nil {
+		return "", "", false, fmt.Errorf("re-attach %q: %w", externalID, err)
+	}
+	if row.MissionSlug != mission || root != "" && row.Root == "" {
+		return "", "", false, nil
+	}
+	return row.SessionID, row.RunID, true, nil
+}
+
 func (s *Service) openRun(ctx context.Context, actor auth.Actor, session, name, parent, externalID string, withPlan bool) (_ Run, created bool, err error) {
 	if err := actor.RequireAgent("start a run"); err != nil {
 		return Run{}, false, err

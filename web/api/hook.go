@@ -130,6 +130,22 @@ func (m direct) OpenRun(ctx context.Context, session, name, externalID string) (
 	return r.ID, hookError(err)
 }
 
+// Attach re-attaches in one read (ledger.Reattach) when the session and
+// its hook run exist as asked, and opens them as their routes do
+// otherwise.
+func (m direct) Attach(ctx context.Context, mission, externalID, root string) (string, string, error) {
+	session, run, ok, err := m.d.Ledger.Reattach(ctx, m.actor, mission, externalID, root)
+	if ok || err != nil {
+		return session, run, hookError(err)
+	}
+	s, err := m.OpenSession(ctx, mission, externalID, root)
+	if err != nil {
+		return "", "", err
+	}
+	run, err = m.OpenRun(ctx, s.ID, hook.RunName, externalID)
+	return s.ID, run, err
+}
+
 func (m direct) RecordToolCall(ctx context.Context, run string, call hook.ToolCall) error {
 	in, err := as[ledger.ToolCallInput](call)
 	if err == nil {
