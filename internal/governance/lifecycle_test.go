@@ -63,17 +63,30 @@ func TestATaskRunsFromMessageToSummary(t *testing.T) {
 	if !d.Tracked || d.Tasks != (governance.TaskCounts{Created: 2, Completed: 1, Done: 1, Open: 1}) {
 		t.Fatalf("tracked %v, tasks %+v", d.Tracked, d.Tasks)
 	}
-	r = report(t, w, w.agent, w.session, ev("task.failed", `{"task":"b"}`))
+	r = report(t, w, w.agent, w.session, ev("task.created", `{"task":"c"}`), ev("task.failed", `{"task":"b"}`))
 	if r.Lifecycle != lifecycle.Executing {
-		t.Fatalf("task.failed moves on its own: %s", r.Lifecycle)
+		t.Fatalf("task.failed with c open moves on: %s", r.Lifecycle)
 	}
-	r = report(t, w, w.agent, w.session, ev("task.created", `{"task":"c"}`), ev("task.completed", `{"task":"c"}`))
+	r = report(t, w, w.agent, w.session, ev("task.completed", `{"task":"c"}`))
 	if r.Lifecycle != lifecycle.Summarizing || len(r.Transitions) != 1 || r.Transitions[0] != (lifecycle.Transition{From: "EXECUTING", To: "SUMMARIZING", Event: "task.completed"}) {
 		t.Fatalf("every task done: %+v", r)
 	}
 	r = report(t, w, w.agent, w.session, ev("reply.sent", ""))
 	if r.Lifecycle != lifecycle.Idle {
 		t.Fatalf("after the summary: %s", r.Lifecycle)
+	}
+}
+
+// A cycle whose last open task fails is done too: every task created has
+// completed or failed, and the agent summarizes.
+func TestTheLastTaskFailingEndsTheCycle(t *testing.T) {
+	w := newWorld(t)
+	report(t, w, w.agent, w.session, toTask...)
+	report(t, w, w.agent, w.session, ev("architecture.impact.completed", `{"level":"implementation"}`),
+		ev("task.created", `{"task":"a"}`), ev("task.created", `{"task":"b"}`), ev("task.completed", `{"task":"a"}`))
+	r := report(t, w, w.agent, w.session, ev("task.failed", `{"task":"b"}`))
+	if r.Lifecycle != lifecycle.Summarizing || len(r.Transitions) != 1 || r.Transitions[0] != (lifecycle.Transition{From: "EXECUTING", To: "SUMMARIZING", Event: "task.failed"}) {
+		t.Fatalf("the last open task failed: %+v, want EXECUTING → SUMMARIZING on task.failed", r)
 	}
 }
 

@@ -224,7 +224,8 @@ var edges = []Edge{
 	{Confirming, Executing, AutoConfirm, "the mission is not high-risk"},
 	{Executing, Executing, TaskCreated, ""},
 	{Executing, Executing, TaskProgress, ""},
-	{Executing, Executing, TaskFailed, ""},
+	{Executing, Executing, TaskFailed, "tasks remain"},
+	{Executing, Summarizing, TaskFailed, "every task created has completed or failed"},
 	{Executing, Executing, TaskBlocked, ""},
 	{Executing, Executing, TaskCompleted, "tasks remain"},
 	{Executing, Summarizing, TaskCompleted, "every task created has completed or failed"},
@@ -295,7 +296,7 @@ func Apply(state State, ev Event, tasks TaskCounts) ([]Transition, error) {
 			next = Executing
 		}
 		return []Transition{{From: state, To: Interrupting, Event: ev.Name}, {From: Interrupting, To: next, Event: ev.Name}}, nil
-	case ev.Name == TaskCompleted && state == Executing:
+	case (ev.Name == TaskCompleted || ev.Name == TaskFailed) && state == Executing:
 		if tasks.allDone() {
 			return step(Summarizing), nil
 		}

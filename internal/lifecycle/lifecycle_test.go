@@ -31,7 +31,8 @@ func variants() []variant {
 		{"task.progress", Event{Name: TaskProgress, Task: "t1"}, open},
 		{"task.completed, tasks remain", Event{Name: TaskCompleted, Task: "t1"}, open},
 		{"task.completed, all done", Event{Name: TaskCompleted, Task: "t1"}, done},
-		{"task.failed", Event{Name: TaskFailed, Task: "t1"}, open},
+		{"task.failed, tasks remain", Event{Name: TaskFailed, Task: "t1"}, open},
+		{"task.failed, all done", Event{Name: TaskFailed, Task: "t1"}, done},
 		{"task.blocked", Event{Name: TaskBlocked, Task: "t1"}, open},
 		{"requirement execution", Event{Name: RequirementChanged, Level: LevelExecution}, open},
 		{"requirement design", Event{Name: RequirementChanged, Level: LevelDesign}, open},
@@ -52,7 +53,8 @@ var want = map[State]map[string][]State{
 	Scheduling:            {"task.created": {Executing}},
 	ArchitectureDesigning: {"architecture.plan.updated": {Confirming}},
 	Confirming:            {},
-	Executing: {"task.created": {Executing}, "task.progress": {Executing}, "task.failed": {Executing}, "task.blocked": {Executing},
+	Executing: {"task.created": {Executing}, "task.progress": {Executing}, "task.blocked": {Executing},
+		"task.failed, tasks remain": {Executing}, "task.failed, all done": {Summarizing},
 		"task.completed, tasks remain": {Executing}, "task.completed, all done": {Summarizing},
 		"requirement execution": {Interrupting, Executing}, "requirement design": {Interrupting, ArchitectureRevising},
 		"requirement interface": {Interrupting, ArchitectureRevising}},
@@ -61,7 +63,7 @@ var want = map[State]map[string][]State{
 	Summarizing:          {"reply.sent": {Idle}},
 	DirectMode: {"DirectModeExited": {Idle}, "task.created": {DirectMode}, "task.progress": {DirectMode},
 		"task.completed, tasks remain": {DirectMode}, "task.completed, all done": {DirectMode},
-		"task.failed": {DirectMode}, "task.blocked": {DirectMode}},
+		"task.failed, tasks remain": {DirectMode}, "task.failed, all done": {DirectMode}, "task.blocked": {DirectMode}},
 }
 
 // wantAllowed is the events each state accepts, by hand.
