@@ -204,6 +204,28 @@ func (c *stateCache) forget(ids []string) {
 		c.gens[id]++
 		delete(c.entries, id)
 	}
+	if len(c.gens) > 2*len(c.entries)+gensSlack {
+		c.compact()
+	}
+}
+
+// gensSlack is how many generations beyond twice the entries the cache
+// keeps before it compacts them.
+const gensSlack = 1024
+
+// compact drops every session's own count of forgets, keeping the
+// bookkeeping bounded by the sessions the cache holds: a session
+// forgotten once would otherwise keep its count for ever. The epoch jumps
+// past every generation handed out so far, so that no generation repeats:
+// a read in flight stores nothing (it reads again next time), and the
+// entries held stay, as no forget outdated them.
+func (c *stateCache) compact() {
+	var highest uint64
+	for _, g := range c.gens {
+		highest = max(highest, g)
+	}
+	c.epoch += highest + 1
+	c.gens = map[string]uint64{}
 }
 
 // forgetAll invalidates every entry and every read in flight: what
