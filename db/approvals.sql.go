@@ -70,20 +70,25 @@ SELECT a.target,
            WHEN 'decision' THEN (SELECT d.ref FROM decisions d WHERE d.id = a.target_id)
            WHEN 'plan' THEN a.session_id
            ELSE CAST(a.target_id AS TEXT) END AS TEXT) AS ref,
-       a.content, a.note, a.at, u.email
+       a.content, a.note, a.at, COALESCE(u.email, '') AS email,
+       CAST(u.id IS NOT NULL AS BOOLEAN) AS user_exists, COALESCE(u.role, '') AS role,
+       CAST(u.disabled_at IS NOT NULL AS BOOLEAN) AS disabled
 FROM approvals a
-JOIN users u ON u.id = a.user_id
+LEFT JOIN users u ON u.id = a.user_id
 WHERE a.settled_at IS NULL AND a.target IN ('decision', 'plan', 'violation')
 ORDER BY a.id
 `
 
 type ListAllStandingApprovalsRow struct {
-	Target  string
-	Ref     string
-	Content string
-	Note    string
-	At      string
-	Email   string
+	Target     string
+	Ref        string
+	Content    string
+	Note       string
+	At         string
+	Email      string
+	UserExists bool
+	Role       string
+	Disabled   bool
 }
 
 // Every approval still waiting for its second, for the pages that show
@@ -109,6 +114,9 @@ func (q *Queries) ListAllStandingApprovals(ctx context.Context) ([]ListAllStandi
 			&i.Note,
 			&i.At,
 			&i.Email,
+			&i.UserExists,
+			&i.Role,
+			&i.Disabled,
 		); err != nil {
 			return nil, err
 		}
@@ -124,9 +132,11 @@ func (q *Queries) ListAllStandingApprovals(ctx context.Context) ([]ListAllStandi
 }
 
 const listStandingApprovals = `-- name: ListStandingApprovals :many
-SELECT a.user_id, a.content, a.note, a.at, u.email
+SELECT a.user_id, a.content, a.note, a.at, COALESCE(u.email, '') AS email,
+       CAST(u.id IS NOT NULL AS BOOLEAN) AS user_exists, COALESCE(u.role, '') AS role,
+       CAST(u.disabled_at IS NOT NULL AS BOOLEAN) AS disabled
 FROM approvals a
-JOIN users u ON u.id = a.user_id
+LEFT JOIN users u ON u.id = a.user_id
 WHERE a.target = ?1 AND a.target_id = ?2 AND a.settled_at IS NULL
 ORDER BY a.id
 `
@@ -137,14 +147,19 @@ type ListStandingApprovalsParams struct {
 }
 
 type ListStandingApprovalsRow struct {
-	UserID  int64
-	Content string
-	Note    string
-	At      string
-	Email   string
+	UserID     int64
+	Content    string
+	Note       string
+	At         string
+	Email      string
+	UserExists bool
+	Role       string
+	Disabled   bool
 }
 
-// The approvals that still count towards a target, oldest first.
+// The approvals standing towards a target, oldest first, with what their
+// people are now (an approval counts only while its person can approve:
+// approval.VoidReason).
 func (q *Queries) ListStandingApprovals(ctx context.Context, arg ListStandingApprovalsParams) ([]ListStandingApprovalsRow, error) {
 	rows, err := q.query(ctx, q.listStandingApprovalsStmt, listStandingApprovals, arg.Target, arg.TargetID)
 	if err != nil {
@@ -160,6 +175,9 @@ func (q *Queries) ListStandingApprovals(ctx context.Context, arg ListStandingApp
 			&i.Note,
 			&i.At,
 			&i.Email,
+			&i.UserExists,
+			&i.Role,
+			&i.Disabled,
 		); err != nil {
 			return nil, err
 		}

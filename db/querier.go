@@ -335,7 +335,9 @@ type Querier interface {
 	// The latest tool calls a session's runs made, newest first, at most
 	// max_calls of them.
 	ListSessionToolCalls(ctx context.Context, arg ListSessionToolCallsParams) ([]ListSessionToolCallsRow, error)
-	// The approvals that still count towards a target, oldest first.
+	// The approvals standing towards a target, oldest first, with what their
+	// people are now (an approval counts only while its person can approve:
+	// approval.VoidReason).
 	ListStandingApprovals(ctx context.Context, arg ListStandingApprovalsParams) ([]ListStandingApprovalsRow, error)
 	ListTools(ctx context.Context) ([]Tool, error)
 	// What DeliverPermissionAnswers would hand over, for the preview.

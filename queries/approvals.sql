@@ -1,8 +1,12 @@
 -- name: ListStandingApprovals :many
--- The approvals that still count towards a target, oldest first.
-SELECT a.user_id, a.content, a.note, a.at, u.email
+-- The approvals standing towards a target, oldest first, with what their
+-- people are now (an approval counts only while its person can approve:
+-- approval.VoidReason).
+SELECT a.user_id, a.content, a.note, a.at, COALESCE(u.email, '') AS email,
+       CAST(u.id IS NOT NULL AS BOOLEAN) AS user_exists, COALESCE(u.role, '') AS role,
+       CAST(u.disabled_at IS NOT NULL AS BOOLEAN) AS disabled
 FROM approvals a
-JOIN users u ON u.id = a.user_id
+LEFT JOIN users u ON u.id = a.user_id
 WHERE a.target = sqlc.arg(target) AND a.target_id = sqlc.arg(target_id) AND a.settled_at IS NULL
 ORDER BY a.id;
 
@@ -16,9 +20,11 @@ SELECT a.target,
            WHEN 'decision' THEN (SELECT d.ref FROM decisions d WHERE d.id = a.target_id)
            WHEN 'plan' THEN a.session_id
            ELSE CAST(a.target_id AS TEXT) END AS TEXT) AS ref,
-       a.content, a.note, a.at, u.email
+       a.content, a.note, a.at, COALESCE(u.email, '') AS email,
+       CAST(u.id IS NOT NULL AS BOOLEAN) AS user_exists, COALESCE(u.role, '') AS role,
+       CAST(u.disabled_at IS NOT NULL AS BOOLEAN) AS disabled
 FROM approvals a
-JOIN users u ON u.id = a.user_id
+LEFT JOIN users u ON u.id = a.user_id
 -- The target condition holds for every row (the table's CHECK): it is
 -- there so that SQLite reads the small partial index approvals_standing_all
 -- rather than the whole table (portable SQL, unlike INDEXED BY).

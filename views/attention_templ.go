@@ -1895,7 +1895,7 @@ func ItemBody(it governance.AttentionItem, canLead bool, csrf string, f ItemForm
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = ApprovalsNote(it.Approvals).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = ApprovalsNote(it.Approvals, it.VoidApprovals).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -153,7 +153,7 @@ func SessionNeeds(p Page, v SessionView) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = ApprovalsNote(x.Approvals).Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = ApprovalsNote(x.Approvals, x.VoidApprovals).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
@@ -196,7 +196,7 @@ func SessionNeeds(p Page, v SessionView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = ApprovalsNote(pl.Approvals).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = ApprovalsNote(pl.Approvals, pl.VoidApprovals).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -501,7 +501,7 @@ func SessionNeeds(p Page, v SessionView) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = ApprovalsNote(d.Approvals).Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = ApprovalsNote(d.Approvals, d.VoidApprovals).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

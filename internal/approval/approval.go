@@ -5,7 +5,10 @@
 // no I/O, no clock.
 package approval
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Vote is one person's standing approval of a target: who, and what they
 // approved (the content: a resolution and instruction, a clear kind; the
@@ -13,6 +16,31 @@ import "fmt"
 type Vote struct {
 	By      int64
 	Content string
+	// Void, when not "", is why the vote no longer counts (Void's reasons):
+	// its person can no longer approve.
+	Void string
+}
+
+// Why a standing vote no longer counts.
+const (
+	Disabled = "disabled" // the person was disabled since
+	Demoted  = "demoted"  // the person's role is below lead now
+	Deleted  = "deleted"  // the person is gone
+)
+
+// VoidReason is why the standing approval of a person no longer counts,
+// or "" when it does: only an enabled lead or admin approves, at the
+// time the approvals take effect, not only when they voted.
+func VoidReason(exists bool, role string, disabled bool) string {
+	switch {
+	case !exists:
+		return Deleted
+	case disabled:
+		return Disabled
+	case role != "lead" && role != "admin":
+		return Demoted
+	}
+	return ""
 }
 
 // Policy is what a target's approvals need.
@@ -59,13 +87,15 @@ func (r *Refusal) Error() string { return r.Message }
 // The same person twice is refused (same_approver), whatever they approve
 // the second time; so is the creator of the session's agent key
 // (key_creator). Votes that approved other content are superseded: the
-// count starts again from this vote.
+// count starts again from this vote. Void votes count for nothing and
+// supersede nothing.
 func Add(p Policy, standing []Vote, by int64, content string) (Outcome, error) {
 	if p.KeyCreator != 0 && by == p.KeyCreator {
 		return Outcome{}, &Refusal{Code: "key_creator", Message: fmt.Sprintf(
 			"You created the agent key %q this session runs under, so your approval does not count: another lead must approve its work.", p.KeyName)}
 	}
 	out := Outcome{Required: p.Required()}
+	standing = slices.DeleteFunc(slices.Clone(standing), func(v Vote) bool { return v.Void != "" })
 	for _, v := range standing {
 		if v.By == by {
 			return Outcome{}, &Refusal{Code: "same_approver", Message: "You already approved this: a second, different lead must approve it."}

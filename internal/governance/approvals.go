@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -33,6 +34,10 @@ type Approval struct {
 	Resolution  string    `json:"resolution,omitempty"`
 	Instruction string    `json:"instruction,omitempty"`
 	ClearKind   string    `json:"clear_kind,omitempty"`
+	// Void, when not "", says why this approval no longer counts: its
+	// person was disabled, demoted below lead, or deleted since
+	// (approval.Disabled, Demoted, Deleted).
+	Void string `json:"void,omitempty"`
 }
 
 // approvalContent is what an approval approves, stored as JSON: approvals
@@ -55,8 +60,16 @@ func (a approvalContent) encode() string {
 // and ref of the Attention item they would settle.
 type Approvals map[[2]string][]Approval
 
-// Of returns the approvals waiting on one Attention item.
-func (a Approvals) Of(kind, ref string) []Approval { return a[[2]string{kind, ref}] }
+// Of returns the approvals waiting on one Attention item that count.
+func (a Approvals) Of(kind, ref string) []Approval {
+	return slices.DeleteFunc(slices.Clone(a[[2]string{kind, ref}]), func(x Approval) bool { return x.Void != "" })
+}
+
+// VoidOf returns the approvals standing on one Attention item that no
+// longer count, each saying why.
+func (a Approvals) VoidOf(kind, ref string) []Approval {
+	return slices.DeleteFunc(slices.Clone(a[[2]string{kind, ref}]), func(x Approval) bool { return x.Void == "" })
+}
 
 // standingApprovals reads every approval waiting for its second lead.
 func standingApprovals(ctx context.Context, q db.Querier) (Approvals, error) {
@@ -70,6 +83,7 @@ func standingApprovals(ctx context.Context, q db.Querier) (Approvals, error) {
 		if err != nil {
 			return nil, err
 		}
+		a.Void = approval.VoidReason(r.UserExists, r.Role, r.Disabled)
 		k := [2]string{r.Target, r.Ref}
 		out[k] = append(out[k], a)
 	}
@@ -92,6 +106,7 @@ func withApprovals(ctx context.Context, q db.Querier, items []AttentionItem) err
 	}
 	for i := range items {
 		items[i].Approvals = all.Of(items[i].Kind, items[i].Ref)
+		items[i].VoidApprovals = all.VoidOf(items[i].Kind, items[i].Ref)
 	}
 	return nil
 }
@@ -119,7 +134,7 @@ func (c *core) approve(ctx context.Context, q db.Querier, actor auth.Actor, targ
 	}
 	votes := make([]approval.Vote, len(standing))
 	for i, v := range standing {
-		votes[i] = approval.Vote{By: v.UserID, Content: v.Content}
+		votes[i] = approval.Vote{By: v.UserID, Content: v.Content, Void: approval.VoidReason(v.UserExists, v.Role, v.Disabled)}
 	}
 	out, err := approval.Add(approval.Policy{TwoPerson: pol.TwoPerson, KeyCreator: pol.CreatedBy.Int64, KeyName: pol.KeyName},
 		votes, actor.UserID, content)
@@ -156,7 +171,10 @@ func (c *core) approve(ctx context.Context, q db.Querier, actor auth.Actor, targ
 	}
 	var waiting []Approval
 	if !out.Supersede {
-		for _, r := range standing {
+		for i, r := range standing {
+			if votes[i].Void != "" {
+				continue // shown apart, as no longer counting
+			}
 			a, err := approvalFrom(ref, r.Email, r.At, r.Note, r.Content)
 			if err != nil {
 				return out, nil, err
@@ -186,11 +204,15 @@ func (d *SessionDetail) attach(waiting Approvals) {
 	}
 	for i := range d.Decisions {
 		d.Decisions[i].Approvals = waiting.Of(ItemDecision, d.Decisions[i].Ref)
+		d.Decisions[i].VoidApprovals = waiting.VoidOf(ItemDecision, d.Decisions[i].Ref)
 	}
 	if d.Plan != nil && d.Plan.Status == PlanProposed {
 		d.Plan.Approvals = waiting.Of(ItemPlan, d.ID)
+		d.Plan.VoidApprovals = waiting.VoidOf(ItemPlan, d.ID)
 	}
 	for i := range d.Violations {
-		d.Violations[i].Approvals = waiting.Of(ItemViolation, strconv.FormatInt(d.Violations[i].ID, 10))
+		ref := strconv.FormatInt(d.Violations[i].ID, 10)
+		d.Violations[i].Approvals = waiting.Of(ItemViolation, ref)
+		d.Violations[i].VoidApprovals = waiting.VoidOf(ItemViolation, ref)
 	}
 }

@@ -218,3 +218,55 @@ func TestTheKeyCreatorNeverApprovesAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An approval counts only while its person can approve: a "1 of 2" from a
+// lead disabled or demoted since counts for nothing, the item says so, and
+// the next lead's approval is the first of two again.
+func TestApprovalsFromPeopleWhoCanNoLongerApproveAreVoid(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		change func(w *twoPerson) error
+		void   string
+	}{
+		{"disabled", func(w *twoPerson) error {
+			_, err := w.kit.Auth.SetDisabled(w.ctx, w.creator, w.alice.UserID, true)
+			return err
+		}, "disabled"},
+		{"demoted", func(w *twoPerson) error {
+			_, err := w.kit.Auth.SetRole(w.ctx, w.creator, w.alice.UserID, auth.Viewer)
+			return err
+		}, "demoted"},
+	} {
+		t.Run("a lead "+c.name+" since", func(t *testing.T) {
+			w := newTwoPerson(t, false)
+			d, err := w.kit.Gov.Decisions.Open(w.ctx, w.agent, w.session, governance.DecisionInput{Title: "Legacy", Question: "Drop it?"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			must(w.kit.Gov.Decisions.Resolve(w.ctx, w.alice, d.Ref, "Drop it", "Write a reversible migration."))(t)
+			if err := c.change(w); err != nil {
+				t.Fatal(err)
+			}
+			items := must(w.kit.Gov.Attention.List(w.ctx))(t)
+			if len(items) != 1 || len(items[0].Approvals) != 0 || len(items[0].VoidApprovals) != 1 ||
+				items[0].VoidApprovals[0].By != w.alice.Email || items[0].VoidApprovals[0].Void != c.void {
+				t.Fatalf("the item after Alice was %s: approvals %+v, void %+v", c.name, items[0].Approvals, items[0].VoidApprovals)
+			}
+			detail := must(w.kit.Gov.Sessions.Get(w.ctx, w.carol, w.session))(t)
+			if len(detail.Decisions[0].Approvals) != 0 || len(detail.Decisions[0].VoidApprovals) != 1 {
+				t.Fatalf("the session's gate: %+v", detail.Decisions[0])
+			}
+			second := must(w.kit.Gov.Decisions.Resolve(w.ctx, w.bob, d.Ref, "Drop it", "Write a reversible migration."))(t)
+			if second.Status != governance.DecisionOpen || len(second.Approvals) != 1 || second.Approvals[0].By != w.bob.Email {
+				t.Fatalf("Bob's approval beside a void one took effect or counted two: %+v", second)
+			}
+			third := must(w.kit.Gov.Decisions.Resolve(w.ctx, w.carol, d.Ref, "Drop it", "Write a reversible migration."))(t)
+			if third.Status != governance.DecisionResolved {
+				t.Fatalf("two leads who can approve: %+v", third)
+			}
+			if items := must(w.kit.Gov.Attention.List(w.ctx))(t); len(items) != 0 {
+				t.Fatalf("the resolved gate is still listed: %+v", items)
+			}
+		})
+	}
+}

@@ -90,6 +90,9 @@ type AttentionItem struct {
 	// two-person mission ("1 of 2"), for decision, plan and violation
 	// items.
 	Approvals []Approval `json:"approvals,omitempty"`
+	// VoidApprovals are approvals that stand but no longer count: their
+	// people can no longer approve (each says why).
+	VoidApprovals []Approval `json:"void_approvals,omitempty"`
 	// Expired says a gate is open past its mission's gate_ttl (by the
 	// clock when the queue was read): it comes first in the queue, before
 	// everything else, still blocking and still to be resolved. Expired is

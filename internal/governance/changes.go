@@ -81,6 +81,9 @@ type Violation struct {
 	// second, different lead on a two-person mission ("1 of 2"); it stays
 	// open until then.
 	Approvals []Approval `json:"approvals,omitempty"`
+	// VoidApprovals are approvals that stand but no longer count: their
+	// people can no longer approve (each says why).
+	VoidApprovals []Approval `json:"void_approvals,omitempty"`
 }
 
 // Deviation is a departure from an architecture rule.

@@ -46,6 +46,9 @@ type Decision struct {
 	// different lead on a two-person mission ("1 of 2"); the gate stays
 	// open until then.
 	Approvals []Approval `json:"approvals,omitempty"`
+	// VoidApprovals are approvals that stand but no longer count: their
+	// people can no longer approve (each says why).
+	VoidApprovals []Approval `json:"void_approvals,omitempty"`
 	// Expired says the gate is open past its mission's gate_ttl, by the
 	// clock when it was read (protocol.GateExpiry): it still blocks, and a
 	// lead can still resolve it. Expired is not rejected.

@@ -51,6 +51,9 @@ type Plan struct {
 	// lead on a two-person mission ("1 of 2"); the plan stays proposed
 	// until then.
 	Approvals []Approval `json:"approvals,omitempty"`
+	// VoidApprovals are approvals that stand but no longer count: their
+	// people can no longer approve (each says why).
+	VoidApprovals []Approval `json:"void_approvals,omitempty"`
 }
 
 // PlanService takes an agent's plans and a lead's verdict on them.
