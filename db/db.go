@@ -171,6 +171,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.createMissionStmt, err = db.PrepareContext(ctx, createMission); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateMission: %w", err)
 	}
+	if q.createMissionChangeStmt, err = db.PrepareContext(ctx, createMissionChange); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateMissionChange: %w", err)
+	}
 	if q.createPermissionPromptStmt, err = db.PrepareContext(ctx, createPermissionPrompt); err != nil {
 		return nil, fmt.Errorf("error preparing query CreatePermissionPrompt: %w", err)
 	}
@@ -285,8 +288,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getLatestPlanStmt, err = db.PrepareContext(ctx, getLatestPlan); err != nil {
 		return nil, fmt.Errorf("error preparing query GetLatestPlan: %w", err)
 	}
+	if q.getMissionByIDStmt, err = db.PrepareContext(ctx, getMissionByID); err != nil {
+		return nil, fmt.Errorf("error preparing query GetMissionByID: %w", err)
+	}
 	if q.getMissionBySlugStmt, err = db.PrepareContext(ctx, getMissionBySlug); err != nil {
 		return nil, fmt.Errorf("error preparing query GetMissionBySlug: %w", err)
+	}
+	if q.getMissionChangeStmt, err = db.PrepareContext(ctx, getMissionChange); err != nil {
+		return nil, fmt.Errorf("error preparing query GetMissionChange: %w", err)
 	}
 	if q.getOpenAskStmt, err = db.PrepareContext(ctx, getOpenAsk); err != nil {
 		return nil, fmt.Errorf("error preparing query GetOpenAsk: %w", err)
@@ -390,6 +399,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listGateTTLsStmt, err = db.PrepareContext(ctx, listGateTTLs); err != nil {
 		return nil, fmt.Errorf("error preparing query ListGateTTLs: %w", err)
 	}
+	if q.listMissionChangesStmt, err = db.PrepareContext(ctx, listMissionChanges); err != nil {
+		return nil, fmt.Errorf("error preparing query ListMissionChanges: %w", err)
+	}
 	if q.listMissionSessionIDsStmt, err = db.PrepareContext(ctx, listMissionSessionIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query ListMissionSessionIDs: %w", err)
 	}
@@ -425,6 +437,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.listOpenViolationsStmt, err = db.PrepareContext(ctx, listOpenViolations); err != nil {
 		return nil, fmt.Errorf("error preparing query ListOpenViolations: %w", err)
+	}
+	if q.listPendingMissionChangesStmt, err = db.PrepareContext(ctx, listPendingMissionChanges); err != nil {
+		return nil, fmt.Errorf("error preparing query ListPendingMissionChanges: %w", err)
 	}
 	if q.listPoliciesStmt, err = db.PrepareContext(ctx, listPolicies); err != nil {
 		return nil, fmt.Errorf("error preparing query ListPolicies: %w", err)
@@ -548,6 +563,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.settleApprovalsStmt, err = db.PrepareContext(ctx, settleApprovals); err != nil {
 		return nil, fmt.Errorf("error preparing query SettleApprovals: %w", err)
+	}
+	if q.settleMissionChangeStmt, err = db.PrepareContext(ctx, settleMissionChange); err != nil {
+		return nil, fmt.Errorf("error preparing query SettleMissionChange: %w", err)
 	}
 	if q.supersedePlansStmt, err = db.PrepareContext(ctx, supersedePlans); err != nil {
 		return nil, fmt.Errorf("error preparing query SupersedePlans: %w", err)
@@ -826,6 +844,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing createMissionStmt: %w", cerr)
 		}
 	}
+	if q.createMissionChangeStmt != nil {
+		if cerr := q.createMissionChangeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createMissionChangeStmt: %w", cerr)
+		}
+	}
 	if q.createPermissionPromptStmt != nil {
 		if cerr := q.createPermissionPromptStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing createPermissionPromptStmt: %w", cerr)
@@ -1016,9 +1039,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getLatestPlanStmt: %w", cerr)
 		}
 	}
+	if q.getMissionByIDStmt != nil {
+		if cerr := q.getMissionByIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getMissionByIDStmt: %w", cerr)
+		}
+	}
 	if q.getMissionBySlugStmt != nil {
 		if cerr := q.getMissionBySlugStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getMissionBySlugStmt: %w", cerr)
+		}
+	}
+	if q.getMissionChangeStmt != nil {
+		if cerr := q.getMissionChangeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getMissionChangeStmt: %w", cerr)
 		}
 	}
 	if q.getOpenAskStmt != nil {
@@ -1191,6 +1224,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listGateTTLsStmt: %w", cerr)
 		}
 	}
+	if q.listMissionChangesStmt != nil {
+		if cerr := q.listMissionChangesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listMissionChangesStmt: %w", cerr)
+		}
+	}
 	if q.listMissionSessionIDsStmt != nil {
 		if cerr := q.listMissionSessionIDsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listMissionSessionIDsStmt: %w", cerr)
@@ -1249,6 +1287,11 @@ func (q *Queries) Close() error {
 	if q.listOpenViolationsStmt != nil {
 		if cerr := q.listOpenViolationsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listOpenViolationsStmt: %w", cerr)
+		}
+	}
+	if q.listPendingMissionChangesStmt != nil {
+		if cerr := q.listPendingMissionChangesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listPendingMissionChangesStmt: %w", cerr)
 		}
 	}
 	if q.listPoliciesStmt != nil {
@@ -1456,6 +1499,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing settleApprovalsStmt: %w", cerr)
 		}
 	}
+	if q.settleMissionChangeStmt != nil {
+		if cerr := q.settleMissionChangeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing settleMissionChangeStmt: %w", cerr)
+		}
+	}
 	if q.supersedePlansStmt != nil {
 		if cerr := q.supersedePlansStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing supersedePlansStmt: %w", cerr)
@@ -1589,6 +1637,7 @@ type Queries struct {
 	createDeviationStmt                  *sql.Stmt
 	createEvidenceStmt                   *sql.Stmt
 	createMissionStmt                    *sql.Stmt
+	createMissionChangeStmt              *sql.Stmt
 	createPermissionPromptStmt           *sql.Stmt
 	createPlanStmt                       *sql.Stmt
 	createPolicyStmt                     *sql.Stmt
@@ -1627,7 +1676,9 @@ type Queries struct {
 	getDecisionByRefStmt                 *sql.Stmt
 	getHookRunStmt                       *sql.Stmt
 	getLatestPlanStmt                    *sql.Stmt
+	getMissionByIDStmt                   *sql.Stmt
 	getMissionBySlugStmt                 *sql.Stmt
+	getMissionChangeStmt                 *sql.Stmt
 	getOpenAskStmt                       *sql.Stmt
 	getPermissionPromptStmt              *sql.Stmt
 	getPlanStmt                          *sql.Stmt
@@ -1662,6 +1713,7 @@ type Queries struct {
 	listAttentionViolationsStmt          *sql.Stmt
 	listEvidenceStmt                     *sql.Stmt
 	listGateTTLsStmt                     *sql.Stmt
+	listMissionChangesStmt               *sql.Stmt
 	listMissionSessionIDsStmt            *sql.Stmt
 	listMissionsStmt                     *sql.Stmt
 	listMissionsWithSessionCountsStmt    *sql.Stmt
@@ -1674,6 +1726,7 @@ type Queries struct {
 	listOpenRemediationsOfDeviationStmt  *sql.Stmt
 	listOpenScopeBreachesStmt            *sql.Stmt
 	listOpenViolationsStmt               *sql.Stmt
+	listPendingMissionChangesStmt        *sql.Stmt
 	listPoliciesStmt                     *sql.Stmt
 	listReleasedOptionsStmt              *sql.Stmt
 	listRulesStmt                        *sql.Stmt
@@ -1715,6 +1768,7 @@ type Queries struct {
 	setUserDisabledAtStmt                *sql.Stmt
 	setUserRoleStmt                      *sql.Stmt
 	settleApprovalsStmt                  *sql.Stmt
+	settleMissionChangeStmt              *sql.Stmt
 	supersedePlansStmt                   *sql.Stmt
 	toolCheckExistsStmt                  *sql.Stmt
 	touchSessionBriefStmt                *sql.Stmt
@@ -1779,6 +1833,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		createDeviationStmt:                  q.createDeviationStmt,
 		createEvidenceStmt:                   q.createEvidenceStmt,
 		createMissionStmt:                    q.createMissionStmt,
+		createMissionChangeStmt:              q.createMissionChangeStmt,
 		createPermissionPromptStmt:           q.createPermissionPromptStmt,
 		createPlanStmt:                       q.createPlanStmt,
 		createPolicyStmt:                     q.createPolicyStmt,
@@ -1817,7 +1872,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getDecisionByRefStmt:                 q.getDecisionByRefStmt,
 		getHookRunStmt:                       q.getHookRunStmt,
 		getLatestPlanStmt:                    q.getLatestPlanStmt,
+		getMissionByIDStmt:                   q.getMissionByIDStmt,
 		getMissionBySlugStmt:                 q.getMissionBySlugStmt,
+		getMissionChangeStmt:                 q.getMissionChangeStmt,
 		getOpenAskStmt:                       q.getOpenAskStmt,
 		getPermissionPromptStmt:              q.getPermissionPromptStmt,
 		getPlanStmt:                          q.getPlanStmt,
@@ -1852,6 +1909,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listAttentionViolationsStmt:          q.listAttentionViolationsStmt,
 		listEvidenceStmt:                     q.listEvidenceStmt,
 		listGateTTLsStmt:                     q.listGateTTLsStmt,
+		listMissionChangesStmt:               q.listMissionChangesStmt,
 		listMissionSessionIDsStmt:            q.listMissionSessionIDsStmt,
 		listMissionsStmt:                     q.listMissionsStmt,
 		listMissionsWithSessionCountsStmt:    q.listMissionsWithSessionCountsStmt,
@@ -1864,6 +1922,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listOpenRemediationsOfDeviationStmt:  q.listOpenRemediationsOfDeviationStmt,
 		listOpenScopeBreachesStmt:            q.listOpenScopeBreachesStmt,
 		listOpenViolationsStmt:               q.listOpenViolationsStmt,
+		listPendingMissionChangesStmt:        q.listPendingMissionChangesStmt,
 		listPoliciesStmt:                     q.listPoliciesStmt,
 		listReleasedOptionsStmt:              q.listReleasedOptionsStmt,
 		listRulesStmt:                        q.listRulesStmt,
@@ -1905,6 +1964,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		setUserDisabledAtStmt:                q.setUserDisabledAtStmt,
 		setUserRoleStmt:                      q.setUserRoleStmt,
 		settleApprovalsStmt:                  q.settleApprovalsStmt,
+		settleMissionChangeStmt:              q.settleMissionChangeStmt,
 		supersedePlansStmt:                   q.supersedePlansStmt,
 		toolCheckExistsStmt:                  q.toolCheckExistsStmt,
 		touchSessionBriefStmt:                q.touchSessionBriefStmt,

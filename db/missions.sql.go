@@ -61,6 +61,30 @@ func (q *Queries) CreateMission(ctx context.Context, arg CreateMissionParams) (M
 	return i, err
 }
 
+const getMissionByID = `-- name: GetMissionByID :one
+SELECT id, slug, title, text, high_risk, evidence, contract, created_by, created_at, updated_at, gate_ttl, two_person FROM missions WHERE id = ?1
+`
+
+func (q *Queries) GetMissionByID(ctx context.Context, id int64) (Mission, error) {
+	row := q.queryRow(ctx, q.getMissionByIDStmt, getMissionByID, id)
+	var i Mission
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Title,
+		&i.Text,
+		&i.HighRisk,
+		&i.Evidence,
+		&i.Contract,
+		&i.CreatedBy,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.GateTtl,
+		&i.TwoPerson,
+	)
+	return i, err
+}
+
 const getMissionBySlug = `-- name: GetMissionBySlug :one
 SELECT id, slug, title, text, high_risk, evidence, contract, created_by, created_at, updated_at, gate_ttl, two_person FROM missions WHERE slug = ?1
 `

@@ -356,6 +356,11 @@ func (a pgQueries) CreateMission(ctx context.Context, arg CreateMissionParams) (
 	return Mission(r), err
 }
 
+func (a pgQueries) CreateMissionChange(ctx context.Context, arg CreateMissionChangeParams) (int64, error) {
+	r, err := a.q.CreateMissionChange(ctx, pgdb.CreateMissionChangeParams(arg))
+	return r, err
+}
+
 func (a pgQueries) CreatePermissionPrompt(ctx context.Context, arg CreatePermissionPromptParams) (PermissionPrompt, error) {
 	r, err := a.q.CreatePermissionPrompt(ctx, pgdb.CreatePermissionPromptParams(arg))
 	return PermissionPrompt(r), err
@@ -576,9 +581,19 @@ func (a pgQueries) GetLatestPlan(ctx context.Context, sessionID string) (Plan, e
 	return Plan(r), noRowHolds(err)
 }
 
+func (a pgQueries) GetMissionByID(ctx context.Context, id int64) (Mission, error) {
+	r, err := a.q.GetMissionByID(ctx, id)
+	return Mission(r), noRowHolds(err)
+}
+
 func (a pgQueries) GetMissionBySlug(ctx context.Context, slug string) (Mission, error) {
 	r, err := a.q.GetMissionBySlug(ctx, slug)
 	return Mission(r), noRowHolds(err)
+}
+
+func (a pgQueries) GetMissionChange(ctx context.Context, id int64) (MissionChangeRow, error) {
+	r, err := a.q.GetMissionChange(ctx, id)
+	return MissionChangeRow(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetOpenAsk(ctx context.Context, runID string) (Ask, error) {
@@ -887,6 +902,21 @@ func (a pgQueries) ListGateTTLs(ctx context.Context) ([]int64, error) {
 	return rows, nil
 }
 
+func (a pgQueries) ListMissionChanges(ctx context.Context, arg ListMissionChangesParams) ([]MissionChangeRow, error) {
+	rows, err := a.q.ListMissionChanges(ctx, pgdb.ListMissionChangesParams(arg))
+	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []MissionChangeRow{}, nil
+		}
+		return nil, err
+	}
+	out := make([]MissionChangeRow, len(rows))
+	for i, r := range rows {
+		out[i] = MissionChangeRow(r)
+	}
+	return out, nil
+}
+
 func (a pgQueries) ListMissionSessionIDs(ctx context.Context, missionID int64) ([]string, error) {
 	rows, err := a.q.ListMissionSessionIDs(ctx, missionID)
 	if err != nil {
@@ -1059,6 +1089,21 @@ func (a pgQueries) ListOpenViolations(ctx context.Context, sessionID string) ([]
 	out := make([]Violation, len(rows))
 	for i, r := range rows {
 		out[i] = Violation(r)
+	}
+	return out, nil
+}
+
+func (a pgQueries) ListPendingMissionChanges(ctx context.Context) ([]MissionChangeRow, error) {
+	rows, err := a.q.ListPendingMissionChanges(ctx)
+	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []MissionChangeRow{}, nil
+		}
+		return nil, err
+	}
+	out := make([]MissionChangeRow, len(rows))
+	for i, r := range rows {
+		out[i] = MissionChangeRow(r)
 	}
 	return out, nil
 }
@@ -1500,6 +1545,11 @@ func (a pgQueries) SetUserRole(ctx context.Context, arg SetUserRoleParams) error
 
 func (a pgQueries) SettleApprovals(ctx context.Context, arg SettleApprovalsParams) error {
 	return a.q.SettleApprovals(ctx, pgdb.SettleApprovalsParams(arg))
+}
+
+func (a pgQueries) SettleMissionChange(ctx context.Context, arg SettleMissionChangeParams) (int64, error) {
+	r, err := a.q.SettleMissionChange(ctx, pgdb.SettleMissionChangeParams(arg))
+	return r, err
 }
 
 func (a pgQueries) SupersedePlans(ctx context.Context, sessionID string) error {

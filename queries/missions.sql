@@ -31,3 +31,6 @@ RETURNING *;
 -- The sessions working on a mission, oldest first: what a change to the
 -- mission re-briefs.
 SELECT id FROM sessions WHERE mission_id = sqlc.arg(mission_id) ORDER BY created_at, id;
+
+-- name: GetMissionByID :one
+SELECT * FROM missions WHERE id = sqlc.arg(id);

@@ -97,7 +97,7 @@ type adminSection struct{ Nav, Href, Label string }
 var adminSections = []adminSection{
 	{"users", "/admin/users", "Users"}, {"keys", "/admin/keys", "Agent keys"}, {"tools", "/admin/tools", "Tools"},
 	{"policies", "/admin/policies", "Policies"}, {"rules", "/admin/rules", "Rules"},
-	{"webhooks", "/admin/webhooks", "Notifications"}, {"activity", "/admin/activity", "Activity"},
+	{"webhooks", "/admin/webhooks", "Notifications"},
 }
 
 // inSection is the aria-current of a navigation entry that stands for a

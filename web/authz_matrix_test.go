@@ -268,6 +268,21 @@ func routeTable() []routeCase {
 	}
 	// run starts a run of a.Agent on a fresh session; parked also parks it
 	// on a question and returns the ask.
+	// pendingChange is a change another lead asked for that lowers a
+	// protection of a two-person mission: it waits for a second lead.
+	pendingChange := func(a *webtest.API) int64 {
+		other, _ := a.Kit.Lead()
+		slug := fmt.Sprintf("two-person-%d", other.UserID)
+		if _, err := a.Kit.Gov.Missions.Create(ctx, other, governance.MissionInput{Slug: slug, Title: "Two people", TwoPerson: true}); err != nil {
+			a.T.Fatal(err)
+		}
+		off := false
+		edit, err := a.Kit.Gov.Missions.Patch(ctx, other, slug, governance.MissionPatch{TwoPerson: &off})
+		if err != nil || edit.Pending == nil {
+			a.T.Fatalf("a lead's change of a two-person mission: %v, pending %v", err, edit.Pending)
+		}
+		return edit.Pending.ID
+	}
 	run := func(a *webtest.API) (session, run string) {
 		id := plainSession(a)
 		r, err := a.Kit.Ledger.StartRun(ctx, a.Agent, id, "graph-ask-demo", "")
@@ -515,6 +530,21 @@ func routeTable() []routeCase {
 				return "/api/v1/missions/" + a.Kit.Mission(a.Lead, false), map[string]any{"title": "Renamed"}
 			},
 			want: statuses(http.StatusOK, leads)},
+		{method: http.MethodGet, path: "/api/v1/missions/:slug/changes",
+			setup: func(a *webtest.API) (string, any) {
+				return "/api/v1/missions/" + a.Kit.Mission(a.Lead, false) + "/changes", nil
+			},
+			want: statuses(http.StatusOK, everyone)},
+		{method: http.MethodPost, path: "/api/v1/mission-changes/:id/approve", writes: true,
+			setup: func(a *webtest.API) (string, any) {
+				return fmt.Sprintf("/api/v1/mission-changes/%d/approve", pendingChange(a)), map[string]any{"note": "Agreed."}
+			},
+			want: statuses(http.StatusOK, leads)},
+		{method: http.MethodPost, path: "/api/v1/mission-changes/:id/reject", writes: true,
+			setup: func(a *webtest.API) (string, any) {
+				return fmt.Sprintf("/api/v1/mission-changes/%d/reject", pendingChange(a)), nil
+			},
+			want: statuses(http.StatusOK, leads)},
 		{method: http.MethodGet, path: "/api/v1/audit/:report",
 			setup: func(*webtest.API) (string, any) { return "/api/v1/audit/premature-side-effects", nil },
 			want:  statuses(http.StatusOK, people)},
@@ -614,7 +644,13 @@ func routeTable() []routeCase {
 		{method: http.MethodDelete, path: "/api/v1/webhooks/:id", writes: true,
 			setup: func(a *webtest.API) (string, any) { return fmt.Sprintf("/api/v1/webhooks/%d", webhook(a)), nil },
 			want:  statuses(http.StatusOK, []caller{asAdmin})},
-		// The admin activity: admins only; reading writes nothing.
+		// The activity record: every person; the admin route, admins only;
+		// reading writes nothing.
+		{method: http.MethodGet, path: "/api/v1/activity",
+			setup: func(*webtest.API) (string, any) {
+				return "/api/v1/activity?limit=5&kind=policy&since=2026-01-01T00:00:00Z", nil
+			},
+			want: statuses(http.StatusOK, people)},
 		{method: http.MethodGet, path: "/api/v1/admin/activity",
 			setup: func(*webtest.API) (string, any) { return "/api/v1/admin/activity?limit=5&action=policy", nil },
 			want:  statuses(http.StatusOK, []caller{asAdmin})},
@@ -783,6 +819,11 @@ func routeTable() []routeCase {
 			setup: func(a *webtest.API) (string, any) {
 				return "/missions/" + a.Kit.Mission(a.Lead, false), url.Values{"title": {"Renamed"}, "text": {"Do the other thing."}}
 			}},
+		{method: http.MethodPost, path: "/missions/changes/:id", console: true, want: leadAction, writes: true,
+			setup: func(a *webtest.API) (string, any) {
+				return fmt.Sprintf("/missions/changes/%d", pendingChange(a)), url.Values{"do": {"approve"}, "note": {"Agreed."}}
+			}},
+		{method: http.MethodGet, path: "/activity", console: true, want: readPage, setup: page("/activity?kind=policy&since=2026-01-01")},
 
 		// Audit.
 		{method: http.MethodGet, path: "/audit", console: true, want: readPage, setup: page("/audit")},

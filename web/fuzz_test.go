@@ -392,6 +392,7 @@ var consoleForms = map[string]consoleForm{
 	"POST /sessions/:id/resume":        {fields: []string{"back"}},
 	"POST /sessions/:id/remediations":  {fields: []string{"instruction", "files", "severity"}},
 	"POST /remediations/:id/close":     {fields: []string{"note"}},
+	"POST /missions/changes/:id":       {fields: []string{"do", "note"}},
 	"POST /violations/:id/clear":       {fields: []string{"as", "note"}},
 	"POST /missions":                   {fields: []string{"slug", "title", "contract", "gate_ttl"}, defaults: url.Values{"text": {"Do the thing."}, "evidence": {"tests"}, "high_risk": {"on"}}},
 	"POST /missions/:slug":             {fields: []string{"title", "contract", "evidence", "gate_ttl"}, defaults: url.Values{"text": {"Do the thing."}, "two_person": {"on"}}},
@@ -443,6 +444,7 @@ func FuzzConsoleForm(f *testing.F) {
 		"role": {"lead"}, "name": {"ci"}, "pattern": {"TODO"}, "kind": {"content_regex"}, "departures": {"redux-toolkit"},
 		"support": {"3"}, "total": {"4"}, "concern": {"server state"}, "server": {"github"}, "tool": {"create_issue"},
 		"side_effecting": {"true"}, "url": {"https://hooks.example.com/x"}, "secret": {"a-signing-secret-of-length"}, "events": {"hard_stop"},
+		"do": {"approve"},
 	}
 	for i, rc := range routes {
 		form := consoleForms[rc.method+" "+rc.path]

@@ -40,20 +40,31 @@ const listAdminActivity = `-- name: ListAdminActivity :many
 SELECT id, at, actor, action, target, before_json, after_json
 FROM admin_activity
 WHERE id < $1 AND substr(action, 1, length(CAST($2 AS TEXT))) = CAST($2 AS TEXT)
+  AND (CAST($3 AS TEXT) = '' OR actor = CAST($3 AS TEXT))
+  AND at >= CAST($4 AS TEXT)
 ORDER BY id DESC
-LIMIT CAST($3 AS BIGINT)
+LIMIT CAST($5 AS BIGINT)
 `
 
 type ListAdminActivityParams struct {
 	Before int64
 	Prefix string
+	Actor  string
+	Since  string
 	Lim    int64
 }
 
-// The admin actions older than the cursor (an id), newest first, whose
-// action starts with the prefix (” for every one).
+// The actions older than the cursor (an id), newest first, whose action
+// starts with the prefix (” for every one), of the actor (” for
+// anyone), done at or after since (” for ever).
 func (q *Queries) ListAdminActivity(ctx context.Context, arg ListAdminActivityParams) ([]AdminActivity, error) {
-	rows, err := q.query(ctx, q.listAdminActivityStmt, listAdminActivity, arg.Before, arg.Prefix, arg.Lim)
+	rows, err := q.query(ctx, q.listAdminActivityStmt, listAdminActivity,
+		arg.Before,
+		arg.Prefix,
+		arg.Actor,
+		arg.Since,
+		arg.Lim,
+	)
 	if err != nil {
 		return nil, err
 	}

@@ -184,6 +184,42 @@ type Mission struct {
 	TwoPerson bool
 }
 
+type MissionChange struct {
+	ID          int64
+	MissionID   int64
+	Patch       string
+	Summary     string
+	Lowers      string
+	Note        string
+	RequestedBy int64
+	RequestedAt string
+	Status      string
+	SettledBy   sql.NullInt64
+	SettledAt   sql.NullString
+	SettleNote  string
+}
+
+type MissionChangeRow struct {
+	ID                int64
+	MissionID         int64
+	MissionSlug       string
+	Patch             string
+	Summary           string
+	Lowers            string
+	Note              string
+	RequestedBy       int64
+	RequestedAt       string
+	Status            string
+	SettledBy         sql.NullInt64
+	SettledAt         sql.NullString
+	SettleNote        string
+	RequestedEmail    string
+	RequesterExists   bool
+	RequesterRole     string
+	RequesterDisabled bool
+	SettledEmail      string
+}
+
 type Outbox struct {
 	ID            int64
 	WebhookID     int64

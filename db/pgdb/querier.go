@@ -131,6 +131,7 @@ type Querier interface {
 	CreateDeviation(ctx context.Context, arg CreateDeviationParams) (Deviation, error)
 	CreateEvidence(ctx context.Context, arg CreateEvidenceParams) (Evidence, error)
 	CreateMission(ctx context.Context, arg CreateMissionParams) (Mission, error)
+	CreateMissionChange(ctx context.Context, arg CreateMissionChangeParams) (int64, error)
 	CreatePermissionPrompt(ctx context.Context, arg CreatePermissionPromptParams) (PermissionPrompt, error)
 	CreatePlan(ctx context.Context, arg CreatePlanParams) (Plan, error)
 	CreatePolicy(ctx context.Context, arg CreatePolicyParams) (Policy, error)
@@ -213,7 +214,9 @@ type Querier interface {
 	// session's run that has the same external id (the hook's run).
 	GetHookRun(ctx context.Context, arg GetHookRunParams) (GetHookRunRow, error)
 	GetLatestPlan(ctx context.Context, sessionID string) (Plan, error)
+	GetMissionByID(ctx context.Context, id int64) (Mission, error)
 	GetMissionBySlug(ctx context.Context, slug string) (Mission, error)
+	GetMissionChange(ctx context.Context, id int64) (MissionChangeRow, error)
 	// The question a run waits on, if any.
 	GetOpenAsk(ctx context.Context, runID string) (Ask, error)
 	GetPermissionPrompt(ctx context.Context, id int64) (PermissionPrompt, error)
@@ -241,8 +244,9 @@ type Querier interface {
 	GiveUpOutbox(ctx context.Context, arg GiveUpOutboxParams) (int64, error)
 	// The policies a change is evaluated against: neither disabled nor deleted.
 	ListActivePolicies(ctx context.Context) ([]Policy, error)
-	// The admin actions older than the cursor (an id), newest first, whose
-	// action starts with the prefix ('' for every one).
+	// The actions older than the cursor (an id), newest first, whose action
+	// starts with the prefix ('' for every one), of the actor ('' for
+	// anyone), done at or after since ('' for ever).
 	ListAdminActivity(ctx context.Context, arg ListAdminActivityParams) ([]AdminActivity, error)
 	ListAgentKeys(ctx context.Context) ([]ListAgentKeysRow, error)
 	// Every approval still waiting for its second, for the pages that show
@@ -283,6 +287,8 @@ type Querier interface {
 	// The gate times to live that missions set (seconds, 0 = never), each once:
 	// the sweep expires the gates of each in one statement.
 	ListGateTTLs(ctx context.Context) ([]int64, error)
+	// A mission's changes, newest first.
+	ListMissionChanges(ctx context.Context, arg ListMissionChangesParams) ([]MissionChangeRow, error)
 	// The sessions working on a mission, oldest first: what a change to the
 	// mission re-briefs.
 	ListMissionSessionIDs(ctx context.Context, missionID int64) ([]string, error)
@@ -303,6 +309,8 @@ type Querier interface {
 	// words their reasons from.
 	ListOpenScopeBreaches(ctx context.Context, sessionID string) ([]ScopeBreach, error)
 	ListOpenViolations(ctx context.Context, sessionID string) ([]Violation, error)
+	// Every change waiting for a second lead, oldest first.
+	ListPendingMissionChanges(ctx context.Context) ([]MissionChangeRow, error)
 	// Every policy not deleted, disabled ones too.
 	ListPolicies(ctx context.Context) ([]Policy, error)
 	// The answers given at the stopping points of a plan, on any of its asks
@@ -382,6 +390,9 @@ type Querier interface {
 	SetUserDisabledAt(ctx context.Context, arg SetUserDisabledAtParams) error
 	SetUserRole(ctx context.Context, arg SetUserRoleParams) error
 	SettleApprovals(ctx context.Context, arg SettleApprovalsParams) error
+	// Settles a pending change, once: a change already settled is left as it
+	// is (0 rows).
+	SettleMissionChange(ctx context.Context, arg SettleMissionChangeParams) (int64, error)
 	SupersedePlans(ctx context.Context, sessionID string) error
 	// Whether the executor gate checked the call before it ran.
 	ToolCheckExists(ctx context.Context, arg ToolCheckExistsParams) (bool, error)

@@ -61,7 +61,15 @@ const (
 	ToolDelete     = "tool.delete"
 	WebhookCreate  = "webhook.create"
 	WebhookDelete  = "webhook.delete"
-	redactedSecret = "(set)"
+	// A mission's: created, changed, and a lead's change that lowers a
+	// protection of a two-person mission asked for, approved by a second
+	// lead (applied) or rejected.
+	MissionCreate        = "mission.create"
+	MissionUpdate        = "mission.update"
+	MissionChangeRequest = "mission.change.request"
+	MissionChangeApprove = "mission.change.approve"
+	MissionChangeReject  = "mission.change.reject"
+	redactedSecret       = "(set)"
 )
 
 // Actions are every action recorded, in the order the Activity page's
@@ -93,6 +101,19 @@ func Record(ctx context.Context, q db.Querier, at time.Time, actor, action, targ
 		return fmt.Errorf("record %s: %w", action, err)
 	}
 	return nil
+}
+
+// Answered records a person's action on a session, as its timeline line
+// says it (a gate resolved, a plan approved, a session paused, a
+// violation cleared, an ask answered, …), in q, the transaction that
+// writes that line: the action is the line's kind, the target the
+// session and the line's ref, and after what the line says.
+func Answered(ctx context.Context, q db.Querier, at time.Time, who, session, kind, ref, detail string) error {
+	target := "session " + session
+	if ref != "" {
+		target += " " + ref
+	}
+	return Record(ctx, q, at, who, kind, target, nil, State{"session": session, "ref": ref, "detail": detail})
 }
 
 // encode stores a state as a JSON object, redacted, or NULL for none.
@@ -165,6 +186,10 @@ type Page struct {
 	// Action, when set, keeps the actions that start with it ("policy"
 	// keeps policy.create, policy.delete, …).
 	Action string
+	// Actor, when set, keeps one person's actions (their email, or "cli").
+	Actor string
+	// Since, when not zero, keeps the actions done at or after it.
+	Since time.Time
 }
 
 // Limits of a page.
@@ -203,6 +228,30 @@ var (
 	ErrLimit  = errs.E(errs.Invalid, "invalid_limit", "The limit must be a whole number from 1 to %d.", MaxLimit).In("limit")
 	ErrBefore = errs.E(errs.Invalid, "invalid_before", "before must be the id of an entry, as a page's next_before gives it.").In("before")
 )
+
+// ErrSince refuses a since that is not a time.
+var ErrSince = errs.E(errs.Invalid, "invalid_since", "since must be an RFC 3339 time, e.g. 2026-12-01T09:00:00Z.").In("since")
+
+// ParseQuery reads a page of GET /api/v1/activity from its parameters:
+// actor (an email, or cli), kind (an action or its prefix: "decision",
+// "mission.change"), since (an RFC 3339 time), limit, and next (the
+// cursor a page's next gives). Errors: invalid_limit, invalid_before
+// (about next), invalid_since.
+func ParseQuery(actor, kind, since, limit, next string) (Page, error) {
+	p, err := ParsePage(limit, next, kind)
+	if err != nil {
+		return p, err
+	}
+	p.Actor = actor
+	if since != "" {
+		t, err := time.Parse(time.RFC3339, since)
+		if err != nil {
+			return p, ErrSince
+		}
+		p.Since = t
+	}
+	return p, nil
+}
 
 // ParsePage reads a page from a request's query: ?limit= (a whole number,
 // DefaultLimit when empty), ?before= (an id, from the newest when empty)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/activity"
@@ -11,24 +12,27 @@ import (
 	"github.com/madebook/madebook/internal/input"
 )
 
-// ActivityService reads the record of what admins did (package activity
-// writes it, in each admin action's transaction).
+// ActivityService reads the activity record: what every person did, and
+// what changed each time (package activity writes it, in each action's
+// transaction).
 type ActivityService struct{ *core }
 
-// ActivityPage is a page of the admin activity, newest first.
+// ActivityPage is a page of the activity record, newest first.
 type ActivityPage struct {
 	Items []activity.Entry `json:"items"`
-	// NextBefore is the cursor of the next, older page (its ?before=);
-	// nil on the last page.
+	// NextBefore is the cursor of the next, older page (its ?before=, or
+	// ?next= on /api/v1/activity); nil on the last page.
 	NextBefore *int64 `json:"next_before"`
+	// Next is NextBefore as text, "" on the last page.
+	Next string `json:"next"`
 }
 
-// List returns a page of the admin activity, newest first (admins only).
-// Errors: forbidden, invalid_limit (not 1 to activity.MaxLimit),
-// invalid_before (not a positive id), action_too_long,
-// invalid_characters.
+// List returns a page of the activity record, newest first; any person
+// may read it. Errors: forbidden, invalid_limit (not 1 to
+// activity.MaxLimit), invalid_before (not a positive id),
+// action_too_long, actor_too_long, invalid_characters.
 func (s *ActivityService) List(ctx context.Context, actor auth.Actor, p activity.Page) (ActivityPage, error) {
-	if err := actor.RequireAdmin("read the admin activity"); err != nil {
+	if err := actor.RequirePerson("read the activity record"); err != nil {
 		return ActivityPage{}, err
 	}
 	if p.Limit == 0 {
@@ -48,8 +52,16 @@ func (s *ActivityService) List(ctx context.Context, actor auth.Actor, p activity
 	if err != nil {
 		return ActivityPage{}, err
 	}
+	who, err := input.Optional("actor", p.Actor, activity.MaxFilter)
+	if err != nil {
+		return ActivityPage{}, err
+	}
+	since := ""
+	if !p.Since.IsZero() {
+		since = db.FormatTime(p.Since)
+	}
 	rows, err := s.store.Reader().ListAdminActivity(ctx, db.ListAdminActivityParams{Before: before, Prefix: action,
-		Lim: int64(p.Limit) + 1})
+		Actor: who, Since: since, Lim: int64(p.Limit) + 1})
 	if err != nil {
 		return ActivityPage{}, fmt.Errorf("list admin activity: %w", err)
 	}
@@ -57,7 +69,7 @@ func (s *ActivityService) List(ctx context.Context, actor auth.Actor, p activity
 	for i, r := range rows {
 		if i == p.Limit {
 			next := out.Items[i-1].ID
-			out.NextBefore = &next
+			out.NextBefore, out.Next = &next, strconv.FormatInt(next, 10)
 			break
 		}
 		e, err := activity.FromRow(r)

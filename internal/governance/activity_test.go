@@ -402,7 +402,8 @@ func TestTheAdminActivitySurvivesARestart(t *testing.T) {
 }
 
 // TestTheAdminActivityPages: newest first, a page at a time through the
-// cursor, filtered by an action prefix, and for admins only.
+// cursor, filtered by an action prefix, a person and a time, for every
+// person and no agent.
 func TestTheAdminActivityPages(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
@@ -439,13 +440,36 @@ func TestTheAdminActivityPages(t *testing.T) {
 	if err != nil || all.Items[0].Action != "risk_gates.set" || all.NextBefore != nil {
 		t.Errorf("unfiltered: %+v %v", all, err)
 	}
+	w.Clock.Advance(time.Hour)
+	later := w.Clock.Now()
+	if _, err := w.Gov.Sessions.Pause(ctx, w.lead, w.session, "Looking at it."); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		page activity.Page
+		want string
+	}{
+		{"one person's, of a kind", activity.Page{Actor: w.lead.Email, Action: "session"}, "session.paused session " + w.session},
+		{"another person's, of that kind", activity.Page{Actor: w.admin.Email, Action: "session"}, ""},
+		{"since a time", activity.Page{Since: later}, "session.paused session " + w.session},
+		{"an admin's, of a kind", activity.Page{Actor: w.admin.Email, Action: "risk_gates"}, "risk_gates.set risk gates"},
+	} {
+		page, err := w.Gov.Activity.List(ctx, w.viewer, c.page)
+		var lines []string
+		for _, e := range page.Items {
+			lines = append(lines, e.Action+" "+e.Target)
+		}
+		if err != nil || strings.Join(lines, "\n") != c.want {
+			t.Errorf("%s, as a viewer: %q %v, want %q", c.name, lines, err, c.want)
+		}
+	}
 	for _, c := range []struct {
 		name  string
 		actor auth.Actor
 		page  activity.Page
 		code  string
 	}{
-		{"a lead", w.lead, activity.Page{}, "forbidden"},
 		{"an agent", w.agent, activity.Page{}, "forbidden"},
 		{"a limit over 500", w.admin, activity.Page{Limit: 501}, "invalid_limit"},
 		{"a negative cursor", w.admin, activity.Page{Before: -1}, "invalid_before"},

@@ -226,8 +226,22 @@ func ownSession(ctx context.Context, q db.Querier, actor auth.Actor, id, what st
 	return sessionFor(ctx, q, actor, id)
 }
 
-// event records one line of a session's timeline.
+// event records one line of a session's timeline; a person's (a lead's
+// answer, a pause, …) goes in the activity record too.
 func (c *core) event(ctx context.Context, q db.Querier, session string, actor auth.Actor, at time.Time, kind, ref, detail string) error {
+	if err := c.told(ctx, q, session, actor, at, kind, ref, detail); err != nil {
+		return err
+	}
+	if actor.IsPerson() {
+		return activity.Answered(ctx, q, at, actor.Who(), session, kind, ref, detail)
+	}
+	return nil
+}
+
+// told records one line of a session's timeline only: what the session
+// hears of an action recorded once elsewhere (a mission's change, on each
+// of its sessions).
+func (c *core) told(ctx context.Context, q db.Querier, session string, actor auth.Actor, at time.Time, kind, ref, detail string) error {
 	if err := q.AddEvent(ctx, db.AddEventParams{SessionID: session, At: db.FormatTime(at), Actor: actor.Label(),
 		Kind: kind, Ref: ref, Detail: detail}); err != nil {
 		return fmt.Errorf("record %s: %w", kind, err)

@@ -67,7 +67,8 @@ func TestMissionGateTTL(t *testing.T) {
 			{"", "", "gate TTL: 2h30m → never"},
 		} {
 			set := step.set
-			m := must(w.Gov.Missions.Patch(t.Context(), w.lead, w.mission, governance.MissionPatch{GateTTL: &set}))(t)
+			// An admin's: raising and lifting it lower a protection.
+			m := must(w.Gov.Missions.Patch(t.Context(), w.admin, w.mission, governance.MissionPatch{GateTTL: &set}))(t)
 			if m.GateTTL.String() != step.want {
 				t.Fatalf("after setting %q the gate_ttl is %q, want %q", set, m.GateTTL, step.want)
 			}
@@ -267,7 +268,7 @@ func TestExpireDue(t *testing.T) {
 
 	t.Run("a recorded gate stays expired when its mission's gate_ttl is lifted, and resolves normally", func(t *testing.T) {
 		none := ""
-		must(w.Gov.Missions.Patch(t.Context(), w.lead, one, governance.MissionPatch{GateTTL: &none}))(t)
+		must(w.Gov.Missions.Patch(t.Context(), w.admin, one, governance.MissionPatch{GateTTL: &none}))(t)
 		b := must(w.Gov.Briefs.Brief(t.Context(), w.other, governance.BriefRequest{Session: s1}))(t)
 		if codes(b) != "decision_expired |" || !strings.HasPrefix(b.Reason, g1.Ref+" expired unanswered after 1h: ") {
 			t.Fatalf("brief %s %q, want %s still expired", codes(b), b.Reason, g1.Ref)

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/activity"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/change"
 	"github.com/madebook/madebook/internal/errs"
@@ -173,7 +174,10 @@ func (s *MissionService) Create(ctx context.Context, actor auth.Actor, in Missio
 		row, err = q.CreateMission(ctx, db.CreateMissionParams{Slug: m.Slug, Title: m.Title, Text: m.Text, HighRisk: m.HighRisk,
 			TwoPerson: m.TwoPerson, Evidence: encodeList(m.Evidence), Contract: string(contract), GateTtl: m.GateTTL.Seconds(),
 			CreatedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}, CreatedAt: db.FormatTime(s.now())})
-		return err
+		if err != nil {
+			return err
+		}
+		return s.did(ctx, q, actor, activity.MissionCreate, missionTarget(m.Slug), nil, missionState(m))
 	})
 	if err != nil {
 		return Mission{}, fmt.Errorf("create mission %s: %w", m.Slug, err)
@@ -239,16 +243,10 @@ func (s *MissionService) Get(ctx context.Context, slug string) (Mission, error) 
 	return m, nil
 }
 
-// Update changes a mission's title, text, high-risk flag, required
-// evidence, contract and gate_ttl; the slug never changes (in.Slug is ignored). A
-// change that alters anything records a "mission.updated" event, naming
-// who changed what, on every session of the mission, in the same
-// transaction: that is the session's record of why its brief changed
-// (e.g. BLOCKED until an approved plan, once the mission is high-risk),
-// and it forgets every one of those sessions' cached brief state. Errors:
-// forbidden (not a lead), mission_not_found, and those of
-// MissionInput.Validate but invalid_slug.
-func (s *MissionService) Update(ctx context.Context, actor auth.Actor, slug string, in MissionInput) (Mission, error) {
+// Update changes a mission's title, text, high-risk flag, two-person
+// flag, required evidence, contract and gate_ttl; the slug never changes
+// (in.Slug is ignored). It is Patch with every field named.
+func (s *MissionService) Update(ctx context.Context, actor auth.Actor, slug string, in MissionInput) (MissionEdit, error) {
 	return s.Patch(ctx, actor, slug, MissionPatch{Title: &in.Title, Text: &in.Text, HighRisk: &in.HighRisk,
 		TwoPerson: &in.TwoPerson, Evidence: &in.Evidence, Contract: &in.Contract, GateTTL: &in.GateTTL})
 }
@@ -256,14 +254,14 @@ func (s *MissionService) Update(ctx context.Context, actor auth.Actor, slug stri
 // MissionPatch names the fields of a mission to change; a nil field keeps
 // its value.
 type MissionPatch struct {
-	Title     *string   `json:"title"`
-	Text      *string   `json:"text"`
-	HighRisk  *bool     `json:"high_risk"`
-	TwoPerson *bool     `json:"two_person"`
-	Evidence  *[]string `json:"evidence"`
-	Contract  *[]Clause `json:"contract"`
+	Title     *string   `json:"title,omitempty"`
+	Text      *string   `json:"text,omitempty"`
+	HighRisk  *bool     `json:"high_risk,omitempty"`
+	TwoPerson *bool     `json:"two_person,omitempty"`
+	Evidence  *[]string `json:"evidence,omitempty"`
+	Contract  *[]Clause `json:"contract,omitempty"`
 	// GateTTL is as MissionInput's; "" lifts it (gates never expire).
-	GateTTL *string `json:"gate_ttl"`
+	GateTTL *string `json:"gate_ttl,omitempty"`
 }
 
 // Validate returns the patch with the fields it names trimmed, or the
@@ -310,17 +308,69 @@ func (p MissionPatch) Validate() (MissionPatch, error) {
 	return out, nil
 }
 
+// applyTo returns the mission with the patch's fields changed; p must be
+// valid.
+func (p MissionPatch) applyTo(m Mission) Mission {
+	if p.Title != nil {
+		m.Title = *p.Title
+	}
+	if p.Text != nil {
+		m.Text = *p.Text
+	}
+	if p.HighRisk != nil {
+		m.HighRisk = *p.HighRisk
+	}
+	if p.TwoPerson != nil {
+		m.TwoPerson = *p.TwoPerson
+	}
+	if p.Evidence != nil {
+		m.Evidence = *p.Evidence
+	}
+	if p.Contract != nil {
+		m.Contract = *p.Contract
+	}
+	if p.GateTTL != nil {
+		m.GateTTL, _ = ParseGateTTL(*p.GateTTL) // valid: Validate read it
+	}
+	return m
+}
+
+// MissionEdit is what an edit of a mission did: the mission as it is now,
+// and, when the edit lowers a protection of a two-person mission and a
+// lead asked for it, the change that waits for a second lead (the
+// mission is then unchanged).
+type MissionEdit struct {
+	Mission
+	Pending *MissionChange `json:"-"`
+}
+
 // Patch changes the fields the patch names, reading and writing the
 // mission in one transaction so that two people editing different fields
-// at once both keep their change. Errors as Update.
-func (s *MissionService) Patch(ctx context.Context, actor auth.Actor, slug string, p MissionPatch) (Mission, error) {
+// at once both keep their change. A change that alters anything records a
+// "mission.updated" event, naming who changed what, on every session of
+// the mission (that is the session's record of why its brief changed,
+// e.g. BLOCKED until an approved plan once the mission is high-risk), and
+// a mission.update in the activity record with the mission before and
+// after.
+//
+// A change that lowers a protection (Lowers) is an admin's: it takes
+// effect at once. A lead's waits, on a two-person mission, for a second,
+// different lead's approval (MissionEdit.Pending; ApproveChange), and is
+// refused elsewhere. Errors: forbidden (not a lead), lowers_protection
+// (a lead lowering a protection of a mission that does not take two
+// people), mission_not_found, and those of MissionInput.Validate but
+// invalid_slug.
+func (s *MissionService) Patch(ctx context.Context, actor auth.Actor, slug string, p MissionPatch) (MissionEdit, error) {
 	if err := actor.RequireLead("edit a mission"); err != nil {
-		return Mission{}, err
+		return MissionEdit{}, err
 	}
 	if !slugPattern.MatchString(slug) {
-		return Mission{}, missionNotFound(slug)
+		return MissionEdit{}, missionNotFound(slug)
 	}
-	var row db.Mission
+	var (
+		row     db.Mission
+		pending *MissionChange
+	)
 	err := s.write(ctx, func(q db.Querier) error {
 		old, err := q.GetMissionBySlug(ctx, slug)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -335,65 +385,65 @@ func (s *MissionService) Patch(ctx context.Context, actor auth.Actor, slug strin
 		if err != nil {
 			return err
 		}
-		m := cur
-		if p.Title != nil {
-			m.Title = *p.Title
-		}
-		if p.Text != nil {
-			m.Text = *p.Text
-		}
-		if p.HighRisk != nil {
-			m.HighRisk = *p.HighRisk
-		}
-		if p.TwoPerson != nil {
-			m.TwoPerson = *p.TwoPerson
-		}
-		if p.Evidence != nil {
-			m.Evidence = *p.Evidence
-		}
-		if p.Contract != nil {
-			m.Contract = *p.Contract
-		}
-		if p.GateTTL != nil {
-			if m.GateTTL, err = ParseGateTTL(*p.GateTTL); err != nil {
-				return err
-			}
-		}
-		contract, err := json.Marshal(m.Contract)
-		if err != nil {
-			return fmt.Errorf("encode contract: %w", err)
-		}
 		row = old
-		changed := missionChanges(cur, m)
-		if changed == "" {
-			return nil // nothing to write, and nothing for the sessions to hear
-		}
-		now := s.now()
-		row, err = q.UpdateMission(ctx, db.UpdateMissionParams{ID: old.ID, Title: m.Title, Text: m.Text, HighRisk: m.HighRisk,
-			TwoPerson: m.TwoPerson, Evidence: encodeList(m.Evidence), Contract: string(contract), GateTtl: m.GateTTL.Seconds(),
-			UpdatedAt: db.FormatTime(now)})
-		if err != nil {
+		m := p.applyTo(cur)
+		lowers := Lowers(cur, m)
+		switch {
+		case len(lowers) == 0 || actor.IsAdmin():
+		case !cur.TwoPerson:
+			return errs.E(errs.Forbidden, "lowers_protection",
+				"This change lowers a protection of mission %q (%s): on a mission that does not take two people, only an admin can do that.",
+				slug, strings.Join(lowers, "; "))
+		default:
+			pending, err = s.requestChange(ctx, q, actor, old, cur, m, p, lowers)
 			return err
 		}
-		sessions, err := q.ListMissionSessionIDs(ctx, old.ID)
-		if err != nil {
-			return err
-		}
-		for _, id := range sessions {
-			if err := s.event(ctx, q, id, actor, now, "mission.updated", slug, changed); err != nil {
-				return err
-			}
-		}
-		return nil
+		row, err = s.update(ctx, q, actor, old, cur, m, "")
+		return err
 	})
 	if err != nil {
-		return Mission{}, fmt.Errorf("update mission %s: %w", slug, err)
+		return MissionEdit{}, fmt.Errorf("update mission %s: %w", slug, err)
 	}
 	m, err := missionFrom(row)
 	if err != nil {
-		return Mission{}, fmt.Errorf("update mission %s: %w", slug, err)
+		return MissionEdit{}, fmt.Errorf("update mission %s: %w", slug, err)
 	}
-	return m, nil
+	return MissionEdit{Mission: m, Pending: pending}, nil
+}
+
+// update writes the mission as m in q, if it changes anything, telling
+// every session of the mission and recording it (why, when not "", says
+// more for the timeline: whose change a second lead approved).
+func (s *MissionService) update(ctx context.Context, q db.Querier, actor auth.Actor, old db.Mission, cur, m Mission, why string) (db.Mission, error) {
+	changed := missionChanges(cur, m)
+	if changed == "" {
+		return old, nil // nothing to write, and nothing for the sessions to hear
+	}
+	contract, err := json.Marshal(m.Contract)
+	if err != nil {
+		return old, fmt.Errorf("encode contract: %w", err)
+	}
+	now := s.now()
+	row, err := q.UpdateMission(ctx, db.UpdateMissionParams{ID: old.ID, Title: m.Title, Text: m.Text, HighRisk: m.HighRisk,
+		TwoPerson: m.TwoPerson, Evidence: encodeList(m.Evidence), Contract: string(contract), GateTtl: m.GateTTL.Seconds(),
+		UpdatedAt: db.FormatTime(now)})
+	if err != nil {
+		return old, err
+	}
+	sessions, err := q.ListMissionSessionIDs(ctx, old.ID)
+	if err != nil {
+		return old, err
+	}
+	detail := changed
+	if why != "" {
+		detail += " (" + why + ")"
+	}
+	for _, id := range sessions {
+		if err := s.told(ctx, q, id, actor, now, "mission.updated", old.Slug, detail); err != nil {
+			return old, err
+		}
+	}
+	return row, s.did(ctx, q, actor, activity.MissionUpdate, missionTarget(old.Slug), missionState(cur), missionState(m))
 }
 
 // missionChanges says what an edit changes, for the timeline: e.g.

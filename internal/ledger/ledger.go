@@ -1283,11 +1283,17 @@ func runOwner(actor auth.Actor, key int64) error {
 
 // event records one line of a session's timeline, and in the same
 // transaction the notifications it causes (an ask opened: a new
-// Attention item).
+// Attention item); a person's (an ask answered) goes in the activity
+// record too.
 func (s *Service) event(ctx context.Context, q db.Querier, session string, actor auth.Actor, at time.Time, kind, ref, detail string) error {
 	arg := db.AddEventParams{SessionID: session, At: db.FormatTime(at), Actor: actor.Label(), Kind: kind, Ref: ref, Detail: detail}
 	if err := q.AddEvent(ctx, arg); err != nil {
 		return fmt.Errorf("record %s: %w", kind, err)
+	}
+	if actor.IsPerson() {
+		if err := activity.Answered(ctx, q, at, actor.Who(), session, kind, ref, detail); err != nil {
+			return err
+		}
 	}
 	return s.notes.Enqueue(ctx, q, []notify.Event{{Session: session, At: arg.At, Actor: arg.Actor, Kind: kind, Ref: ref, Detail: detail}})
 }

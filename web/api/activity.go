@@ -30,3 +30,28 @@ func handleActivityList(acts *governance.ActivityService) echo.HandlerFunc {
 		return c.JSON(http.StatusOK, page)
 	}
 }
+
+// handleActivity serves GET /api/v1/activity (any person): what every
+// person did, newest first, a page at a time: ?actor= (an email, or cli),
+// ?kind= (an action or its prefix), ?since= (an RFC 3339 time), ?limit=
+// and ?next= (a page's next). Other parameters are 422 unknown_parameter.
+func handleActivity(acts *governance.ActivityService) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := httpx.Actor(c).RequirePerson("read the activity record"); err != nil {
+			return err
+		}
+		q, err := httpx.Query(c, "actor", "kind", "since", "limit", "next")
+		if err != nil {
+			return err
+		}
+		p, err := activity.ParseQuery(q.Get("actor"), q.Get("kind"), q.Get("since"), q.Get("limit"), q.Get("next"))
+		if err != nil {
+			return err
+		}
+		page, err := acts.List(c.Request().Context(), httpx.Actor(c), p)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, page)
+	}
+}

@@ -109,7 +109,7 @@ func TestEveryArrowOfTheDiagramOverHTTP(t *testing.T) {
 				take = plan
 			case e.Event == lifecycle.PermissionPromptRequested:
 				take = event(e.Event, map[string]any{"prompt": "May I?", "options": map[string]any{"1": "Yes", "2": "No"}})
-			case e.Event == lifecycle.TaskCompleted && e.When == "tasks remain":
+			case (e.Event == lifecycle.TaskCompleted || e.Event == lifecycle.TaskFailed) && e.When == "tasks remain":
 				pre, take = []step{task(lifecycle.TaskCreated, "t2")}, task(e.Event, "t1")
 			case strings.HasPrefix(e.Event, "task."):
 				take = task(e.Event, "t1")

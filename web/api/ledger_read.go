@@ -2,12 +2,9 @@ package api
 
 import (
 	"net/http"
-	"slices"
-	"sort"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/web/httpx"
@@ -48,24 +45,11 @@ func handleRunGet(l *ledger.Service, briefs *governance.BriefService) echo.Handl
 }
 
 // ledgerPage reads a ledger page's query, ?limit= and ?after=, and refuses
-// any other parameter (unknown_parameter, naming it), so that a misspelt
-// cursor does not silently answer the first page again.
+// any other parameter (httpx.Query).
 func ledgerPage(c echo.Context) (ledger.Page, error) {
-	q := c.QueryParams()
-	names := make([]string, 0, len(q))
-	for name := range q {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if !slices.Contains([]string{"limit", "after"}, name) {
-			return ledger.Page{}, errs.E(errs.Invalid, "unknown_parameter",
-				"The query parameter %q is not one this call reads: use limit and after.", name).In(name)
-		}
-		if len(q[name]) > 1 {
-			return ledger.Page{}, errs.E(errs.Invalid, "repeated_parameter",
-				"The query parameter %q is given %d times; give it once.", name, len(q[name])).In(name)
-		}
+	q, err := httpx.Query(c, "limit", "after")
+	if err != nil {
+		return ledger.Page{}, err
 	}
 	return ledger.Page{Limit: q.Get("limit"), After: q.Get("after")}, nil
 }

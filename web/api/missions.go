@@ -69,10 +69,57 @@ func handleMissionUpdate(missions *governance.MissionService) echo.HandlerFunc {
 		if p.Slug != nil && *p.Slug != slug {
 			return invalid("slug_immutable", "A mission's slug cannot change; create a new mission instead.")
 		}
-		m, err := missions.Patch(c.Request().Context(), httpx.Actor(c), slug, p.MissionPatch)
+		edit, err := missions.Patch(c.Request().Context(), httpx.Actor(c), slug, p.MissionPatch)
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, m)
+		if edit.Pending != nil {
+			return c.JSON(http.StatusAccepted, edit.Pending)
+		}
+		return c.JSON(http.StatusOK, edit.Mission)
+	}
+}
+
+// handleMissionChanges serves GET /api/v1/missions/:slug/changes: the
+// mission's changes that lower a protection and wait for (or were settled
+// by) a second lead, newest first.
+func handleMissionChanges(missions *governance.MissionService) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		changes, err := missions.Changes(c.Request().Context(), c.Param("slug"))
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]any{"items": changes})
+	}
+}
+
+// handleMissionChangeSettle serves POST /api/v1/mission-changes/:id/approve
+// and …/reject (lead), with an optional {"note"}: a second lead applies a
+// pending change, or any lead rejects it.
+func handleMissionChangeSettle(missions *governance.MissionService, approve bool) echo.HandlerFunc {
+	type request struct {
+		Note string `json:"note"`
+	}
+	return func(c echo.Context) error {
+		if err := httpx.Actor(c).RequireLead("settle a mission change"); err != nil {
+			return err
+		}
+		id, err := httpx.PathID(c, "mission_change_not_found", "No mission change has the id %q.")
+		if err != nil {
+			return err
+		}
+		in, err := httpx.BindOptional[request](c)
+		if err != nil {
+			return err
+		}
+		settle := missions.RejectChange
+		if approve {
+			settle = missions.ApproveChange
+		}
+		ch, err := settle(c.Request().Context(), httpx.Actor(c), id, in.Note)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, ch)
 	}
 }

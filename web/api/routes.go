@@ -24,6 +24,9 @@ func Routes(e *echo.Echo, d Deps) {
 	v1.POST("/missions", handleMissionCreate(d.Gov.Missions))
 	v1.GET("/missions/:slug", handleMissionGet(d.Gov.Missions))
 	v1.PATCH("/missions/:slug", handleMissionUpdate(d.Gov.Missions))
+	v1.GET("/missions/:slug/changes", handleMissionChanges(d.Gov.Missions))
+	v1.POST("/mission-changes/:id/approve", handleMissionChangeSettle(d.Gov.Missions, true))
+	v1.POST("/mission-changes/:id/reject", handleMissionChangeSettle(d.Gov.Missions, false))
 	v1.POST("/sessions", handleSessionCreate(d.Gov.Sessions, d.Gov.Briefs))
 	v1.GET("/sessions/:id", handleSessionGet(d.Gov.Sessions))
 	v1.POST("/sessions/:id/decisions", handleDecisionOpen(d.Gov.Decisions, d.Gov.Briefs))
@@ -68,5 +71,6 @@ func Routes(e *echo.Echo, d Deps) {
 	v1.GET("/webhooks", handleWebhookList(d.Gov.Webhooks))
 	v1.POST("/webhooks", handleWebhookCreate(d.Gov.Webhooks))
 	v1.DELETE("/webhooks/:id", handleWebhookDelete(d.Gov.Webhooks))
+	v1.GET("/activity", handleActivity(d.Gov.Activity))
 	v1.GET("/admin/activity", handleActivityList(d.Gov.Activity))
 }

@@ -316,7 +316,7 @@ func TestAdminPagesAreForAdminsOnly(t *testing.T) {
 			t.Errorf("an admin's home page has no Admin entry, or the admin pages' links")
 		}
 		users := b.Open("/admin/users")
-		for _, link := range []string{"/admin/users", "/admin/keys", "/admin/tools", "/admin/policies", "/admin/rules", "/admin/webhooks", "/admin/activity"} {
+		for _, link := range []string{"/admin/users", "/admin/keys", "/admin/tools", "/admin/policies", "/admin/rules", "/admin/webhooks", "/activity"} {
 			if !strings.Contains(users.Body, `href="`+link+`"`) {
 				t.Errorf("the admin pages do not link to %s", link)
 			}

@@ -51,6 +51,7 @@ func TestBrowserEveryPagePassesAxe(t *testing.T) {
 		"/admin/tools":         {"/admin/tools"},
 		"/admin/webhooks":      {"/admin/webhooks"},
 		"/admin/activity":      {"/admin/activity"},
+		"/activity":            {"/activity"},
 	}
 	for _, name := range audit.Names() {
 		pages["/audit/:report"] = append(pages["/audit/:report"], "/audit/"+name)

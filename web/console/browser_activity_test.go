@@ -14,7 +14,7 @@ import (
 )
 
 // An admin disables a policy in the browser, then opens the Activity page
-// from the admin navigation and sees the change: who, what, on which
+// from the main navigation and sees the change: who, what, on which
 // policy, enabled true → false.
 func TestBrowserAdminSeesAPolicyChangeOnTheActivityPage(t *testing.T) {
 	app := webtest.StartBrowserApp(t)
@@ -39,7 +39,7 @@ func TestBrowserAdminSeesAPolicyChangeOnTheActivityPage(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(row+`[data-state=disabled]`)),
 	)
 	webtest.Do(t, ctx, "open the Activity page",
-		webtest.Click(`[data-testid=admin-nav] a[href="/admin/activity"]`),
+		webtest.Click(`header.top [data-testid=nav-activity]`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=activity-row][data-action="policy.disable"]`)),
 	)
 	webtest.Screenshot(t, ctx, "admin-activity")

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -36,7 +37,12 @@ func (k *console) handleMissions() echo.HandlerFunc {
 				p.Notice = "Mission " + m.Slug + " saved."
 			}
 		}
-		return render(c, http.StatusOK, views.MissionsPage(p, views.MissionList{Missions: ms, CanLead: httpx.Actor(c).CanLead()}))
+		changes, err := k.gov.Missions.PendingChanges(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		return render(c, http.StatusOK, views.MissionsPage(p, views.MissionList{Missions: ms, CanLead: httpx.Actor(c).CanLead(),
+			Changes: changes, Me: httpx.Actor(c).Email, CSRF: p.CSRF}))
 	}
 }
 
@@ -85,10 +91,45 @@ func (k *console) handleEditMission() echo.HandlerFunc {
 func (k *console) handleUpdateMission() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		f := missionFormOf(c, true)
-		if _, err := k.gov.Missions.Update(c.Request().Context(), httpx.Actor(c), f.Slug, missionInputOf(f)); err != nil {
+		edit, err := k.gov.Missions.Update(c.Request().Context(), httpx.Actor(c), f.Slug, missionInputOf(f))
+		if err != nil {
 			return k.missionFormError(c, f, err)
 		}
+		if ch := edit.Pending; ch != nil {
+			k.setFlash(c, fmt.Sprintf("Your change to %s lowers a protection (%s): it waits for a second lead's approval, below. Nothing changed yet.",
+				ch.Mission, strings.Join(ch.Lowers, "; ")))
+			return c.Redirect(http.StatusSeeOther, "/missions")
+		}
 		return c.Redirect(http.StatusSeeOther, "/missions?updated="+url.QueryEscape(f.Slug))
+	}
+}
+
+// handleMissionChange serves POST /missions/changes/:id (lead): do=approve
+// applies a change another lead asked for, do=reject settles it without;
+// back to the missions with what happened, or why not.
+func (k *console) handleMissionChange() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := httpx.PathID(c, "mission_change_not_found", "No mission change has the id %q.")
+		if err != nil {
+			return err
+		}
+		settle, done := k.gov.Missions.RejectChange, "rejected: the mission keeps its protection"
+		switch c.FormValue("do") {
+		case "approve":
+			settle, done = k.gov.Missions.ApproveChange, "approved and applied"
+		case "reject":
+		default:
+			return errs.E(errs.Invalid, "invalid_action", "Approve or reject the change.")
+		}
+		ch, err := settle(c.Request().Context(), httpx.Actor(c), id, c.FormValue("note"))
+		if e, ok := errs.As(err); ok && (e.Kind == errs.Conflict || e.Kind == errs.Invalid) {
+			k.setFlash(c, e.Message)
+			return c.Redirect(http.StatusSeeOther, "/missions")
+		} else if err != nil {
+			return err
+		}
+		k.setFlash(c, fmt.Sprintf("The change to %s (%s) was %s.", ch.Mission, ch.Summary, done))
+		return c.Redirect(http.StatusSeeOther, "/missions")
 	}
 }
 
@@ -111,7 +152,7 @@ func (k *console) missionForm(c echo.Context, status int, f views.MissionForm) e
 // (forbidden, not found, a fault) goes to the error handler.
 func (k *console) missionFormError(c echo.Context, f views.MissionForm, err error) error {
 	e, ok := errs.As(err)
-	if !ok || (e.Kind != errs.Invalid && e.Kind != errs.Conflict) {
+	if !ok || (e.Kind != errs.Invalid && e.Kind != errs.Conflict && e.Code != "lowers_protection") {
 		return err
 	}
 	field := errs.FieldOf(err)

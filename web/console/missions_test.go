@@ -26,8 +26,8 @@ type msEnv struct {
 	Kit *testkit.Kit
 	URL string
 
-	Lead, Viewer, Agent          auth.Actor
-	LeadTok, ViewerTok, AgentKey string
+	Lead, Viewer, Admin, Agent             auth.Actor
+	LeadTok, ViewerTok, AdminTok, AgentKey string
 }
 
 func newMsEnv(t *testing.T) *msEnv {
@@ -38,6 +38,7 @@ func newMsEnv(t *testing.T) *msEnv {
 	e := &msEnv{T: t, Kit: kit, URL: srv.URL}
 	e.Lead, e.LeadTok = kit.Lead()
 	e.Viewer, e.ViewerTok = kit.Person(auth.Viewer)
+	e.Admin, e.AdminTok = kit.Person(auth.Admin)
 	e.Agent, e.AgentKey = kit.Agent()
 	return e
 }
@@ -182,10 +183,18 @@ func TestConsoleLeadCreatesAndEditsAMission(t *testing.T) {
 		t.Error("the edit form offers to change the slug")
 	}
 
-	// Unticking high-risk lets the session work again at once; a slug in
-	// the form is ignored.
-	r = b.Submit("/missions/billing-v2", url.Values{"slug": {"renamed"}, "title": {"Billing v3"}, "text": {"Move all of billing."},
-		"evidence": {"tests"}, "contract": {"require_path CHANGELOG.md"}})
+	// Unticking high-risk lowers a protection: the lead's form says it is
+	// an admin's to do, and changes nothing; an admin's untick lets the
+	// session work again at once. A slug in the form is ignored.
+	untick := url.Values{"slug": {"renamed"}, "title": {"Billing v3"}, "text": {"Move all of billing."},
+		"evidence": {"tests"}, "contract": {"require_path CHANGELOG.md"}}
+	if r = b.Submit("/missions/billing-v2", untick); r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.Text(), "only an admin can do that") {
+		t.Fatalf("a lead unticking high-risk: status %d:\n%s", r.Status, r.Text())
+	}
+	if !e.mission("billing-v2").HighRisk {
+		t.Fatal("a lead's refused untick changed the mission")
+	}
+	r = e.signIn(e.Admin.Email).Submit("/missions/billing-v2", untick)
 	if r.Status != http.StatusSeeOther || r.Location() != "/missions?updated=billing-v2" {
 		t.Fatalf("edit: status %d, location %q:\n%s", r.Status, r.Location(), r.Text())
 	}
@@ -210,7 +219,7 @@ func TestConsoleLeadCreatesAndEditsAMission(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := d.Timeline[len(d.Timeline)-1]
-	if last.Kind != "mission.updated" || last.Actor != "person:"+e.Lead.Email || !strings.Contains(last.Detail, "high-risk: yes → no") {
+	if last.Kind != "mission.updated" || last.Actor != "person:"+e.Admin.Email || !strings.Contains(last.Detail, "high-risk: yes → no") {
 		t.Errorf("the session's timeline ends %+v, want who turned high-risk off", last)
 	}
 }
@@ -389,7 +398,12 @@ func TestMissionAPIGetAndPatch(t *testing.T) {
 	if br := e.brief(session); br.NextAction != protocol.Blocked || br.Reasons[0].Code != "plan_not_approved" {
 		t.Fatalf("after the PATCH the session briefs %s (%v), want BLOCKED plan_not_approved", br.NextAction, br.Reasons)
 	}
-	status, m = e.api(http.MethodPatch, "/api/v1/missions/"+slug, e.LeadTok, map[string]any{"high_risk": false, "slug": slug})
+	// Turning it off is an admin's: a lead's is 403 and writes nothing.
+	if status, m = e.api(http.MethodPatch, "/api/v1/missions/"+slug, e.LeadTok, map[string]any{"high_risk": false}); status != http.StatusForbidden ||
+		fmt.Sprint(m["error"]) == "" || !strings.Contains(fmt.Sprint(m["error"]), "lowers_protection") {
+		t.Fatalf("a lead turning high_risk off: %d %v", status, m)
+	}
+	status, m = e.api(http.MethodPatch, "/api/v1/missions/"+slug, e.AdminTok, map[string]any{"high_risk": false, "slug": slug})
 	if status != http.StatusOK || m["high_risk"] != false || fmt.Sprint(m["evidence"]) != "[tests]" {
 		t.Fatalf("second PATCH: %d %v", status, m)
 	}
@@ -418,7 +432,11 @@ func TestConsoleMissionGateTTL(t *testing.T) {
 	if !strings.Contains(edit.Text(), `name="gate_ttl" value="1h30m"`) {
 		t.Errorf("the edit form does not hold the gate_ttl:\n%s", edit.Text())
 	}
-	r = b.Submit("/missions/expiring", url.Values{"title": {"Expiring gates"}, "gate_ttl": {""}})
+	// Lifting it lowers a protection: an admin's.
+	if r = b.Submit("/missions/expiring", url.Values{"title": {"Expiring gates"}, "gate_ttl": {""}}); r.Status != http.StatusUnprocessableEntity {
+		t.Fatalf("a lead lifting the gate_ttl: status %d", r.Status)
+	}
+	r = e.signIn(e.Admin.Email).Submit("/missions/expiring", url.Values{"title": {"Expiring gates"}, "gate_ttl": {""}})
 	if r.Status != http.StatusSeeOther {
 		t.Fatalf("edit: status %d:\n%s", r.Status, r.Text())
 	}

@@ -66,6 +66,8 @@ func Routes(e *echo.Echo, d Deps) ErrorRenderer {
 	e.POST("/missions", k.handleCreateMission(), in...)
 	e.GET("/missions/:slug/edit", k.handleEditMission(), in...)
 	e.POST("/missions/:slug", k.handleUpdateMission(), in...)
+	e.POST("/missions/changes/:id", k.handleMissionChange(), in...)
+	e.GET("/activity", k.handleActivity(), in...)
 	e.GET("/audit", k.handleAudit(), in...)
 	e.GET("/audit/:report", k.handleAuditReport(), in...)
 	// Admin pages: users, agent keys, policies, rules, tools, webhook

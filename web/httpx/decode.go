@@ -6,7 +6,11 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
+	"slices"
+	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -102,4 +106,28 @@ func PathID(c echo.Context, code, message string) (int64, error) {
 // TooLarge is the 413 for a body over max bytes.
 func TooLarge(max int64) error {
 	return errs.E(errs.TooLarge, "body_too_large", "The request body is over %d bytes (1 MiB); send less.", max)
+}
+
+// Query returns the request's query when it names only the parameters
+// given, each at most once; otherwise unknown_parameter or
+// repeated_parameter, naming the first such parameter in order, so that a
+// misspelt filter or cursor is not silently ignored.
+func Query(c echo.Context, names ...string) (url.Values, error) {
+	q := c.QueryParams()
+	given := make([]string, 0, len(q))
+	for name := range q {
+		given = append(given, name)
+	}
+	sort.Strings(given)
+	for _, name := range given {
+		if !slices.Contains(names, name) {
+			return nil, errs.E(errs.Invalid, "unknown_parameter",
+				"The query parameter %q is not one this call reads: use %s.", name, strings.Join(names, ", ")).In(name)
+		}
+		if len(q[name]) > 1 {
+			return nil, errs.E(errs.Invalid, "repeated_parameter",
+				"The query parameter %q is given %d times; give it once.", name, len(q[name])).In(name)
+		}
+	}
+	return q, nil
 }
