@@ -7,6 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/protocol"
 	"github.com/madebook/madebook/web/webtest"
 )
@@ -74,4 +75,61 @@ func TestBrowserLeadCreatesAHighRiskMission(t *testing.T) {
 	webtest.Do(t, ctx, "open the edit form", webtest.Click(row+` [data-testid=edit-mission]`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=mission-edit-form]`)))
 	webtest.Screenshot(t, ctx, "missions-edit")
+}
+
+// Alice unticks "Two people approve" on a two-person mission: the page
+// says her change waits for a second lead, and the mission still takes
+// two people. Bob, in his own browser, finds it on Missions and approves
+// it: the mission no longer does, and the Activity page shows both.
+func TestBrowserASecondLeadApprovesLoweringAProtection(t *testing.T) {
+	app := webtest.StartBrowserApp(t)
+	alice, _ := app.Kit.Lead()
+	bob, _ := app.Kit.Lead()
+	if _, err := app.Kit.Gov.Missions.Create(context.Background(), alice, governance.MissionInput{Slug: "billing",
+		Title: "Billing", TwoPerson: true}); err != nil {
+		t.Fatal(err)
+	}
+	actx := webtest.NewBrowser(t)
+	webtest.SignIn(t, actx, app.URL, alice.Email)
+	webtest.Do(t, actx, "untick two people and save",
+		chromedp.Navigate(app.URL+"/missions/billing/edit"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=mission-edit-form]`)),
+		webtest.Click(`[data-testid=mission-two-person]`),
+		webtest.Click(`[data-testid=mission-edit-form] button[type=submit]`),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=mission-change]`)),
+	)
+	if got := webtest.TextOf(t, actx, `.notice`); !strings.Contains(got, "waits for a second lead's approval") {
+		t.Errorf("Alice is told %q", got)
+	}
+	if got := webtest.TextOf(t, actx, `[data-testid=mission-change]`); !strings.Contains(got, "You asked for it") {
+		t.Errorf("Alice's own change offers her to approve it: %q", got)
+	}
+	if m, _ := app.Kit.Gov.Missions.Get(context.Background(), "billing"); !m.TwoPerson {
+		t.Fatal("one lead's untick took effect")
+	}
+	webtest.Screenshot(t, actx, "missions-change-waiting")
+
+	bctx := webtest.NewBrowser(t)
+	webtest.SignIn(t, bctx, app.URL, bob.Email)
+	webtest.Do(t, bctx, "approve Alice's change",
+		chromedp.Navigate(app.URL+"/missions"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=mission-change-approve]`)),
+		webtest.Fill(`[data-testid=mission-change] input[name=note]`, "Agreed at standup."),
+		webtest.Click(`[data-testid=mission-change-approve]`),
+		chromedp.WaitVisible(chromedp.CSS(`.notice`)),
+	)
+	if got := webtest.TextOf(t, bctx, `.notice`); !strings.Contains(got, "approved and applied") {
+		t.Errorf("Bob is told %q", got)
+	}
+	if m, _ := app.Kit.Gov.Missions.Get(context.Background(), "billing"); m.TwoPerson {
+		t.Fatal("the approved change did not take effect")
+	}
+	webtest.Do(t, bctx, "open the Activity page",
+		webtest.Click(`header.top [data-testid=nav-activity]`),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=activity-row][data-action="mission.change.approve"]`)),
+	)
+	if got := webtest.TextOf(t, bctx, `[data-testid=activity-row][data-action="mission.change.request"] [data-testid=activity-actor]`); got != alice.Email {
+		t.Errorf("the request's actor is %q, want %s", got, alice.Email)
+	}
+	webtest.Screenshot(t, bctx, "activity-mission-change")
 }
