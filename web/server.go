@@ -51,6 +51,14 @@ type Deps struct {
 	// hook and MCP (nil: ratelimit.Defaults; ratelimit.New(ratelimit.Config{})
 	// limits nothing).
 	Limits *ratelimit.Limits
+	// PublicURL is the server's address as people reach it: the MCP
+	// server takes it as its own origin and, on a loopback listener, its
+	// host as its own name ("": only the request's own origin and the
+	// loopback names).
+	PublicURL string
+	// MCPOrigins are the other origins (scheme://host[:port], checked with
+	// mcp.ParseOrigin) whose pages may call the MCP server.
+	MCPOrigins []string
 }
 
 // NewServer returns the HTTP handler with every route and middleware.
