@@ -21,5 +21,5 @@ func routes(e *echo.Echo, d Deps) console.ErrorRenderer {
 	mcp.Routes(e, mcp.Deps{Auth: d.Auth, Gov: d.Gov, Ledger: d.Ledger, Logger: d.Logger, Limits: d.Limits,
 		PublicURL: d.PublicURL, Origins: d.MCPOrigins})
 	return console.Routes(e, console.Deps{Auth: d.Auth, Gov: d.Gov, Ledger: d.Ledger, Audit: d.Audit, Logger: d.Logger,
-		SecureCookies: d.SecureCookies, Stopping: d.Stopping})
+		SecureCookies: d.SecureCookies, Stopping: d.Stopping, Streams: d.ConsoleStreams})
 }

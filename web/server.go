@@ -19,6 +19,7 @@ import (
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/internal/ratelimit"
+	"github.com/madebook/madebook/web/console"
 	"github.com/madebook/madebook/web/metrics"
 )
 
@@ -56,6 +57,10 @@ type Deps struct {
 	// host as its own name ("": only the request's own origin and the
 	// loopback names).
 	PublicURL string
+	// ConsoleStreams bound the console's push streams (zero:
+	// console.DefaultStreamsPerUser per person, console.DefaultStreams in
+	// all).
+	ConsoleStreams console.StreamLimits
 	// MCPOrigins are the other origins (scheme://host[:port], checked with
 	// mcp.ParseOrigin) whose pages may call the MCP server.
 	MCPOrigins []string
