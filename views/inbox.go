@@ -183,10 +183,14 @@ func boolAttr(b bool) string {
 
 // streamAttrs connect a signed-in person's page to the push stream of
 // Attention changes (htmx's SSE extension), from the queue as this page
-// saw it.
+// saw it. The stream's "closed" event (the person opened more streams
+// than the server holds for one person, and this one was the oldest)
+// closes it: the page polls instead of reconnecting, until it is hidden
+// and shown again.
 func streamAttrs(p Page) templ.Attributes {
 	if p.Viewer == nil {
 		return templ.Attributes{}
 	}
-	return templ.Attributes{"hx-ext": "sse", "sse-connect": "/attention/stream?since=" + url.QueryEscape(p.Since)}
+	return templ.Attributes{"hx-ext": "sse", "sse-connect": "/attention/stream?since=" + url.QueryEscape(p.Since),
+		"sse-close": "closed"}
 }

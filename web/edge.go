@@ -9,12 +9,19 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/madebook/madebook/web/mcp"
 )
 
 // StatusClientGone is the status the request log gives a request whose
 // client hung up before it was answered (nginx's convention): nothing is
 // sent, and it is no server fault.
 const StatusClientGone = 499
+
+// ParseOrigin reads an origin the MCP server may be called from (serve
+// --mcp-origin), as mcp.ParseOrigin does: scheme://host[:port], kept in
+// the form browsers send.
+func ParseOrigin(s string) (string, error) { return mcp.ParseOrigin(s) }
 
 // ParseProxies reads trusted proxy addresses: CIDRs (10.0.0.0/8,
 // fd00::/8) or single addresses (10.0.0.7, ::1), comma-separated.

@@ -18,7 +18,8 @@ func routes(e *echo.Echo, d Deps) console.ErrorRenderer {
 	e.GET("/static/*", handleStatic())
 	e.GET("/favicon.ico", handleFavicon())
 	api.Routes(e, api.Deps{Auth: d.Auth, Gov: d.Gov, Ledger: d.Ledger, Audit: d.Audit, Limits: d.Limits})
-	mcp.Routes(e, mcp.Deps{Auth: d.Auth, Gov: d.Gov, Ledger: d.Ledger, Logger: d.Logger, Limits: d.Limits})
+	mcp.Routes(e, mcp.Deps{Auth: d.Auth, Gov: d.Gov, Ledger: d.Ledger, Logger: d.Logger, Limits: d.Limits,
+		PublicURL: d.PublicURL, Origins: d.MCPOrigins})
 	return console.Routes(e, console.Deps{Auth: d.Auth, Gov: d.Gov, Ledger: d.Ledger, Audit: d.Audit, Logger: d.Logger,
-		SecureCookies: d.SecureCookies, Stopping: d.Stopping})
+		SecureCookies: d.SecureCookies, Stopping: d.Stopping, Streams: d.ConsoleStreams})
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/internal/ratelimit"
+	"github.com/madebook/madebook/web/console"
 	"github.com/madebook/madebook/web/metrics"
 )
 
@@ -51,6 +52,18 @@ type Deps struct {
 	// hook and MCP (nil: ratelimit.Defaults; ratelimit.New(ratelimit.Config{})
 	// limits nothing).
 	Limits *ratelimit.Limits
+	// PublicURL is the server's address as people reach it: the MCP
+	// server takes it as its own origin and, on a loopback listener, its
+	// host as its own name ("": only the request's own origin and the
+	// loopback names).
+	PublicURL string
+	// ConsoleStreams bound the console's push streams (zero:
+	// console.DefaultStreamsPerUser per person, console.DefaultStreams in
+	// all).
+	ConsoleStreams console.StreamLimits
+	// MCPOrigins are the other origins (scheme://host[:port], checked with
+	// mcp.ParseOrigin) whose pages may call the MCP server.
+	MCPOrigins []string
 }
 
 // NewServer returns the HTTP handler with every route and middleware.

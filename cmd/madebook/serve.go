@@ -46,6 +46,9 @@ type serveConfig struct {
 	// trustedProxies are the proxies whose forwarding headers name the
 	// client (--trusted-proxy); none: the client is the TCP peer.
 	trustedProxies proxyList
+	// mcpOrigins are the origins, besides the server's own, whose pages
+	// may call the MCP server (--mcp-origin).
+	mcpOrigins originList
 	// limits are each credential's rate limits.
 	limits ratelimit.Config
 }
@@ -60,6 +63,27 @@ func (p *proxyList) String() string {
 		s = append(s, n.String())
 	}
 	return strings.Join(s, ",")
+}
+
+// originList is --mcp-origin: origins (scheme://host[:port]), the flag
+// repeated or its values comma-separated, kept as web.ParseOrigin
+// writes them.
+type originList []string
+
+func (o *originList) String() string { return strings.Join(*o, ",") }
+
+func (o *originList) Set(v string) error {
+	for _, part := range strings.Split(v, ",") {
+		if strings.TrimSpace(part) == "" {
+			continue
+		}
+		origin, err := web.ParseOrigin(part)
+		if err != nil {
+			return err
+		}
+		*o = append(*o, origin)
+	}
+	return nil
 }
 
 // limitFlag is a rate limit flag: N/s, N/m, N/h or off.
@@ -89,7 +113,7 @@ func (p *proxyList) Set(v string) error {
 // console and the API until ctx is done; with --demo, on a throwaway
 // database with a simulated agent.
 func runServe(ctx context.Context, c stdio, args []string) error {
-	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH|URL] [--public-url URL] [--metrics-addr ADDR] [--secure-cookies] [--delivery-lease D] [--expiry-sweep D] [--max-open-gates N] [--rate-requests RATE] [--rate-writes RATE] [--rate-sessions RATE] [--trusted-proxy CIDR]... [--demo]",
+	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH|URL] [--public-url URL] [--metrics-addr ADDR] [--secure-cookies] [--delivery-lease D] [--expiry-sweep D] [--max-open-gates N] [--rate-requests RATE] [--rate-writes RATE] [--rate-sessions RATE] [--trusted-proxy CIDR]... [--mcp-origin ORIGIN]... [--demo]",
 		"Migrate the database (creating it on first start), then serve the console, the JSON API\n"+
 			"and /brief until interrupted (Ctrl-C, SIGTERM), logging JSON lines on stdout, and send\n"+
 			"the webhook notifications the outbox holds.\n\n"+
@@ -115,6 +139,9 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 	f.Var(&cfg.trustedProxies, "trusted-proxy",
 		"trust X-Forwarded-For and X-Real-IP from the proxies at `CIDR` (e.g. 10.0.0.0/8, 127.0.0.1; repeat or comma-separate); otherwise the client is the TCP peer")
 	f.env["trusted-proxy"] = "MADEBOOK_TRUSTED_PROXIES"
+	f.Var(&cfg.mcpOrigins, "mcp-origin",
+		"let pages of `ORIGIN` (scheme://host[:port], e.g. https://ide.example.com; repeat or comma-separate) call /mcp; otherwise a request with an Origin header other than the server's own (--public-url, or the address it came to) is refused (403)")
+	f.env["mcp-origin"] = "MADEBOOK_MCP_ORIGIN"
 	f.IntVar(&cfg.maxOpenGates, "max-open-gates", governance.DefaultMaxOpenGates,
 		"refuse a session's gate beyond `N` open at once (409 too_many_open_gates): a stop for an agent that opens gates in a loop")
 	f.env["max-open-gates"] = "MADEBOOK_MAX_OPEN_GATES"
@@ -213,16 +240,17 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 		}()
 		logger.Info("metrics", "addr", "http://"+mln.Addr().String()+"/metrics")
 	}
-	srv := &http.Server{Handler: a.handler(web.Deps{Logger: logger, SecureCookies: cfg.secureCookies,
-		TrustedProxies: cfg.trustedProxies, Stopping: stopping, Metrics: m, Limits: ratelimit.New(cfg.limits)}), ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout: time.Minute, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
-		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
-	srv.RegisterOnShutdown(func() { close(stopping) })
 	public := cfg.publicURL
 	if public == "" {
 		public = dialURL(ln.Addr())
 	}
 	a.gov.SetPublicURL(public)
+	srv := &http.Server{Handler: a.handler(web.Deps{Logger: logger, SecureCookies: cfg.secureCookies,
+		TrustedProxies: cfg.trustedProxies, Stopping: stopping, Metrics: m, Limits: ratelimit.New(cfg.limits),
+		PublicURL: public, MCPOrigins: cfg.mcpOrigins}), ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: time.Minute, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	srv.RegisterOnShutdown(func() { close(stopping) })
 
 	// On PostgreSQL, other replicas' writes are heard until the server
 	// is done (on SQLite Listen returns at once).

@@ -14,6 +14,7 @@ import (
 	"github.com/pb33f/libopenapi-validator/schema_validation"
 	"github.com/pb33f/libopenapi/datamodel"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
+	"github.com/pb33f/libopenapi/orderedmap"
 
 	"github.com/madebook/madebook/internal/testkit/apicheck"
 )
@@ -109,54 +110,104 @@ func TestOpenAPIDocument(t *testing.T) {
 		if !ok {
 			t.Errorf("%s has no 2xx response", o)
 		}
-		if agentOnly(o.op) && o.op.RequestBody != nil && example(t, o) == nil {
+		if agentOnly(o.op) && o.op.RequestBody != nil && len(examples(t, o)) == 0 {
 			t.Errorf("%s is an agent call whose request body has no example", o)
+		}
+		for _, where := range exampleAndExamples(o) {
+			t.Errorf("%s has both example and examples: OpenAPI 3.1 takes one or the other", where)
 		}
 	}
 }
 
-// TestOpenAPIExamplesValidate sends every request body example, as a
-// request to its operation, through the validator.
+// TestOpenAPIExamplesValidate sends every request body example (example
+// and each of examples), as a request to its operation, through the
+// validator.
 func TestOpenAPIExamplesValidate(t *testing.T) {
 	c := apicheck.New(t, OpenAPI)
 	n := 0
 	for _, o := range operations(model(t)) {
-		body := example(t, o)
-		if body == nil {
-			continue
+		for _, ex := range examples(t, o) {
+			n++
+			t.Run(o.op.OperationId+"/"+ex.name, func(t *testing.T) {
+				r := httptest.NewRequest(strings.ToUpper(o.method), samplePath(o), bytes.NewReader(ex.body))
+				r.Header.Set("Content-Type", "application/json")
+				r.Header.Set("Authorization", "Bearer mbk_example")
+				c.Request(t, r, ex.body)
+			})
 		}
-		n++
-		t.Run(o.op.OperationId, func(t *testing.T) {
-			r := httptest.NewRequest(strings.ToUpper(o.method), samplePath(o), bytes.NewReader(body))
-			r.Header.Set("Content-Type", "application/json")
-			r.Header.Set("Authorization", "Bearer mbk_example")
-			c.Request(t, r, body)
-		})
 	}
 	if n == 0 {
 		t.Error("the document has no request body examples")
 	}
 }
 
-// example is the operation's JSON request body example, or nil.
-func example(t *testing.T, o operation) []byte {
+// examples are the operation's JSON request body examples, by name: the
+// media type's example ("example") or each of its examples, in order.
+func examples(t *testing.T, o operation) []namedExample {
 	t.Helper()
 	if o.op.RequestBody == nil {
 		return nil
 	}
 	media, ok := o.op.RequestBody.Content.Get("application/json")
-	if !ok || media.Example == nil {
+	if !ok {
 		return nil
 	}
-	var v any
-	if err := media.Example.Decode(&v); err != nil {
-		t.Fatalf("%s: the example does not decode: %v", o, err)
+	encode := func(name string, node interface{ Decode(any) error }) namedExample {
+		var v any
+		if err := node.Decode(&v); err != nil {
+			t.Fatalf("%s: the example %s does not decode: %v", o, name, err)
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatalf("%s: the example %s does not encode as JSON: %v", o, name, err)
+		}
+		return namedExample{name, b}
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatalf("%s: the example does not encode as JSON: %v", o, err)
+	var out []namedExample
+	if media.Example != nil {
+		out = append(out, encode("example", media.Example))
 	}
-	return b
+	for name, ex := range media.Examples.FromOldest() {
+		if ex.Value == nil {
+			t.Fatalf("%s: the example %s has no value", o, name)
+		}
+		out = append(out, encode(name, ex.Value))
+	}
+	return out
+}
+
+// namedExample is one request body example, as JSON.
+type namedExample struct {
+	name string
+	body []byte
+}
+
+// exampleAndExamples names every media type and parameter of the
+// operation that has both example and examples, which OpenAPI 3.1 forbids
+// (they are mutually exclusive) and libopenapi lets through.
+func exampleAndExamples(o operation) []string {
+	var out []string
+	media := func(where string, content *orderedmap.Map[string, *v3.MediaType]) {
+		for ct, m := range content.FromOldest() {
+			if m.Example != nil && orderedmap.Len(m.Examples) > 0 {
+				out = append(out, fmt.Sprintf("%s %s (%s)", o, where, ct))
+			}
+		}
+	}
+	if o.op.RequestBody != nil {
+		media("request body", o.op.RequestBody.Content)
+	}
+	if o.op.Responses != nil {
+		for code, r := range o.op.Responses.Codes.FromOldest() {
+			media("response "+code, r.Content)
+		}
+	}
+	for _, p := range o.op.Parameters {
+		if p.Example != nil && orderedmap.Len(p.Examples) > 0 {
+			out = append(out, fmt.Sprintf("%s parameter %s", o, p.Name))
+		}
+	}
+	return out
 }
 
 // samplePath fills the operation's path parameters with values of their

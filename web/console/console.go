@@ -46,6 +46,8 @@ type console struct {
 	logger   *slog.Logger
 	// ping is how often a push stream says it is alive.
 	ping time.Duration
+	// streams are the push streams and the broadcaster that feeds them.
+	streams *streamHub
 }
 
 // loadSession puts the signed-in person, if any, on the context.

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 
@@ -25,6 +26,9 @@ type Deps struct {
 	// Stopping is closed when the server begins to shut down: the push
 	// streams, which never end by themselves, end then (nil: never).
 	Stopping <-chan struct{}
+	// Streams bound the push streams (zero: DefaultStreamsPerUser and
+	// DefaultStreams).
+	Streams StreamLimits
 }
 
 // Routes registers every page and form of the console, in one list. Every
@@ -34,6 +38,9 @@ type Deps struct {
 func Routes(e *echo.Echo, d Deps) ErrorRenderer {
 	k := &console{auth: d.Auth, gov: d.Gov, ledger: d.Ledger, audit: d.Audit, store: newSessionStore(d.Auth, d.SecureCookies),
 		cop: http.NewCrossOriginProtection(), stopping: d.Stopping, logger: d.Logger, ping: streamPing}
+	k.streams = newStreamHub(d.Streams, func(ctx context.Context) (governance.AttentionCounts, error) {
+		return d.Gov.Attention.Counts(ctx, governance.AttentionFilter{})
+	}, d.Gov.Attention.Watch, streamSettle, d.Logger)
 	// Middleware goes on each route, not on a group: a group would answer
 	// every unknown path under it too.
 	web := []echo.MiddlewareFunc{k.loadSession, k.crossOrigin}

@@ -3,11 +3,12 @@ package console
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/web/httpx"
 )
 
 // streamPing is how often an idle push stream sends a comment, so that a
@@ -22,17 +23,22 @@ const streamSettle = 100 * time.Millisecond
 // as a page is open. Event "queue" (data: the number of items) says the
 // queue changed: an item joined or left it. It is sent at once when the
 // queue changed since the page was built (?since=, the page's
-// fingerprint), then after every write that changes it. The stream ends
-// when the client goes away or the server begins to shut down.
+// fingerprint), then after every write that changes it; the counts come
+// from the console's one broadcaster (streamHub), shared by every
+// stream. A person's stream beyond StreamLimits.PerUser ends their
+// oldest with event "closed" (the page stops reconnecting and polls);
+// beyond StreamLimits.Total a new one is 503 with Retry-After. The
+// stream ends when the client goes away or the server begins to shut
+// down.
 func (k *console) handleStream() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
-		changes, stop := k.gov.Attention.Watch()
-		defer stop()
-		counts, err := k.gov.Attention.Counts(ctx, governance.AttentionFilter{})
+		sub, err := k.streams.join(httpx.Actor(c).UserID)
 		if err != nil {
+			c.Response().Header().Set("Retry-After", strconv.Itoa(int(streamRetryAfter.Seconds())))
 			return err
 		}
+		defer k.streams.leave(sub)
 		w := c.Response()
 		h := w.Header()
 		h.Set(echo.HeaderContentType, "text/event-stream")
@@ -53,16 +59,6 @@ func (k *console) handleStream() echo.HandlerFunc {
 			return nil
 		}
 		last := c.QueryParam("since")
-		report := func(counts governance.AttentionCounts) bool {
-			if fp := counts.Fingerprint(); fp != last {
-				last = fp
-				return send("event: queue\ndata: %d\n\n", counts.Total())
-			}
-			return true
-		}
-		if !report(counts) {
-			return nil
-		}
 		ping := time.NewTicker(k.ping)
 		defer ping.Stop()
 		for {
@@ -75,24 +71,18 @@ func (k *console) handleStream() echo.HandlerFunc {
 				if !send(": ping\n\n") {
 					return nil
 				}
-			case <-changes:
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-k.stopping:
-					return nil
-				case <-time.After(streamSettle):
-				}
-				counts, err := k.gov.Attention.Counts(ctx, governance.AttentionFilter{})
-				if err != nil {
-					if ctx.Err() == nil && k.logger != nil {
-						k.logger.Error("attention stream", "error", err)
+			case counts := <-sub.updates:
+				if fp := counts.Fingerprint(); fp != last {
+					last = fp
+					if !send("event: queue\ndata: %d\n\n", counts.Total()) {
+						return nil
 					}
-					return nil // the client reconnects
 				}
-				if !report(counts) {
-					return nil
+			case <-sub.ended:
+				if sub.why == replaced {
+					send("event: closed\ndata: this page was opened in too many tabs; it checks for changes every few seconds instead\n\n")
 				}
+				return nil // failed: the client reconnects
 			}
 		}
 	}

@@ -44,15 +44,34 @@ type Deps struct {
 	// Limits are each key's rate limits (nil: none): the request counts
 	// as a read, each tool call as its class (toolClass).
 	Limits *ratelimit.Limits
+	// PublicURL is the server's address as people reach it (serve
+	// --public-url): its origin may call the server, and its host is
+	// answered on a loopback listener. "" adds nothing to the request's
+	// own origin and the loopback names.
+	PublicURL string
+	// Origins are the other origins (scheme://host[:port]) whose pages
+	// may call the server (serve --mcp-origin).
+	Origins []string
 }
 
-// Routes registers POST /mcp. A request without a valid agent key is
-// refused (401) and a personal token too (403), in the API's error shape,
-// before the SDK reads it. GET and DELETE (a standalone event stream, the
-// end of a session) are not served: the server is stateless, each POST
-// a whole exchange, so any number of Madebook processes can answer.
+// Routes registers POST /mcp. In the API's error shape, and before the
+// SDK reads it, it refuses (403) a request whose Origin is present and
+// neither the request's own, the public URL's nor one of d.Origins, and
+// one that reached a loopback listener under a Host that is not a
+// loopback name or the public URL's host (DNS rebinding); then a request
+// without a valid agent key (401) or with a personal token (403); then a
+// JSON-RPC batch (400 batch_not_supported, whatever its protocol
+// version). GET and DELETE (a standalone event stream, the end of a
+// session) are not served: the server is stateless, each POST a whole
+// exchange, so any number of Madebook processes can answer. It panics
+// when d.PublicURL or one of d.Origins is not an origin (serve checks
+// them first).
 func Routes(e *echo.Echo, d Deps) {
-	e.POST(Path, serve(Handler(d)), httpx.RequireBearer(d.Auth), requireAgent, httpx.RateLimit(d.Limits))
+	g, err := newGuard(d.PublicURL, d.Origins)
+	if err != nil {
+		panic("mcp: " + err.Error())
+	}
+	e.POST(Path, serve(Handler(d)), g.check, httpx.RequireBearer(d.Auth), requireAgent, httpx.RateLimit(d.Limits), refuseBatch)
 }
 
 // serve runs the SDK's handler, answering its own HTTP refusals, which
@@ -133,11 +152,11 @@ func Handler(d Deps) http.Handler {
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true,
-		// The SDK refuses a loopback request whose Host is not loopback, a
-		// guard against DNS rebinding for servers without credentials.
-		// Every request here carries an agent key a rebinding page cannot
-		// read, and the guard would refuse Madebook behind a reverse proxy
-		// on the same machine.
+		// The SDK's own guard refuses a loopback request whose Host is not
+		// loopback, and would refuse Madebook behind a reverse proxy on
+		// the same machine that passes its public host on: Routes' guard
+		// does the same check allowing the public URL's host, in the API's
+		// error shape, and checks Origin too.
 		DisableLocalhostProtection: true,
 		Logger:                     d.Logger,
 	})
@@ -154,6 +173,7 @@ func NewServer(d Deps) *sdk.Server {
 			"is the resource madebook://protocol.",
 		Logger: d.Logger,
 	})
+	s.AddReceivingMiddleware(checkLogLevel)
 	t := tools{d}
 	t.register(s)
 	addResources(s, d)
