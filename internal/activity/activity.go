@@ -61,6 +61,7 @@ const (
 	ToolDelete     = "tool.delete"
 	WebhookCreate  = "webhook.create"
 	WebhookDelete  = "webhook.delete"
+	WebhookTest    = "webhook.test"
 	redactedSecret = "(set)"
 )
 
@@ -68,7 +69,7 @@ const (
 // filter offers them.
 var Actions = []string{UserAdd, UserRole, UserDisable, UserEnable, KeyCreate, KeyRevoke, TokenCreate, PolicyCreate,
 	PolicyDisable, PolicyEnable, PolicyDelete, RuleCreate, RulesImport, RiskGatesSet, ToolSet, ToolDelete, WebhookCreate,
-	WebhookDelete}
+	WebhookDelete, WebhookTest}
 
 // secretFields are the field names whose value is a secret wherever they
 // appear in a State: Record keeps only that there is one.

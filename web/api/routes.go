@@ -68,5 +68,6 @@ func Routes(e *echo.Echo, d Deps) {
 	v1.GET("/webhooks", handleWebhookList(d.Gov.Webhooks))
 	v1.POST("/webhooks", handleWebhookCreate(d.Gov.Webhooks))
 	v1.DELETE("/webhooks/:id", handleWebhookDelete(d.Gov.Webhooks))
+	v1.POST("/webhooks/:id/test", handleWebhookTest(d.Gov.Webhooks))
 	v1.GET("/admin/activity", handleActivityList(d.Gov.Activity))
 }
