@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"reflect"
 	"slices"
@@ -244,6 +245,20 @@ func routeTable() []routeCase {
 	// webhook adds a webhook endpoint and returns its id.
 	webhook := func(a *webtest.API) int64 {
 		w, err := a.Kit.Gov.Webhooks.Create(ctx, a.Admin, governance.WebhookInput{URL: "https://hooks.example.com/route-table",
+			Secret: "route-table-signing-secret", Events: []string{"attention.created"}})
+		if err != nil {
+			a.T.Fatal(err)
+		}
+		return w.ID
+	}
+	// reachable adds an endpoint at a receiver on 127.0.0.1, opened to
+	// the kit's webhooks, and returns its id: what a test notification
+	// is sent to.
+	reachable := func(a *webtest.API) int64 {
+		srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+		a.T.Cleanup(srv.Close)
+		a.Kit.AllowLoopbackWebhooks()
+		w, err := a.Kit.Gov.Webhooks.Create(ctx, a.Admin, governance.WebhookInput{URL: srv.URL + "/route-table",
 			Secret: "route-table-signing-secret", Events: []string{"attention.created"}})
 		if err != nil {
 			a.T.Fatal(err)
@@ -644,6 +659,12 @@ func routeTable() []routeCase {
 		{method: http.MethodDelete, path: "/api/v1/webhooks/:id", writes: true,
 			setup: func(a *webtest.API) (string, any) { return fmt.Sprintf("/api/v1/webhooks/%d", webhook(a)), nil },
 			want:  statuses(http.StatusOK, []caller{asAdmin})},
+		// A test notification: admins only; it is recorded in the admin
+		// activity.
+		{method: http.MethodPost, path: "/api/v1/webhooks/:id/test", writes: true,
+			setup: func(a *webtest.API) (string, any) { return fmt.Sprintf("/api/v1/webhooks/%d/test", reachable(a)), nil },
+			want:  statuses(http.StatusOK, []caller{asAdmin})},
+		// The admin activity: admins only; reading writes nothing.
 		// The activity record: every person; the admin route, admins only;
 		// reading writes nothing.
 		{method: http.MethodGet, path: "/api/v1/activity",
@@ -922,6 +943,10 @@ func routeTable() []routeCase {
 		{method: http.MethodPost, path: "/admin/webhooks/:id/remove", console: true, want: adminAction, writes: true,
 			setup: func(a *webtest.API) (string, any) {
 				return fmt.Sprintf("/admin/webhooks/%d/remove", webhook(a)), url.Values{}
+			}},
+		{method: http.MethodPost, path: "/admin/webhooks/:id/test", console: true, want: adminAction, writes: true,
+			setup: func(a *webtest.API) (string, any) {
+				return fmt.Sprintf("/admin/webhooks/%d/test", reachable(a)), url.Values{}
 			}},
 	}
 }

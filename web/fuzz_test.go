@@ -411,6 +411,7 @@ var consoleForms = map[string]consoleForm{
 	"POST /admin/tools/delete":         {fields: []string{"server", "tool"}},
 	"POST /admin/webhooks":             {fields: []string{"url", "secret", "events"}},
 	"POST /admin/webhooks/:id/remove":  {},
+	"POST /admin/webhooks/:id/test":    {},
 }
 
 // formRoutes are the console's forms: the matrix's console POST rows, but

@@ -125,7 +125,9 @@ func TestKillNineLoop(t *testing.T) {
 	}))
 	t.Cleanup(endpoint.Close)
 	bin := buildMadebook(t)
-	start := func() *child { return startChild(t, bin, path, "--delivery-lease", "1s") }
+	start := func() *child {
+		return startChild(t, bin, path, "--delivery-lease", "1s", "--webhook-allow", "127.0.0.1/32") // the endpoint is on 127.0.0.1
+	}
 
 	first := start()
 	s := first.api()

@@ -85,7 +85,7 @@ func TestNotificationsSurviveAKill(t *testing.T) {
 	t.Cleanup(endpoint.Close)
 	bin := buildMadebook(t)
 
-	first := startChild(t, bin, path)
+	first := startChild(t, bin, path, "--webhook-allow", "127.0.0.1/32") // the endpoint is on 127.0.0.1
 	s := first.api()
 	s.req(http.StatusCreated, http.MethodPost, "/api/v1/webhooks", admin, map[string]any{"url": endpoint.URL,
 		"secret": rcv.secret, "events": []string{"attention.created", "hard_stop"}})
@@ -110,7 +110,7 @@ func TestNotificationsSurviveAKill(t *testing.T) {
 	rcv.accepting = true
 	rcv.mu.Unlock()
 
-	second := startChild(t, bin, path)
+	second := startChild(t, bin, path, "--webhook-allow", "127.0.0.1/32")
 	s = second.api()
 	waitFor(t, 60*time.Second, "every notification delivered", func() bool {
 		hooks, _ := s.req(http.StatusOK, http.MethodGet, "/api/v1/webhooks", admin, nil)["webhooks"].([]any)
@@ -166,7 +166,8 @@ func TestServeSendsAHardStop(t *testing.T) {
 		got <- p
 	}))
 	t.Cleanup(endpoint.Close)
-	s := startServe(t, noEnv, "--addr", "127.0.0.1:0", "--db", path, "--public-url", "https://madebook.example.com/")
+	s := startServe(t, noEnv, "--addr", "127.0.0.1:0", "--db", path, "--public-url", "https://madebook.example.com/",
+		"--webhook-allow", "127.0.0.1/32") // the endpoint is on 127.0.0.1
 
 	s.req(http.StatusCreated, http.MethodPost, "/api/v1/webhooks", admin, map[string]any{"url": endpoint.URL,
 		"secret": rcv.secret, "events": []string{"hard_stop"}})

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -51,6 +52,30 @@ type serveConfig struct {
 	mcpOrigins originList
 	// limits are each credential's rate limits.
 	limits ratelimit.Config
+	// webhookAllow are the ranges webhooks may reach though they are
+	// closed by default (loopback, private, …): --webhook-allow.
+	webhookAllow allowList
+}
+
+// allowList is --webhook-allow: CIDRs or addresses, the flag repeated or
+// its values comma-separated.
+type allowList []netip.Prefix
+
+func (l *allowList) String() string {
+	var s []string
+	for _, p := range *l {
+		s = append(s, p.String())
+	}
+	return strings.Join(s, ",")
+}
+
+func (l *allowList) Set(v string) error {
+	ps, err := notify.ParseAllow(v)
+	if err != nil {
+		return err
+	}
+	*l = append(*l, ps...)
+	return nil
 }
 
 // proxyList is --trusted-proxy: CIDRs or addresses, the flag repeated or
@@ -109,11 +134,17 @@ func (p *proxyList) Set(v string) error {
 	return nil
 }
 
+// destinations is where webhooks may go: the default rule, opened where
+// --webhook-allow says.
+func (cfg serveConfig) destinations() notify.Destinations {
+	return notify.Destinations{Allow: cfg.webhookAllow}
+}
+
 // runServe is `madebook serve`: it migrates the database, then serves the
 // console and the API until ctx is done; with --demo, on a throwaway
 // database with a simulated agent.
 func runServe(ctx context.Context, c stdio, args []string) error {
-	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH|URL] [--public-url URL] [--metrics-addr ADDR] [--secure-cookies] [--delivery-lease D] [--expiry-sweep D] [--max-open-gates N] [--rate-requests RATE] [--rate-writes RATE] [--rate-sessions RATE] [--trusted-proxy CIDR]... [--mcp-origin ORIGIN]... [--demo]",
+	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH|URL] [--public-url URL] [--metrics-addr ADDR] [--secure-cookies] [--delivery-lease D] [--expiry-sweep D] [--max-open-gates N] [--rate-requests RATE] [--rate-writes RATE] [--rate-sessions RATE] [--trusted-proxy CIDR]... [--mcp-origin ORIGIN]... [--webhook-allow CIDR]... [--demo]",
 		"Migrate the database (creating it on first start), then serve the console, the JSON API\n"+
 			"and /brief until interrupted (Ctrl-C, SIGTERM), logging JSON lines on stdout, and send\n"+
 			"the webhook notifications the outbox holds.\n\n"+
@@ -142,6 +173,9 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 	f.Var(&cfg.mcpOrigins, "mcp-origin",
 		"let pages of `ORIGIN` (scheme://host[:port], e.g. https://ide.example.com; repeat or comma-separate) call /mcp; otherwise a request with an Origin header other than the server's own (--public-url, or the address it came to) is refused (403)")
 	f.env["mcp-origin"] = "MADEBOOK_MCP_ORIGIN"
+	f.Var(&cfg.webhookAllow, "webhook-allow",
+		"let webhooks reach `CIDR` (e.g. 10.0.0.0/8, 127.0.0.1; repeat or comma-separate), though loopback, private, link-local and other internal addresses are refused by default")
+	f.env["webhook-allow"] = "MADEBOOK_WEBHOOK_ALLOW"
 	f.IntVar(&cfg.maxOpenGates, "max-open-gates", governance.DefaultMaxOpenGates,
 		"refuse a session's gate beyond `N` open at once (409 too_many_open_gates): a stop for an agent that opens gates in a loop")
 	f.env["max-open-gates"] = "MADEBOOK_MAX_OPEN_GATES"
@@ -206,6 +240,7 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 	defer a.Close()
 	a.gov.SetDeliveryLease(cfg.lease)
 	a.gov.SetMaxOpenGates(cfg.maxOpenGates)
+	a.gov.SetWebhookDestinations(cfg.destinations())
 	users, err := a.auth.CountUsers(ctx)
 	if err != nil {
 		return err
@@ -279,7 +314,7 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 	sent := make(chan struct{})
 	go func() {
 		defer close(sent)
-		sender := notify.NewSender(a.store, logger)
+		sender := notify.NewSender(a.store, logger, cfg.destinations())
 		sender.Outcome = m.WebhookOutcome
 		sender.Run(sendCtx)
 	}()
@@ -287,7 +322,7 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	logger.Info("listening", "addr", "http://"+ln.Addr().String(), "db", db.Describe(a.path), "public_url", public,
-		"trusted_proxies", cfg.trustedProxies.String())
+		"trusted_proxies", cfg.trustedProxies.String(), "webhook_allow", cfg.webhookAllow.String())
 
 	// The demo plays against the server's own listener; a failure to set
 	// it up stops the server.

@@ -61,6 +61,7 @@ const (
 	ToolDelete     = "tool.delete"
 	WebhookCreate  = "webhook.create"
 	WebhookDelete  = "webhook.delete"
+	WebhookTest    = "webhook.test"
 	// A mission's: created, changed, and a lead's change that lowers a
 	// protection of a two-person mission asked for, approved by a second
 	// lead (applied) or rejected.
@@ -76,7 +77,7 @@ const (
 // filter offers them.
 var Actions = []string{UserAdd, UserRole, UserDisable, UserEnable, KeyCreate, KeyRevoke, TokenCreate, PolicyCreate,
 	PolicyDisable, PolicyEnable, PolicyDelete, RuleCreate, RulesImport, RiskGatesSet, ToolSet, ToolDelete, WebhookCreate,
-	WebhookDelete}
+	WebhookDelete, WebhookTest}
 
 // secretFields are the field names whose value is a secret wherever they
 // appear in a State: Record keeps only that there is one.

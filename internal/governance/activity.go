@@ -2,14 +2,17 @@ package governance
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/activity"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/input"
+	"github.com/madebook/madebook/internal/notify"
 )
 
 // ActivityService reads the activity record: what every person did, and
@@ -76,7 +79,43 @@ func (s *ActivityService) List(ctx context.Context, actor auth.Actor, p activity
 		if err != nil {
 			return ActivityPage{}, fmt.Errorf("list admin activity: %w", err)
 		}
-		out.Items = append(out.Items, e)
+		out.Items = append(out.Items, shownEntry(e))
 	}
 	return out, nil
+}
+
+// shownEntry is an entry as it is shown. Webhook URLs are recorded
+// redacted (notify.RedactURL); an entry recorded before they were holds
+// one whole, in its target and its url fields, and is redacted here.
+func shownEntry(e activity.Entry) activity.Entry {
+	if !strings.HasPrefix(e.Action, "webhook.") {
+		return e
+	}
+	if i := strings.Index(e.Target, " ("); i >= 0 && strings.HasSuffix(e.Target, ")") && !strings.Contains(e.Target, notify.Mask) {
+		e.Target = e.Target[:i+2] + notify.RedactURL(e.Target[i+2:len(e.Target)-1]) + ")"
+	}
+	e.Before, e.After = shownURL(e.Before), shownURL(e.After)
+	return e
+}
+
+// shownURL redacts the url field of a recorded state that holds it whole.
+func shownURL(state json.RawMessage) json.RawMessage {
+	var fields map[string]json.RawMessage
+	if len(state) == 0 || json.Unmarshal(state, &fields) != nil || fields == nil {
+		return state
+	}
+	var u string
+	if json.Unmarshal(fields["url"], &u) != nil || u == "" || strings.Contains(u, notify.Mask) || notify.RedactURL(u) == u {
+		return state
+	}
+	b, err := json.Marshal(notify.RedactURL(u))
+	if err != nil {
+		return state
+	}
+	fields["url"] = b
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return state
+	}
+	return out
 }

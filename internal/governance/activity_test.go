@@ -162,19 +162,19 @@ func TestEveryAdminActionIsRecordedWithWhoWhenWhatBeforeAndAfter(t *testing.T) {
 		{name: "an admin removes a tool", actor: w.admin.Email, action: "tool.delete", target: "tool github.create_issue",
 			do:     func() error { return w.Ledger.DeleteTool(ctx, w.admin, "github", "create_issue") },
 			before: map[string]any{"side_effecting": false}},
-		{name: "an admin adds a webhook endpoint, its secret redacted", actor: w.admin.Email, action: "webhook.create",
-			target: "webhook * (https://hooks.example.com/x)",
+		{name: "an admin adds a webhook endpoint, its secrets redacted", actor: w.admin.Email, action: "webhook.create",
+			target: "webhook * (https://••••@hooks.example.com/services/T0/B0/••••1a2b)",
 			do: func() error {
-				h, err := w.Gov.Webhooks.Create(ctx, w.admin, governance.WebhookInput{URL: "https://hooks.example.com/x",
+				h, err := w.Gov.Webhooks.Create(ctx, w.admin, governance.WebhookInput{URL: "https://bob:pw@hooks.example.com/services/T0/B0/abcdefgh1a2b",
 					Secret: "webhook-signing-secret-1234", Events: []string{"hard_stop"}})
 				webhookID = h.ID
 				return err
 			},
-			after: map[string]any{"url": "https://hooks.example.com/x", "events": []any{"hard_stop"}, "secret": "(set)"}},
+			after: map[string]any{"url": "https://••••@hooks.example.com/services/T0/B0/••••1a2b", "events": []any{"hard_stop"}, "secret": "(set)"}},
 		{name: "an admin removes a webhook endpoint", actor: w.admin.Email, action: "webhook.delete",
-			target: "webhook * (https://hooks.example.com/x)",
+			target: "webhook * (https://••••@hooks.example.com/services/T0/B0/••••1a2b)",
 			do:     func() error { _, err := w.Gov.Webhooks.Remove(ctx, w.admin, webhookID); return err },
-			before: map[string]any{"url": "https://hooks.example.com/x", "events": []any{"hard_stop"}}},
+			before: map[string]any{"url": "https://••••@hooks.example.com/services/T0/B0/••••1a2b", "events": []any{"hard_stop"}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -82,6 +82,7 @@ func New(store db.Transactor, now func() time.Time) *Services {
 	c := &core{store: store, now: func() time.Time { return now().UTC() }, touches: touches{pending: map[string]*time.Time{}},
 		cache: newStateCache(), lease: DefaultDeliveryLease, maxOpenGates: DefaultMaxOpenGates, notes: notify.NewNotifier(""),
 		log: slog.New(slog.DiscardHandler), costs: &policyCosts{}}
+	c.hooks.Store(&webhookClient{client: notify.Destinations{}.Client()})
 	store.OnChange(c.cache.heard)
 	plans := &PlanService{c}
 	return &Services{Missions: &MissionService{c}, Sessions: &SessionService{c}, Decisions: &DecisionService{c},
@@ -123,6 +124,14 @@ func (s *Services) DeliveryLease() time.Duration { return s.Briefs.lease }
 // deep links start with (serve --public-url). Call it before serving.
 func (s *Services) SetPublicURL(u string) { s.Notify.SetPublicURL(u) }
 
+// SetWebhookDestinations sets where webhook endpoints may point (serve
+// --webhook-allow opens ranges of the addresses closed by default): what
+// adding an endpoint checks its URL against, and the client a test
+// notification goes through. The sender takes the same (notify.NewSender).
+func (s *Services) SetWebhookDestinations(to notify.Destinations) {
+	s.Webhooks.hooks.Store(&webhookClient{to: to, client: to.Client()})
+}
+
 // Now is the services' clock, for views that say how long ago things were.
 func (s *Services) Now() time.Time { return s.now() }
 
@@ -151,6 +160,9 @@ type core struct {
 	log *slog.Logger
 	// costs is what each policy cost over the changes evaluated.
 	costs *policyCosts
+	// hooks is where webhook endpoints may point, and the client test
+	// notifications go through (SetWebhookDestinations).
+	hooks atomic.Pointer[webhookClient]
 	// ridersList is what reads with each session's inputs (AddRider).
 	ridersMu   sync.Mutex
 	ridersList []Rider

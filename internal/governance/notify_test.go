@@ -334,6 +334,15 @@ func TestWebhookEndpoints(t *testing.T) {
 		{"a short secret", "secret_too_short", governance.WebhookInput{URL: ok.URL, Secret: "short", Events: ok.Events}},
 		{"a long secret", "secret_too_long", governance.WebhookInput{URL: ok.URL, Secret: strings.Repeat("s", 201), Events: ok.Events}},
 		{"no events", "events_required", governance.WebhookInput{URL: ok.URL, Secret: ok.Secret}},
+		{"a number that is no address", "invalid_url", governance.WebhookInput{URL: "http://999.1.1.1/x", Secret: ok.Secret, Events: ok.Events}},
+		{"the metadata address", "url_not_allowed", governance.WebhookInput{URL: "http://169.254.169.254/latest", Secret: ok.Secret, Events: ok.Events}},
+		{"IPv6 loopback", "url_not_allowed", governance.WebhookInput{URL: "http://[::1]:8080/x", Secret: ok.Secret, Events: ok.Events}},
+		{"a private address", "url_not_allowed", governance.WebhookInput{URL: "https://10.0.0.1/x", Secret: ok.Secret, Events: ok.Events}},
+		{"the unspecified address", "url_not_allowed", governance.WebhookInput{URL: "http://0.0.0.0/x", Secret: ok.Secret, Events: ok.Events}},
+		{"loopback in decimal", "url_not_allowed", governance.WebhookInput{URL: "http://2130706433/x", Secret: ok.Secret, Events: ok.Events}},
+		{"loopback in short hex", "url_not_allowed", governance.WebhookInput{URL: "http://0x7f.1/x", Secret: ok.Secret, Events: ok.Events}},
+		{"localhost", "url_not_allowed", governance.WebhookInput{URL: "http://localhost:9000/x", Secret: ok.Secret, Events: ok.Events}},
+		{"the metadata name", "url_not_allowed", governance.WebhookInput{URL: "http://metadata.google.internal/computeMetadata/v1/", Secret: ok.Secret, Events: ok.Events}},
 		{"an unknown event", "unknown_event", governance.WebhookInput{URL: ok.URL, Secret: ok.Secret, Events: []string{"hard_stop", "session.created"}}},
 	}
 	for _, c := range bad {

@@ -15,6 +15,7 @@ import (
 	"github.com/madebook/madebook/internal/activity"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/ids"
 	"github.com/madebook/madebook/internal/input"
 	"github.com/madebook/madebook/internal/notify"
 )
@@ -40,12 +41,16 @@ type WebhookInput struct {
 	Events []string `json:"events"`
 }
 
-// Validate checks the endpoint: an absolute http(s) URL, a secret of
-// MinWebhookSecret to MaxWebhookSecret characters, and at least one
-// known event (repeats count once). Errors: url_required, url_too_long,
-// invalid_url, secret_required, secret_too_short, secret_too_long,
+// Validate checks the endpoint: an absolute http(s) URL whose host to
+// allows (notify.Destinations.CheckHost: no loopback, private, link-local
+// or other internal address, in any spelling, nor a name that stands
+// for one, unless serve --webhook-allow opens it; an address spelled
+// oddly is stored as its address), a secret of MinWebhookSecret to
+// MaxWebhookSecret characters, and at least one known event (repeats
+// count once). Errors: url_required, url_too_long, invalid_url,
+// url_not_allowed, secret_required, secret_too_short, secret_too_long,
 // events_required, unknown_event.
-func (in WebhookInput) Validate() (WebhookInput, error) {
+func (in WebhookInput) Validate(to notify.Destinations) (WebhookInput, error) {
 	u, err := input.Required("url", in.URL, MaxWebhookURL)
 	if err != nil {
 		return in, err
@@ -56,6 +61,24 @@ func (in WebhookInput) Validate() (WebhookInput, error) {
 	}
 	if p.Fragment != "" {
 		return in, errs.E(errs.Invalid, "invalid_url", "The url must not have a #fragment: it is never sent.").In("url")
+	}
+	host, err := to.CheckHost(p.Hostname())
+	var he *notify.HostError
+	switch {
+	case errors.As(err, &he) && !he.Addr.IsValid():
+		return in, errs.E(errs.Invalid, "invalid_url", "%s", he.Error()).In("url")
+	case err != nil:
+		return in, errs.E(errs.Invalid, "url_not_allowed", "%s", err.Error()).In("url")
+	case host != p.Hostname():
+		// The address as itself, so the sender dials what was checked.
+		if strings.Contains(host, ":") {
+			host = "[" + host + "]"
+		}
+		if port := p.Port(); port != "" {
+			host += ":" + port
+		}
+		p.Host = host
+		u = p.String()
 	}
 	if strings.TrimSpace(in.Secret) == "" {
 		return in, errs.E(errs.Invalid, "secret_required", "The secret is required: deliveries are signed with it.").In("secret")
@@ -82,7 +105,9 @@ func (in WebhookInput) Validate() (WebhookInput, error) {
 	return WebhookInput{URL: u, Secret: in.Secret, Events: events}, nil
 }
 
-// Webhook is an endpoint as admins see it: never its secret.
+// Webhook is an endpoint as admins see it: never its secret, and its URL
+// redacted (notify.RedactURL: userinfo and tokens in the path or query
+// hidden; the sender alone reads the URL whole).
 type Webhook struct {
 	ID        int64     `json:"id"`
 	URL       string    `json:"url"`
@@ -123,10 +148,11 @@ func (s *WebhookService) Create(ctx context.Context, actor auth.Actor, in Webhoo
 	if err := actor.RequireAdmin("add a webhook endpoint"); err != nil {
 		return Webhook{}, err
 	}
-	in, err := in.Validate()
+	in, err := in.Validate(s.destinations().to)
 	if err != nil {
 		return Webhook{}, err
 	}
+	shown := notify.RedactURL(in.URL)
 	var row db.Webhook
 	err = s.write(ctx, func(q db.Querier) error {
 		var err error
@@ -137,14 +163,14 @@ func (s *WebhookService) Create(ctx context.Context, actor auth.Actor, in Webhoo
 		}
 		// The secret is handed over only to be redacted: the record says
 		// that there is one.
-		return s.did(ctx, q, actor, activity.WebhookCreate, webhookTarget(row.ID, row.Url), nil,
-			activity.State{"url": in.URL, "events": in.Events, "secret": in.Secret})
+		return s.did(ctx, q, actor, activity.WebhookCreate, webhookTarget(row.ID, shown), nil,
+			activity.State{"url": shown, "events": in.Events, "secret": in.Secret})
 	})
 	if err != nil {
 		return Webhook{}, fmt.Errorf("add webhook: %w", err)
 	}
 	c := db.StoredRow("webhooks", row.ID)
-	w := Webhook{ID: row.ID, URL: row.Url, Events: c.List("events", row.Events), CreatedAt: c.Time("created_at", row.CreatedAt),
+	w := Webhook{ID: row.ID, URL: shown, Events: c.List("events", row.Events), CreatedAt: c.Time("created_at", row.CreatedAt),
 		CreatedBy: actor.Email, Deliveries: []WebhookDelivery{}}
 	if err := c.Err(); err != nil {
 		return Webhook{}, fmt.Errorf("add webhook: %w", err)
@@ -167,7 +193,7 @@ func (s *WebhookService) List(ctx context.Context, actor auth.Actor) ([]Webhook,
 		out = make([]Webhook, 0, len(rows))
 		for _, r := range rows {
 			c := db.StoredRow("webhooks", r.ID)
-			w := Webhook{ID: r.ID, URL: r.Url, Events: c.List("events", r.Events), CreatedAt: c.Time("created_at", r.CreatedAt),
+			w := Webhook{ID: r.ID, URL: notify.RedactURL(r.Url), Events: c.List("events", r.Events), CreatedAt: c.Time("created_at", r.CreatedAt),
 				CreatedBy: r.CreatedByEmail, Deliveries: []WebhookDelivery{}}
 			if err := c.Err(); err != nil {
 				return err
@@ -193,8 +219,9 @@ func (s *WebhookService) List(ctx context.Context, actor auth.Actor) ([]Webhook,
 	return out, nil
 }
 
-// webhookTarget names an endpoint in the admin activity.
-func webhookTarget(id int64, url string) string { return fmt.Sprintf("webhook %d (%s)", id, url) }
+// webhookTarget names an endpoint in the admin activity, by its URL as
+// shown (redacted).
+func webhookTarget(id int64, shown string) string { return fmt.Sprintf("webhook %d (%s)", id, shown) }
 
 // deliveryFrom converts an outbox row; an error names the row.
 func deliveryFrom(d db.ListWebhookDeliveriesRow) (WebhookDelivery, error) {
@@ -241,17 +268,102 @@ func (s *WebhookService) Remove(ctx context.Context, actor auth.Actor, id int64)
 		if err := q.AbandonWebhookOutbox(ctx, db.AbandonWebhookOutboxParams{GaveUpAt: removed, WebhookID: id}); err != nil {
 			return err
 		}
-		before := activity.State{"url": row.Url, "events": db.StoredRow("webhooks", row.ID).List("events", row.Events)}
-		return s.did(ctx, q, actor, activity.WebhookDelete, webhookTarget(row.ID, row.Url), before, nil)
+		shown := notify.RedactURL(row.Url)
+		before := activity.State{"url": shown, "events": db.StoredRow("webhooks", row.ID).List("events", row.Events)}
+		return s.did(ctx, q, actor, activity.WebhookDelete, webhookTarget(row.ID, shown), before, nil)
 	})
 	if err != nil {
 		return Webhook{}, fmt.Errorf("remove webhook %d: %w", id, err)
 	}
 	c := db.StoredRow("webhooks", row.ID)
-	w := Webhook{ID: row.ID, URL: row.Url, Events: c.List("events", row.Events), CreatedAt: c.Time("created_at", row.CreatedAt),
+	w := Webhook{ID: row.ID, URL: notify.RedactURL(row.Url), Events: c.List("events", row.Events), CreatedAt: c.Time("created_at", row.CreatedAt),
 		CreatedBy: row.CreatedByEmail, Deliveries: []WebhookDelivery{}, RemovedAt: &now}
 	if err := c.Err(); err != nil {
 		return Webhook{}, fmt.Errorf("remove webhook %d: %w", id, err)
 	}
 	return w, nil
 }
+
+// WebhookTest is what a test notification to an endpoint got: the HTTP
+// status, and a fixed phrase for what went wrong (never what the
+// endpoint said).
+type WebhookTest struct {
+	// ID is the endpoint's; URL its URL as shown (redacted).
+	ID  int64  `json:"id"`
+	URL string `json:"url"`
+	// Delivered says the endpoint answered 2xx.
+	Delivered bool `json:"delivered"`
+	// Status is the endpoint's HTTP status; 0 (left out) when it did not
+	// answer.
+	Status int `json:"status,omitempty"`
+	// Result is "delivered", or what went wrong: "HTTP 500 from the
+	// endpoint", "connection refused", "timed out", "address not
+	// allowed: 10.0.0.1 is private", ….
+	Result string `json:"result"`
+	// Delivery is the X-Madebook-Delivery header the test carried
+	// ("test_…", never an outbox id).
+	Delivery string    `json:"delivery"`
+	SentAt   time.Time `json:"sent_at"`
+}
+
+// Test sends one test notification (notify.TestEvent) to an endpoint now,
+// signed and sent as every delivery is (through the same destination
+// check), and says what happened; it is recorded in the admin activity
+// (webhook.test), whatever the endpoint answered. Nothing is written to
+// the outbox: a test is never retried. Errors: forbidden,
+// webhook_not_found.
+func (s *WebhookService) Test(ctx context.Context, actor auth.Actor, id int64) (WebhookTest, error) {
+	if err := actor.RequireAdmin("send a test notification"); err != nil {
+		return WebhookTest{}, err
+	}
+	var target db.GetWebhookTargetRow
+	err := s.store.Read(ctx, func(q db.Querier) error {
+		if _, err := q.GetWebhook(ctx, id); errors.Is(err, sql.ErrNoRows) {
+			return errs.E(errs.NotFound, "webhook_not_found", "No webhook endpoint has the id %d.", id)
+		} else if err != nil {
+			return err
+		}
+		var err error
+		target, err = q.GetWebhookTarget(ctx, id)
+		return err
+	})
+	if err != nil {
+		return WebhookTest{}, fmt.Errorf("test webhook %d: %w", id, err)
+	}
+	now := s.now()
+	body, err := s.notes.TestBody(actor.Email, db.FormatTime(now))
+	if err != nil {
+		return WebhookTest{}, fmt.Errorf("test webhook %d: %w", id, err)
+	}
+	t := WebhookTest{ID: id, URL: notify.RedactURL(target.Url), Delivery: ids.New("test_"), SentAt: now}
+	// The request is sent outside any transaction: it may take the whole
+	// timeout.
+	t.Status, t.Result = notify.Deliver(ctx, s.destinations().client, now, notify.DefaultTimeout,
+		notify.Delivery{URL: target.Url, Secret: target.Secret, ID: t.Delivery, Body: []byte(body)})
+	if t.Delivered = t.Result == ""; t.Delivered {
+		t.Result = "delivered"
+	}
+	after := activity.State{"url": t.URL, "delivered": t.Delivered, "result": t.Result}
+	if t.Status != 0 {
+		after["status"] = t.Status
+	}
+	// Recorded even when the caller has gone: the test was sent.
+	wctx := context.WithoutCancel(ctx)
+	err = s.write(wctx, func(q db.Querier) error {
+		return s.did(wctx, q, actor, activity.WebhookTest, webhookTarget(id, t.URL), nil, after)
+	})
+	if err != nil {
+		return WebhookTest{}, fmt.Errorf("test webhook %d: %w", id, err)
+	}
+	return t, nil
+}
+
+// webhookClient is where webhooks may point and the client deliveries
+// go through, checking it.
+type webhookClient struct {
+	to     notify.Destinations
+	client notify.Doer
+}
+
+// destinations is where webhooks may point (SetWebhookDestinations).
+func (c *core) destinations() *webhookClient { return c.hooks.Load() }

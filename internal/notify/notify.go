@@ -41,6 +41,10 @@ const (
 	HardStop = "hard_stop"
 )
 
+// TestEvent is the event of a test notification an admin sends to check
+// an endpoint (TestBody); nothing subscribes to it.
+const TestEvent = "webhook.test"
+
 // Events are the notification events, in the order forms list them.
 var Events = []string{AttentionCreated, DecisionExpired, HardStop}
 
@@ -383,6 +387,25 @@ func (n *Notifier) body(event string, nt note, s db.GetSessionRow) (string, erro
 		Blocks: []Block{{Type: "section", Text: BlockText{Type: "mrkdwn", Text: rich.String()}}},
 		Madebook: Meta{Event: event, Kind: nt.item.kind, Ref: nt.item.ref, Session: s.ID, Mission: s.MissionSlug, Agent: s.Agent,
 			Link: link, At: nt.at}}); err != nil {
+		return "", fmt.Errorf("notify: encode: %w", err)
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// TestBody is the JSON of a test notification: Slack-shaped like every
+// other, event TestEvent, saying who sent it at (as stored:
+// db.FormatTime), and linking to the console's notifications page.
+func (n *Notifier) TestBody(by, at string) (string, error) {
+	link := n.PublicURL() + "/admin/webhooks"
+	headline := "Test notification from Madebook"
+	line := "Sent by " + by + " to check this endpoint: nothing needs you."
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(Payload{Text: escape(headline + "\n" + line),
+		Blocks: []Block{{Type: "section", Text: BlockText{Type: "mrkdwn",
+			Text: fmt.Sprintf("*%s*\n%s\n<%s|Open in Madebook>", escape(headline), escape(line), link)}}},
+		Madebook: Meta{Event: TestEvent, Link: link, At: at}}); err != nil {
 		return "", fmt.Errorf("notify: encode: %w", err)
 	}
 	return strings.TrimSuffix(b.String(), "\n"), nil

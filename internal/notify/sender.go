@@ -1,9 +1,11 @@
 package notify
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"crypto/tls"
 	"database/sql"
 	"encoding/hex"
 	"errors"
@@ -11,10 +13,12 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/madebook/madebook/db"
@@ -72,7 +76,8 @@ type Doer interface {
 }
 
 // Sender delivers the outbox. Every field but Store has a default
-// (NewSender); tests replace the clock, the client and the jitter.
+// (NewSender); tests replace the clock and the jitter. Client must be a
+// Destinations' (or check addresses as it does).
 // Several senders, in one process or in several sharing the database,
 // may run at once: each claims rows with an UPDATE that moves them out of
 // the others' reach for Lease, so a row is sent by one sender at a time.
@@ -106,12 +111,13 @@ func (s *Sender) outcome(o string, err error) error {
 	return err
 }
 
-// NewSender returns a sender over store with the defaults: a 10 s
-// timeout, a 30 s lease, 32 rows a claim, 8 at once, a look every 2 s.
-func NewSender(store db.Transactor, logger *slog.Logger) *Sender {
-	return &Sender{Store: store, Logger: logger, Now: time.Now, Jitter: rand.Float64,
-		Client:  &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-		Timeout: 10 * time.Second, Lease: 30 * time.Second, Batch: 32, Parallel: 8, Poll: 2 * time.Second}
+// NewSender returns a sender over store that delivers to the
+// destinations to allows (through to.Client: checked as each connection
+// is made), with the defaults: a DefaultTimeout, a 30 s lease, 32 rows a
+// claim, 8 at once, a look every 2 s.
+func NewSender(store db.Transactor, logger *slog.Logger, to Destinations) *Sender {
+	return &Sender{Store: store, Logger: logger, Now: time.Now, Jitter: rand.Float64, Client: to.Client(),
+		Timeout: DefaultTimeout, Lease: 30 * time.Second, Batch: 32, Parallel: 8, Poll: 2 * time.Second}
 }
 
 // Run sends what is due until ctx is done, waking when a write commits,
@@ -266,48 +272,106 @@ func (s *Sender) record(ctx context.Context, r db.ClaimOutboxRow, now time.Time,
 	}))
 }
 
-// maxError is the most characters of a failure kept on the row.
-const maxError = 300
-
 // post sends the row's payload, signed, and returns the HTTP status (0
 // when there was no answer) and what went wrong ("" for a 2xx).
 func (s *Sender) post(ctx context.Context, url, secret string, r db.ClaimOutboxRow) (int, string) {
-	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	return Deliver(ctx, s.Client, s.Now(), s.Timeout, Delivery{URL: url, Secret: secret,
+		ID: strconv.FormatInt(r.ID, 10), Body: []byte(r.Payload)})
+}
+
+// Delivery is one POST of a notification to an endpoint.
+type Delivery struct {
+	URL, Secret string
+	// ID is the X-Madebook-Delivery header: the outbox row's id, the
+	// same on every retry.
+	ID   string
+	Body []byte
+}
+
+// DefaultTimeout bounds one delivery, from the connection to the answer.
+const DefaultTimeout = 10 * time.Second
+
+// Deliver POSTs d through client (Destinations.Client), signed at now
+// with d.Secret, within timeout, and returns the endpoint's HTTP status
+// (0 when there was no answer) and what went wrong: "" for a 2xx, else
+// a fixed phrase (Failure) that never holds what the endpoint said, nor
+// the URL.
+func Deliver(ctx context.Context, client Doer, now time.Time, timeout time.Duration, d Delivery) (int, string) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	body := []byte(r.Payload)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(r.Payload))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(d.Body))
 	if err != nil {
-		return 0, clipError(err.Error())
+		return 0, "invalid URL"
 	}
-	ts := s.Now().Unix()
+	ts := now.Unix()
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "Madebook-Webhook/1")
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
-	req.Header.Set(HeaderSignature, "sha256="+Sign(secret, ts, body))
-	req.Header.Set(HeaderDelivery, strconv.FormatInt(r.ID, 10))
-	resp, err := s.Client.Do(req)
+	req.Header.Set(HeaderSignature, "sha256="+Sign(d.Secret, ts, d.Body))
+	req.Header.Set(HeaderDelivery, d.ID)
+	resp, err := client.Do(req)
 	if err != nil {
-		return 0, clipError(err.Error())
+		return 0, Failure(err)
 	}
 	defer resp.Body.Close()
-	// What the endpoint answered, to show with a failure (and to let the
-	// connection be reused).
-	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		return resp.StatusCode, ""
-	}
-	msg := "HTTP " + resp.Status
-	if a := strings.TrimSpace(string(answer)); a != "" {
-		msg += ": " + a
-	}
-	return resp.StatusCode, clipError(msg)
+	// Read a little of the answer, so the connection can be reused; what
+	// it says is never kept: an admin must not read internal services
+	// through Madebook.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	return resp.StatusCode, StatusFailure(resp.StatusCode)
 }
 
-// clipError keeps a failure to maxError characters, on one line.
-func clipError(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > maxError {
-		return string(r[:maxError-1]) + "…"
+// StatusFailure is what an endpoint's HTTP status says went wrong: ""
+// for a 2xx, else "HTTP 500 from the endpoint" (a redirect says it was
+// not followed). The status line's words are the endpoint's and are not
+// kept.
+func StatusFailure(code int) string {
+	switch {
+	case code >= 200 && code < 300:
+		return ""
+	case code >= 300 && code < 400:
+		return fmt.Sprintf("HTTP %d from the endpoint (redirects are not followed)", code)
 	}
-	return s
+	return fmt.Sprintf("HTTP %d from the endpoint", code)
+}
+
+// Failure is the fixed phrase for a delivery that got no answer: "address
+// not allowed: 10.0.0.1 is private", "timed out", "connection refused",
+// and so on. It never quotes the error, which may hold the URL (and its
+// secrets) or what the endpoint sent.
+func Failure(err error) string {
+	var (
+		addr *AddrError
+		dns  *net.DNSError
+		cert *tls.CertificateVerificationError
+		ne   net.Error
+	)
+	switch {
+	case errors.As(err, &addr):
+		return addr.Error()
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return "timed out"
+	case errors.Is(err, context.Canceled):
+		return "cancelled"
+	case errors.As(err, &dns):
+		if dns.IsNotFound {
+			return "host name not found"
+		}
+		return "host name lookup failed"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return "connection reset"
+	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH):
+		return "host unreachable"
+	case errors.As(err, &cert):
+		return "TLS certificate not valid"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "connection closed without an answer"
+	case strings.Contains(err.Error(), "tls:"):
+		return "TLS handshake failed"
+	case strings.Contains(err.Error(), "malformed HTTP"):
+		return "the answer is not HTTP"
+	}
+	return "request failed"
 }

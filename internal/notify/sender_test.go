@@ -9,10 +9,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -122,6 +123,7 @@ type env struct {
 
 func newEnv(t *testing.T, url string) *env {
 	k := testkit.New(t)
+	k.AllowLoopbackWebhooks() // the receiver is on 127.0.0.1
 	admin, _ := k.Person(auth.Admin)
 	agent, _ := k.Agent()
 	e := &env{Kit: k, admin: admin, agent: agent, session: k.Session(agent, k.Mission(admin, false))}
@@ -130,7 +132,7 @@ func newEnv(t *testing.T, url string) *env {
 		t.Fatal(err)
 	}
 	e.hook = h
-	e.sender = notify.NewSender(k.Store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	e.sender = notify.NewSender(k.Store, slog.New(slog.NewTextHandler(io.Discard, nil)), testkit.LoopbackWebhooks)
 	e.sender.Now, e.sender.Jitter = k.Clock.Now, func() float64 { return 0.5 } // no jitter: a factor of 1
 	return e
 }
@@ -215,7 +217,7 @@ func TestEveryNotificationArrivesOnceThoughRefusedTwice(t *testing.T) {
 		t.Fatalf("the first round sent %d, want 3", n)
 	}
 	for _, d := range e.deliveries(t) {
-		if d.Status != governance.DeliveryPending || d.Attempts != 1 || d.LastStatus != 503 || !strings.Contains(d.LastError, "503") ||
+		if d.Status != governance.DeliveryPending || d.Attempts != 1 || d.LastStatus != 503 || d.LastError != "HTTP 503 from the endpoint" ||
 			d.NextAttemptAt == nil || !d.NextAttemptAt.Equal(start.Add(5*time.Second)) {
 			t.Fatalf("after one refusal: %+v (next %v), want pending, retried at +5s", d, d.NextAttemptAt)
 		}
@@ -296,7 +298,7 @@ func TestANotificationIsGivenUpAfterADay(t *testing.T) {
 	if d.Status != governance.DeliveryGivenUp || d.GaveUpAt == nil || !d.GaveUpAt.Equal(start.Add(24*time.Hour)) {
 		t.Fatalf("after %d tries: %+v, want given up at +24h", tries, d)
 	}
-	if tries != want || d.Attempts != int64(want) || d.LastStatus != 503 || !strings.Contains(d.LastError, "503") {
+	if tries != want || d.Attempts != int64(want) || d.LastStatus != 503 || d.LastError != "HTTP 503 from the endpoint" {
 		t.Errorf("%d tries, %d attempts recorded (%+v), want %d", tries, d.Attempts, d, want)
 	}
 	rcv.mu.Lock()
@@ -358,7 +360,7 @@ func TestASlowEndpointIsAFailedAttempt(t *testing.T) {
 	e.gates(t, 1)
 	e.runOnce(t)
 	d := e.deliveries(t)[0]
-	if d.Status != governance.DeliveryPending || d.Attempts != 1 || d.LastStatus != 0 || !strings.Contains(d.LastError, "deadline exceeded") {
+	if d.Status != governance.DeliveryPending || d.Attempts != 1 || d.LastStatus != 0 || d.LastError != "timed out" {
 		t.Errorf("after a timeout: %+v", d)
 	}
 }
@@ -393,5 +395,30 @@ func TestSignAgreesWithOpenSSL(t *testing.T) {
 	const want = "8a2dc63c8f195c6949ca3a09d840d819643f7475f062c5fbdb047bc50337fa32"
 	if got := notify.Sign(secret, 1700000000, []byte(`{"text":"hi"}`)); got != want {
 		t.Errorf("Sign = %s, want %s", got, want)
+	}
+}
+
+// A name that resolves to a closed address passes when the endpoint is
+// added (it is a name), and is refused when the delivery connects: a
+// failed attempt with a fixed phrase, retried on the schedule, and the
+// receiver behind that address is never reached.
+func TestANameThatResolvesToAClosedAddressIsAFailedAttempt(t *testing.T) {
+	var e *env
+	rcv, srv := newReceiver(t, func() time.Time { return e.Clock.Now() }, 0)
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	e = newEnv(t, "http://rebind.madebook.test:"+strconv.Itoa(port)+"/hook")
+	e.sender.Client = notify.Destinations{Resolver: fakeDNS(t, netip.MustParseAddr("127.0.0.1"))}.Client()
+	e.gates(t, 1)
+	start := e.Clock.Now()
+	if n := e.runOnce(t); n != 1 {
+		t.Fatalf("sent %d, want 1", n)
+	}
+	d := e.deliveries(t)[0]
+	if d.Status != governance.DeliveryPending || d.Attempts != 1 || d.LastStatus != 0 ||
+		d.LastError != "address not allowed: 127.0.0.1 is loopback" || d.NextAttemptAt == nil || !d.NextAttemptAt.Equal(start.Add(5*time.Second)) {
+		t.Errorf("after the refused connection: %+v", d)
+	}
+	if _, tries := rcv.counts(); len(tries) != 0 {
+		t.Errorf("the receiver behind the closed address got %v", tries)
 	}
 }

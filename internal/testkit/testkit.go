@@ -9,6 +9,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,6 +24,7 @@ import (
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
+	"github.com/madebook/madebook/internal/notify"
 	"github.com/madebook/madebook/internal/testdb"
 )
 
@@ -169,6 +171,16 @@ func (k *Kit) Session(agent auth.Actor, mission string) string {
 	}
 	return s.ID
 }
+
+// LoopbackWebhooks is where webhooks may point in a test whose receiver
+// is an httptest server: the default rule with 127.0.0.1 opened, as serve
+// --webhook-allow 127.0.0.1/32 opens it.
+var LoopbackWebhooks = notify.Destinations{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
+
+// AllowLoopbackWebhooks opens 127.0.0.1 to the kit's webhook endpoints
+// (LoopbackWebhooks): adding one there, and test notifications. A sender
+// the test makes needs it too: notify.NewSender(…, LoopbackWebhooks).
+func (k *Kit) AllowLoopbackWebhooks() { k.Gov.SetWebhookDestinations(LoopbackWebhooks) }
 
 // Postgres reports whether the tests run on PostgreSQL (MADEBOOK_TEST_DB).
 func Postgres() bool { return testdb.Postgres() }

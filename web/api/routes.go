@@ -72,5 +72,6 @@ func Routes(e *echo.Echo, d Deps) {
 	v1.POST("/webhooks", handleWebhookCreate(d.Gov.Webhooks))
 	v1.DELETE("/webhooks/:id", handleWebhookDelete(d.Gov.Webhooks))
 	v1.GET("/activity", handleActivity(d.Gov.Activity))
+	v1.POST("/webhooks/:id/test", handleWebhookTest(d.Gov.Webhooks))
 	v1.GET("/admin/activity", handleActivityList(d.Gov.Activity))
 }

@@ -59,3 +59,26 @@ func handleWebhookDelete(webhooks *governance.WebhookService) echo.HandlerFunc {
 		return c.JSON(http.StatusOK, w)
 	}
 }
+
+// handleWebhookTest serves POST /api/v1/webhooks/:id/test (admin): send
+// the endpoint a test notification now and answer what it got (the HTTP
+// status and a fixed phrase, never the endpoint's words).
+func handleWebhookTest(webhooks *governance.WebhookService) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := httpx.Actor(c).RequireAdmin("send a test notification"); err != nil {
+			return err
+		}
+		id, err := httpx.PathID(c, "webhook_not_found", "No webhook endpoint has the id %q.")
+		if err != nil {
+			return err
+		}
+		if _, err := httpx.BindOptional[struct{}](c); err != nil {
+			return err
+		}
+		r, err := webhooks.Test(c.Request().Context(), httpx.Actor(c), id)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, r)
+	}
+}

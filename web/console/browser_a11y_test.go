@@ -128,6 +128,7 @@ func a11yWorkspace(t *testing.T) axeWorkspace {
 		http.Error(w, "this endpoint refuses every delivery, with a long explanation that must wrap on a phone", http.StatusBadGateway)
 	}))
 	t.Cleanup(refusing.Close)
+	kit.AllowLoopbackWebhooks()
 	must(t)(kit.Gov.Webhooks.Create(bg, admin, governance.WebhookInput{URL: refusing.URL + "/services/T000/B000/a-long-path-that-must-wrap-on-a-phone",
 		Secret: "a11y-signing-secret", Events: []string{"attention.created", "hard_stop"}}))
 
@@ -154,7 +155,7 @@ func a11yWorkspace(t *testing.T) axeWorkspace {
 		Content: "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"}}}))
 	must(t)(kit.Gov.Remediations.Request(bg, admin, stopped, governance.RemediationInput{Severity: governance.SeverityRequired,
 		Instruction: "Rotate the key.", Files: []string{"deploy.sh"}}))
-	sender := notify.NewSender(kit.Store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	sender := notify.NewSender(kit.Store, slog.New(slog.NewTextHandler(io.Discard, nil)), testkit.LoopbackWebhooks)
 	sender.Now = kit.Clock.Now
 	must(t)(sender.RunOnce(bg))
 	return axeWorkspace{kit: kit, e: e, srv: srv, admin: admin, gated: gated, planned: planned, plain: plain, stopped: stopped}

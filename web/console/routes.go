@@ -102,6 +102,7 @@ func Routes(e *echo.Echo, d Deps) ErrorRenderer {
 	e.GET("/admin/webhooks", k.handleWebhooks(), admin...)
 	e.POST("/admin/webhooks", k.handleWebhookAdd(d.Logger), admin...)
 	e.POST("/admin/webhooks/:id/remove", k.handleWebhookRemove(d.Logger), admin...)
+	e.POST("/admin/webhooks/:id/test", k.handleWebhookTest(d.Logger), admin...)
 	e.GET("/admin/activity", k.handleActivity(), admin...)
 	return k.renderError
 }

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -31,7 +32,9 @@ func (k *console) webhooksPage(c echo.Context, status int, f views.ItemForm, che
 	if err != nil {
 		return err
 	}
-	p.Notice = notice
+	if notice != "" {
+		p.Notice = notice
+	}
 	return render(c, status, views.WebhooksPage(p, views.WebhooksView{Webhooks: ws, Events: notify.Events,
 		PublicURL: k.gov.Notify.PublicURL(), Form: f, Checked: checked}))
 }
@@ -73,4 +76,32 @@ func (k *console) handleWebhookRemove(log *slog.Logger) echo.HandlerFunc {
 		adminDid(c, log, "webhook.removed", w.URL)
 		return c.Redirect(http.StatusSeeOther, "/admin/webhooks?done=removed")
 	}
+}
+
+// handleWebhookTest serves POST /admin/webhooks/:id/test (admin): send
+// the endpoint a test notification now; the page it goes back to says
+// what the endpoint answered (its status and a fixed phrase, never its
+// words).
+func (k *console) handleWebhookTest(log *slog.Logger) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := httpx.PathID(c, "webhook_not_found", "No webhook endpoint has the id %q.")
+		if err != nil {
+			return err
+		}
+		r, err := k.gov.Webhooks.Test(c.Request().Context(), httpx.Actor(c), id)
+		if err != nil {
+			return err
+		}
+		adminDid(c, log, "webhook.tested", r.URL, "delivered", r.Delivered, "status", r.Status, "result", r.Result)
+		k.setFlash(c, testNotice(r))
+		return c.Redirect(http.StatusSeeOther, "/admin/webhooks")
+	}
+}
+
+// testNotice is what the notifications page says of a test notification.
+func testNotice(r governance.WebhookTest) string {
+	if r.Delivered {
+		return fmt.Sprintf("Sent a test notification to %s: the endpoint answered HTTP %d.", r.URL, r.Status)
+	}
+	return fmt.Sprintf("Sent a test notification to %s: it failed, %s.", r.URL, r.Result)
 }

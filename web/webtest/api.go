@@ -243,7 +243,7 @@ func CheckErrorShape(t testing.TB, r Response) {
 	if strings.TrimSpace(msg) == "" {
 		t.Errorf("error message is empty: %s", r.Body)
 	}
-	if strings.Contains(strings.ToLower(msg), "internal") && r.Status < 500 {
+	if strings.Contains(strings.ToLower(msg), "internal error") && r.Status < 500 {
 		t.Errorf("a %d says internal error: %s", r.Status, r.Body)
 	}
 }
