@@ -10,34 +10,149 @@ import (
 	"database/sql"
 )
 
-const addAdminActivity = `-- name: AddAdminActivity :exec
-INSERT INTO admin_activity (at, actor, action, target, before_json, after_json)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+const adminActivityHashBefore = `-- name: AdminActivityHashBefore :one
+SELECT hash FROM admin_activity WHERE id < ?1 ORDER BY id DESC LIMIT 1
 `
 
-type AddAdminActivityParams struct {
+// The hash of the entry before the id: what it chains onto.
+func (q *Queries) AdminActivityHashBefore(ctx context.Context, id int64) (string, error) {
+	row := q.queryRow(ctx, q.adminActivityHashBeforeStmt, adminActivityHashBefore, id)
+	var hash string
+	err := row.Scan(&hash)
+	return hash, err
+}
+
+const chainAdminActivity = `-- name: ChainAdminActivity :many
+SELECT id, at, actor, "action", target, before_json, after_json, prev_hash, hash FROM admin_activity WHERE id >= ?1 ORDER BY id LIMIT CAST(?2 AS BIGINT)
+`
+
+type ChainAdminActivityParams struct {
+	FromID int64
+	Lim    int64
+}
+
+// The activity record in chain order from the id on, a page at a time.
+func (q *Queries) ChainAdminActivity(ctx context.Context, arg ChainAdminActivityParams) ([]AdminActivity, error) {
+	rows, err := q.query(ctx, q.chainAdminActivityStmt, chainAdminActivity, arg.FromID, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AdminActivity{}
+	for rows.Next() {
+		var i AdminActivity
+		if err := rows.Scan(
+			&i.ID,
+			&i.At,
+			&i.Actor,
+			&i.Action,
+			&i.Target,
+			&i.BeforeJson,
+			&i.AfterJson,
+			&i.PrevHash,
+			&i.Hash,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const chainOldAdminActivity = `-- name: ChainOldAdminActivity :execrows
+UPDATE admin_activity SET prev_hash = ?1, hash = ?2 WHERE id = ?3 AND hash = ''
+`
+
+type ChainOldAdminActivityParams struct {
+	PrevHash string
+	Hash     string
+	ID       int64
+}
+
+// Chains an entry older than the chain, once (the schema allows no other
+// update).
+func (q *Queries) ChainOldAdminActivity(ctx context.Context, arg ChainOldAdminActivityParams) (int64, error) {
+	result, err := q.exec(ctx, q.chainOldAdminActivityStmt, chainOldAdminActivity, arg.PrevHash, arg.Hash, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const firstAdminActivitySince = `-- name: FirstAdminActivitySince :one
+SELECT CAST(COALESCE(MIN(id), 0) AS BIGINT) FROM admin_activity WHERE at >= ?1
+`
+
+// The id from which the activity record holds only entries at or after
+// the time (0 when none is): where an export --since starts.
+func (q *Queries) FirstAdminActivitySince(ctx context.Context, since string) (int64, error) {
+	row := q.queryRow(ctx, q.firstAdminActivitySinceStmt, firstAdminActivitySince, since)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
+const insertAdminActivity = `-- name: InsertAdminActivity :exec
+INSERT INTO admin_activity (id, at, actor, action, target, before_json, after_json, prev_hash, hash)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,
+        ?8, ?9)
+`
+
+type InsertAdminActivityParams struct {
+	ID         int64
 	At         string
 	Actor      string
 	Action     string
 	Target     string
 	BeforeJson sql.NullString
 	AfterJson  sql.NullString
+	PrevHash   string
+	Hash       string
 }
 
-func (q *Queries) AddAdminActivity(ctx context.Context, arg AddAdminActivityParams) error {
-	_, err := q.exec(ctx, q.addAdminActivityStmt, addAdminActivity,
+// One entry of the activity record with its link in the chain: only
+// db.AppendActivity calls it (the schema refuses a row that does not
+// chain onto the last one).
+func (q *Queries) InsertAdminActivity(ctx context.Context, arg InsertAdminActivityParams) error {
+	_, err := q.exec(ctx, q.insertAdminActivityStmt, insertAdminActivity,
+		arg.ID,
 		arg.At,
 		arg.Actor,
 		arg.Action,
 		arg.Target,
 		arg.BeforeJson,
 		arg.AfterJson,
+		arg.PrevHash,
+		arg.Hash,
 	)
 	return err
 }
 
+const lastAdminActivity = `-- name: LastAdminActivity :one
+SELECT id, hash FROM admin_activity ORDER BY id DESC LIMIT 1
+`
+
+type LastAdminActivityRow struct {
+	ID   int64
+	Hash string
+}
+
+// The head of the activity record's chain.
+func (q *Queries) LastAdminActivity(ctx context.Context) (LastAdminActivityRow, error) {
+	row := q.queryRow(ctx, q.lastAdminActivityStmt, lastAdminActivity)
+	var i LastAdminActivityRow
+	err := row.Scan(&i.ID, &i.Hash)
+	return i, err
+}
+
 const listAdminActivity = `-- name: ListAdminActivity :many
-SELECT id, at, actor, action, target, before_json, after_json
+SELECT id, at, actor, "action", target, before_json, after_json, prev_hash, hash
 FROM admin_activity
 WHERE id < ?1 AND substr(action, 1, length(CAST(?2 AS TEXT))) = CAST(?2 AS TEXT)
   AND (CAST(?3 AS TEXT) = '' OR actor = CAST(?3 AS TEXT))
@@ -80,6 +195,46 @@ func (q *Queries) ListAdminActivity(ctx context.Context, arg ListAdminActivityPa
 			&i.Target,
 			&i.BeforeJson,
 			&i.AfterJson,
+			&i.PrevHash,
+			&i.Hash,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const unchainedAdminActivity = `-- name: UnchainedAdminActivity :many
+SELECT id, at, actor, "action", target, before_json, after_json, prev_hash, hash FROM admin_activity WHERE hash = '' ORDER BY id LIMIT CAST(?1 AS BIGINT)
+`
+
+// Entries older than the chain (migration 00024), oldest first.
+func (q *Queries) UnchainedAdminActivity(ctx context.Context, lim int64) ([]AdminActivity, error) {
+	rows, err := q.query(ctx, q.unchainedAdminActivityStmt, unchainedAdminActivity, lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AdminActivity{}
+	for rows.Next() {
+		var i AdminActivity
+		if err := rows.Scan(
+			&i.ID,
+			&i.At,
+			&i.Actor,
+			&i.Action,
+			&i.Target,
+			&i.BeforeJson,
+			&i.AfterJson,
+			&i.PrevHash,
+			&i.Hash,
 		); err != nil {
 			return nil, err
 		}

@@ -39,23 +39,20 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.ackResolutionsStmt, err = db.PrepareContext(ctx, ackResolutions); err != nil {
 		return nil, fmt.Errorf("error preparing query AckResolutions: %w", err)
 	}
-	if q.addAdminActivityStmt, err = db.PrepareContext(ctx, addAdminActivity); err != nil {
-		return nil, fmt.Errorf("error preparing query AddAdminActivity: %w", err)
-	}
 	if q.addApprovalStmt, err = db.PrepareContext(ctx, addApproval); err != nil {
 		return nil, fmt.Errorf("error preparing query AddApproval: %w", err)
 	}
 	if q.addChangeSymbolStmt, err = db.PrepareContext(ctx, addChangeSymbol); err != nil {
 		return nil, fmt.Errorf("error preparing query AddChangeSymbol: %w", err)
 	}
-	if q.addEventStmt, err = db.PrepareContext(ctx, addEvent); err != nil {
-		return nil, fmt.Errorf("error preparing query AddEvent: %w", err)
-	}
 	if q.addLoginFailureStmt, err = db.PrepareContext(ctx, addLoginFailure); err != nil {
 		return nil, fmt.Errorf("error preparing query AddLoginFailure: %w", err)
 	}
 	if q.addOutboxStmt, err = db.PrepareContext(ctx, addOutbox); err != nil {
 		return nil, fmt.Errorf("error preparing query AddOutbox: %w", err)
+	}
+	if q.adminActivityHashBeforeStmt, err = db.PrepareContext(ctx, adminActivityHashBefore); err != nil {
+		return nil, fmt.Errorf("error preparing query AdminActivityHashBefore: %w", err)
 	}
 	if q.answerAskStmt, err = db.PrepareContext(ctx, answerAsk); err != nil {
 		return nil, fmt.Errorf("error preparing query AnswerAsk: %w", err)
@@ -86,6 +83,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.auditUngovernedCallsStmt, err = db.PrepareContext(ctx, auditUngovernedCalls); err != nil {
 		return nil, fmt.Errorf("error preparing query AuditUngovernedCalls: %w", err)
+	}
+	if q.chainAdminActivityStmt, err = db.PrepareContext(ctx, chainAdminActivity); err != nil {
+		return nil, fmt.Errorf("error preparing query ChainAdminActivity: %w", err)
+	}
+	if q.chainEventsStmt, err = db.PrepareContext(ctx, chainEvents); err != nil {
+		return nil, fmt.Errorf("error preparing query ChainEvents: %w", err)
+	}
+	if q.chainOldAdminActivityStmt, err = db.PrepareContext(ctx, chainOldAdminActivity); err != nil {
+		return nil, fmt.Errorf("error preparing query ChainOldAdminActivity: %w", err)
+	}
+	if q.chainOldEventStmt, err = db.PrepareContext(ctx, chainOldEvent); err != nil {
+		return nil, fmt.Errorf("error preparing query ChainOldEvent: %w", err)
 	}
 	if q.claimOutboxStmt, err = db.PrepareContext(ctx, claimOutbox); err != nil {
 		return nil, fmt.Errorf("error preparing query ClaimOutbox: %w", err)
@@ -255,8 +264,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.deliverResolutionsStmt, err = db.PrepareContext(ctx, deliverResolutions); err != nil {
 		return nil, fmt.Errorf("error preparing query DeliverResolutions: %w", err)
 	}
+	if q.eventHashBeforeStmt, err = db.PrepareContext(ctx, eventHashBefore); err != nil {
+		return nil, fmt.Errorf("error preparing query EventHashBefore: %w", err)
+	}
 	if q.expireDecisionsStmt, err = db.PrepareContext(ctx, expireDecisions); err != nil {
 		return nil, fmt.Errorf("error preparing query ExpireDecisions: %w", err)
+	}
+	if q.firstAdminActivitySinceStmt, err = db.PrepareContext(ctx, firstAdminActivitySince); err != nil {
+		return nil, fmt.Errorf("error preparing query FirstAdminActivitySince: %w", err)
+	}
+	if q.firstEventSinceStmt, err = db.PrepareContext(ctx, firstEventSince); err != nil {
+		return nil, fmt.Errorf("error preparing query FirstEventSince: %w", err)
 	}
 	if q.getAgentKeyStmt, err = db.PrepareContext(ctx, getAgentKey); err != nil {
 		return nil, fmt.Errorf("error preparing query GetAgentKey: %w", err)
@@ -356,6 +374,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.giveUpOutboxStmt, err = db.PrepareContext(ctx, giveUpOutbox); err != nil {
 		return nil, fmt.Errorf("error preparing query GiveUpOutbox: %w", err)
+	}
+	if q.insertAdminActivityStmt, err = db.PrepareContext(ctx, insertAdminActivity); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertAdminActivity: %w", err)
+	}
+	if q.insertEventStmt, err = db.PrepareContext(ctx, insertEvent); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertEvent: %w", err)
+	}
+	if q.lastAdminActivityStmt, err = db.PrepareContext(ctx, lastAdminActivity); err != nil {
+		return nil, fmt.Errorf("error preparing query LastAdminActivity: %w", err)
+	}
+	if q.lastEventStmt, err = db.PrepareContext(ctx, lastEvent); err != nil {
+		return nil, fmt.Errorf("error preparing query LastEvent: %w", err)
 	}
 	if q.listActivePoliciesStmt, err = db.PrepareContext(ctx, listActivePolicies); err != nil {
 		return nil, fmt.Errorf("error preparing query ListActivePolicies: %w", err)
@@ -582,6 +612,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.trimLoginFailuresStmt, err = db.PrepareContext(ctx, trimLoginFailures); err != nil {
 		return nil, fmt.Errorf("error preparing query TrimLoginFailures: %w", err)
 	}
+	if q.unchainedAdminActivityStmt, err = db.PrepareContext(ctx, unchainedAdminActivity); err != nil {
+		return nil, fmt.Errorf("error preparing query UnchainedAdminActivity: %w", err)
+	}
+	if q.unchainedEventsStmt, err = db.PrepareContext(ctx, unchainedEvents); err != nil {
+		return nil, fmt.Errorf("error preparing query UnchainedEvents: %w", err)
+	}
 	if q.updateMissionStmt, err = db.PrepareContext(ctx, updateMission); err != nil {
 		return nil, fmt.Errorf("error preparing query UpdateMission: %w", err)
 	}
@@ -624,11 +660,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing ackResolutionsStmt: %w", cerr)
 		}
 	}
-	if q.addAdminActivityStmt != nil {
-		if cerr := q.addAdminActivityStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing addAdminActivityStmt: %w", cerr)
-		}
-	}
 	if q.addApprovalStmt != nil {
 		if cerr := q.addApprovalStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing addApprovalStmt: %w", cerr)
@@ -639,11 +670,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing addChangeSymbolStmt: %w", cerr)
 		}
 	}
-	if q.addEventStmt != nil {
-		if cerr := q.addEventStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing addEventStmt: %w", cerr)
-		}
-	}
 	if q.addLoginFailureStmt != nil {
 		if cerr := q.addLoginFailureStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing addLoginFailureStmt: %w", cerr)
@@ -652,6 +678,11 @@ func (q *Queries) Close() error {
 	if q.addOutboxStmt != nil {
 		if cerr := q.addOutboxStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing addOutboxStmt: %w", cerr)
+		}
+	}
+	if q.adminActivityHashBeforeStmt != nil {
+		if cerr := q.adminActivityHashBeforeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing adminActivityHashBeforeStmt: %w", cerr)
 		}
 	}
 	if q.answerAskStmt != nil {
@@ -702,6 +733,26 @@ func (q *Queries) Close() error {
 	if q.auditUngovernedCallsStmt != nil {
 		if cerr := q.auditUngovernedCallsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing auditUngovernedCallsStmt: %w", cerr)
+		}
+	}
+	if q.chainAdminActivityStmt != nil {
+		if cerr := q.chainAdminActivityStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing chainAdminActivityStmt: %w", cerr)
+		}
+	}
+	if q.chainEventsStmt != nil {
+		if cerr := q.chainEventsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing chainEventsStmt: %w", cerr)
+		}
+	}
+	if q.chainOldAdminActivityStmt != nil {
+		if cerr := q.chainOldAdminActivityStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing chainOldAdminActivityStmt: %w", cerr)
+		}
+	}
+	if q.chainOldEventStmt != nil {
+		if cerr := q.chainOldEventStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing chainOldEventStmt: %w", cerr)
 		}
 	}
 	if q.claimOutboxStmt != nil {
@@ -984,9 +1035,24 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing deliverResolutionsStmt: %w", cerr)
 		}
 	}
+	if q.eventHashBeforeStmt != nil {
+		if cerr := q.eventHashBeforeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing eventHashBeforeStmt: %w", cerr)
+		}
+	}
 	if q.expireDecisionsStmt != nil {
 		if cerr := q.expireDecisionsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing expireDecisionsStmt: %w", cerr)
+		}
+	}
+	if q.firstAdminActivitySinceStmt != nil {
+		if cerr := q.firstAdminActivitySinceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing firstAdminActivitySinceStmt: %w", cerr)
+		}
+	}
+	if q.firstEventSinceStmt != nil {
+		if cerr := q.firstEventSinceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing firstEventSinceStmt: %w", cerr)
 		}
 	}
 	if q.getAgentKeyStmt != nil {
@@ -1152,6 +1218,26 @@ func (q *Queries) Close() error {
 	if q.giveUpOutboxStmt != nil {
 		if cerr := q.giveUpOutboxStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing giveUpOutboxStmt: %w", cerr)
+		}
+	}
+	if q.insertAdminActivityStmt != nil {
+		if cerr := q.insertAdminActivityStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertAdminActivityStmt: %w", cerr)
+		}
+	}
+	if q.insertEventStmt != nil {
+		if cerr := q.insertEventStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertEventStmt: %w", cerr)
+		}
+	}
+	if q.lastAdminActivityStmt != nil {
+		if cerr := q.lastAdminActivityStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing lastAdminActivityStmt: %w", cerr)
+		}
+	}
+	if q.lastEventStmt != nil {
+		if cerr := q.lastEventStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing lastEventStmt: %w", cerr)
 		}
 	}
 	if q.listActivePoliciesStmt != nil {
@@ -1529,6 +1615,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing trimLoginFailuresStmt: %w", cerr)
 		}
 	}
+	if q.unchainedAdminActivityStmt != nil {
+		if cerr := q.unchainedAdminActivityStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing unchainedAdminActivityStmt: %w", cerr)
+		}
+	}
+	if q.unchainedEventsStmt != nil {
+		if cerr := q.unchainedEventsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing unchainedEventsStmt: %w", cerr)
+		}
+	}
 	if q.updateMissionStmt != nil {
 		if cerr := q.updateMissionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing updateMissionStmt: %w", cerr)
@@ -1593,12 +1689,11 @@ type Queries struct {
 	ackPlanAnswersStmt                   *sql.Stmt
 	ackRemediationsStmt                  *sql.Stmt
 	ackResolutionsStmt                   *sql.Stmt
-	addAdminActivityStmt                 *sql.Stmt
 	addApprovalStmt                      *sql.Stmt
 	addChangeSymbolStmt                  *sql.Stmt
-	addEventStmt                         *sql.Stmt
 	addLoginFailureStmt                  *sql.Stmt
 	addOutboxStmt                        *sql.Stmt
+	adminActivityHashBeforeStmt          *sql.Stmt
 	answerAskStmt                        *sql.Stmt
 	answerPermissionPromptStmt           *sql.Stmt
 	auditBlockedChangesStmt              *sql.Stmt
@@ -1609,6 +1704,10 @@ type Queries struct {
 	auditUnanswerableAsksStmt            *sql.Stmt
 	auditUndeliveredResolutionsStmt      *sql.Stmt
 	auditUngovernedCallsStmt             *sql.Stmt
+	chainAdminActivityStmt               *sql.Stmt
+	chainEventsStmt                      *sql.Stmt
+	chainOldAdminActivityStmt            *sql.Stmt
+	chainOldEventStmt                    *sql.Stmt
 	claimOutboxStmt                      *sql.Stmt
 	clearLoginFailuresStmt               *sql.Stmt
 	clearViolationStmt                   *sql.Stmt
@@ -1665,7 +1764,10 @@ type Queries struct {
 	deliverPlanAnswersStmt               *sql.Stmt
 	deliverRemediationsStmt              *sql.Stmt
 	deliverResolutionsStmt               *sql.Stmt
+	eventHashBeforeStmt                  *sql.Stmt
 	expireDecisionsStmt                  *sql.Stmt
+	firstAdminActivitySinceStmt          *sql.Stmt
+	firstEventSinceStmt                  *sql.Stmt
 	getAgentKeyStmt                      *sql.Stmt
 	getAgentKeyByHashStmt                *sql.Stmt
 	getAgentKeyByNameStmt                *sql.Stmt
@@ -1699,6 +1801,10 @@ type Queries struct {
 	getWebhookStmt                       *sql.Stmt
 	getWebhookTargetStmt                 *sql.Stmt
 	giveUpOutboxStmt                     *sql.Stmt
+	insertAdminActivityStmt              *sql.Stmt
+	insertEventStmt                      *sql.Stmt
+	lastAdminActivityStmt                *sql.Stmt
+	lastEventStmt                        *sql.Stmt
 	listActivePoliciesStmt               *sql.Stmt
 	listAdminActivityStmt                *sql.Stmt
 	listAgentKeysStmt                    *sql.Stmt
@@ -1774,6 +1880,8 @@ type Queries struct {
 	touchSessionBriefStmt                *sql.Stmt
 	touchWebSessionStmt                  *sql.Stmt
 	trimLoginFailuresStmt                *sql.Stmt
+	unchainedAdminActivityStmt           *sql.Stmt
+	unchainedEventsStmt                  *sql.Stmt
 	updateMissionStmt                    *sql.Stmt
 	upsertChangeStmt                     *sql.Stmt
 	upsertTaskStmt                       *sql.Stmt
@@ -1789,12 +1897,11 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		ackPlanAnswersStmt:                   q.ackPlanAnswersStmt,
 		ackRemediationsStmt:                  q.ackRemediationsStmt,
 		ackResolutionsStmt:                   q.ackResolutionsStmt,
-		addAdminActivityStmt:                 q.addAdminActivityStmt,
 		addApprovalStmt:                      q.addApprovalStmt,
 		addChangeSymbolStmt:                  q.addChangeSymbolStmt,
-		addEventStmt:                         q.addEventStmt,
 		addLoginFailureStmt:                  q.addLoginFailureStmt,
 		addOutboxStmt:                        q.addOutboxStmt,
+		adminActivityHashBeforeStmt:          q.adminActivityHashBeforeStmt,
 		answerAskStmt:                        q.answerAskStmt,
 		answerPermissionPromptStmt:           q.answerPermissionPromptStmt,
 		auditBlockedChangesStmt:              q.auditBlockedChangesStmt,
@@ -1805,6 +1912,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		auditUnanswerableAsksStmt:            q.auditUnanswerableAsksStmt,
 		auditUndeliveredResolutionsStmt:      q.auditUndeliveredResolutionsStmt,
 		auditUngovernedCallsStmt:             q.auditUngovernedCallsStmt,
+		chainAdminActivityStmt:               q.chainAdminActivityStmt,
+		chainEventsStmt:                      q.chainEventsStmt,
+		chainOldAdminActivityStmt:            q.chainOldAdminActivityStmt,
+		chainOldEventStmt:                    q.chainOldEventStmt,
 		claimOutboxStmt:                      q.claimOutboxStmt,
 		clearLoginFailuresStmt:               q.clearLoginFailuresStmt,
 		clearViolationStmt:                   q.clearViolationStmt,
@@ -1861,7 +1972,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		deliverPlanAnswersStmt:               q.deliverPlanAnswersStmt,
 		deliverRemediationsStmt:              q.deliverRemediationsStmt,
 		deliverResolutionsStmt:               q.deliverResolutionsStmt,
+		eventHashBeforeStmt:                  q.eventHashBeforeStmt,
 		expireDecisionsStmt:                  q.expireDecisionsStmt,
+		firstAdminActivitySinceStmt:          q.firstAdminActivitySinceStmt,
+		firstEventSinceStmt:                  q.firstEventSinceStmt,
 		getAgentKeyStmt:                      q.getAgentKeyStmt,
 		getAgentKeyByHashStmt:                q.getAgentKeyByHashStmt,
 		getAgentKeyByNameStmt:                q.getAgentKeyByNameStmt,
@@ -1895,6 +2009,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getWebhookStmt:                       q.getWebhookStmt,
 		getWebhookTargetStmt:                 q.getWebhookTargetStmt,
 		giveUpOutboxStmt:                     q.giveUpOutboxStmt,
+		insertAdminActivityStmt:              q.insertAdminActivityStmt,
+		insertEventStmt:                      q.insertEventStmt,
+		lastAdminActivityStmt:                q.lastAdminActivityStmt,
+		lastEventStmt:                        q.lastEventStmt,
 		listActivePoliciesStmt:               q.listActivePoliciesStmt,
 		listAdminActivityStmt:                q.listAdminActivityStmt,
 		listAgentKeysStmt:                    q.listAgentKeysStmt,
@@ -1970,6 +2088,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		touchSessionBriefStmt:                q.touchSessionBriefStmt,
 		touchWebSessionStmt:                  q.touchWebSessionStmt,
 		trimLoginFailuresStmt:                q.trimLoginFailuresStmt,
+		unchainedAdminActivityStmt:           q.unchainedAdminActivityStmt,
+		unchainedEventsStmt:                  q.unchainedEventsStmt,
 		updateMissionStmt:                    q.updateMissionStmt,
 		upsertChangeStmt:                     q.upsertChangeStmt,
 		upsertTaskStmt:                       q.upsertTaskStmt,

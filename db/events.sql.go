@@ -9,34 +9,149 @@ import (
 	"context"
 )
 
-const addEvent = `-- name: AddEvent :exec
-INSERT INTO events (session_id, at, actor, kind, ref, detail)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+const chainEvents = `-- name: ChainEvents :many
+SELECT id, session_id, at, actor, kind, ref, detail, prev_hash, hash FROM events WHERE id >= ?1 ORDER BY id LIMIT CAST(?2 AS BIGINT)
 `
 
-type AddEventParams struct {
+type ChainEventsParams struct {
+	FromID int64
+	Lim    int64
+}
+
+// The timeline in chain order from the id on, a page at a time.
+func (q *Queries) ChainEvents(ctx context.Context, arg ChainEventsParams) ([]Event, error) {
+	rows, err := q.query(ctx, q.chainEventsStmt, chainEvents, arg.FromID, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Event{}
+	for rows.Next() {
+		var i Event
+		if err := rows.Scan(
+			&i.ID,
+			&i.SessionID,
+			&i.At,
+			&i.Actor,
+			&i.Kind,
+			&i.Ref,
+			&i.Detail,
+			&i.PrevHash,
+			&i.Hash,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const chainOldEvent = `-- name: ChainOldEvent :execrows
+UPDATE events SET prev_hash = ?1, hash = ?2 WHERE id = ?3 AND hash = ''
+`
+
+type ChainOldEventParams struct {
+	PrevHash string
+	Hash     string
+	ID       int64
+}
+
+// Chains an event older than the chain, once (the schema allows no other
+// update).
+func (q *Queries) ChainOldEvent(ctx context.Context, arg ChainOldEventParams) (int64, error) {
+	result, err := q.exec(ctx, q.chainOldEventStmt, chainOldEvent, arg.PrevHash, arg.Hash, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const eventHashBefore = `-- name: EventHashBefore :one
+SELECT hash FROM events WHERE id < ?1 ORDER BY id DESC LIMIT 1
+`
+
+// The hash of the event before the id: what it chains onto.
+func (q *Queries) EventHashBefore(ctx context.Context, id int64) (string, error) {
+	row := q.queryRow(ctx, q.eventHashBeforeStmt, eventHashBefore, id)
+	var hash string
+	err := row.Scan(&hash)
+	return hash, err
+}
+
+const firstEventSince = `-- name: FirstEventSince :one
+SELECT CAST(COALESCE(MIN(id), 0) AS BIGINT) FROM events WHERE at >= ?1
+`
+
+// The id from which the timeline holds only events at or after the time
+// (0 when none is): where an export --since starts.
+func (q *Queries) FirstEventSince(ctx context.Context, since string) (int64, error) {
+	row := q.queryRow(ctx, q.firstEventSinceStmt, firstEventSince, since)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
+const insertEvent = `-- name: InsertEvent :exec
+INSERT INTO events (id, session_id, at, actor, kind, ref, detail, prev_hash, hash)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,
+        ?8, ?9)
+`
+
+type InsertEventParams struct {
+	ID        int64
 	SessionID string
 	At        string
 	Actor     string
 	Kind      string
 	Ref       string
 	Detail    string
+	PrevHash  string
+	Hash      string
 }
 
-func (q *Queries) AddEvent(ctx context.Context, arg AddEventParams) error {
-	_, err := q.exec(ctx, q.addEventStmt, addEvent,
+// One line of a session's timeline with its link in the chain: only
+// db.AppendEvent calls it (the schema refuses a row that does not chain
+// onto the last one).
+func (q *Queries) InsertEvent(ctx context.Context, arg InsertEventParams) error {
+	_, err := q.exec(ctx, q.insertEventStmt, insertEvent,
+		arg.ID,
 		arg.SessionID,
 		arg.At,
 		arg.Actor,
 		arg.Kind,
 		arg.Ref,
 		arg.Detail,
+		arg.PrevHash,
+		arg.Hash,
 	)
 	return err
 }
 
+const lastEvent = `-- name: LastEvent :one
+SELECT id, hash FROM events ORDER BY id DESC LIMIT 1
+`
+
+type LastEventRow struct {
+	ID   int64
+	Hash string
+}
+
+// The head of the timeline's chain.
+func (q *Queries) LastEvent(ctx context.Context) (LastEventRow, error) {
+	row := q.queryRow(ctx, q.lastEventStmt, lastEvent)
+	var i LastEventRow
+	err := row.Scan(&i.ID, &i.Hash)
+	return i, err
+}
+
 const listSessionEvents = `-- name: ListSessionEvents :many
-SELECT id, session_id, at, actor, kind, ref, detail FROM events WHERE session_id = ?1 ORDER BY id
+SELECT id, session_id, at, actor, kind, ref, detail, prev_hash, hash FROM events WHERE session_id = ?1 ORDER BY id
 `
 
 func (q *Queries) ListSessionEvents(ctx context.Context, sessionID string) ([]Event, error) {
@@ -56,6 +171,46 @@ func (q *Queries) ListSessionEvents(ctx context.Context, sessionID string) ([]Ev
 			&i.Kind,
 			&i.Ref,
 			&i.Detail,
+			&i.PrevHash,
+			&i.Hash,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const unchainedEvents = `-- name: UnchainedEvents :many
+SELECT id, session_id, at, actor, kind, ref, detail, prev_hash, hash FROM events WHERE hash = '' ORDER BY id LIMIT CAST(?1 AS BIGINT)
+`
+
+// Events older than the chain (migration 00024), oldest first.
+func (q *Queries) UnchainedEvents(ctx context.Context, lim int64) ([]Event, error) {
+	rows, err := q.query(ctx, q.unchainedEventsStmt, unchainedEvents, lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Event{}
+	for rows.Next() {
+		var i Event
+		if err := rows.Scan(
+			&i.ID,
+			&i.SessionID,
+			&i.At,
+			&i.Actor,
+			&i.Kind,
+			&i.Ref,
+			&i.Detail,
+			&i.PrevHash,
+			&i.Hash,
 		); err != nil {
 			return nil, err
 		}

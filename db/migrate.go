@@ -37,7 +37,9 @@ func Migrations(dsn string) fs.FS {
 }
 
 // Migrate applies every migration the database does not have yet, returns
-// how many it applied, and prepares every query on the now-current schema.
+// how many it applied, prepares every query on the now-current schema,
+// and chains the timeline's and the activity record's rows written before
+// they were chained (db/trail.go), once.
 // Call it once, before the store is shared. On PostgreSQL, replicas that
 // start together migrate one at a time (goose's session lock).
 func (s *Store) Migrate(ctx context.Context) (int, error) {
@@ -63,6 +65,9 @@ func (s *Store) Migrate(ctx context.Context) (int, error) {
 		if err := s.prepare(ctx); err != nil {
 			return len(res), err
 		}
+	}
+	if _, err := s.chainOldRows(ctx); err != nil {
+		return len(res), fmt.Errorf("migrate: %w", err)
 	}
 	return len(res), nil
 }

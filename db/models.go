@@ -16,6 +16,8 @@ type AdminActivity struct {
 	Target     string
 	BeforeJson sql.NullString
 	AfterJson  sql.NullString
+	PrevHash   string
+	Hash       string
 }
 
 type AgentKey struct {
@@ -151,6 +153,8 @@ type Event struct {
 	Kind      string
 	Ref       string
 	Detail    string
+	PrevHash  string
+	Hash      string
 }
 
 type Evidence struct {

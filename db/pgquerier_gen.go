@@ -45,20 +45,12 @@ func (a pgQueries) AckResolutions(ctx context.Context, arg AckResolutionsParams)
 	return r, err
 }
 
-func (a pgQueries) AddAdminActivity(ctx context.Context, arg AddAdminActivityParams) error {
-	return a.q.AddAdminActivity(ctx, pgdb.AddAdminActivityParams(arg))
-}
-
 func (a pgQueries) AddApproval(ctx context.Context, arg AddApprovalParams) error {
 	return a.q.AddApproval(ctx, pgdb.AddApprovalParams(arg))
 }
 
 func (a pgQueries) AddChangeSymbol(ctx context.Context, arg AddChangeSymbolParams) error {
 	return a.q.AddChangeSymbol(ctx, pgdb.AddChangeSymbolParams(arg))
-}
-
-func (a pgQueries) AddEvent(ctx context.Context, arg AddEventParams) error {
-	return a.q.AddEvent(ctx, pgdb.AddEventParams(arg))
 }
 
 func (a pgQueries) AddLoginFailure(ctx context.Context, arg AddLoginFailureParams) error {
@@ -68,6 +60,11 @@ func (a pgQueries) AddLoginFailure(ctx context.Context, arg AddLoginFailureParam
 func (a pgQueries) AddOutbox(ctx context.Context, arg AddOutboxParams) (int64, error) {
 	r, err := a.q.AddOutbox(ctx, pgdb.AddOutboxParams(arg))
 	return r, err
+}
+
+func (a pgQueries) AdminActivityHashBefore(ctx context.Context, id int64) (string, error) {
+	r, err := a.q.AdminActivityHashBefore(ctx, id)
+	return r, noRowHolds(err)
 }
 
 func (a pgQueries) AnswerAsk(ctx context.Context, arg AnswerAskParams) (Ask, error) {
@@ -198,6 +195,46 @@ func (a pgQueries) AuditUngovernedCalls(ctx context.Context) ([]AuditUngovernedC
 		out[i] = AuditUngovernedCallsRow(r)
 	}
 	return out, nil
+}
+
+func (a pgQueries) ChainAdminActivity(ctx context.Context, arg ChainAdminActivityParams) ([]AdminActivity, error) {
+	rows, err := a.q.ChainAdminActivity(ctx, pgdb.ChainAdminActivityParams(arg))
+	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []AdminActivity{}, nil
+		}
+		return nil, err
+	}
+	out := make([]AdminActivity, len(rows))
+	for i, r := range rows {
+		out[i] = AdminActivity(r)
+	}
+	return out, nil
+}
+
+func (a pgQueries) ChainEvents(ctx context.Context, arg ChainEventsParams) ([]Event, error) {
+	rows, err := a.q.ChainEvents(ctx, pgdb.ChainEventsParams(arg))
+	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []Event{}, nil
+		}
+		return nil, err
+	}
+	out := make([]Event, len(rows))
+	for i, r := range rows {
+		out[i] = Event(r)
+	}
+	return out, nil
+}
+
+func (a pgQueries) ChainOldAdminActivity(ctx context.Context, arg ChainOldAdminActivityParams) (int64, error) {
+	r, err := a.q.ChainOldAdminActivity(ctx, pgdb.ChainOldAdminActivityParams(arg))
+	return r, err
+}
+
+func (a pgQueries) ChainOldEvent(ctx context.Context, arg ChainOldEventParams) (int64, error) {
+	r, err := a.q.ChainOldEvent(ctx, pgdb.ChainOldEventParams(arg))
+	return r, err
 }
 
 func (a pgQueries) ClaimOutbox(ctx context.Context, arg ClaimOutboxParams) ([]ClaimOutboxRow, error) {
@@ -519,6 +556,11 @@ func (a pgQueries) DeliverResolutions(ctx context.Context, arg DeliverResolution
 	return out, nil
 }
 
+func (a pgQueries) EventHashBefore(ctx context.Context, id int64) (string, error) {
+	r, err := a.q.EventHashBefore(ctx, id)
+	return r, noRowHolds(err)
+}
+
 func (a pgQueries) ExpireDecisions(ctx context.Context, arg ExpireDecisionsParams) ([]ExpireDecisionsRow, error) {
 	rows, err := a.q.ExpireDecisions(ctx, pgdb.ExpireDecisionsParams(arg))
 	if err != nil {
@@ -529,6 +571,16 @@ func (a pgQueries) ExpireDecisions(ctx context.Context, arg ExpireDecisionsParam
 		out[i] = ExpireDecisionsRow(r)
 	}
 	return out, nil
+}
+
+func (a pgQueries) FirstAdminActivitySince(ctx context.Context, since string) (int64, error) {
+	r, err := a.q.FirstAdminActivitySince(ctx, since)
+	return r, noRowHolds(err)
+}
+
+func (a pgQueries) FirstEventSince(ctx context.Context, since string) (int64, error) {
+	r, err := a.q.FirstEventSince(ctx, since)
+	return r, noRowHolds(err)
 }
 
 func (a pgQueries) GetAgentKey(ctx context.Context, id int64) (AgentKey, error) {
@@ -694,6 +746,24 @@ func (a pgQueries) GetWebhookTarget(ctx context.Context, id int64) (GetWebhookTa
 func (a pgQueries) GiveUpOutbox(ctx context.Context, arg GiveUpOutboxParams) (int64, error) {
 	r, err := a.q.GiveUpOutbox(ctx, pgdb.GiveUpOutboxParams(arg))
 	return r, err
+}
+
+func (a pgQueries) InsertAdminActivity(ctx context.Context, arg InsertAdminActivityParams) error {
+	return a.q.InsertAdminActivity(ctx, pgdb.InsertAdminActivityParams(arg))
+}
+
+func (a pgQueries) InsertEvent(ctx context.Context, arg InsertEventParams) error {
+	return a.q.InsertEvent(ctx, pgdb.InsertEventParams(arg))
+}
+
+func (a pgQueries) LastAdminActivity(ctx context.Context) (LastAdminActivityRow, error) {
+	r, err := a.q.LastAdminActivity(ctx)
+	return LastAdminActivityRow(r), noRowHolds(err)
+}
+
+func (a pgQueries) LastEvent(ctx context.Context) (LastEventRow, error) {
+	r, err := a.q.LastEvent(ctx)
+	return LastEventRow(r), noRowHolds(err)
 }
 
 func (a pgQueries) ListActivePolicies(ctx context.Context) ([]Policy, error) {
@@ -1571,6 +1641,36 @@ func (a pgQueries) TouchWebSession(ctx context.Context, arg TouchWebSessionParam
 
 func (a pgQueries) TrimLoginFailures(ctx context.Context, keep int64) error {
 	return a.q.TrimLoginFailures(ctx, keep)
+}
+
+func (a pgQueries) UnchainedAdminActivity(ctx context.Context, lim int64) ([]AdminActivity, error) {
+	rows, err := a.q.UnchainedAdminActivity(ctx, lim)
+	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []AdminActivity{}, nil
+		}
+		return nil, err
+	}
+	out := make([]AdminActivity, len(rows))
+	for i, r := range rows {
+		out[i] = AdminActivity(r)
+	}
+	return out, nil
+}
+
+func (a pgQueries) UnchainedEvents(ctx context.Context, lim int64) ([]Event, error) {
+	rows, err := a.q.UnchainedEvents(ctx, lim)
+	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []Event{}, nil
+		}
+		return nil, err
+	}
+	out := make([]Event, len(rows))
+	for i, r := range rows {
+		out[i] = Event(r)
+	}
+	return out, nil
 }
 
 func (a pgQueries) UpdateMission(ctx context.Context, arg UpdateMissionParams) (Mission, error) {

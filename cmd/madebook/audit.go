@@ -28,7 +28,8 @@ func runAudit(ctx context.Context, c stdio, args []string) error {
 		"Run the audit reports (every one unless named) on one snapshot of the database and\n"+
 			"print them. Passing is zero rows; the command exits 1 if any report found rows, so\n"+
 			"CI can gate on it, and 2 on corrupt stored data (naming the table and row).")
-	f.notes = "Reports:\n" + reportList() + "\nAges are Go durations (90m, 36h) or whole days (7d)."
+	f.notes = "Reports:\n" + reportList() + "\nAges are Go durations (90m, 36h) or whole days (7d).\n\n" +
+		"The timeline and the activity record, hash-chained (each answers --help):\n" + trailCommands()
 	path := f.dbFlag()
 	format := f.String("format", "table", "`FORMAT`: table, json or csv")
 	olderThan := f.String("older-than", "24h", "stale-gates lists gates open longer than `AGE`")
@@ -73,6 +74,16 @@ func runAudit(ctx context.Context, c stdio, args []string) error {
 		}
 		return printAudit(c.stdout, results, *format)
 	})
+}
+
+// trailCommands are audit export and audit verify, one a line.
+func trailCommands() string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 3, ' ', 0)
+	fmt.Fprintf(tw, "  %s\t%s\n", "madebook audit export [--since T] [--out FILE]", "write them as JSON lines with their chain's hashes")
+	fmt.Fprintf(tw, "  %s\t%s\n", "madebook audit verify FILE|- [--anchor HASH]", "check such a file; exit 1 naming the first row that breaks it")
+	tw.Flush()
+	return b.String()
 }
 
 // reportList is each report's name and what it finds, one a line.

@@ -89,6 +89,15 @@ func groupUsage(cmds []command, prog, group string) string {
 // top the usage of the whole table. A group word followed by a request
 // for help gives a command that prints the group's usage.
 func find(cmds []command, prog, top string, args []string) (command, []string, error) {
+	// A command may also lead sub-commands ("audit" and "audit export"):
+	// the longer name wins.
+	if len(args) > 1 {
+		for _, c := range cmds {
+			if c.name == args[0]+" "+args[1] {
+				return c, args[2:], nil
+			}
+		}
+	}
 	var group bool
 	for _, c := range cmds {
 		if c.name == args[0] {

@@ -83,6 +83,8 @@ func TestEveryCommandsHelpNamesItsFlags(t *testing.T) {
 		"token create": {"--email EMAIL"},
 		"audit":        {"--format FORMAT", "--older-than AGE", "default 24h", "--min-age AGE", "default 5m", "undelivered-resolutions", "stale-gates"},
 		"rules infer":  {"--repo PATH", "--apply"},
+		"audit export": {"--since T", "--out FILE", "--db PATH", "prev_hash"},
+		"audit verify": {"--anchor HASH", "FILE|-", "taken as given", "Keep each chain's last hash"},
 	} {
 		out := mustCLI(t, "", append(strings.Fields(cmd), "--help")...)
 		for _, w := range wants {

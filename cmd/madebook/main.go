@@ -62,6 +62,8 @@ var commands = []command{
 	{"key create", "print a new agent key, once", runKeyCreate},
 	{"token create", "print a new personal API token, once", runTokenCreate},
 	{"audit", "run the audit reports; exit 1 if any finds rows", runAudit},
+	{"audit export", "write the timeline and the activity record as hash-chained JSON lines", runAuditExport},
+	{"audit verify", "check an export's hash chain; exit 1 naming the first row that breaks it", runAuditVerify},
 	{"rules infer", "propose architecture rules from a repository's imports", runRulesInfer},
 	{"agent", "make an agent's calls from a shell; exit status by next_action (agent --help)", runAgent},
 	{"init claude-code", "set a project up for Claude Code governed by Madebook (.claude/settings.json, .mcp.json)", runInitClaudeCode},

@@ -17,12 +17,12 @@ type Querier interface {
 	AckRemediations(ctx context.Context, arg AckRemediationsParams) (int64, error)
 	// The agent acknowledged brief_id: what it delivered was received.
 	AckResolutions(ctx context.Context, arg AckResolutionsParams) (int64, error)
-	AddAdminActivity(ctx context.Context, arg AddAdminActivityParams) error
 	AddApproval(ctx context.Context, arg AddApprovalParams) error
 	AddChangeSymbol(ctx context.Context, arg AddChangeSymbolParams) error
-	AddEvent(ctx context.Context, arg AddEventParams) error
 	AddLoginFailure(ctx context.Context, arg AddLoginFailureParams) error
 	AddOutbox(ctx context.Context, arg AddOutboxParams) (int64, error)
+	// The hash of the entry before the id: what it chains onto.
+	AdminActivityHashBefore(ctx context.Context, id int64) (string, error)
 	// Answers an ask once: a second answer matches no row.
 	AnswerAsk(ctx context.Context, arg AnswerAskParams) (Ask, error)
 	// Records a person's answer, only while the prompt waits.
@@ -80,6 +80,16 @@ type Querier interface {
 	// held that no check named (a breach of kind ungoverned), oldest first,
 	// with its session, mission and violation, through scope_breaches_by_time.
 	AuditUngovernedCalls(ctx context.Context) ([]AuditUngovernedCallsRow, error)
+	// The activity record in chain order from the id on, a page at a time.
+	ChainAdminActivity(ctx context.Context, arg ChainAdminActivityParams) ([]AdminActivity, error)
+	// The timeline in chain order from the id on, a page at a time.
+	ChainEvents(ctx context.Context, arg ChainEventsParams) ([]Event, error)
+	// Chains an entry older than the chain, once (the schema allows no other
+	// update).
+	ChainOldAdminActivity(ctx context.Context, arg ChainOldAdminActivityParams) (int64, error)
+	// Chains an event older than the chain, once (the schema allows no other
+	// update).
+	ChainOldEvent(ctx context.Context, arg ChainOldEventParams) (int64, error)
 	// Claims up to lim due rows: moving next_attempt_at to the lease's end
 	// takes them out of every other sender's claim until it runs out. The
 	// WHERE guard is the claim: a row another sender claimed first is no
@@ -184,12 +194,20 @@ type Querier interface {
 	// are one statement, so two racing briefs cannot both hand over one row
 	// within a lease.
 	DeliverResolutions(ctx context.Context, arg DeliverResolutionsParams) ([]DeliverResolutionsRow, error)
+	// The hash of the event before the id: what it chains onto.
+	EventHashBefore(ctx context.Context, id int64) (string, error)
 	// Stamps expired_at on the open gates of missions whose gate_ttl is
 	// gate_ttl and that were opened at or before cutoff (now - gate_ttl):
 	// open longer than their time to live. Each gate is stamped once: a gate
 	// already stamped, or resolved, matches no row, so sweeps that race (two
 	// replicas, a restart) record each expiry once.
 	ExpireDecisions(ctx context.Context, arg ExpireDecisionsParams) ([]ExpireDecisionsRow, error)
+	// The id from which the activity record holds only entries at or after
+	// the time (0 when none is): where an export --since starts.
+	FirstAdminActivitySince(ctx context.Context, since string) (int64, error)
+	// The id from which the timeline holds only events at or after the time
+	// (0 when none is): where an export --since starts.
+	FirstEventSince(ctx context.Context, since string) (int64, error)
 	GetAgentKey(ctx context.Context, id int64) (AgentKey, error)
 	GetAgentKeyByHash(ctx context.Context, keyHash string) (AgentKey, error)
 	GetAgentKeyByName(ctx context.Context, name string) (AgentKey, error)
@@ -242,6 +260,18 @@ type Querier interface {
 	// Where and how a sender sends an endpoint's notifications.
 	GetWebhookTarget(ctx context.Context, id int64) (GetWebhookTargetRow, error)
 	GiveUpOutbox(ctx context.Context, arg GiveUpOutboxParams) (int64, error)
+	// One entry of the activity record with its link in the chain: only
+	// db.AppendActivity calls it (the schema refuses a row that does not
+	// chain onto the last one).
+	InsertAdminActivity(ctx context.Context, arg InsertAdminActivityParams) error
+	// One line of a session's timeline with its link in the chain: only
+	// db.AppendEvent calls it (the schema refuses a row that does not chain
+	// onto the last one).
+	InsertEvent(ctx context.Context, arg InsertEventParams) error
+	// The head of the activity record's chain.
+	LastAdminActivity(ctx context.Context) (LastAdminActivityRow, error)
+	// The head of the timeline's chain.
+	LastEvent(ctx context.Context) (LastEventRow, error)
 	// The policies a change is evaluated against: neither disabled nor deleted.
 	ListActivePolicies(ctx context.Context) ([]Policy, error)
 	// The actions older than the cursor (an id), newest first, whose action
@@ -402,6 +432,10 @@ type Querier interface {
 	// Keeps the newest `keep` failures: the table's size has a bound whatever
 	// emails and addresses the callers choose.
 	TrimLoginFailures(ctx context.Context, keep int64) error
+	// Entries older than the chain (migration 00024), oldest first.
+	UnchainedAdminActivity(ctx context.Context, lim int64) ([]AdminActivity, error)
+	// Events older than the chain (migration 00024), oldest first.
+	UnchainedEvents(ctx context.Context, lim int64) ([]Event, error)
 	// Everything but the slug (a mission's name for agents) may change.
 	UpdateMission(ctx context.Context, arg UpdateMissionParams) (Mission, error)
 	UpsertChange(ctx context.Context, arg UpsertChangeParams) error

@@ -97,8 +97,8 @@ func Record(ctx context.Context, q db.Querier, at time.Time, actor, action, targ
 	if err != nil {
 		return fmt.Errorf("record %s: %w", action, err)
 	}
-	if err := q.AddAdminActivity(ctx, db.AddAdminActivityParams{At: db.FormatTime(at), Actor: actor, Action: action,
-		Target: target, BeforeJson: b, AfterJson: a}); err != nil {
+	if err := db.AppendActivity(ctx, q, db.NewActivity{At: db.FormatTime(at), Actor: actor, Action: action,
+		Target: target, BeforeJSON: b, AfterJSON: a}); err != nil {
 		return fmt.Errorf("record %s: %w", action, err)
 	}
 	return nil

@@ -371,7 +371,8 @@ func TestTheAdminActivitySurvivesARestart(t *testing.T) {
 	if err != nil || len(first.Items) < 3 {
 		t.Fatalf("before the restart: %+v %v", first, err)
 	}
-	for _, row := range w.Rows(`SELECT * FROM admin_activity`) {
+	// Every column but the chain's own hashes (prev_hash, hash).
+	for _, row := range w.Rows(`SELECT id, at, actor, action, target, before_json, after_json FROM admin_activity`) {
 		for what, secret := range map[string]string{"the webhook secret": hookSecret, "the agent key": key, "the token": token,
 			"the key's random part": key[4:], "the token's random part": token[4:]} {
 			if strings.Contains(row, secret) {

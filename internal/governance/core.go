@@ -201,12 +201,13 @@ type eventTracker struct {
 	events   []notify.Event
 }
 
-// AddEvent records the event and notes it and its session.
-func (t *eventTracker) AddEvent(ctx context.Context, arg db.AddEventParams) error {
+// InsertEvent records the event (db.AppendEvent calls it with the row
+// chained) and notes it and its session.
+func (t *eventTracker) InsertEvent(ctx context.Context, arg db.InsertEventParams) error {
 	t.sessions = append(t.sessions, arg.SessionID)
 	t.events = append(t.events, notify.Event{Session: arg.SessionID, At: arg.At, Actor: arg.Actor, Kind: arg.Kind,
 		Ref: arg.Ref, Detail: arg.Detail})
-	return t.Querier.AddEvent(ctx, arg)
+	return t.Querier.InsertEvent(ctx, arg)
 }
 
 // sessionFor loads a session and checks that the actor may see it: any
@@ -254,7 +255,7 @@ func (c *core) event(ctx context.Context, q db.Querier, session string, actor au
 // hears of an action recorded once elsewhere (a mission's change, on each
 // of its sessions).
 func (c *core) told(ctx context.Context, q db.Querier, session string, actor auth.Actor, at time.Time, kind, ref, detail string) error {
-	if err := q.AddEvent(ctx, db.AddEventParams{SessionID: session, At: db.FormatTime(at), Actor: actor.Label(),
+	if err := db.AppendEvent(ctx, q, db.NewEvent{SessionID: session, At: db.FormatTime(at), Actor: actor.Label(),
 		Kind: kind, Ref: ref, Detail: detail}); err != nil {
 		return fmt.Errorf("record %s: %w", kind, err)
 	}

@@ -128,6 +128,7 @@ func TestCorruptRowsAreErrors(t *testing.T) {
 		}},
 		{Name: "an event at a malformed time fails the timeline", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			id := firstID(t, w.Kit, `SELECT MIN(id) FROM events WHERE session_id = ?`, w.session)
+			w.DropAppendOnly("events")
 			w.Corrupt(`UPDATE events SET at = 'then' WHERE id = ?`, id)
 			return fmt.Sprintf(`events row %d, column at: stored time "then"`, id), func() error {
 				_, err := w.Gov.Sessions.Get(t.Context(), w.agent, w.session)

@@ -3,6 +3,7 @@ package governance_test
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/activity"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
@@ -65,9 +67,14 @@ func TestAWebhookURLIsStoredWholeAndShownRedacted(t *testing.T) {
 func TestAnOldActivityEntryIsShownRedacted(t *testing.T) {
 	w := newWorld(t)
 	const whole = "https://bob:hunter2@hooks.slack.com/services/T0/B0/slackSECRETtoken1a2b"
-	w.Exec(`INSERT INTO admin_activity (at, actor, action, target, before_json, after_json) VALUES (?, ?, ?, ?, ?, ?)`,
-		"2026-01-01T00:00:00.000000Z", w.admin.Email, "webhook.create", "webhook 7 ("+whole+")", nil,
-		`{"events":["hard_stop"],"secret":"(set)","url":"`+whole+`"}`)
+	// Written as the record's one writer wrote it then: the URL whole.
+	if err := w.Store.Write(t.Context(), func(q db.Querier) error {
+		return db.AppendActivity(t.Context(), q, db.NewActivity{At: "2026-01-01T00:00:00.000000Z", Actor: w.admin.Email,
+			Action: "webhook.create", Target: "webhook 7 (" + whole + ")",
+			AfterJSON: sql.NullString{String: `{"events":["hard_stop"],"secret":"(set)","url":"` + whole + `"}`, Valid: true}})
+	}); err != nil {
+		t.Fatal(err)
+	}
 	page := must(w.Gov.Activity.List(t.Context(), w.admin, activity.Page{Action: "webhook"}))(t)
 	if len(page.Items) != 1 {
 		t.Fatalf("%d entries", len(page.Items))

@@ -1281,13 +1281,13 @@ func runOwner(actor auth.Actor, key int64) error {
 	return nil
 }
 
-// event records one line of a session's timeline, and in the same
-// transaction the notifications it causes (an ask opened: a new
-// Attention item); a person's (an ask answered) goes in the activity
-// record too.
+// event records one line of a session's timeline, chained
+// (db.AppendEvent), and in the same transaction the notifications it
+// causes (an ask opened: a new Attention item); a person's (an ask
+// answered) goes in the activity record too.
 func (s *Service) event(ctx context.Context, q db.Querier, session string, actor auth.Actor, at time.Time, kind, ref, detail string) error {
-	arg := db.AddEventParams{SessionID: session, At: db.FormatTime(at), Actor: actor.Label(), Kind: kind, Ref: ref, Detail: detail}
-	if err := q.AddEvent(ctx, arg); err != nil {
+	arg := db.NewEvent{SessionID: session, At: db.FormatTime(at), Actor: actor.Label(), Kind: kind, Ref: ref, Detail: detail}
+	if err := db.AppendEvent(ctx, q, arg); err != nil {
 		return fmt.Errorf("record %s: %w", kind, err)
 	}
 	if actor.IsPerson() {

@@ -203,6 +203,21 @@ func (k *Kit) Exec(query string, args ...any) sql.Result {
 	return res
 }
 
+// DropAppendOnly removes the triggers that keep table (events or
+// admin_activity) append-only, as someone with the database's owner
+// rights can, so that a test may then change a row with Corrupt: what the
+// hash chain, not the schema, must then catch.
+func (k *Kit) DropAppendOnly(table string) {
+	k.TB.Helper()
+	stmts := []string{"DROP TRIGGER " + table + "_append_only_update", "DROP TRIGGER " + table + "_append_only_delete"}
+	if testdb.Postgres() {
+		stmts = []string{"DROP TRIGGER " + table + "_append_only ON " + table}
+	}
+	for _, q := range stmts {
+		k.Exec(q)
+	}
+}
+
 // Corrupt runs one raw SQL statement on the writer, bypassing the
 // services, to store what Madebook never writes (a malformed time, a list
 // that is not JSON), and fails unless it changed a row. The services'

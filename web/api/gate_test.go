@@ -466,8 +466,8 @@ func TestAClaudeCodeSessionRunsAStepOnlyAfterItsStoppingPointIsAnswered(t *testi
 	if r := a.Do(http.MethodPost, calls, a.AgentKey, recordBody(store)); errorField(t, r, "step") != "store" || errorField(t, r, "stopping_point") != float64(1) {
 		t.Errorf("step_not_released does not name the step and stopping point: %s", r.Body)
 	}
-	if n := webtest.CountOf(a.Timeline(sess), "tool_call.refused"); n != 1 {
-		t.Errorf("%d tool_call.refused events in the timeline, want 1 (RefusedAndKept took its own)", n)
+	if n := webtest.CountOf(a.Timeline(sess), "tool_call.refused"); n != 2 {
+		t.Errorf("%d tool_call.refused events in the timeline, want 2 (RefusedAndKept's and this one's)", n)
 	}
 	// The initial step and a call of no step run, recorded as such.
 	if c := a.Must(http.StatusCreated, http.MethodPost, calls, a.AgentKey, map[string]any{"server": "mcp-monitor", "tool": "get_cpu_info"}); c["step"] != "cpu" {
