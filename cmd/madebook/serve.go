@@ -48,6 +48,9 @@ type serveConfig struct {
 	trustedProxies proxyList
 	// limits are each credential's rate limits.
 	limits ratelimit.Config
+	// maxAge is the longest lifetime a new agent key or personal token
+	// may be given (the console's create-a-key form); 0: any.
+	maxAge lifetimeFlag
 }
 
 // proxyList is --trusted-proxy: CIDRs or addresses, the flag repeated or
@@ -89,7 +92,7 @@ func (p *proxyList) Set(v string) error {
 // console and the API until ctx is done; with --demo, on a throwaway
 // database with a simulated agent.
 func runServe(ctx context.Context, c stdio, args []string) error {
-	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH|URL] [--public-url URL] [--metrics-addr ADDR] [--secure-cookies] [--delivery-lease D] [--expiry-sweep D] [--max-open-gates N] [--rate-requests RATE] [--rate-writes RATE] [--rate-sessions RATE] [--trusted-proxy CIDR]... [--demo]",
+	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH|URL] [--public-url URL] [--metrics-addr ADDR] [--secure-cookies] [--delivery-lease D] [--expiry-sweep D] [--max-open-gates N] [--rate-requests RATE] [--rate-writes RATE] [--rate-sessions RATE] [--trusted-proxy CIDR]... [--token-max-age D] [--db-password-file FILE] [--demo]",
 		"Migrate the database (creating it on first start), then serve the console, the JSON API\n"+
 			"and /brief until interrupted (Ctrl-C, SIGTERM), logging JSON lines on stdout, and send\n"+
 			"the webhook notifications the outbox holds.\n\n"+
@@ -131,6 +134,7 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 		f.Var((*limitFlag)(l.to), l.name, "allow each agent key or token `RATE` "+l.what+": N/s, N/m or N/h, or off (past it: 429 rate_limited, with Retry-After)")
 		f.env[l.name] = l.env
 	}
+	maxAgeFlag(f, &cfg.maxAge)
 	f.BoolVar(&cfg.demo, "demo", false, "a throwaway demo: its own temporary database, a simulated agent")
 	if err := f.parse(c, args); err != nil {
 		return err
@@ -179,6 +183,7 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 	defer a.Close()
 	a.gov.SetDeliveryLease(cfg.lease)
 	a.gov.SetMaxOpenGates(cfg.maxOpenGates)
+	a.auth.WithMaxAge(cfg.maxAge.duration())
 	users, err := a.auth.CountUsers(ctx)
 	if err != nil {
 		return err
@@ -235,6 +240,13 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 	go func() {
 		defer close(flushed)
 		a.runBriefTimes(flushCtx, time.Second, func(err error) { logger.Error("brief times", "error", err) })
+	}()
+	// The credentials' last uses, kept in memory, are written the same way.
+	usedCtx, stopUsed := context.WithCancel(context.WithoutCancel(ctx))
+	used := make(chan struct{})
+	go func() {
+		defer close(used)
+		a.auth.RunLastUsed(usedCtx, time.Second, func(err error) { logger.Error("credentials' last use", "error", err) })
 	}()
 	// The expiry sweep runs once now, then every cfg.expirySweep; every
 	// replica may run it (each gate is recorded once).
@@ -303,6 +315,8 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 	<-sent
 	stopFlush()
 	<-flushed
+	stopUsed()
+	<-used
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}

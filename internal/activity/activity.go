@@ -50,6 +50,7 @@ const (
 	KeyCreate      = "key.create"
 	KeyRevoke      = "key.revoke"
 	TokenCreate    = "token.create"
+	TokenRevoke    = "token.revoke"
 	PolicyCreate   = "policy.create"
 	PolicyDisable  = "policy.disable"
 	PolicyEnable   = "policy.enable"
@@ -66,7 +67,8 @@ const (
 
 // Actions are every action recorded, in the order the Activity page's
 // filter offers them.
-var Actions = []string{UserAdd, UserRole, UserDisable, UserEnable, KeyCreate, KeyRevoke, TokenCreate, PolicyCreate,
+var Actions = []string{UserAdd, UserRole, UserDisable, UserEnable, KeyCreate, KeyRevoke, TokenCreate, TokenRevoke,
+	PolicyCreate,
 	PolicyDisable, PolicyEnable, PolicyDelete, RuleCreate, RulesImport, RiskGatesSet, ToolSet, ToolDelete, WebhookCreate,
 	WebhookDelete}
 
