@@ -73,9 +73,15 @@ var commands = []command{
 	{"bench", "measure /brief and the executor check against /healthz on a throwaway database", runBench},
 }
 
-// run is the whole program: main only calls it.
+// run is the whole program: main only calls it. Warnings go to the
+// process's stderr (runStdio takes another).
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
-	c := stdio{getenv: getenv, stdin: stdin, stdout: stdout}
+	return runStdio(ctx, args, stdio{getenv: getenv, stdin: stdin, stdout: stdout, stderr: os.Stderr})
+}
+
+// runStdio is run with every stream given.
+func runStdio(ctx context.Context, args []string, c stdio) error {
+	stdout := c.stdout
 	if len(args) < 2 {
 		return usageError{"no command given", topUsage(commands)}
 	}
