@@ -11,24 +11,28 @@ import (
 )
 
 const createAgentKey = `-- name: CreateAgentKey :one
-INSERT INTO agent_keys (name, key_hash, created_at, created_by)
-VALUES (?1, ?2, ?3, ?4)
-RETURNING id, name, key_hash, created_at, revoked_at, created_by
+INSERT INTO agent_keys (name, key_hash, prefix, created_at, created_by, expires_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+RETURNING id, name, key_hash, created_at, revoked_at, created_by, prefix, expires_at, last_used_at
 `
 
 type CreateAgentKeyParams struct {
 	Name      string
 	KeyHash   string
+	Prefix    string
 	CreatedAt string
 	CreatedBy sql.NullInt64
+	ExpiresAt sql.NullString
 }
 
 func (q *Queries) CreateAgentKey(ctx context.Context, arg CreateAgentKeyParams) (AgentKey, error) {
 	row := q.queryRow(ctx, q.createAgentKeyStmt, createAgentKey,
 		arg.Name,
 		arg.KeyHash,
+		arg.Prefix,
 		arg.CreatedAt,
 		arg.CreatedBy,
+		arg.ExpiresAt,
 	)
 	var i AgentKey
 	err := row.Scan(
@@ -38,12 +42,15 @@ func (q *Queries) CreateAgentKey(ctx context.Context, arg CreateAgentKeyParams) 
 		&i.CreatedAt,
 		&i.RevokedAt,
 		&i.CreatedBy,
+		&i.Prefix,
+		&i.ExpiresAt,
+		&i.LastUsedAt,
 	)
 	return i, err
 }
 
 const getAgentKey = `-- name: GetAgentKey :one
-SELECT id, name, key_hash, created_at, revoked_at, created_by FROM agent_keys WHERE id = ?1
+SELECT id, name, key_hash, created_at, revoked_at, created_by, prefix, expires_at, last_used_at FROM agent_keys WHERE id = ?1
 `
 
 func (q *Queries) GetAgentKey(ctx context.Context, id int64) (AgentKey, error) {
@@ -56,31 +63,43 @@ func (q *Queries) GetAgentKey(ctx context.Context, id int64) (AgentKey, error) {
 		&i.CreatedAt,
 		&i.RevokedAt,
 		&i.CreatedBy,
+		&i.Prefix,
+		&i.ExpiresAt,
+		&i.LastUsedAt,
 	)
 	return i, err
 }
 
 const getAgentKeyByHash = `-- name: GetAgentKeyByHash :one
-SELECT id, name, key_hash, created_at, revoked_at, created_by FROM agent_keys
-WHERE key_hash = ?1 AND revoked_at IS NULL
+SELECT id, name, revoked_at, expires_at, last_used_at FROM agent_keys
+WHERE key_hash = ?1
 `
 
-func (q *Queries) GetAgentKeyByHash(ctx context.Context, keyHash string) (AgentKey, error) {
+type GetAgentKeyByHashRow struct {
+	ID         int64
+	Name       string
+	RevokedAt  sql.NullString
+	ExpiresAt  sql.NullString
+	LastUsedAt sql.NullString
+}
+
+// The key a secret's hash names, revoked and expired ones too (the caller
+// says which it is): what every request with an agent key reads.
+func (q *Queries) GetAgentKeyByHash(ctx context.Context, keyHash string) (GetAgentKeyByHashRow, error) {
 	row := q.queryRow(ctx, q.getAgentKeyByHashStmt, getAgentKeyByHash, keyHash)
-	var i AgentKey
+	var i GetAgentKeyByHashRow
 	err := row.Scan(
 		&i.ID,
 		&i.Name,
-		&i.KeyHash,
-		&i.CreatedAt,
 		&i.RevokedAt,
-		&i.CreatedBy,
+		&i.ExpiresAt,
+		&i.LastUsedAt,
 	)
 	return i, err
 }
 
 const getAgentKeyByName = `-- name: GetAgentKeyByName :one
-SELECT id, name, key_hash, created_at, revoked_at, created_by FROM agent_keys WHERE name = ?1
+SELECT id, name, key_hash, created_at, revoked_at, created_by, prefix, expires_at, last_used_at FROM agent_keys WHERE name = ?1
 `
 
 func (q *Queries) GetAgentKeyByName(ctx context.Context, name string) (AgentKey, error) {
@@ -93,23 +112,29 @@ func (q *Queries) GetAgentKeyByName(ctx context.Context, name string) (AgentKey,
 		&i.CreatedAt,
 		&i.RevokedAt,
 		&i.CreatedBy,
+		&i.Prefix,
+		&i.ExpiresAt,
+		&i.LastUsedAt,
 	)
 	return i, err
 }
 
 const listAgentKeys = `-- name: ListAgentKeys :many
-SELECT k.id, k.name, k.created_at, k.revoked_at, COALESCE(u.email, '') AS created_by
+SELECT k.id, k.name, k.prefix, k.created_at, k.expires_at, k.last_used_at, k.revoked_at, COALESCE(u.email, '') AS created_by
 FROM agent_keys k
 LEFT JOIN users u ON u.id = k.created_by
 ORDER BY k.created_at, k.id
 `
 
 type ListAgentKeysRow struct {
-	ID        int64
-	Name      string
-	CreatedAt string
-	RevokedAt sql.NullString
-	CreatedBy string
+	ID         int64
+	Name       string
+	Prefix     string
+	CreatedAt  string
+	ExpiresAt  sql.NullString
+	LastUsedAt sql.NullString
+	RevokedAt  sql.NullString
+	CreatedBy  string
 }
 
 func (q *Queries) ListAgentKeys(ctx context.Context) ([]ListAgentKeysRow, error) {
@@ -124,7 +149,10 @@ func (q *Queries) ListAgentKeys(ctx context.Context) ([]ListAgentKeysRow, error)
 		if err := rows.Scan(
 			&i.ID,
 			&i.Name,
+			&i.Prefix,
 			&i.CreatedAt,
+			&i.ExpiresAt,
+			&i.LastUsedAt,
 			&i.RevokedAt,
 			&i.CreatedBy,
 		); err != nil {
@@ -152,5 +180,21 @@ type RevokeAgentKeyParams struct {
 
 func (q *Queries) RevokeAgentKey(ctx context.Context, arg RevokeAgentKeyParams) error {
 	_, err := q.exec(ctx, q.revokeAgentKeyStmt, revokeAgentKey, arg.RevokedAt, arg.ID)
+	return err
+}
+
+const touchAgentKey = `-- name: TouchAgentKey :exec
+UPDATE agent_keys SET last_used_at = ?1
+WHERE id = ?2 AND (last_used_at IS NULL OR last_used_at < ?1)
+`
+
+type TouchAgentKeyParams struct {
+	At sql.NullString
+	ID int64
+}
+
+// Stamps a key's last use, only forward (an earlier time never wins).
+func (q *Queries) TouchAgentKey(ctx context.Context, arg TouchAgentKeyParams) error {
+	_, err := q.exec(ctx, q.touchAgentKeyStmt, touchAgentKey, arg.At, arg.ID)
 	return err
 }

@@ -21,20 +21,27 @@ type AdminActivity struct {
 }
 
 type AgentKey struct {
-	ID        int64
-	Name      string
-	KeyHash   string
-	CreatedAt string
-	RevokedAt sql.NullString
-	CreatedBy sql.NullInt64
+	ID         int64
+	Name       string
+	KeyHash    string
+	CreatedAt  string
+	RevokedAt  sql.NullString
+	CreatedBy  sql.NullInt64
+	Prefix     string
+	ExpiresAt  sql.NullString
+	LastUsedAt sql.NullString
 }
 
 type ApiToken struct {
-	ID        int64
-	UserID    int64
-	TokenHash string
-	CreatedAt string
-	RevokedAt sql.NullString
+	ID         int64
+	UserID     int64
+	TokenHash  string
+	CreatedAt  string
+	RevokedAt  sql.NullString
+	Name       string
+	Prefix     string
+	ExpiresAt  sql.NullString
+	LastUsedAt sql.NullString
 }
 
 type Approval struct {

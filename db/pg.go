@@ -114,6 +114,42 @@ func Describe(dsn string) string {
 	return u.Redacted()
 }
 
+// HasPassword reports whether dsn is a PostgreSQL URL that holds a
+// password.
+func HasPassword(dsn string) bool {
+	if !IsPostgres(dsn) {
+		return false
+	}
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		return false
+	}
+	_, ok := u.User.Password()
+	return ok
+}
+
+// WithPassword returns the PostgreSQL URL dsn with the password put in
+// it, for a password kept out of the command line (a file, the
+// environment). The URL must name its user and hold no password of its
+// own.
+func WithPassword(dsn, password string) (string, error) {
+	if !IsPostgres(dsn) {
+		return "", errors.New("a password applies only to a postgres:// URL, not a SQLite file")
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "", errors.New("the postgres:// URL does not parse")
+	}
+	if u.User == nil || u.User.Username() == "" {
+		return "", fmt.Errorf("the URL %s names no user: write postgres://USER@HOST/DATABASE", u.Redacted())
+	}
+	if _, ok := u.User.Password(); ok {
+		return "", fmt.Errorf("the URL %s holds a password already: give it once", u.Redacted())
+	}
+	u.User = url.UserPassword(u.User.Username(), password)
+	return u.String(), nil
+}
+
 // noRowHolds is the error of a read on PostgreSQL: sql.ErrNoRows when
 // PostgreSQL refused an argument because its text cannot hold it (a NUL,
 // bytes that are not UTF-8: SQLSTATE 22021), since no row holds such text

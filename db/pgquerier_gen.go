@@ -583,14 +583,24 @@ func (a pgQueries) FirstEventSince(ctx context.Context, since string) (int64, er
 	return r, noRowHolds(err)
 }
 
+func (a pgQueries) GetAPIToken(ctx context.Context, id int64) (GetAPITokenRow, error) {
+	r, err := a.q.GetAPIToken(ctx, id)
+	return GetAPITokenRow(r), noRowHolds(err)
+}
+
+func (a pgQueries) GetAPITokenByHash(ctx context.Context, tokenHash string) (GetAPITokenByHashRow, error) {
+	r, err := a.q.GetAPITokenByHash(ctx, tokenHash)
+	return GetAPITokenByHashRow(r), noRowHolds(err)
+}
+
 func (a pgQueries) GetAgentKey(ctx context.Context, id int64) (AgentKey, error) {
 	r, err := a.q.GetAgentKey(ctx, id)
 	return AgentKey(r), noRowHolds(err)
 }
 
-func (a pgQueries) GetAgentKeyByHash(ctx context.Context, keyHash string) (AgentKey, error) {
+func (a pgQueries) GetAgentKeyByHash(ctx context.Context, keyHash string) (GetAgentKeyByHashRow, error) {
 	r, err := a.q.GetAgentKeyByHash(ctx, keyHash)
-	return AgentKey(r), noRowHolds(err)
+	return GetAgentKeyByHashRow(r), noRowHolds(err)
 }
 
 func (a pgQueries) GetAgentKeyByName(ctx context.Context, name string) (AgentKey, error) {
@@ -718,11 +728,6 @@ func (a pgQueries) GetUserByEmail(ctx context.Context, email string) (User, erro
 	return User(r), noRowHolds(err)
 }
 
-func (a pgQueries) GetUserByTokenHash(ctx context.Context, tokenHash string) (User, error) {
-	r, err := a.q.GetUserByTokenHash(ctx, tokenHash)
-	return User(r), noRowHolds(err)
-}
-
 func (a pgQueries) GetViolation(ctx context.Context, id int64) (Violation, error) {
 	r, err := a.q.GetViolation(ctx, id)
 	return Violation(r), noRowHolds(err)
@@ -764,6 +769,21 @@ func (a pgQueries) LastAdminActivity(ctx context.Context) (LastAdminActivityRow,
 func (a pgQueries) LastEvent(ctx context.Context) (LastEventRow, error) {
 	r, err := a.q.LastEvent(ctx)
 	return LastEventRow(r), noRowHolds(err)
+}
+
+func (a pgQueries) ListAPITokens(ctx context.Context) ([]ListAPITokensRow, error) {
+	rows, err := a.q.ListAPITokens(ctx)
+	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListAPITokensRow{}, nil
+		}
+		return nil, err
+	}
+	out := make([]ListAPITokensRow, len(rows))
+	for i, r := range rows {
+		out[i] = ListAPITokensRow(r)
+	}
+	return out, nil
 }
 
 func (a pgQueries) ListActivePolicies(ctx context.Context) ([]Policy, error) {
@@ -1463,6 +1483,21 @@ func (a pgQueries) ListUndeliveredResolutions(ctx context.Context, arg ListUndel
 	return out, nil
 }
 
+func (a pgQueries) ListUserAPITokens(ctx context.Context, userID int64) ([]ListUserAPITokensRow, error) {
+	rows, err := a.q.ListUserAPITokens(ctx, userID)
+	if err != nil {
+		if noRowHolds(err) == sql.ErrNoRows {
+			return []ListUserAPITokensRow{}, nil
+		}
+		return nil, err
+	}
+	out := make([]ListUserAPITokensRow, len(rows))
+	for i, r := range rows {
+		out[i] = ListUserAPITokensRow(r)
+	}
+	return out, nil
+}
+
 func (a pgQueries) ListUsers(ctx context.Context) ([]ListUsersRow, error) {
 	rows, err := a.q.ListUsers(ctx)
 	if err != nil {
@@ -1563,6 +1598,10 @@ func (a pgQueries) ResumeSession(ctx context.Context, id string) (int64, error) 
 	return r, err
 }
 
+func (a pgQueries) RevokeAPIToken(ctx context.Context, arg RevokeAPITokenParams) error {
+	return a.q.RevokeAPIToken(ctx, pgdb.RevokeAPITokenParams(arg))
+}
+
 func (a pgQueries) RevokeAgentKey(ctx context.Context, arg RevokeAgentKeyParams) error {
 	return a.q.RevokeAgentKey(ctx, pgdb.RevokeAgentKeyParams(arg))
 }
@@ -1629,6 +1668,14 @@ func (a pgQueries) SupersedePlans(ctx context.Context, sessionID string) error {
 func (a pgQueries) ToolCheckExists(ctx context.Context, arg ToolCheckExistsParams) (bool, error) {
 	r, err := a.q.ToolCheckExists(ctx, pgdb.ToolCheckExistsParams(arg))
 	return r, noRowHolds(err)
+}
+
+func (a pgQueries) TouchAPIToken(ctx context.Context, arg TouchAPITokenParams) error {
+	return a.q.TouchAPIToken(ctx, pgdb.TouchAPITokenParams(arg))
+}
+
+func (a pgQueries) TouchAgentKey(ctx context.Context, arg TouchAgentKeyParams) error {
+	return a.q.TouchAgentKey(ctx, pgdb.TouchAgentKeyParams(arg))
 }
 
 func (a pgQueries) TouchSessionBrief(ctx context.Context, arg TouchSessionBriefParams) error {

@@ -208,8 +208,18 @@ type Querier interface {
 	// The id from which the timeline holds only events at or after the time
 	// (0 when none is): where an export --since starts.
 	FirstEventSince(ctx context.Context, since string) (int64, error)
+	GetAPIToken(ctx context.Context, id int64) (GetAPITokenRow, error)
+	// The token a secret's hash names and the person it acts as, as they are
+	// now (disabled_at '' while enabled), revoked and expired tokens and
+	// disabled people too (the caller says which it is): what every request
+	// with a personal token reads. The person's columns are subqueries, not
+	// a join: on SQLite the join's step took 17 microseconds against 7.5 (measured
+	// interleaved, 20,000 each), and on PostgreSQL both are one round trip.
+	GetAPITokenByHash(ctx context.Context, tokenHash string) (GetAPITokenByHashRow, error)
 	GetAgentKey(ctx context.Context, id int64) (AgentKey, error)
-	GetAgentKeyByHash(ctx context.Context, keyHash string) (AgentKey, error)
+	// The key a secret's hash names, revoked and expired ones too (the caller
+	// says which it is): what every request with an agent key reads.
+	GetAgentKeyByHash(ctx context.Context, keyHash string) (GetAgentKeyByHashRow, error)
 	GetAgentKeyByName(ctx context.Context, name string) (AgentKey, error)
 	// What a session's approvals need: whether its mission asks for two
 	// people, and who created its agent key.
@@ -252,7 +262,6 @@ type Querier interface {
 	GetTool(ctx context.Context, arg GetToolParams) (Tool, error)
 	GetUser(ctx context.Context, id int64) (User, error)
 	GetUserByEmail(ctx context.Context, email string) (User, error)
-	GetUserByTokenHash(ctx context.Context, tokenHash string) (User, error)
 	GetViolation(ctx context.Context, id int64) (Violation, error)
 	GetWebSession(ctx context.Context, idHash string) (GetWebSessionRow, error)
 	// An endpoint not removed, with who added it.
@@ -272,6 +281,7 @@ type Querier interface {
 	LastAdminActivity(ctx context.Context) (LastAdminActivityRow, error)
 	// The head of the timeline's chain.
 	LastEvent(ctx context.Context) (LastEventRow, error)
+	ListAPITokens(ctx context.Context) ([]ListAPITokensRow, error)
 	// The policies a change is evaluated against: neither disabled nor deleted.
 	ListActivePolicies(ctx context.Context) ([]Policy, error)
 	// The actions older than the cursor (an id), newest first, whose action
@@ -384,6 +394,7 @@ type Querier interface {
 	ListUndeliveredPlanAnswers(ctx context.Context, arg ListUndeliveredPlanAnswersParams) ([]Plan, error)
 	// What the next brief would hand over, read without stamping (the preview).
 	ListUndeliveredResolutions(ctx context.Context, arg ListUndeliveredResolutionsParams) ([]ListUndeliveredResolutionsRow, error)
+	ListUserAPITokens(ctx context.Context, userID int64) ([]ListUserAPITokensRow, error)
 	ListUsers(ctx context.Context) ([]ListUsersRow, error)
 	// An endpoint's newest notifications, sent or not.
 	ListWebhookDeliveries(ctx context.Context, arg ListWebhookDeliveriesParams) ([]ListWebhookDeliveriesRow, error)
@@ -404,6 +415,7 @@ type Querier interface {
 	// Resolves a gate once: a second resolve matches no row.
 	ResolveDecision(ctx context.Context, arg ResolveDecisionParams) (Decision, error)
 	ResumeSession(ctx context.Context, id string) (int64, error)
+	RevokeAPIToken(ctx context.Context, arg RevokeAPITokenParams) error
 	RevokeAgentKey(ctx context.Context, arg RevokeAgentKeyParams) error
 	// The other sessions whose latest change has the symbol as kind.
 	SessionsWithSymbol(ctx context.Context, arg SessionsWithSymbolParams) ([]SessionsWithSymbolRow, error)
@@ -426,6 +438,10 @@ type Querier interface {
 	SupersedePlans(ctx context.Context, sessionID string) error
 	// Whether the executor gate checked the call before it ran.
 	ToolCheckExists(ctx context.Context, arg ToolCheckExistsParams) (bool, error)
+	// Stamps a token's last use, only forward (an earlier time never wins).
+	TouchAPIToken(ctx context.Context, arg TouchAPITokenParams) error
+	// Stamps a key's last use, only forward (an earlier time never wins).
+	TouchAgentKey(ctx context.Context, arg TouchAgentKeyParams) error
 	// Stamps last_brief_at; briefs are read-only, so these stamps are batched.
 	TouchSessionBrief(ctx context.Context, arg TouchSessionBriefParams) error
 	TouchWebSession(ctx context.Context, arg TouchWebSessionParams) error

@@ -21,25 +21,6 @@ func (q *Queries) CountUsers(ctx context.Context) (int64, error) {
 	return count, err
 }
 
-const createAPIToken = `-- name: CreateAPIToken :one
-INSERT INTO api_tokens (user_id, token_hash, created_at)
-VALUES (?1, ?2, ?3)
-RETURNING id
-`
-
-type CreateAPITokenParams struct {
-	UserID    int64
-	TokenHash string
-	CreatedAt string
-}
-
-func (q *Queries) CreateAPIToken(ctx context.Context, arg CreateAPITokenParams) (int64, error) {
-	row := q.queryRow(ctx, q.createAPITokenStmt, createAPIToken, arg.UserID, arg.TokenHash, arg.CreatedAt)
-	var id int64
-	err := row.Scan(&id)
-	return id, err
-}
-
 const createUser = `-- name: CreateUser :one
 INSERT INTO users (email, password_hash, role, created_at)
 VALUES (?1, ?2, ?3, ?4)
@@ -96,29 +77,6 @@ SELECT id, email, password_hash, role, disabled_at, created_at FROM users WHERE 
 
 func (q *Queries) GetUserByEmail(ctx context.Context, email string) (User, error) {
 	row := q.queryRow(ctx, q.getUserByEmailStmt, getUserByEmail, email)
-	var i User
-	err := row.Scan(
-		&i.ID,
-		&i.Email,
-		&i.PasswordHash,
-		&i.Role,
-		&i.DisabledAt,
-		&i.CreatedAt,
-	)
-	return i, err
-}
-
-const getUserByTokenHash = `-- name: GetUserByTokenHash :one
-SELECT u.id, u.email, u.password_hash, u.role, u.disabled_at, u.created_at
-FROM api_tokens t
-JOIN users u ON u.id = t.user_id
-WHERE t.token_hash = ?1
-  AND t.revoked_at IS NULL
-  AND u.disabled_at IS NULL
-`
-
-func (q *Queries) GetUserByTokenHash(ctx context.Context, tokenHash string) (User, error) {
-	row := q.queryRow(ctx, q.getUserByTokenHashStmt, getUserByTokenHash, tokenHash)
 	var i User
 	err := row.Scan(
 		&i.ID,

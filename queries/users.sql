@@ -9,19 +9,6 @@ SELECT * FROM users WHERE email = sqlc.arg(email);
 -- name: GetUser :one
 SELECT * FROM users WHERE id = sqlc.arg(id);
 
--- name: CreateAPIToken :one
-INSERT INTO api_tokens (user_id, token_hash, created_at)
-VALUES (sqlc.arg(user_id), sqlc.arg(token_hash), sqlc.arg(created_at))
-RETURNING id;
-
--- name: GetUserByTokenHash :one
-SELECT u.*
-FROM api_tokens t
-JOIN users u ON u.id = t.user_id
-WHERE t.token_hash = sqlc.arg(token_hash)
-  AND t.revoked_at IS NULL
-  AND u.disabled_at IS NULL;
-
 -- name: ListUsers :many
 SELECT id, email, role, disabled_at, created_at FROM users ORDER BY email;
 

@@ -95,7 +95,8 @@ type adminSection struct{ Nav, Href, Label string }
 // adminSections are the admin pages, in the order their navigation lists
 // them. The main navigation has one Admin entry for all of them.
 var adminSections = []adminSection{
-	{"users", "/admin/users", "Users"}, {"keys", "/admin/keys", "Agent keys"}, {"tools", "/admin/tools", "Tools"},
+	{"users", "/admin/users", "Users"}, {"keys", "/admin/keys", "Agent keys"},
+	{"tokens", "/admin/tokens", "Personal tokens"}, {"tools", "/admin/tools", "Tools"},
 	{"policies", "/admin/policies", "Policies"}, {"rules", "/admin/rules", "Rules"},
 	{"webhooks", "/admin/webhooks", "Notifications"},
 }

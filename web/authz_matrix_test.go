@@ -265,6 +265,14 @@ func routeTable() []routeCase {
 		}
 		return w.ID
 	}
+	// leadToken makes the lead another personal token and returns its id.
+	leadToken := func(a *webtest.API) int64 {
+		t, err := a.Kit.Auth.IssueToken(ctx, a.Admin, auth.TokenRequest{Email: a.Lead.Email, Name: "route table"})
+		if err != nil {
+			a.T.Fatal(err)
+		}
+		return t.ID
+	}
 	proposed := func(a *webtest.API) string {
 		id := a.Session(true)
 		if _, err := a.Kit.Gov.Plans.Propose(ctx, a.Agent, id, governance.PlanInput{Summary: "read, then change"}); err != nil {
@@ -675,6 +683,23 @@ func routeTable() []routeCase {
 		{method: http.MethodGet, path: "/api/v1/admin/activity",
 			setup: func(*webtest.API) (string, any) { return "/api/v1/admin/activity?limit=5&action=policy", nil },
 			want:  statuses(http.StatusOK, []caller{asAdmin})},
+		// Credentials: a person lists and revokes their own tokens (here
+		// the lead's), an admin anyone's; agent keys are an admin's.
+		{method: http.MethodGet, path: "/api/v1/tokens",
+			setup: func(*webtest.API) (string, any) { return "/api/v1/tokens", nil },
+			want:  statuses(http.StatusOK, people)},
+		{method: http.MethodDelete, path: "/api/v1/tokens/:id", writes: true,
+			setup: func(a *webtest.API) (string, any) { return fmt.Sprintf("/api/v1/tokens/%d", leadToken(a)), nil },
+			want:  statuses(http.StatusOK, leads)},
+		{method: http.MethodGet, path: "/api/v1/keys",
+			setup: func(*webtest.API) (string, any) { return "/api/v1/keys", nil },
+			want:  statuses(http.StatusOK, []caller{asAdmin})},
+		{method: http.MethodDelete, path: "/api/v1/keys/:id", writes: true,
+			setup: func(a *webtest.API) (string, any) {
+				key, _ := a.Kit.Agent()
+				return fmt.Sprintf("/api/v1/keys/%d", key.KeyID), nil
+			},
+			want: statuses(http.StatusOK, []caller{asAdmin})},
 		{method: http.MethodPost, path: "/api/v1/sessions/:id/tool-calls/check",
 			setup: func(a *webtest.API) (string, any) {
 				id, r := run(a)
@@ -889,6 +914,11 @@ func routeTable() []routeCase {
 			setup: func(a *webtest.API) (string, any) {
 				key, _ := a.Kit.Agent()
 				return fmt.Sprintf("/admin/keys/%d/revoke", key.KeyID), url.Values{}
+			}},
+		{method: http.MethodGet, path: "/admin/tokens", console: true, want: adminPage, setup: page("/admin/tokens")},
+		{method: http.MethodPost, path: "/admin/tokens/:id/revoke", console: true, want: adminAction, writes: true,
+			setup: func(a *webtest.API) (string, any) {
+				return fmt.Sprintf("/admin/tokens/%d/revoke", leadToken(a)), url.Values{}
 			}},
 		{method: http.MethodGet, path: "/admin/policies", console: true, want: adminPage, setup: page("/admin/policies")},
 		{method: http.MethodPost, path: "/admin/policies", console: true, want: adminAction, writes: true,

@@ -318,6 +318,8 @@ func FuzzPathParameters(f *testing.F) {
 			return id == a.Admin.UserID || id == a.Lead.UserID || id == a.Viewer.UserID
 		case rc.path == "/admin/keys/:id/revoke":
 			return id == a.Agent.KeyID || id == a.Other.KeyID
+		case rc.path == "/admin/tokens/:id/revoke":
+			return id <= 3 // the world's own tokens: webtest.NewAPI issues the viewer's, lead's and admin's first
 		case strings.Contains(rc.path, "/policies/:id"):
 			return slices.Contains(defaults, id)
 		}
@@ -402,6 +404,7 @@ var consoleForms = map[string]consoleForm{
 	"POST /admin/users/:id/enable":     {},
 	"POST /admin/keys":                 {fields: []string{"name"}},
 	"POST /admin/keys/:id/revoke":      {},
+	"POST /admin/tokens/:id/revoke":    {},
 	"POST /admin/policies":             {fields: []string{"pattern", "kind", "name", "severity"}, defaults: url.Values{"action": {"violation"}}},
 	"POST /admin/policies/:id/disable": {},
 	"POST /admin/policies/:id/enable":  {},

@@ -6,8 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/madebook/madebook/db"
 )
 
 // command is one sub-command: its name as typed ("serve", "user add"),
@@ -19,11 +22,19 @@ type command struct {
 }
 
 // stdio is what a command runs with besides its arguments: the environment,
-// stdin and stdout.
+// stdin, stdout, and stderr for warnings (nil: warnings are dropped).
 type stdio struct {
 	getenv func(string) string
 	stdin  io.Reader
 	stdout io.Writer
+	stderr io.Writer
+}
+
+// warn writes one warning line on stderr.
+func (c stdio) warn(format string, args ...any) {
+	if c.stderr != nil {
+		fmt.Fprintf(c.stderr, "madebook: warning: "+format+"\n", args...)
+	}
 }
 
 // usageError is a mistake in the command line; main prints it with the
@@ -134,6 +145,9 @@ type flags struct {
 	synopsis, about, notes string
 	env                    map[string]string // flag name → environment variable
 	given                  map[string]bool   // the flags the command line gave
+	// db and dbPasswordFile are --db and --db-password-file (dbFlag),
+	// resolved into one database address after parsing.
+	db, dbPasswordFile *string
 }
 
 func newFlags(name, synopsis, about string) *flags {
@@ -145,11 +159,58 @@ func newFlags(name, synopsis, about string) *flags {
 // defaultDB is --db's default.
 const defaultDB = "./madebook.db"
 
-// dbFlag adds --db, read from MADEBOOK_DB too.
+// dbFlag adds --db, read from MADEBOOK_DB too, and --db-password-file
+// (MADEBOOK_DB_PASSWORD_FILE), whose password parse puts in a postgres://
+// URL; parse also warns when the command line's --db holds a password,
+// which anyone on the machine can read in the process list.
 func (f *flags) dbFlag() *string {
-	p := f.String("db", defaultDB, "`PATH` of the SQLite database, or a postgres:// URL of a PostgreSQL one")
+	f.db = f.String("db", defaultDB, "`PATH` of the SQLite database, or a postgres:// URL of a PostgreSQL one (its password not here: in MADEBOOK_DB, --db-password-file or ~/.pgpass)")
 	f.env["db"] = "MADEBOOK_DB"
-	return p
+	f.dbPasswordFile = f.String("db-password-file", "", "read the PostgreSQL password from the first line of `FILE` (the --db URL names the user, without a password)")
+	f.env["db-password-file"] = "MADEBOOK_DB_PASSWORD_FILE"
+	return f.db
+}
+
+// resolveDB finishes --db after parsing: it warns when the command line
+// gave a URL with a password, and puts --db-password-file's password in
+// the URL.
+func (f *flags) resolveDB(c stdio) error {
+	if f.db == nil {
+		return nil
+	}
+	if f.given["db"] && db.HasPassword(*f.db) {
+		c.warn("the --db URL holds a password, which other users of this machine can read in the process list (ps): " +
+			"give the URL in MADEBOOK_DB, or the password in --db-password-file, PGPASSFILE or ~/.pgpass")
+	}
+	if *f.dbPasswordFile == "" {
+		return nil
+	}
+	password, err := readPasswordFile(*f.dbPasswordFile)
+	if err != nil {
+		return err
+	}
+	dsn, err := db.WithPassword(*f.db, password)
+	if err != nil {
+		return f.fail("--db-password-file: %v", err)
+	}
+	*f.db = dsn
+	return nil
+}
+
+// readPasswordFile returns the first line of the file at path, without
+// its line ending: a password kept in a file (a container's secret, a file
+// only its owner reads).
+func readPasswordFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read the database password: %w", err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	line = strings.TrimSuffix(line, "\r")
+	if line == "" {
+		return "", fmt.Errorf("read the database password: the first line of %s is empty", path)
+	}
+	return line, nil
 }
 
 // usage is the command's help text.
@@ -224,6 +285,9 @@ func (f *flags) parseArgs(c stdio, args []string) ([]string, error) {
 				return nil, f.fail("%s=%q: %v", key, v, err)
 			}
 		}
+	}
+	if err := f.resolveDB(c); err != nil {
+		return nil, err
 	}
 	return rest, nil
 }

@@ -44,14 +44,18 @@ func runDemo(ctx context.Context, a *app, base string, pace demoPace, stdout io.
 	if _, err := a.auth.AddUser(ctx, auth.CommandLine("demo"), demoEmail, password, auth.Admin); err != nil {
 		return fmt.Errorf("demo user: %w", err)
 	}
-	token, err := a.auth.CreateToken(ctx, auth.CommandLine("demo"), demoEmail)
+	// Under a maximum age (MADEBOOK_TOKEN_MAX_AGE) the demo's credentials
+	// live that long; otherwise until the demo ends.
+	life := a.auth.MaxAge()
+	issued, err := a.auth.IssueToken(ctx, auth.CommandLine("demo"), auth.TokenRequest{Email: demoEmail, Name: "demo", Lifetime: life})
 	if err != nil {
 		return fmt.Errorf("demo token: %w", err)
 	}
-	key, err := a.auth.CreateKey(ctx, auth.CommandLine("demo"), demoAgent)
-	if err != nil {
+	token := issued.Secret
+	if issued, err = a.auth.IssueKey(ctx, auth.CommandLine("demo"), auth.KeyRequest{Name: demoAgent, Lifetime: life}); err != nil {
 		return fmt.Errorf("demo agent key: %w", err)
 	}
+	key := issued.Secret
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	defer transport.CloseIdleConnections()
 	api := &demoAPI{base: base, lead: token, agent: key, client: &http.Client{Transport: transport, Timeout: 10 * time.Second},

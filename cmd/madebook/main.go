@@ -1,8 +1,8 @@
 // Command madebook is the governance console for AI coding agents: the
-// server (serve), the operator's commands (migrate, user add, key create,
-// token create, audit, rules infer), the agent calls from a shell (agent),
-// a project's Claude Code setup (init claude-code) and the Claude Code hook
-// (hook claude-code). Each command is in its own file; this one holds
+// server (serve), the operator's commands (migrate, user add, key
+// create|list|revoke, token create|list|revoke, audit, rules infer), the
+// agent calls from a shell (agent), a project's Claude Code setup (init
+// claude-code) and the Claude Code hook (hook claude-code). Each command is in its own file; this one holds
 // main, run and the table of commands.
 package main
 
@@ -59,8 +59,12 @@ var commands = []command{
 	{"serve", "migrate the database, then serve the console and the API (--demo: a throwaway demo)", runServe},
 	{"migrate", "bring the database's schema up to date", runMigrate},
 	{"user add", "add a person who signs in to the console (password: one line on stdin)", runUserAdd},
-	{"key create", "print a new agent key, once", runKeyCreate},
-	{"token create", "print a new personal API token, once", runTokenCreate},
+	{"key create", "print a new agent key, once (--expires 90d: it stops working then)", runKeyCreate},
+	{"key list", "list the agent keys: name, prefix, created, last used, expires, state", runKeyList},
+	{"key revoke", "revoke an agent key by its id: refused from its next request on", runKeyRevoke},
+	{"token create", "print a new personal API token, once (--expires 90d: it stops working then)", runTokenCreate},
+	{"token list", "list the personal API tokens: name, owner, prefix, created, last used, expires, state", runTokenList},
+	{"token revoke", "revoke a personal API token by its id: refused from its next request on", runTokenRevoke},
 	{"audit", "run the audit reports; exit 1 if any finds rows", runAudit},
 	{"audit export", "write the timeline and the activity record as hash-chained JSON lines", runAuditExport},
 	{"audit verify", "check an export's hash chain; exit 1 naming the first row that breaks it", runAuditVerify},
@@ -71,9 +75,15 @@ var commands = []command{
 	{"bench", "measure /brief and the executor check against /healthz on a throwaway database", runBench},
 }
 
-// run is the whole program: main only calls it.
+// run is the whole program: main only calls it. Warnings go to the
+// process's stderr (runStdio takes another).
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
-	c := stdio{getenv: getenv, stdin: stdin, stdout: stdout}
+	return runStdio(ctx, args, stdio{getenv: getenv, stdin: stdin, stdout: stdout, stderr: os.Stderr})
+}
+
+// runStdio is run with every stream given.
+func runStdio(ctx context.Context, args []string, c stdio) error {
+	stdout := c.stdout
 	if len(args) < 2 {
 		return usageError{"no command given", topUsage(commands)}
 	}

@@ -55,6 +55,9 @@ type serveConfig struct {
 	// webhookAllow are the ranges webhooks may reach though they are
 	// closed by default (loopback, private, …): --webhook-allow.
 	webhookAllow allowList
+	// maxAge is the longest lifetime a new agent key or personal token
+	// may be given (the console's create-a-key form); 0: any.
+	maxAge lifetimeFlag
 }
 
 // allowList is --webhook-allow: CIDRs or addresses, the flag repeated or
@@ -144,7 +147,7 @@ func (cfg serveConfig) destinations() notify.Destinations {
 // console and the API until ctx is done; with --demo, on a throwaway
 // database with a simulated agent.
 func runServe(ctx context.Context, c stdio, args []string) error {
-	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH|URL] [--public-url URL] [--metrics-addr ADDR] [--secure-cookies] [--delivery-lease D] [--expiry-sweep D] [--max-open-gates N] [--rate-requests RATE] [--rate-writes RATE] [--rate-sessions RATE] [--trusted-proxy CIDR]... [--mcp-origin ORIGIN]... [--webhook-allow CIDR]... [--demo]",
+	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH|URL] [--public-url URL] [--metrics-addr ADDR] [--secure-cookies] [--delivery-lease D] [--expiry-sweep D] [--max-open-gates N] [--rate-requests RATE] [--rate-writes RATE] [--rate-sessions RATE] [--trusted-proxy CIDR]... [--mcp-origin ORIGIN]... [--webhook-allow CIDR]... [--token-max-age D] [--db-password-file FILE] [--demo]",
 		"Migrate the database (creating it on first start), then serve the console, the JSON API\n"+
 			"and /brief until interrupted (Ctrl-C, SIGTERM), logging JSON lines on stdout, and send\n"+
 			"the webhook notifications the outbox holds.\n\n"+
@@ -192,6 +195,7 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 		f.Var((*limitFlag)(l.to), l.name, "allow each agent key or token `RATE` "+l.what+": N/s, N/m or N/h, or off (past it: 429 rate_limited, with Retry-After)")
 		f.env[l.name] = l.env
 	}
+	maxAgeFlag(f, &cfg.maxAge)
 	f.BoolVar(&cfg.demo, "demo", false, "a throwaway demo: its own temporary database, a simulated agent")
 	if err := f.parse(c, args); err != nil {
 		return err
@@ -241,6 +245,7 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 	a.gov.SetDeliveryLease(cfg.lease)
 	a.gov.SetMaxOpenGates(cfg.maxOpenGates)
 	a.gov.SetWebhookDestinations(cfg.destinations())
+	a.auth.WithMaxAge(cfg.maxAge.duration())
 	users, err := a.auth.CountUsers(ctx)
 	if err != nil {
 		return err
@@ -298,6 +303,13 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 	go func() {
 		defer close(flushed)
 		a.runBriefTimes(flushCtx, time.Second, func(err error) { logger.Error("brief times", "error", err) })
+	}()
+	// The credentials' last uses, kept in memory, are written the same way.
+	usedCtx, stopUsed := context.WithCancel(context.WithoutCancel(ctx))
+	used := make(chan struct{})
+	go func() {
+		defer close(used)
+		a.auth.RunLastUsed(usedCtx, time.Second, func(err error) { logger.Error("credentials' last use", "error", err) })
 	}()
 	// The expiry sweep runs once now, then every cfg.expirySweep; every
 	// replica may run it (each gate is recorded once).
@@ -366,6 +378,8 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 	<-sent
 	stopFlush()
 	<-flushed
+	stopUsed()
+	<-used
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}

@@ -276,6 +276,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.firstEventSinceStmt, err = db.PrepareContext(ctx, firstEventSince); err != nil {
 		return nil, fmt.Errorf("error preparing query FirstEventSince: %w", err)
 	}
+	if q.getAPITokenStmt, err = db.PrepareContext(ctx, getAPIToken); err != nil {
+		return nil, fmt.Errorf("error preparing query GetAPIToken: %w", err)
+	}
+	if q.getAPITokenByHashStmt, err = db.PrepareContext(ctx, getAPITokenByHash); err != nil {
+		return nil, fmt.Errorf("error preparing query GetAPITokenByHash: %w", err)
+	}
 	if q.getAgentKeyStmt, err = db.PrepareContext(ctx, getAgentKey); err != nil {
 		return nil, fmt.Errorf("error preparing query GetAgentKey: %w", err)
 	}
@@ -357,9 +363,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getUserByEmailStmt, err = db.PrepareContext(ctx, getUserByEmail); err != nil {
 		return nil, fmt.Errorf("error preparing query GetUserByEmail: %w", err)
 	}
-	if q.getUserByTokenHashStmt, err = db.PrepareContext(ctx, getUserByTokenHash); err != nil {
-		return nil, fmt.Errorf("error preparing query GetUserByTokenHash: %w", err)
-	}
 	if q.getViolationStmt, err = db.PrepareContext(ctx, getViolation); err != nil {
 		return nil, fmt.Errorf("error preparing query GetViolation: %w", err)
 	}
@@ -386,6 +389,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.lastEventStmt, err = db.PrepareContext(ctx, lastEvent); err != nil {
 		return nil, fmt.Errorf("error preparing query LastEvent: %w", err)
+	}
+	if q.listAPITokensStmt, err = db.PrepareContext(ctx, listAPITokens); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAPITokens: %w", err)
 	}
 	if q.listActivePoliciesStmt, err = db.PrepareContext(ctx, listActivePolicies); err != nil {
 		return nil, fmt.Errorf("error preparing query ListActivePolicies: %w", err)
@@ -528,6 +534,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listUndeliveredResolutionsStmt, err = db.PrepareContext(ctx, listUndeliveredResolutions); err != nil {
 		return nil, fmt.Errorf("error preparing query ListUndeliveredResolutions: %w", err)
 	}
+	if q.listUserAPITokensStmt, err = db.PrepareContext(ctx, listUserAPITokens); err != nil {
+		return nil, fmt.Errorf("error preparing query ListUserAPITokens: %w", err)
+	}
 	if q.listUsersStmt, err = db.PrepareContext(ctx, listUsers); err != nil {
 		return nil, fmt.Errorf("error preparing query ListUsers: %w", err)
 	}
@@ -563,6 +572,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.resumeSessionStmt, err = db.PrepareContext(ctx, resumeSession); err != nil {
 		return nil, fmt.Errorf("error preparing query ResumeSession: %w", err)
+	}
+	if q.revokeAPITokenStmt, err = db.PrepareContext(ctx, revokeAPIToken); err != nil {
+		return nil, fmt.Errorf("error preparing query RevokeAPIToken: %w", err)
 	}
 	if q.revokeAgentKeyStmt, err = db.PrepareContext(ctx, revokeAgentKey); err != nil {
 		return nil, fmt.Errorf("error preparing query RevokeAgentKey: %w", err)
@@ -602,6 +614,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.toolCheckExistsStmt, err = db.PrepareContext(ctx, toolCheckExists); err != nil {
 		return nil, fmt.Errorf("error preparing query ToolCheckExists: %w", err)
+	}
+	if q.touchAPITokenStmt, err = db.PrepareContext(ctx, touchAPIToken); err != nil {
+		return nil, fmt.Errorf("error preparing query TouchAPIToken: %w", err)
+	}
+	if q.touchAgentKeyStmt, err = db.PrepareContext(ctx, touchAgentKey); err != nil {
+		return nil, fmt.Errorf("error preparing query TouchAgentKey: %w", err)
 	}
 	if q.touchSessionBriefStmt, err = db.PrepareContext(ctx, touchSessionBrief); err != nil {
 		return nil, fmt.Errorf("error preparing query TouchSessionBrief: %w", err)
@@ -1055,6 +1073,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing firstEventSinceStmt: %w", cerr)
 		}
 	}
+	if q.getAPITokenStmt != nil {
+		if cerr := q.getAPITokenStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getAPITokenStmt: %w", cerr)
+		}
+	}
+	if q.getAPITokenByHashStmt != nil {
+		if cerr := q.getAPITokenByHashStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getAPITokenByHashStmt: %w", cerr)
+		}
+	}
 	if q.getAgentKeyStmt != nil {
 		if cerr := q.getAgentKeyStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getAgentKeyStmt: %w", cerr)
@@ -1190,11 +1218,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getUserByEmailStmt: %w", cerr)
 		}
 	}
-	if q.getUserByTokenHashStmt != nil {
-		if cerr := q.getUserByTokenHashStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing getUserByTokenHashStmt: %w", cerr)
-		}
-	}
 	if q.getViolationStmt != nil {
 		if cerr := q.getViolationStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getViolationStmt: %w", cerr)
@@ -1238,6 +1261,11 @@ func (q *Queries) Close() error {
 	if q.lastEventStmt != nil {
 		if cerr := q.lastEventStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing lastEventStmt: %w", cerr)
+		}
+	}
+	if q.listAPITokensStmt != nil {
+		if cerr := q.listAPITokensStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAPITokensStmt: %w", cerr)
 		}
 	}
 	if q.listActivePoliciesStmt != nil {
@@ -1475,6 +1503,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listUndeliveredResolutionsStmt: %w", cerr)
 		}
 	}
+	if q.listUserAPITokensStmt != nil {
+		if cerr := q.listUserAPITokensStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listUserAPITokensStmt: %w", cerr)
+		}
+	}
 	if q.listUsersStmt != nil {
 		if cerr := q.listUsersStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listUsersStmt: %w", cerr)
@@ -1533,6 +1566,11 @@ func (q *Queries) Close() error {
 	if q.resumeSessionStmt != nil {
 		if cerr := q.resumeSessionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing resumeSessionStmt: %w", cerr)
+		}
+	}
+	if q.revokeAPITokenStmt != nil {
+		if cerr := q.revokeAPITokenStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing revokeAPITokenStmt: %w", cerr)
 		}
 	}
 	if q.revokeAgentKeyStmt != nil {
@@ -1598,6 +1636,16 @@ func (q *Queries) Close() error {
 	if q.toolCheckExistsStmt != nil {
 		if cerr := q.toolCheckExistsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing toolCheckExistsStmt: %w", cerr)
+		}
+	}
+	if q.touchAPITokenStmt != nil {
+		if cerr := q.touchAPITokenStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing touchAPITokenStmt: %w", cerr)
+		}
+	}
+	if q.touchAgentKeyStmt != nil {
+		if cerr := q.touchAgentKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing touchAgentKeyStmt: %w", cerr)
 		}
 	}
 	if q.touchSessionBriefStmt != nil {
@@ -1768,6 +1816,8 @@ type Queries struct {
 	expireDecisionsStmt                  *sql.Stmt
 	firstAdminActivitySinceStmt          *sql.Stmt
 	firstEventSinceStmt                  *sql.Stmt
+	getAPITokenStmt                      *sql.Stmt
+	getAPITokenByHashStmt                *sql.Stmt
 	getAgentKeyStmt                      *sql.Stmt
 	getAgentKeyByHashStmt                *sql.Stmt
 	getAgentKeyByNameStmt                *sql.Stmt
@@ -1795,7 +1845,6 @@ type Queries struct {
 	getToolStmt                          *sql.Stmt
 	getUserStmt                          *sql.Stmt
 	getUserByEmailStmt                   *sql.Stmt
-	getUserByTokenHashStmt               *sql.Stmt
 	getViolationStmt                     *sql.Stmt
 	getWebSessionStmt                    *sql.Stmt
 	getWebhookStmt                       *sql.Stmt
@@ -1805,6 +1854,7 @@ type Queries struct {
 	insertEventStmt                      *sql.Stmt
 	lastAdminActivityStmt                *sql.Stmt
 	lastEventStmt                        *sql.Stmt
+	listAPITokensStmt                    *sql.Stmt
 	listActivePoliciesStmt               *sql.Stmt
 	listAdminActivityStmt                *sql.Stmt
 	listAgentKeysStmt                    *sql.Stmt
@@ -1852,6 +1902,7 @@ type Queries struct {
 	listUndeliveredPermissionAnswersStmt *sql.Stmt
 	listUndeliveredPlanAnswersStmt       *sql.Stmt
 	listUndeliveredResolutionsStmt       *sql.Stmt
+	listUserAPITokensStmt                *sql.Stmt
 	listUsersStmt                        *sql.Stmt
 	listWebhookDeliveriesStmt            *sql.Stmt
 	listWebhookSubscriptionsStmt         *sql.Stmt
@@ -1864,6 +1915,7 @@ type Queries struct {
 	removeWebhookStmt                    *sql.Stmt
 	resolveDecisionStmt                  *sql.Stmt
 	resumeSessionStmt                    *sql.Stmt
+	revokeAPITokenStmt                   *sql.Stmt
 	revokeAgentKeyStmt                   *sql.Stmt
 	sessionsWithSymbolStmt               *sql.Stmt
 	setPolicyDisabledStmt                *sql.Stmt
@@ -1877,6 +1929,8 @@ type Queries struct {
 	settleMissionChangeStmt              *sql.Stmt
 	supersedePlansStmt                   *sql.Stmt
 	toolCheckExistsStmt                  *sql.Stmt
+	touchAPITokenStmt                    *sql.Stmt
+	touchAgentKeyStmt                    *sql.Stmt
 	touchSessionBriefStmt                *sql.Stmt
 	touchWebSessionStmt                  *sql.Stmt
 	trimLoginFailuresStmt                *sql.Stmt
@@ -1976,6 +2030,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		expireDecisionsStmt:                  q.expireDecisionsStmt,
 		firstAdminActivitySinceStmt:          q.firstAdminActivitySinceStmt,
 		firstEventSinceStmt:                  q.firstEventSinceStmt,
+		getAPITokenStmt:                      q.getAPITokenStmt,
+		getAPITokenByHashStmt:                q.getAPITokenByHashStmt,
 		getAgentKeyStmt:                      q.getAgentKeyStmt,
 		getAgentKeyByHashStmt:                q.getAgentKeyByHashStmt,
 		getAgentKeyByNameStmt:                q.getAgentKeyByNameStmt,
@@ -2003,7 +2059,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getToolStmt:                          q.getToolStmt,
 		getUserStmt:                          q.getUserStmt,
 		getUserByEmailStmt:                   q.getUserByEmailStmt,
-		getUserByTokenHashStmt:               q.getUserByTokenHashStmt,
 		getViolationStmt:                     q.getViolationStmt,
 		getWebSessionStmt:                    q.getWebSessionStmt,
 		getWebhookStmt:                       q.getWebhookStmt,
@@ -2013,6 +2068,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		insertEventStmt:                      q.insertEventStmt,
 		lastAdminActivityStmt:                q.lastAdminActivityStmt,
 		lastEventStmt:                        q.lastEventStmt,
+		listAPITokensStmt:                    q.listAPITokensStmt,
 		listActivePoliciesStmt:               q.listActivePoliciesStmt,
 		listAdminActivityStmt:                q.listAdminActivityStmt,
 		listAgentKeysStmt:                    q.listAgentKeysStmt,
@@ -2060,6 +2116,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listUndeliveredPermissionAnswersStmt: q.listUndeliveredPermissionAnswersStmt,
 		listUndeliveredPlanAnswersStmt:       q.listUndeliveredPlanAnswersStmt,
 		listUndeliveredResolutionsStmt:       q.listUndeliveredResolutionsStmt,
+		listUserAPITokensStmt:                q.listUserAPITokensStmt,
 		listUsersStmt:                        q.listUsersStmt,
 		listWebhookDeliveriesStmt:            q.listWebhookDeliveriesStmt,
 		listWebhookSubscriptionsStmt:         q.listWebhookSubscriptionsStmt,
@@ -2072,6 +2129,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		removeWebhookStmt:                    q.removeWebhookStmt,
 		resolveDecisionStmt:                  q.resolveDecisionStmt,
 		resumeSessionStmt:                    q.resumeSessionStmt,
+		revokeAPITokenStmt:                   q.revokeAPITokenStmt,
 		revokeAgentKeyStmt:                   q.revokeAgentKeyStmt,
 		sessionsWithSymbolStmt:               q.sessionsWithSymbolStmt,
 		setPolicyDisabledStmt:                q.setPolicyDisabledStmt,
@@ -2085,6 +2143,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		settleMissionChangeStmt:              q.settleMissionChangeStmt,
 		supersedePlansStmt:                   q.supersedePlansStmt,
 		toolCheckExistsStmt:                  q.toolCheckExistsStmt,
+		touchAPITokenStmt:                    q.touchAPITokenStmt,
+		touchAgentKeyStmt:                    q.touchAgentKeyStmt,
 		touchSessionBriefStmt:                q.touchSessionBriefStmt,
 		touchWebSessionStmt:                  q.touchWebSessionStmt,
 		trimLoginFailuresStmt:                q.trimLoginFailuresStmt,

@@ -43,25 +43,26 @@ type Entry struct {
 
 // The actions recorded.
 const (
-	UserAdd        = "user.add"
-	UserRole       = "user.role"
-	UserDisable    = "user.disable"
-	UserEnable     = "user.enable"
-	KeyCreate      = "key.create"
-	KeyRevoke      = "key.revoke"
-	TokenCreate    = "token.create"
-	PolicyCreate   = "policy.create"
-	PolicyDisable  = "policy.disable"
-	PolicyEnable   = "policy.enable"
-	PolicyDelete   = "policy.delete"
-	RuleCreate     = "rule.create"
-	RulesImport    = "rules.import"
-	RiskGatesSet   = "risk_gates.set"
-	ToolSet        = "tool.set"
-	ToolDelete     = "tool.delete"
-	WebhookCreate  = "webhook.create"
-	WebhookDelete  = "webhook.delete"
-	WebhookTest    = "webhook.test"
+	UserAdd       = "user.add"
+	UserRole      = "user.role"
+	UserDisable   = "user.disable"
+	UserEnable    = "user.enable"
+	KeyCreate     = "key.create"
+	KeyRevoke     = "key.revoke"
+	TokenCreate   = "token.create"
+	TokenRevoke   = "token.revoke"
+	PolicyCreate  = "policy.create"
+	PolicyDisable = "policy.disable"
+	PolicyEnable  = "policy.enable"
+	PolicyDelete  = "policy.delete"
+	RuleCreate    = "rule.create"
+	RulesImport   = "rules.import"
+	RiskGatesSet  = "risk_gates.set"
+	ToolSet       = "tool.set"
+	ToolDelete    = "tool.delete"
+	WebhookCreate = "webhook.create"
+	WebhookDelete = "webhook.delete"
+	WebhookTest   = "webhook.test"
 	// A mission's: created, changed, and a lead's change that lowers a
 	// protection of a two-person mission asked for, approved by a second
 	// lead (applied) or rejected.
@@ -75,7 +76,8 @@ const (
 
 // Actions are every action recorded, in the order the Activity page's
 // filter offers them.
-var Actions = []string{UserAdd, UserRole, UserDisable, UserEnable, KeyCreate, KeyRevoke, TokenCreate, PolicyCreate,
+var Actions = []string{UserAdd, UserRole, UserDisable, UserEnable, KeyCreate, KeyRevoke, TokenCreate, TokenRevoke,
+	PolicyCreate,
 	PolicyDisable, PolicyEnable, PolicyDelete, RuleCreate, RulesImport, RiskGatesSet, ToolSet, ToolDelete, WebhookCreate,
 	WebhookDelete, WebhookTest}
 

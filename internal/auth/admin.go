@@ -20,21 +20,6 @@ type Account struct {
 	DisabledAt time.Time
 }
 
-// Key is an agent key as an admin sees it. Its secret is never kept.
-type Key struct {
-	ID        int64
-	Name      string
-	CreatedAt time.Time
-	// CreatedBy is the email of the person who created the key ("" for a
-	// key made from the command line): they never approve its work.
-	CreatedBy string
-	// RevokedAt is when the key was revoked; zero while active.
-	RevokedAt time.Time
-}
-
-// Revoked reports whether the key no longer authenticates.
-func (k Key) Revoked() bool { return !k.RevokedAt.IsZero() }
-
 // RequireAdmin returns a forbidden error unless the actor is an admin.
 func (a Actor) RequireAdmin(what string) error {
 	if a.IsAdmin() {
@@ -79,8 +64,8 @@ func (s *Service) CountUsers(ctx context.Context) (int64, error) {
 }
 
 // SetRole gives a user a new role. A change ends the user's console
-// sessions in the same transaction and forgets remembered secrets, so the
-// old role stops working at once. Errors: forbidden (by is not an admin),
+// sessions in the same transaction, and their tokens carry the new role
+// from the next request on (nothing remembers a credential's role). Errors: forbidden (by is not an admin),
 // invalid_role, user_not_found, cannot_change_self (an admin demoting
 // themselves).
 func (s *Service) SetRole(ctx context.Context, by Actor, userID int64, role Role) (User, error) {
@@ -116,7 +101,6 @@ func (s *Service) SetRole(ctx context.Context, by Actor, userID int64, role Role
 	if err != nil {
 		return User{}, fmt.Errorf("set role of user %d: %w", userID, err)
 	}
-	s.Forget()
 	return u, nil
 }
 
@@ -163,62 +147,7 @@ func (s *Service) SetDisabled(ctx context.Context, by Actor, userID int64, disab
 	if err != nil {
 		return User{}, fmt.Errorf("set user %d disabled=%t: %w", userID, disabled, err)
 	}
-	s.Forget()
 	return u, nil
-}
-
-// ListKeys returns every agent key, oldest first.
-func (s *Service) ListKeys(ctx context.Context) ([]Key, error) {
-	rows, err := s.store.Reader().ListAgentKeys(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list agent keys: %w", err)
-	}
-	out := make([]Key, 0, len(rows))
-	for _, r := range rows {
-		c := db.StoredRow("agent_keys", r.ID)
-		out = append(out, Key{ID: r.ID, Name: r.Name, CreatedAt: c.Time("created_at", r.CreatedAt), CreatedBy: r.CreatedBy, RevokedAt: c.NullTime("revoked_at", r.RevokedAt)})
-		if err := c.Err(); err != nil {
-			return nil, fmt.Errorf("list agent keys: %w", err)
-		}
-	}
-	return out, nil
-}
-
-// RevokeKey revokes an agent key: it stops authenticating at once (its
-// remembered secret is forgotten) and for good. Errors: forbidden (by is
-// not an admin), key_not_found, already_revoked.
-func (s *Service) RevokeKey(ctx context.Context, by Actor, keyID int64) (Key, error) {
-	if err := by.RequireAdmin("revoke an agent key"); err != nil {
-		return Key{}, err
-	}
-	var k Key
-	err := s.store.Write(ctx, func(q db.Querier) error {
-		row, err := q.GetAgentKey(ctx, keyID)
-		if errors.Is(err, sql.ErrNoRows) {
-			return errs.E(errs.NotFound, "key_not_found", "There is no agent key %d.", keyID)
-		} else if err != nil {
-			return err
-		}
-		if row.RevokedAt.Valid {
-			return errs.E(errs.Conflict, "already_revoked", "The agent key %q is already revoked.", row.Name)
-		}
-		now := s.now()
-		if err := q.RevokeAgentKey(ctx, db.RevokeAgentKeyParams{ID: keyID, RevokedAt: db.NullTime(now)}); err != nil {
-			return err
-		}
-		c := db.StoredRow("agent_keys", row.ID)
-		k = Key{ID: row.ID, Name: row.Name, CreatedAt: c.Time("created_at", row.CreatedAt), RevokedAt: now.UTC()}
-		if err := c.Err(); err != nil {
-			return err
-		}
-		return activity.Record(ctx, q, now, by.Who(), activity.KeyRevoke, keyTarget(k.ID, k.Name),
-			activity.State{"name": k.Name, "revoked": false}, activity.State{"name": k.Name, "revoked": true})
-	})
-	if err != nil {
-		return Key{}, fmt.Errorf("revoke agent key %d: %w", keyID, err)
-	}
-	s.Forget()
-	return k, nil
 }
 
 // userTarget names a user in the admin activity.

@@ -123,7 +123,7 @@ func TestSetRole(t *testing.T) {
 		lead, token := k.Lead()
 		web := signedIn(t, k, lead.Email)
 		if a, err := k.Auth.Authenticate(ctx, token); err != nil || a.Role != auth.Lead {
-			t.Fatalf("before: %+v %v", a, err) // now remembered
+			t.Fatalf("before: %+v %v", a, err)
 		}
 		u, err := k.Auth.SetRole(ctx, admin, lead.UserID, auth.Viewer)
 		if err != nil {
@@ -209,7 +209,7 @@ func TestSetDisabled(t *testing.T) {
 		lead, token := k.Lead()
 		web := signedIn(t, k, lead.Email)
 		if _, err := k.Auth.Authenticate(ctx, token); err != nil {
-			t.Fatal(err) // now remembered
+			t.Fatal(err)
 		}
 		u, err := k.Auth.SetDisabled(ctx, admin, lead.UserID, true)
 		if err != nil || !u.Disabled {
@@ -274,18 +274,18 @@ func TestListAndRevokeKeys(t *testing.T) {
 	t.Run("a revoked key stops authenticating at once and is listed as revoked", func(t *testing.T) {
 		k := testkit.New(t)
 		admin, _ := k.Person(auth.Admin)
-		agent, secret := k.Agent() // authenticated once: remembered
+		agent, secret := k.Agent() // authenticated once: nothing may remember it
 		other, _ := k.Agent()
 		k.Clock.Advance(time.Minute)
 		key, err := k.Auth.RevokeKey(ctx, admin, agent.KeyID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if key.Name != agent.KeyName || !key.Revoked() {
+		if key.Name != agent.KeyName || !key.Revoked() || key.State != auth.StateRevoked {
 			t.Errorf("key = %+v", key)
 		}
-		adminWantErr(t, func() error { _, err := k.Auth.Authenticate(ctx, secret); return err }(), errs.Unauthorized, "unauthorized")
-		keys, err := k.Auth.ListKeys(ctx)
+		adminWantErr(t, func() error { _, err := k.Auth.Authenticate(ctx, secret); return err }(), errs.Unauthorized, "credential_revoked")
+		keys, err := k.Auth.ListKeys(ctx, admin)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -293,17 +293,18 @@ func TestListAndRevokeKeys(t *testing.T) {
 			t.Fatalf("keys = %+v, want both, oldest first", keys)
 		}
 		start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-		if !keys[0].Revoked() || !keys[0].RevokedAt.Equal(start.Add(time.Minute)) || !keys[0].CreatedAt.Equal(start) {
+		if !keys[0].Revoked() || !keys[0].RevokedAt.Equal(start.Add(time.Minute)) || !keys[0].CreatedAt.Equal(start) ||
+			keys[0].State != auth.StateRevoked {
 			t.Errorf("revoked key = %+v", keys[0])
 		}
-		if keys[1].Revoked() {
+		if keys[1].Revoked() || keys[1].State != auth.StateActive {
 			t.Errorf("the other key is revoked: %+v", keys[1])
 		}
 	})
 
 	t.Run("no keys is an empty list", func(t *testing.T) {
 		k := testkit.New(t)
-		keys, err := k.Auth.ListKeys(ctx)
+		keys, err := k.Auth.ListKeys(ctx, testkit.Operator)
 		if err != nil || keys == nil || len(keys) != 0 {
 			t.Fatalf("keys = %#v, %v", keys, err)
 		}

@@ -167,8 +167,11 @@ type User struct {
 type Service struct {
 	store db.Transactor
 	now   func() time.Time
-	seen  seenCache
-	cost  int // bcrypt's
+	// uses are the credentials' last uses not yet written.
+	uses uses
+	cost int // bcrypt's
+	// maxAge is the longest lifetime a new credential may have; 0: any.
+	maxAge time.Duration
 	// keepFailures is how many failed sign-ins are remembered at most.
 	keepFailures int64
 
@@ -178,13 +181,16 @@ type Service struct {
 
 // NewService returns the credentials service.
 func NewService(store db.Transactor, now func() time.Time) *Service {
-	s := &Service{store: store, now: now, seen: seenCache{ttl: seenTTL, entries: map[[sha256.Size]byte]seenEntry{}},
+	return &Service{store: store, now: now, uses: uses{pending: map[credential]time.Time{}},
 		cost: bcrypt.DefaultCost, keepFailures: maxFailuresKept}
-	store.OnChange(func(n db.Notice) {
-		if n.Topic == "" || n.Topic == db.TopicAuth {
-			s.Forget() // another replica revoked, disabled or changed a credential
-		}
-	})
+}
+
+// WithMaxAge sets the longest lifetime a new agent key or personal token
+// may be given (MADEBOOK_TOKEN_MAX_AGE; 0, the default, is no limit): a
+// create that asks for longer, or for no expiry, is refused (over_max_age),
+// not shortened. Credentials made before keep their expiry.
+func (s *Service) WithMaxAge(d time.Duration) *Service {
+	s.maxAge = d
 	return s
 }
 
@@ -195,6 +201,9 @@ func (s *Service) WithPasswordCost(cost int) *Service {
 	s.cost = cost
 	return s
 }
+
+// MaxAge is the longest lifetime a new credential may be given (0: any).
+func (s *Service) MaxAge() time.Duration { return s.maxAge }
 
 // NormalizeEmail trims and lower-cases an address and checks its shape.
 func NormalizeEmail(s string) (string, error) {
@@ -278,31 +287,74 @@ func (s *Service) dummyHash() []byte {
 	return s.dummy
 }
 
-// MaxKeyName is the most characters of an agent key's name.
+// MaxKeyName is the most characters of an agent key's name (and of a
+// personal token's).
 const MaxKeyName = 100
 
-// CreateKey creates an agent key and returns its secret, which is shown
-// once and stored only as a hash. by is who creates it: a person is
+// KeyRequest is what a new agent key is asked for.
+type KeyRequest struct {
+	// Name names the agent everywhere: unique, one line.
+	Name string
+	// Lifetime is how long the key works from its creation (ParseLifetime
+	// reads it); 0 is until it is revoked.
+	Lifetime time.Duration
+}
+
+// TokenRequest is what a new personal token is asked for.
+type TokenRequest struct {
+	// Email is the person the token acts as.
+	Email string
+	// Name tells the person's tokens apart; "" names it after the day it
+	// is made ("token 2026-11-29").
+	Name string
+	// Lifetime is how long the token works from its creation; 0 is until
+	// it is revoked.
+	Lifetime time.Duration
+}
+
+// Issued is a credential just created. Its secret is shown this once:
+// Madebook keeps only its hash, and lists it by its id and prefix.
+type Issued struct {
+	ID     int64
+	Secret string
+	// Prefix is the secret's first characters, as lists show it.
+	Prefix string
+	// ExpiresAt is when it stops working (nil: when it is revoked).
+	ExpiresAt *time.Time
+}
+
+// CreateKey creates an agent key that works until it is revoked and
+// returns its secret: IssueKey with only a name.
+func (s *Service) CreateKey(ctx context.Context, by Actor, name string) (string, error) {
+	k, err := s.IssueKey(ctx, by, KeyRequest{Name: name})
+	return k.Secret, err
+}
+
+// IssueKey creates an agent key and returns it with its secret, which is
+// shown once and stored only as a hash. by is who creates it: a person is
 // recorded as its creator, and never approves the work of its sessions
 // (a key made from the command line has no creator). The admin activity
 // records it, never its secret. Errors: forbidden (by is neither an admin
 // nor the command line), name_required, name_too_long,
 // invalid_characters (a key's name is one line: it names the agent
-// everywhere), name_taken.
-func (s *Service) CreateKey(ctx context.Context, by Actor, name string) (string, error) {
+// everywhere), invalid_expiry, over_max_age, name_taken.
+func (s *Service) IssueKey(ctx context.Context, by Actor, r KeyRequest) (Issued, error) {
 	if err := by.RequireOperator("create an agent key"); err != nil {
-		return "", err
+		return Issued{}, err
 	}
-	name, err := input.Required("name", name, MaxKeyName)
+	name, err := input.Required("name", r.Name, MaxKeyName)
 	if err != nil {
-		return "", err
+		return Issued{}, err
 	}
 	if _, err := input.CleanLine("name", name); err != nil {
-		return "", err
+		return Issued{}, err
 	}
-	secret, hash, err := newSecret(agentKeyPrefix)
+	if err := s.checkLifetime(r.Lifetime); err != nil {
+		return Issued{}, err
+	}
+	out, hash, err := newCredential(agentKeyPrefix)
 	if err != nil {
-		return "", err
+		return Issued{}, err
 	}
 	err = s.store.Write(ctx, func(q db.Querier) error {
 		if _, err := q.GetAgentKeyByName(ctx, name); err == nil {
@@ -312,31 +364,53 @@ func (s *Service) CreateKey(ctx context.Context, by Actor, name string) (string,
 		}
 		creator := sql.NullInt64{Int64: by.UserID, Valid: by.IsPerson()}
 		now := s.now()
-		k, err := q.CreateAgentKey(ctx, db.CreateAgentKeyParams{Name: name, KeyHash: hash, CreatedAt: db.FormatTime(now), CreatedBy: creator})
+		out.ExpiresAt = expiry(now, r.Lifetime)
+		k, err := q.CreateAgentKey(ctx, db.CreateAgentKeyParams{Name: name, KeyHash: hash, Prefix: out.Prefix,
+			CreatedAt: db.FormatTime(now), CreatedBy: creator, ExpiresAt: nullTime(out.ExpiresAt)})
 		if err != nil {
 			return err
 		}
+		out.ID = k.ID
 		return activity.Record(ctx, q, now, by.Who(), activity.KeyCreate, keyTarget(k.ID, k.Name), nil,
-			activity.State{"name": k.Name, "revoked": false})
+			keyState(k.Name, out.Prefix, out.ExpiresAt, false))
 	})
 	if err != nil {
-		return "", fmt.Errorf("create key %q: %w", name, err)
+		return Issued{}, fmt.Errorf("create key %q: %w", name, err)
 	}
-	return secret, nil
+	return out, nil
 }
 
-// CreateToken creates a personal API token for the user with this email and
-// returns its secret, shown once; by is who creates it (an admin, or the
-// command line), recorded in the admin activity, never the secret.
-// Errors: forbidden, user_not_found.
+// CreateToken creates a personal API token, named after the day, that
+// works until it is revoked, and returns its secret: IssueToken with only
+// an email.
 func (s *Service) CreateToken(ctx context.Context, by Actor, email string) (string, error) {
+	t, err := s.IssueToken(ctx, by, TokenRequest{Email: email})
+	return t.Secret, err
+}
+
+// IssueToken creates a personal API token for the user with the request's
+// email and returns it with its secret, shown once; by is who creates it
+// (an admin, or the command line), recorded in the admin activity, never
+// the secret. Errors: forbidden, name_too_long, invalid_characters,
+// invalid_expiry, over_max_age, user_not_found.
+func (s *Service) IssueToken(ctx context.Context, by Actor, r TokenRequest) (Issued, error) {
 	if err := by.RequireOperator("create a personal token"); err != nil {
-		return "", err
+		return Issued{}, err
 	}
-	email = strings.ToLower(strings.TrimSpace(email))
-	secret, hash, err := newSecret(tokenPrefix)
+	email := strings.ToLower(strings.TrimSpace(r.Email))
+	name, err := input.Optional("name", r.Name, MaxKeyName)
 	if err != nil {
-		return "", err
+		return Issued{}, err
+	}
+	if _, err := input.CleanLine("name", name); err != nil {
+		return Issued{}, err
+	}
+	if err := s.checkLifetime(r.Lifetime); err != nil {
+		return Issued{}, err
+	}
+	out, hash, err := newCredential(tokenPrefix)
+	if err != nil {
+		return Issued{}, err
 	}
 	err = s.store.Write(ctx, func(q db.Querier) error {
 		u, err := q.GetUserByEmail(ctx, email)
@@ -346,24 +420,33 @@ func (s *Service) CreateToken(ctx context.Context, by Actor, email string) (stri
 			return err
 		}
 		now := s.now()
-		id, err := q.CreateAPIToken(ctx, db.CreateAPITokenParams{UserID: u.ID, TokenHash: hash, CreatedAt: db.FormatTime(now)})
+		if name == "" {
+			name = "token " + now.UTC().Format("2006-01-02")
+		}
+		out.ExpiresAt = expiry(now, r.Lifetime)
+		out.ID, err = q.CreateAPIToken(ctx, db.CreateAPITokenParams{UserID: u.ID, Name: name, TokenHash: hash,
+			Prefix: out.Prefix, CreatedAt: db.FormatTime(now), ExpiresAt: nullTime(out.ExpiresAt)})
 		if err != nil {
 			return err
 		}
-		return activity.Record(ctx, q, now, by.Who(), activity.TokenCreate, userTarget(u.Email), nil,
-			activity.State{"token_id": id, "role": u.Role})
+		after := tokenState(out.ID, name, out.Prefix, out.ExpiresAt, false)
+		after["role"] = u.Role
+		return activity.Record(ctx, q, now, by.Who(), activity.TokenCreate, userTarget(u.Email), nil, after)
 	})
 	if err != nil {
-		return "", fmt.Errorf("create token for %s: %w", email, err)
+		return Issued{}, fmt.Errorf("create token for %s: %w", email, err)
 	}
-	return secret, nil
+	return out, nil
 }
 
 // Authenticate returns the actor a bearer secret belongs to. Errors:
-// unauthorized (missing, unknown, revoked, or its user disabled).
-// A secret that authenticated is remembered for seenTTL, so an agent that
-// briefs often does not cost a lookup each time; a revoked key or disabled
-// user is refused at most that long after (or at once, through Forget).
+// unauthorized (missing, unknown, or its user disabled),
+// credential_revoked, credential_expired. Nothing is remembered between
+// calls: every call reads the credential from the database (one indexed
+// read), so a revocation, an expiry, a disabled user or a new role holds
+// on the very next request, on every replica and after a command-line
+// revoke on the same file. The last use is kept in memory and written in
+// batches (FlushLastUsed), at most once a minute a credential.
 func (s *Service) Authenticate(ctx context.Context, secret string) (Actor, error) {
 	bad := func() error {
 		return errs.E(errs.Unauthorized, "unauthorized", "Send a valid agent key or personal token as `Authorization: Bearer …`.")
@@ -372,12 +455,8 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (Actor, error
 		return Actor{}, bad()
 	}
 	sum := sumSecret(secret)
-	now := time.Now()
-	if a, ok := s.seen.get(sum, now); ok {
-		return a, nil
-	}
 	hash := hex.EncodeToString(sum[:])
-	var a Actor
+	now := s.now()
 	q := s.store.Reader()
 	if strings.HasPrefix(secret, agentKeyPrefix) {
 		k, err := q.GetAgentKeyByHash(ctx, hash)
@@ -386,27 +465,37 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (Actor, error
 		} else if err != nil {
 			return Actor{}, fmt.Errorf("authenticate: %w", err)
 		}
-		a = Actor{KeyID: k.ID, KeyName: k.Name}
-	} else {
-		u, err := q.GetUserByTokenHash(ctx, hash)
-		if errors.Is(err, sql.ErrNoRows) {
-			return Actor{}, bad()
-		} else if err != nil {
-			return Actor{}, fmt.Errorf("authenticate: %w", err)
+		c := credential{agentKey, k.ID}
+		if err := c.usable(k.RevokedAt, k.ExpiresAt, now); err != nil {
+			return Actor{}, err
 		}
-		a = Actor{UserID: u.ID, Email: u.Email, Role: Role(u.Role)}
+		s.uses.seen(c, k.LastUsedAt, now)
+		return Actor{KeyID: k.ID, KeyName: k.Name}, nil
 	}
-	s.seen.put(sum, a, now)
-	return a, nil
+	t, err := q.GetAPITokenByHash(ctx, hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Actor{}, bad()
+	} else if err != nil {
+		return Actor{}, fmt.Errorf("authenticate: %w", err)
+	}
+	c := credential{personalToken, t.ID}
+	if err := c.usable(t.RevokedAt, t.ExpiresAt, now); err != nil {
+		return Actor{}, err
+	}
+	if t.DisabledAt != "" || t.Email == "" {
+		return Actor{}, bad() // a disabled person's token, or (never) one of nobody
+	}
+	s.uses.seen(c, t.LastUsedAt, now)
+	return Actor{UserID: t.UserID, Email: t.Email, Role: Role(t.Role)}, nil
 }
-
-// Forget drops every remembered secret: call it after revoking a key or a
-// token, or disabling or changing a user, so the change holds at once.
-func (s *Service) Forget() { s.seen.clear() }
 
 func userFrom(u db.User) User {
 	return User{ID: u.ID, Email: u.Email, Role: Role(u.Role), Disabled: u.DisabledAt.Valid}
 }
+
+// shownPrefix is how many of a secret's first characters lists show: its
+// kind's four ("mbk_", "mbt_") and six random ones, 36 of its 256 bits.
+const shownPrefix = 10
 
 // newSecret returns a fresh random secret with the prefix, and its hash.
 func newSecret(prefix string) (secret, hash string, err error) {
@@ -416,6 +505,16 @@ func newSecret(prefix string) (secret, hash string, err error) {
 	}
 	secret = prefix + base64.RawURLEncoding.EncodeToString(b)
 	return secret, hashSecret(secret), nil
+}
+
+// newCredential is newSecret for an agent key or a personal token: the
+// secret in an Issued, with the part lists show.
+func newCredential(prefix string) (Issued, string, error) {
+	secret, hash, err := newSecret(prefix)
+	if err != nil {
+		return Issued{}, "", err
+	}
+	return Issued{Secret: secret, Prefix: secret[:shownPrefix]}, hash, nil
 }
 
 // hashSecret hashes a secret for storage. The secrets are 256 random bits,

@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -366,24 +367,25 @@ func TestAuthenticate(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		secret string
+		code   string // "" for unauthorized
 	}{
-		{"an empty credential is refused", ""},
-		{"garbage is refused", "hello"},
-		{"a key with the word Bearer still in front is refused", "Bearer " + key},
-		{"a key with one character changed is refused", key[:len(key)-1] + string(key[len(key)-1]^1)},
-		{"a key cut short is refused", key[:len(key)-1]},
-		{"a bare key prefix is refused", "mbk_"},
-		{"a bare token prefix is refused", "mbt_"},
-		{"a token presented as a key is refused", "mbk_" + strings.TrimPrefix(token, "mbt_")},
-		{"a key presented as a token is refused", "mbt_" + strings.TrimPrefix(key, "mbk_")},
-		{"the stored hash of a key is not a key", keyHash},
-		{"the stored hash of a key with the prefix is not a key", "mbk_" + keyHash},
-		{"a revoked key is refused", revoked},
-		{"a disabled user's token is refused", goneToken},
+		{"an empty credential is refused", "", ""},
+		{"garbage is refused", "hello", ""},
+		{"a key with the word Bearer still in front is refused", "Bearer " + key, ""},
+		{"a key with one character changed is refused", key[:len(key)-1] + string(key[len(key)-1]^1), ""},
+		{"a key cut short is refused", key[:len(key)-1], ""},
+		{"a bare key prefix is refused", "mbk_", ""},
+		{"a bare token prefix is refused", "mbt_", ""},
+		{"a token presented as a key is refused", "mbk_" + strings.TrimPrefix(token, "mbt_"), ""},
+		{"a key presented as a token is refused", "mbt_" + strings.TrimPrefix(key, "mbk_"), ""},
+		{"the stored hash of a key is not a key", keyHash, ""},
+		{"the stored hash of a key with the prefix is not a key", "mbk_" + keyHash, ""},
+		{"a revoked key is refused", revoked, "credential_revoked"},
+		{"a disabled user's token is refused", goneToken, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			a, err := k.Auth.Authenticate(ctx, tt.secret)
-			wantErr(t, err, errs.Unauthorized, "unauthorized")
+			wantErr(t, err, errs.Unauthorized, cmp.Or(tt.code, "unauthorized"))
 			if a != (auth.Actor{}) {
 				t.Fatalf("a refused credential returned the actor %+v", a)
 			}

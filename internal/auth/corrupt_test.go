@@ -26,7 +26,7 @@ func TestCorruptAuthRowsAreErrors(t *testing.T) {
 			a, _ := kit.Agent()
 			kit.Corrupt(`UPDATE agent_keys SET created_at = 'once' WHERE id = ?`, a.KeyID)
 			return fmt.Sprintf(`agent_keys row %d, column created_at: stored time "once"`, a.KeyID), func() error {
-				_, err := kit.Auth.ListKeys(t.Context())
+				_, err := kit.Auth.ListKeys(t.Context(), testkit.Operator)
 				return err
 			}
 		}},

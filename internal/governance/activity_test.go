@@ -47,6 +47,7 @@ func TestEveryAdminActionIsRecordedWithWhoWhenWhatBeforeAndAfter(t *testing.T) {
 	var policyID int64
 	var webhookID int64
 	var keyID int64
+	var tokenID int64
 	var userID int64
 	cases := []struct {
 		name          string
@@ -89,16 +90,34 @@ func TestEveryAdminActionIsRecordedWithWhoWhenWhatBeforeAndAfter(t *testing.T) {
 				}
 				return err
 			},
-			after: map[string]any{"name": "builder-x", "revoked": false}},
-		{name: "the command line creates an agent key", actor: "cli:ann", action: "key.create", target: "key * (cli-agent)",
-			do:    func() error { _, err := w.Auth.CreateKey(ctx, cli, "cli-agent"); return err },
-			after: map[string]any{"name": "cli-agent", "revoked": false}},
+			after: map[string]any{"name": "builder-x", "prefix": "*", "expires_at": nil, "revoked": false}},
+		{name: "the command line creates an agent key that expires", actor: "cli:ann", action: "key.create", target: "key * (cli-agent)",
+			do: func() error {
+				_, err := w.Auth.IssueKey(ctx, cli, auth.KeyRequest{Name: "cli-agent", Lifetime: 90 * 24 * time.Hour})
+				return err
+			},
+			after: map[string]any{"name": "cli-agent", "prefix": "*", "expires_at": "2027-*", "revoked": false}},
 		{name: "an admin revokes an agent key", actor: w.admin.Email, action: "key.revoke", target: "key * (builder-x)",
 			do:     func() error { _, err := w.Auth.RevokeKey(ctx, w.admin, keyID); return err },
-			before: map[string]any{"name": "builder-x", "revoked": false}, after: map[string]any{"name": "builder-x", "revoked": true}},
+			before: map[string]any{"name": "builder-x", "prefix": "*", "expires_at": nil, "revoked": false},
+			after:  map[string]any{"name": "builder-x", "prefix": "*", "expires_at": nil, "revoked": true}},
 		{name: "the command line creates a personal token", actor: "cli:ann", action: "token.create", target: "user cli@example.com",
-			do:    func() error { _, err := w.Auth.CreateToken(ctx, cli, "cli@example.com"); return err },
-			after: map[string]any{"token_id": "*", "role": "admin"}},
+			do: func() error {
+				t, err := w.Auth.IssueToken(ctx, cli, auth.TokenRequest{Email: "cli@example.com", Name: "laptop", Lifetime: time.Hour})
+				tokenID = t.ID
+				return err
+			},
+			after: map[string]any{"token_id": "*", "name": "laptop", "prefix": "*", "expires_at": "2026-*", "revoked": false, "role": "admin"}},
+		{name: "a person revokes their personal token", actor: "cli@example.com", action: "token.revoke", target: "user cli@example.com",
+			do: func() error {
+				owner, err := w.Auth.CheckPassword(ctx, "cli@example.com", "a-long-password")
+				if err == nil {
+					_, err = w.Auth.RevokeToken(ctx, auth.Actor{UserID: owner.ID, Email: owner.Email, Role: owner.Role}, tokenID)
+				}
+				return err
+			},
+			before: map[string]any{"token_id": "*", "name": "laptop", "prefix": "*", "expires_at": "2026-*", "revoked": false},
+			after:  map[string]any{"token_id": "*", "name": "laptop", "prefix": "*", "expires_at": "2026-*", "revoked": true}},
 		{name: "an admin defines a policy", actor: w.admin.Email, action: "policy.create", target: "policy * (No console.log)",
 			do: func() error {
 				p, err := w.Gov.Policies.Create(ctx, w.admin, governance.PolicyInput{Name: "No console.log", Severity: "high",
@@ -212,7 +231,7 @@ func matches(pattern, s string) bool {
 }
 
 // wantState compares a recorded state with what a case wants; a want of
-// "*" accepts any value.
+// "*" accepts any value, and a string with a * any string it matches.
 func wantState(t *testing.T, which string, got, want map[string]any) {
 	t.Helper()
 	if (got == nil) != (want == nil) || len(got) != len(want) {
@@ -232,6 +251,10 @@ func sameValue(got, want any) bool {
 	case string:
 		if want == "*" {
 			return true
+		}
+		if strings.Contains(want, "*") {
+			g, ok := got.(string)
+			return ok && matches(want, g)
 		}
 	case []any:
 		g, ok := got.([]any)

@@ -74,4 +74,8 @@ func Routes(e *echo.Echo, d Deps) {
 	v1.GET("/activity", handleActivity(d.Gov.Activity))
 	v1.POST("/webhooks/:id/test", handleWebhookTest(d.Gov.Webhooks))
 	v1.GET("/admin/activity", handleActivityList(d.Gov.Activity))
+	v1.GET("/tokens", handleTokenList(d.Auth))
+	v1.DELETE("/tokens/:id", handleTokenRevoke(d.Auth))
+	v1.GET("/keys", handleKeyList(d.Auth))
+	v1.DELETE("/keys/:id", handleKeyRevoke(d.Auth))
 }

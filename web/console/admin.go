@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -21,7 +22,7 @@ import (
 // database on this request.
 func (k *console) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if err := httpx.Actor(c).RequireAdmin("manage users, agent keys and tools"); err != nil {
+		if err := httpx.Actor(c).RequireAdmin("manage users, agent keys, personal tokens and tools"); err != nil {
 			return err
 		}
 		return next(c)
@@ -141,30 +142,52 @@ func (k *console) handleKeys() echo.HandlerFunc {
 	}
 }
 
-// handleKeyCreate serves POST /admin/keys (admin): a new agent key, whose
-// secret this answer shows once (201, not stored, not cached), or the form
-// again (422) with what is wrong and nothing written.
+// handleKeyCreate serves POST /admin/keys (admin): a new agent key, with
+// an optional lifetime (expires: 90d, 12h, …; required under the server's
+// maximum age), whose secret this answer shows once (201, not stored, not
+// cached), or the form again (422) with what is wrong and nothing written.
 func (k *console) handleKeyCreate(log *slog.Logger) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		name := strings.TrimSpace(c.FormValue("name"))
-		secret, err := k.auth.CreateKey(c.Request().Context(), httpx.Actor(c), name)
+		form := views.CreateKeyForm{Name: strings.TrimSpace(c.FormValue("name")), Expires: strings.TrimSpace(c.FormValue("expires"))}
+		key, err := k.createKey(c, form)
 		if err != nil {
 			msg, ok := fixable(err)
 			if !ok {
 				return err
 			}
-			return k.renderKeys(c, http.StatusUnprocessableEntity, views.KeysView{Create: views.CreateKeyForm{Name: name, Error: msg}}, nil)
+			form.Error = msg
+			return k.renderKeys(c, http.StatusUnprocessableEntity, views.KeysView{Create: form}, nil)
 		}
-		adminDid(c, log, "agent_key.created", name)
+		adminDid(c, log, "agent_key.created", form.Name, "key_id", key.ID, "expires", expiresText(key.ExpiresAt))
 		c.Response().Header().Set("Cache-Control", "no-store")
-		return k.renderKeys(c, http.StatusCreated, views.KeysView{New: &views.NewKey{Name: name, Secret: secret}}, func([]auth.Key) string {
-			return fmt.Sprintf("Created the agent key %q.", name)
+		return k.renderKeys(c, http.StatusCreated, views.KeysView{New: &views.NewKey{Name: form.Name, Secret: key.Secret,
+			Expires: expiresText(key.ExpiresAt)}}, func([]auth.Key) string {
+			return fmt.Sprintf("Created the agent key %q.", form.Name)
 		})
 	}
 }
 
+func (k *console) createKey(c echo.Context, form views.CreateKeyForm) (auth.Issued, error) {
+	var life time.Duration
+	if form.Expires != "" {
+		var err error
+		if life, err = auth.ParseLifetime(form.Expires); err != nil {
+			return auth.Issued{}, err
+		}
+	}
+	return k.auth.IssueKey(c.Request().Context(), httpx.Actor(c), auth.KeyRequest{Name: form.Name, Lifetime: life})
+}
+
+// expiresText says when a new credential stops working.
+func expiresText(t *time.Time) string {
+	if t == nil {
+		return "never (until it is revoked)"
+	}
+	return views.Stamp(*t)
+}
+
 // handleKeyRevoke serves POST /admin/keys/:id/revoke (admin): the key stops
-// authenticating at once, for good.
+// authenticating from the next request on, for good.
 func (k *console) handleKeyRevoke(log *slog.Logger) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := httpx.PathID(c, "key_not_found", "There is no agent key %q.")
@@ -186,7 +209,7 @@ func (k *console) handleKeyRevoke(log *slog.Logger) echo.HandlerFunc {
 
 // renderKeys renders the agent keys page; notice, if given, says what was just done.
 func (k *console) renderKeys(c echo.Context, status int, v views.KeysView, notice func([]auth.Key) string) error {
-	keys, err := k.auth.ListKeys(c.Request().Context())
+	keys, err := k.auth.ListKeys(c.Request().Context(), httpx.Actor(c))
 	if err != nil {
 		return err
 	}
@@ -199,7 +222,61 @@ func (k *console) renderKeys(c echo.Context, status int, v views.KeysView, notic
 	}
 	ws, _ := webSession(c)
 	v.Keys, v.CSRF = keys, ws.CSRF
+	if m := k.auth.MaxAge(); m > 0 {
+		v.MaxAge = auth.FormatLifetime(m)
+	}
 	return render(c, status, views.KeysPage(p, v))
+}
+
+// handleTokens serves GET /admin/tokens (admin): every person's personal
+// tokens, never a secret, with a notice about the action just done
+// (?done=revoked&token=ID).
+func (k *console) handleTokens() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		return k.renderTokens(c, http.StatusOK, views.TokensView{}, func(tokens []auth.Token) string {
+			return tokenNotice(c.QueryParam("done"), c.QueryParam("token"), tokens)
+		})
+	}
+}
+
+// handleTokenRevoke serves POST /admin/tokens/:id/revoke (admin): the
+// token stops authenticating from the next request on, for good.
+func (k *console) handleTokenRevoke(log *slog.Logger) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := httpx.PathID(c, "token_not_found", "There is no personal token %q.")
+		if err == nil {
+			var t auth.Token
+			t, err = k.auth.RevokeToken(c.Request().Context(), httpx.Actor(c), id)
+			if err == nil {
+				adminDid(c, log, "token.revoked", t.Owner, "token_id", t.ID, "name", t.Name)
+				return c.Redirect(http.StatusSeeOther, doneURL("/admin/tokens", "revoked", "token", t.ID))
+			}
+		}
+		msg, ok := fixable(err)
+		if !ok {
+			return err
+		}
+		return k.renderTokens(c, http.StatusUnprocessableEntity, views.TokensView{Error: msg}, nil)
+	}
+}
+
+// renderTokens renders the personal tokens page; notice, if given, says
+// what was just done.
+func (k *console) renderTokens(c echo.Context, status int, v views.TokensView, notice func([]auth.Token) string) error {
+	tokens, err := k.auth.ListTokens(c.Request().Context(), httpx.Actor(c))
+	if err != nil {
+		return err
+	}
+	p, err := k.page(c, "Personal tokens", "tokens")
+	if err != nil {
+		return err
+	}
+	if notice != nil {
+		p.Notice = notice(tokens)
+	}
+	ws, _ := webSession(c)
+	v.Tokens, v.CSRF = tokens, ws.CSRF
+	return render(c, status, views.TokensPage(p, v))
 }
 
 // userID reads the :id of a user route.
@@ -249,6 +326,16 @@ func keyNotice(done, id string, keys []auth.Key) string {
 	for _, k := range keys {
 		if strconv.FormatInt(k.ID, 10) == id && done == "revoked" {
 			return fmt.Sprintf("Revoked the agent key %q: agents using it are refused from now on.", k.Name)
+		}
+	}
+	return ""
+}
+
+// tokenNotice says what was just done to a personal token, or nothing.
+func tokenNotice(done, id string, tokens []auth.Token) string {
+	for _, t := range tokens {
+		if strconv.FormatInt(t.ID, 10) == id && done == "revoked" {
+			return fmt.Sprintf("Revoked the personal token %q of %s: calls with it are refused from now on.", t.Name, t.Owner)
 		}
 	}
 	return ""

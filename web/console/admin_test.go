@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/testkit"
@@ -31,16 +32,26 @@ type admEnv struct {
 
 func newAdmEnv(t *testing.T) *admEnv {
 	t.Helper()
+	return newAdmEnvWith(t, func(*testkit.Kit) {})
+}
+
+// newAdmEnvWith is newAdmEnv with the kit's services changed by set (the
+// maximum age of credentials, e.g.) once its people exist, before the
+// server starts.
+func newAdmEnvWith(t *testing.T, set func(*testkit.Kit)) *admEnv {
+	t.Helper()
 	kit := testkit.New(t)
 	log := &webtest.Log{}
+	a := &admEnv{T: t, Kit: kit, log: log}
+	a.Admin, a.AdminTok = kit.Person(auth.Admin)
+	a.Lead, a.LeadTok = kit.Lead()
+	a.Viewer, a.ViewerTok = kit.Person(auth.Viewer)
+	set(kit)
 	d := webtest.Deps(kit)
 	d.Logger = slog.New(slog.NewTextHandler(log, nil))
 	srv := httptest.NewServer(web.NewServer(d))
 	t.Cleanup(srv.Close)
-	a := &admEnv{T: t, Kit: kit, URL: srv.URL, log: log}
-	a.Admin, a.AdminTok = kit.Person(auth.Admin)
-	a.Lead, a.LeadTok = kit.Lead()
-	a.Viewer, a.ViewerTok = kit.Person(auth.Viewer)
+	a.URL = srv.URL
 	return a
 }
 
@@ -233,7 +244,7 @@ func TestAdminCreatesAKeyShownOnceThenRevokesIt(t *testing.T) {
 	}
 
 	if s := a.bearer(http.MethodGet, "/api/v1/missions", secret, ""); s != http.StatusOK {
-		t.Fatalf("the new key: %d, want 200", s) // now remembered
+		t.Fatalf("the new key: %d, want 200", s)
 	}
 	if s := a.bearer(http.MethodPost, "/brief", secret, `{"session":"nope"}`); s == http.StatusUnauthorized {
 		t.Errorf("the new key is refused by /brief")
@@ -277,7 +288,19 @@ func (a *admEnv) adminRoutes() []struct {
 		{http.MethodGet, "/admin/keys", nil},
 		{http.MethodPost, "/admin/keys", url.Values{"name": {"sneaky"}}},
 		{http.MethodPost, fmt.Sprintf("/admin/keys/%d/revoke", agent.KeyID), nil},
+		{http.MethodGet, "/admin/tokens", nil},
+		{http.MethodPost, fmt.Sprintf("/admin/tokens/%d/revoke", a.tokenOf(other)), nil},
 	}
+}
+
+// tokenOf is the id of the person's (first) personal token.
+func (a *admEnv) tokenOf(who auth.Actor) int64 {
+	a.T.Helper()
+	tokens, err := a.Kit.Auth.ListTokens(a.T.Context(), who)
+	if err != nil || len(tokens) == 0 {
+		a.T.Fatalf("the tokens of %s: %v %v", who.Email, tokens, err)
+	}
+	return tokens[0].ID
 }
 
 func TestAdminPagesAreForAdminsOnly(t *testing.T) {
@@ -316,7 +339,7 @@ func TestAdminPagesAreForAdminsOnly(t *testing.T) {
 			t.Errorf("an admin's home page has no Admin entry, or the admin pages' links")
 		}
 		users := b.Open("/admin/users")
-		for _, link := range []string{"/admin/users", "/admin/keys", "/admin/tools", "/admin/policies", "/admin/rules", "/admin/webhooks", "/activity"} {
+		for _, link := range []string{"/admin/users", "/admin/keys", "/admin/tokens", "/admin/tools", "/admin/policies", "/admin/rules", "/admin/webhooks", "/activity"} {
 			if !strings.Contains(users.Body, `href="`+link+`"`) {
 				t.Errorf("the admin pages do not link to %s", link)
 			}
@@ -436,5 +459,117 @@ func TestAdminActionsAreLoggedWithWhoAndWhat(t *testing.T) {
 	}
 	if strings.Contains(log, "mbk_") || strings.Contains(log, "long-enough") {
 		t.Errorf("the log holds a secret:\n%s", log)
+	}
+}
+
+// A key made in the console may expire; the form says so, a lifetime it
+// cannot read is a form message that writes nothing, and under the
+// server's maximum age an expiry is required.
+func TestAdminCreatesAKeyThatExpires(t *testing.T) {
+	a := newAdmEnv(t)
+	b := a.signInAs(a.Admin.Email)
+	r := b.Submit("/admin/keys", url.Values{"name": {"ninety"}, "expires": {"90d"}})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.Status, webtest.Short([]byte(r.Body)))
+	}
+	if !strings.Contains(r.Text(), "Expires: 2027-02-27 12:00:00 UTC") {
+		t.Errorf("the new key's expiry is not shown: %s", webtest.Short([]byte(r.Body)))
+	}
+	page := b.Open("/admin/keys")
+	row := regexp.MustCompile(`(?s)data-name="ninety".*?</tr>`).FindString(page.Body)
+	if !strings.Contains(row, `data-state="active"`) || !strings.Contains(row, `datetime="2027-02-27T12:00:00Z"`) ||
+		!strings.Contains(row, "never") || !strings.Contains(row, `data-testid="key-prefix">mbk_`) {
+		t.Errorf("the key's row: %s", row)
+	}
+
+	for _, tc := range []struct{ expires, says string }{
+		{"soon", `"soon" is not a lifetime`},
+		{"30s", "too short"},
+	} {
+		t.Run("an expiry of "+tc.expires+" is 422 with a message, writing nothing", func(t *testing.T) {
+			b.T = t
+			before := a.state()
+			r := b.Submit("/admin/keys", url.Values{"name": {"bad-" + tc.expires}, "expires": {tc.expires}})
+			if r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.Text(), tc.says) ||
+				webtest.CountTestID(r.Body, "create-key-error") != 1 || !strings.Contains(r.Body, `value="`+tc.expires+`"`) {
+				t.Errorf("status %d; want 422 saying %q in the form, keeping what was typed: %s", r.Status, tc.says, webtest.Short([]byte(r.Body)))
+			}
+			if after := a.state(); after != before {
+				t.Errorf("a refused create wrote:\nbefore %s\nafter  %s", before, after)
+			}
+		})
+	}
+	t.Run("under a maximum age the form requires an expiry, and refuses none", func(t *testing.T) {
+		a := newAdmEnvWith(t, func(k *testkit.Kit) { k.Auth.WithMaxAge(30 * 24 * time.Hour) })
+		b := a.signInAs(a.Admin.Email)
+		if p := b.Open("/admin/keys"); !strings.Contains(p.Text(), "at most 30d") || !strings.Contains(p.Body, `name="expires" value="" maxlength="40"`) {
+			t.Errorf("the form does not say the maximum: %s", webtest.Short([]byte(p.Body)))
+		}
+		before := a.state()
+		r := b.Submit("/admin/keys", url.Values{"name": {"forever"}})
+		if r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.Text(), "at most 30d (MADEBOOK_TOKEN_MAX_AGE)") {
+			t.Errorf("status %d; want 422 naming the maximum: %s", r.Status, webtest.Short([]byte(r.Body)))
+		}
+		if after := a.state(); after != before {
+			t.Errorf("a refused create wrote:\nbefore %s\nafter  %s", before, after)
+		}
+		if r := b.Submit("/admin/keys", url.Values{"name": {"thirty"}, "expires": {"30d"}}); r.Status != http.StatusCreated {
+			t.Errorf("a key of the maximum age: %d", r.Status)
+		}
+	})
+}
+
+// The admin's page of personal tokens lists everyone's, never a secret,
+// and revokes one: it is refused on its next request.
+func TestAdminListsAndRevokesPersonalTokens(t *testing.T) {
+	a := newAdmEnv(t)
+	b := a.signInAs(a.Admin.Email)
+	if s := a.bearer(http.MethodGet, "/api/v1/missions", a.LeadTok, ""); s != http.StatusOK {
+		t.Fatalf("the lead's token: %d", s)
+	}
+	page := b.Open("/admin/tokens")
+	if page.Status != http.StatusOK || webtest.CountTestID(page.Body, "token-row") != 3 {
+		t.Fatalf("tokens page: %d, %d rows", page.Status, webtest.CountTestID(page.Body, "token-row"))
+	}
+	for _, secret := range []string{a.LeadTok, a.AdminTok, a.ViewerTok} {
+		if strings.Contains(page.Body, secret[10:]) {
+			t.Fatal("the page holds a secret")
+		}
+		if !strings.Contains(page.Body, ">"+secret[:10]+"…<") {
+			t.Errorf("the page does not show the prefix %s…", secret[:10])
+		}
+	}
+	row := regexp.MustCompile(`(?s)data-owner="` + regexp.QuoteMeta(a.Lead.Email) + `".*?</tr>`).FindString(page.Body)
+	if !strings.Contains(row, "token 2026-11-29") || !strings.Contains(row, `data-state="active"`) ||
+		!strings.Contains(row, `datetime="2026-11-29T12:00:00Z"`) {
+		t.Errorf("the lead's row (name, state, last used): %s", row)
+	}
+
+	id := a.tokenOf(a.Lead)
+	loc := wantRedirect(t, b.Submit(fmt.Sprintf("/admin/tokens/%d/revoke", id), nil), "/admin/tokens?")
+	after := b.Open(loc)
+	if !strings.Contains(after.Text(), `Revoked the personal token "token 2026-11-29" of `+a.Lead.Email) ||
+		!strings.Contains(after.Body, `data-owner="`+a.Lead.Email+`" data-state="revoked"`) {
+		t.Errorf("after revoking: %s", webtest.Short([]byte(after.Body)))
+	}
+	if s := a.bearer(http.MethodGet, "/api/v1/missions", a.LeadTok, ""); s != http.StatusUnauthorized {
+		t.Errorf("the revoked token: %d, want 401", s)
+	}
+	for _, tc := range []struct{ name, path, says string }{
+		{"a token already revoked", fmt.Sprintf("/admin/tokens/%d/revoke", id), "already revoked"},
+		{"an unknown token", "/admin/tokens/9999/revoke", "There is no personal token 9999"},
+		{"a token id that is not a number", "/admin/tokens/x/revoke", `There is no personal token "x"`},
+	} {
+		t.Run(tc.name+" is 422 with a message, writing nothing", func(t *testing.T) {
+			b.T = t
+			before := a.state()
+			r := b.Submit(tc.path, nil)
+			if r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.Text(), tc.says) || webtest.CountTestID(r.Body, "form-error") != 1 {
+				t.Errorf("status %d; want 422 saying %q: %s", r.Status, tc.says, webtest.Short([]byte(r.Body)))
+			}
+			if after := a.state(); after != before {
+				t.Errorf("a refused revoke wrote:\nbefore %s\nafter  %s", before, after)
+			}
+		})
 	}
 }

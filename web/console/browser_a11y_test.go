@@ -46,6 +46,7 @@ func TestBrowserEveryPagePassesAxe(t *testing.T) {
 		"/audit/:report":       nil,
 		"/admin/users":         {"/admin/users"},
 		"/admin/keys":          {"/admin/keys"},
+		"/admin/tokens":        {"/admin/tokens"},
 		"/admin/policies":      {"/admin/policies"},
 		"/admin/rules":         {"/admin/rules"},
 		"/admin/tools":         {"/admin/tools"},

@@ -11,8 +11,9 @@ import (
 	"github.com/madebook/madebook/web/webtest"
 )
 
-// An admin creates an agent key in the browser, sees its secret once (and
-// not after a reload), the key works, the admin revokes it, and it stops.
+// An admin creates an agent key that expires in 90 days in the browser,
+// sees its secret once (and not after a reload), the key works, the admin
+// revokes it, and it stops.
 func TestBrowserAdminCreatesAKeyAndRevokesIt(t *testing.T) {
 	app := webtest.StartBrowserApp(t)
 	ctx := webtest.NewBrowser(t)
@@ -37,10 +38,17 @@ func TestBrowserAdminCreatesAKeyAndRevokesIt(t *testing.T) {
 		webtest.Click(`header.top a[href="/admin/keys"]`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=create-key-form]`)),
 		webtest.Fill(`[data-testid=create-key-form] input[name=name]`, "browser-agent"),
+		webtest.Fill(`[data-testid=create-key-form] input[name=expires]`, "90d"),
 		webtest.Click(`[data-testid=create-key-form] button[type=submit]`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=new-secret]`)),
 		chromedp.WaitVisible(chromedp.CSS(row)),
 	)
+	if got := webtest.TextOf(t, ctx, `[data-testid=new-key-expires]`); !strings.Contains(got, "Expires: 20") {
+		t.Errorf("the new key's expiry: %q", got)
+	}
+	if got := webtest.TextOf(t, ctx, row+` [data-testid=key-expires]`); !strings.HasPrefix(got, "20") {
+		t.Errorf("the key's row shows the expiry %q", got)
+	}
 	secret := webtest.TextOf(t, ctx, `[data-testid=new-secret]`)
 	if !strings.HasPrefix(secret, "mbk_") {
 		t.Fatalf("secret = %q", secret)

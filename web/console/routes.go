@@ -77,9 +77,9 @@ func Routes(e *echo.Echo, d Deps) ErrorRenderer {
 	e.GET("/activity", k.handleActivity(), in...)
 	e.GET("/audit", k.handleAudit(), in...)
 	e.GET("/audit/:report", k.handleAuditReport(), in...)
-	// Admin pages: users, agent keys, policies, rules, tools, webhook
-	// endpoints (admins only; every action recorded, in the admin
-	// activity, and logged), and the Activity page that lists them.
+	// Admin pages: users, agent keys, personal tokens, policies, rules,
+	// tools, webhook endpoints (admins only; every action recorded, in the
+	// admin activity, and logged), and the Activity page that lists them.
 	admin := append(in[:len(in):len(in)], k.requireAdmin)
 	e.GET("/admin/users", k.handleUsers(), admin...)
 	e.POST("/admin/users", k.handleUserAdd(d.Logger), admin...)
@@ -89,6 +89,8 @@ func Routes(e *echo.Echo, d Deps) ErrorRenderer {
 	e.GET("/admin/keys", k.handleKeys(), admin...)
 	e.POST("/admin/keys", k.handleKeyCreate(d.Logger), admin...)
 	e.POST("/admin/keys/:id/revoke", k.handleKeyRevoke(d.Logger), admin...)
+	e.GET("/admin/tokens", k.handleTokens(), admin...)
+	e.POST("/admin/tokens/:id/revoke", k.handleTokenRevoke(d.Logger), admin...)
 	e.GET("/admin/policies", k.handlePolicies(), admin...)
 	e.POST("/admin/policies", k.handlePolicyCreate(), admin...)
 	e.POST("/admin/policies/:id/disable", k.handlePolicyControl("disable"), admin...)
