@@ -1483,15 +1483,20 @@ func toolActivity(sideEffecting bool, fields []string) activity.State {
 
 // DeleteTool removes a tool from the registry (admin): its calls are
 // side-effecting again unless they say otherwise. Errors: forbidden,
-// tool_not_found.
+// server_required, server_too_long, tool_required, tool_too_long,
+// invalid_characters, tool_not_found.
 func (s *Service) DeleteTool(ctx context.Context, actor auth.Actor, server, tool string) error {
 	if err := actor.RequireAdmin("remove a tool"); err != nil {
 		return err
 	}
 	defer s.tools.forget() // after the write commits
-	// Trimmed as SetTool and RecordToolCall trim them: the names a tool
-	// was classified under remove it.
-	server, tool = strings.TrimSpace(server), strings.TrimSpace(tool)
+	// Read as SetTool reads them: the names a tool was classified under
+	// remove it, and a name no tool can have (empty, too long, a control
+	// character or a byte that is not UTF-8) is refused before a query.
+	server, tool, err := toolName(server, tool)
+	if err != nil {
+		return err
+	}
 	return s.store.Write(ctx, func(q db.Querier) error {
 		before, err := toolState(ctx, q, server, tool)
 		if err != nil {

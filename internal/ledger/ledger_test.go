@@ -836,6 +836,12 @@ func TestToolRegistry(t *testing.T) {
 	t.Run("removing a tool nobody classified is not found", func(t *testing.T) {
 		wantErr(t, w.Ledger.DeleteTool(ctx, w.admin, "fs", "nope"), errs.NotFound, "tool_not_found")
 	})
+	t.Run("a name no tool can have is refused before any query", func(t *testing.T) {
+		// "\xac" is not UTF-8: PostgreSQL refuses it as a parameter (a 500
+		// before names were read as SetTool reads them).
+		wantErr(t, w.Ledger.DeleteTool(ctx, w.admin, "\xac", "stat"), errs.Invalid, "invalid_characters")
+		wantErr(t, w.Ledger.DeleteTool(ctx, w.admin, "fs", ""), errs.Invalid, "tool_required")
+	})
 	t.Run("a tool is removed by the names it was classified under, trimmed as when it was set", func(t *testing.T) {
 		if _, err := w.Ledger.SetTool(ctx, w.admin, " fs ", " touch ", ledger.ToolInput{SideEffecting: true}); err != nil {
 			t.Fatal(err)
