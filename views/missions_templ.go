@@ -467,9 +467,9 @@ func MissionChanges(l MissionList) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var21 string
-					templ_7745c5c3_Var21, templ_7745c5c3_Err = templ.JoinStringErrs(voidText(ch.Void))
+					templ_7745c5c3_Var21, templ_7745c5c3_Err = templ.JoinStringErrs(governance.VoidSince(ch.Void))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/missions.templ`, Line: 131, Col: 95}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/missions.templ`, Line: 131, Col: 107}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var21))
 					if templ_7745c5c3_Err != nil {

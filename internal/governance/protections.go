@@ -149,7 +149,7 @@ func (s *MissionService) settleChange(ctx context.Context, actor auth.Actor, id 
 		case approve && c.Void != "":
 			return errs.E(errs.Conflict, "change_void",
 				"%s, who asked for this change, %s: the request no longer counts. Reject it, and ask for the change yourself if it is still wanted.",
-				c.RequestedBy, voidSince(c.Void))
+				c.RequestedBy, VoidSince(c.Void))
 		}
 		status, action := ChangeRejected, activity.MissionChangeReject
 		var before, after activity.State
@@ -260,8 +260,9 @@ func missionChangeFrom(r db.MissionChangeRow) (MissionChange, error) {
 	return out, nil
 }
 
-// voidSince says, in a sentence, why a person can no longer approve.
-func voidSince(reason string) string {
+// VoidSince says, in a sentence, why a person can no longer approve
+// (an approval.VoidReason): "was disabled since".
+func VoidSince(reason string) string {
 	switch reason {
 	case approval.Disabled:
 		return "was disabled since"
