@@ -343,7 +343,7 @@ func signInCookie(tb testing.TB, base, email string) *http.Cookie {
 // BenchmarkServe is each agent route's own cost on the server, without
 // the network: the request handed to the handler, the answer written to a
 // writer that keeps nothing, as /healthz, POST /brief and the executor
-// check (an Edit, and a Bash command parsed under a gate). The machine's noise weighs less here than in madebook bench, and
+// check (an Edit, and a Bash command parsed under a gate). The machine's noise weighs less here than in madebook-bench, and
 // allocations are the server's alone.
 //
 //	go test -run '^$' -bench Serve -benchmem ./web

@@ -72,7 +72,6 @@ var commands = []command{
 	{"agent", "make an agent's calls from a shell; exit status by next_action (agent --help)", runAgent},
 	{"init claude-code", "set a project up for Claude Code governed by Madebook (.claude/settings.json, .mcp.json)", runInitClaudeCode},
 	{"hook claude-code", "a Claude Code command hook: the event's JSON on stdin, the answer's on stdout", runHookClaudeCode},
-	{"bench", "measure /brief and the executor check against /healthz on a throwaway database", runBench},
 }
 
 // run is the whole program: main only calls it. Warnings go to the

@@ -1,17 +1,22 @@
-package main
+package bench
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 )
 
-// madebook bench measures the three routes both ways and prints each
-// figure with its ratio to /healthz, and the goals; nothing fails.
-func TestBenchPrintsTheRatiosSideBySide(t *testing.T) {
+// A run measures the three routes both ways and prints each figure
+// with its ratio to /healthz, and the goals; nothing fails.
+func TestRunPrintsTheRatiosSideBySide(t *testing.T) {
 	t.Parallel()
-	out, err := cli(t, noEnv, "", "bench", "--sessions", "30", "--duration", "250ms", "--open-duration", "250ms", "--concurrency", "2", "--rate", "200")
+	var b strings.Builder
+	cfg := Config{Sessions: 30, Duration: 250 * time.Millisecond, OpenDuration: 250 * time.Millisecond, Concurrency: 2, Rate: 200}
+	err := Run(context.Background(), cfg, &b)
+	out := b.String()
 	if err != nil {
-		t.Fatalf("bench: %v\n%s", err, out)
+		t.Fatalf("Run: %v\n%s", err, out)
 	}
 	for _, want := range []string{"loading 30 sessions", "closed loop: 2 clients", "µs CPU/req", "open loop: 200 req/s, the routes in a random order, 250ms of answers a route", "the sender's lateness included",
 		"server's part p50", "the server's part alone",
@@ -37,10 +42,28 @@ func TestBenchPrintsTheRatiosSideBySide(t *testing.T) {
 	}
 }
 
-func TestBenchRefusesNonsense(t *testing.T) {
+// Settings that cannot measure are refused before anything starts,
+// naming the flag.
+func TestRunRefusesNonsense(t *testing.T) {
 	t.Parallel()
-	if out, err := cli(t, noEnv, "", "bench", "--rate", "0"); err == nil || !strings.Contains(err.Error(), "--rate") {
-		t.Fatalf("bench --rate 0: %v %q", err, out)
+	for _, c := range []struct {
+		change func(*Config)
+		flag   string
+	}{
+		{func(c *Config) { c.Rate = 0 }, "--rate"},
+		{func(c *Config) { c.Sessions = 0 }, "--sessions"},
+		{func(c *Config) { c.Duration = time.Millisecond }, "--duration"},
+		{func(c *Config) { c.DB = "/tmp/bench.db" }, "--db"},
+	} {
+		cfg := Defaults
+		c.change(&cfg)
+		var out strings.Builder
+		if err := Run(context.Background(), cfg, &out); err == nil || !strings.Contains(err.Error(), c.flag) || out.Len() > 0 {
+			t.Errorf("%+v: %v, printed %q; want an error naming %s before anything runs", cfg, err, out.String(), c.flag)
+		}
+	}
+	if err := Defaults.Check(); err != nil {
+		t.Errorf("the defaults: %v", err)
 	}
 }
 
@@ -76,17 +99,17 @@ func TestPairedSpreadIsTheMiddleHalfOfTheRounds(t *testing.T) {
 }
 
 // A goal is met on its bound, and on the side its bound names.
-func TestBenchGoalVerdict(t *testing.T) {
+func TestGoalVerdict(t *testing.T) {
 	for _, c := range []struct {
-		g    benchGoal
+		g    goal
 		want string
 	}{
-		{benchGoal{ratio: 0.81, bound: 0.8, atLeast: true}, "met"},
-		{benchGoal{ratio: 0.8, bound: 0.8, atLeast: true}, "met"},
-		{benchGoal{ratio: 0.79, bound: 0.8, atLeast: true}, "missed"},
-		{benchGoal{ratio: 1.99, bound: 2}, "met"},
-		{benchGoal{ratio: 1, bound: 1}, "met"},
-		{benchGoal{ratio: 1.01, bound: 1}, "missed"},
+		{goal{ratio: 0.81, bound: 0.8, atLeast: true}, "met"},
+		{goal{ratio: 0.8, bound: 0.8, atLeast: true}, "met"},
+		{goal{ratio: 0.79, bound: 0.8, atLeast: true}, "missed"},
+		{goal{ratio: 1.99, bound: 2}, "met"},
+		{goal{ratio: 1, bound: 1}, "met"},
+		{goal{ratio: 1.01, bound: 1}, "missed"},
 	} {
 		if got := c.g.verdict(); got != c.want {
 			t.Errorf("%+v: %s, want %s", c.g, got, c.want)

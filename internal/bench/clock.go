@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -111,8 +111,8 @@ func (k *serverClock) stop() map[string][]time.Duration {
 	return k.served
 }
 
-// benchRoute names the bench's routes as it reports them.
-func benchRoute(r *http.Request) string {
+// routeName names the bench's routes as it reports them.
+func routeName(r *http.Request) string {
 	switch p := r.URL.Path; {
 	case p == "/healthz", p == "/brief":
 		return p
