@@ -11,6 +11,7 @@ import (
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/audit"
 	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/demo"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/internal/rules"
@@ -125,13 +126,13 @@ func (a *app) runExpiry(ctx context.Context, interval time.Duration, logger *slo
 // writes through a second set of services with a clock set back: the
 // session must not have been briefed yet, so that no cached brief misses
 // the gate.
-func (a *app) openGateAgo(ctx context.Context, secret, session string, g gateTopic, age time.Duration) error {
+func (a *app) openGateAgo(ctx context.Context, secret, session string, g demo.Gate, age time.Duration) error {
 	agent, err := a.auth.Authenticate(ctx, secret)
 	if err != nil {
 		return err
 	}
 	then := time.Now().Add(-age)
 	_, err = governance.New(a.store, func() time.Time { return then }).Decisions.Open(ctx, agent, session,
-		governance.DecisionInput{Title: g.title, Question: g.question, Proposal: g.proposal, BlockedScope: g.blocked, AllowedScope: g.allowed})
+		governance.DecisionInput{Title: g.Title, Question: g.Question, Proposal: g.Proposal, BlockedScope: g.Blocked, AllowedScope: g.Allowed})
 	return err
 }

@@ -10,8 +10,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/demo"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/notify"
 	"github.com/madebook/madebook/internal/ratelimit"
@@ -221,19 +220,19 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 
 	logger := slog.New(slog.NewJSONHandler(c.stdout, nil))
 	if cfg.demo {
-		dir, err := os.MkdirTemp("", "madebook-demo-")
+		demoDB, remove, err := demo.NewDatabase()
 		if err != nil {
-			return fmt.Errorf("demo: %w", err)
+			return err
 		}
 		defer func() {
-			if err := os.RemoveAll(dir); err != nil {
+			if err := remove(); err != nil {
 				logger.Error("remove the demo database", "error", err)
 			}
 		}()
-		*path = filepath.Join(dir, "madebook.db")
+		*path = demoDB
 		// The simulated agent's requests would bury the demo's
 		// credentials: only its own lines, and failures, are logged.
-		logger = slog.New(quietRequests{logger.Handler()})
+		logger = slog.New(demo.QuietRequests(logger.Handler()))
 	}
 
 	logger.Info("migrating", "db", db.Describe(*path))
@@ -253,38 +252,31 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 	return serve(ctx, a, cfg, users == 0, logger, c.stdout)
 }
 
-// serve runs the HTTP server until ctx is done, then shuts down gracefully.
+// serve serves the console and the API on cfg.addr, with the background
+// workers beside it, until ctx is done or a worker fails; then it stops
+// the workers in reverse order (runWorkers).
 func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *slog.Logger, stdout io.Writer) error {
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
 	}
-	// Shutdown waits for every handler; the console's push streams end
-	// when it begins, instead of holding it for its whole timeout.
-	stopping := make(chan struct{})
 	m := web.NewMetrics(a.gov)
-	var metricsSrv *http.Server
+	var metricsLn net.Listener
 	if cfg.metricsAddr != "" {
-		mln, err := net.Listen("tcp", cfg.metricsAddr)
-		if err != nil {
+		if metricsLn, err = net.Listen("tcp", cfg.metricsAddr); err != nil {
 			ln.Close()
 			return fmt.Errorf("listen for metrics on %s: %w", cfg.metricsAddr, err)
 		}
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", m.Handler())
-		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go func() {
-			if err := metricsSrv.Serve(mln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				logger.Error("metrics listener", "error", err)
-			}
-		}()
-		logger.Info("metrics", "addr", "http://"+mln.Addr().String()+"/metrics")
+		logger.Info("metrics", "addr", "http://"+metricsLn.Addr().String()+"/metrics")
 	}
 	public := cfg.publicURL
 	if public == "" {
 		public = dialURL(ln.Addr())
 	}
 	a.gov.SetPublicURL(public)
+	// Shutdown waits for every handler; the console's push streams end
+	// when it begins, instead of holding it for its whole timeout.
+	stopping := make(chan struct{})
 	srv := &http.Server{Handler: a.handler(web.Deps{Logger: logger, SecureCookies: cfg.secureCookies,
 		TrustedProxies: cfg.trustedProxies, Stopping: stopping, Metrics: m, Limits: ratelimit.New(cfg.limits),
 		PublicURL: public, MCPOrigins: cfg.mcpOrigins}), ReadHeaderTimeout: 10 * time.Second,
@@ -292,101 +284,105 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	srv.RegisterOnShutdown(func() { close(stopping) })
 
-	// On PostgreSQL, other replicas' writes are heard until the server
-	// is done (on SQLite Listen returns at once).
-	listenCtx, stopListen := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopListen()
-	go a.store.Listen(listenCtx, func(err error) { logger.Warn("listening for other replicas' changes; reconnecting", "error", err) })
+	// In the order they start; they stop in reverse.
+	workers := []worker{
+		// On PostgreSQL, other replicas' writes are heard until the
+		// server is done (on SQLite Listen returns at once).
+		{"change listener", func(ctx context.Context) error {
+			a.store.Listen(ctx, func(err error) { logger.Warn("listening for other replicas' changes; reconnecting", "error", err) })
+			return nil
+		}},
+		// The agents' last-brief times and the credentials' last uses,
+		// kept in memory, are written every second and once more at the
+		// end.
+		{"brief times", func(ctx context.Context) error {
+			a.runBriefTimes(ctx, time.Second, func(err error) { logger.Error("brief times", "error", err) })
+			return nil
+		}},
+		{"last uses", func(ctx context.Context) error {
+			a.auth.RunLastUsed(ctx, time.Second, func(err error) { logger.Error("credentials' last use", "error", err) })
+			return nil
+		}},
+		// The webhook sender runs until the HTTP server has shut down
+		// (requests that write notifications have finished by then).
+		{"webhook sender", func(ctx context.Context) error {
+			sender := notify.NewSender(a.store, logger, cfg.destinations())
+			sender.Outcome = m.WebhookOutcome
+			sender.Run(ctx)
+			return nil
+		}},
+		// The expiry sweep runs once now, then every cfg.expirySweep;
+		// every replica may run it (each gate is recorded once).
+		{"expiry sweep", func(ctx context.Context) error {
+			a.runExpiry(ctx, cfg.expirySweep, logger)
+			return nil
+		}},
+	}
+	if metricsLn != nil {
+		workers = append(workers, worker{"metrics", serveMetrics(metricsLn, m.Handler(), logger)})
+	}
+	workers = append(workers, worker{"http", serveHTTP(srv, ln, logger)})
+	if cfg.demo {
+		// The demo plays against the server's own listener; a failure
+		// to set it up stops the server.
+		workers = append(workers, worker{"demo", func(ctx context.Context) error {
+			return demo.Run(ctx, demo.Config{Auth: a.auth, URL: dialURL(ln.Addr()), DB: a.path, Pace: demo.DefaultPace,
+				Out: stdout, Logger: logger, GateAgo: a.openGateAgo})
+		}})
+	}
 
-	flushCtx, stopFlush := context.WithCancel(context.WithoutCancel(ctx))
-	flushed := make(chan struct{})
-	go func() {
-		defer close(flushed)
-		a.runBriefTimes(flushCtx, time.Second, func(err error) { logger.Error("brief times", "error", err) })
-	}()
-	// The credentials' last uses, kept in memory, are written the same way.
-	usedCtx, stopUsed := context.WithCancel(context.WithoutCancel(ctx))
-	used := make(chan struct{})
-	go func() {
-		defer close(used)
-		a.auth.RunLastUsed(usedCtx, time.Second, func(err error) { logger.Error("credentials' last use", "error", err) })
-	}()
-	// The expiry sweep runs once now, then every cfg.expirySweep; every
-	// replica may run it (each gate is recorded once).
-	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
-	swept := make(chan struct{})
-	go func() {
-		defer close(swept)
-		a.runExpiry(sweepCtx, cfg.expirySweep, logger)
-	}()
-
-	// The webhook sender runs until the server has shut down (requests
-	// that write notifications have finished by then).
-	sendCtx, stopSend := context.WithCancel(context.WithoutCancel(ctx))
-	sent := make(chan struct{})
-	go func() {
-		defer close(sent)
-		sender := notify.NewSender(a.store, logger, cfg.destinations())
-		sender.Outcome = m.WebhookOutcome
-		sender.Run(sendCtx)
-	}()
-
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
 	logger.Info("listening", "addr", "http://"+ln.Addr().String(), "db", db.Describe(a.path), "public_url", public,
 		"trusted_proxies", cfg.trustedProxies.String(), "webhook_allow", cfg.webhookAllow.String())
-
-	// The demo plays against the server's own listener; a failure to set
-	// it up stops the server.
-	demoCtx, stopDemo := context.WithCancel(ctx)
-	defer stopDemo()
-	var demoDone chan error
-	switch {
-	case cfg.demo:
-		demoDone = make(chan error, 1)
-		go func() { demoDone <- runDemo(demoCtx, a, dialURL(ln.Addr()), defaultDemoPace, stdout, logger) }()
-	case noUsers:
+	if noUsers && !cfg.demo {
 		logger.Info(firstUserHint(a.path))
 	}
-
-	serving := true
-	select {
-	case err = <-served:
-		serving = false
-	case err = <-demoDone:
-		demoDone = nil
-	case <-ctx.Done():
-	}
-	stopDemo()
-	if demoDone != nil {
-		<-demoDone // nil: the demo only fails while it sets up
-	}
-	if serving {
-		logger.Info("shutting down")
-		shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		if serr := srv.Shutdown(shutCtx); err == nil {
-			err = serr
-		}
-		cancel()
-	}
-	if metricsSrv != nil {
-		metricsSrv.Close()
-	}
-	stopSweep()
-	<-swept
-	stopSend()
-	<-sent
-	stopFlush()
-	<-flushed
-	stopUsed()
-	<-used
-	if errors.Is(err, http.ErrServerClosed) {
-		err = nil
-	}
+	err = runWorkers(ctx, workers)
 	if err == nil {
 		logger.Info("stopped")
 	}
 	return err
+}
+
+// shutdownTimeout is how long serve waits for requests under way to
+// finish once it is stopped.
+const shutdownTimeout = 10 * time.Second
+
+// serveHTTP is the HTTP server's worker: it serves srv on ln until its
+// context is done, then shuts it down gracefully, waiting up to
+// shutdownTimeout for the requests under way.
+func serveHTTP(srv *http.Server, ln net.Listener, logger *slog.Logger) func(context.Context) error {
+	return func(ctx context.Context) error {
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(ln) }()
+		select {
+		case err := <-served:
+			return err
+		case <-ctx.Done():
+		}
+		logger.Info("shutting down")
+		shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+		defer cancel()
+		return srv.Shutdown(shutCtx)
+	}
+}
+
+// serveMetrics is the worker of --metrics-addr's listener: /metrics
+// without a token, closed at once when stopped. Its failure is logged,
+// and the server goes on without it.
+func serveMetrics(ln net.Listener, h http.Handler, logger *slog.Logger) func(context.Context) error {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	return func(ctx context.Context) error {
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				logger.Error("metrics listener", "error", err)
+			}
+		}()
+		<-ctx.Done()
+		srv.Close()
+		return nil
+	}
 }
 
 // firstUserHint is the line serve logs on a database with no users: the

@@ -1,24 +1,19 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/madebook/madebook/web"
+	"github.com/madebook/madebook/internal/demo"
 )
 
 // msgs is the log lines' messages, in order.
@@ -129,8 +124,8 @@ func TestServeDemo(t *testing.T) {
 	notUsed := tempDB(t)
 	s := startServe(t, envOf(map[string]string{"MADEBOOK_DB": notUsed}), "--demo", "--addr", "127.0.0.1:0")
 	banner := demoBanner(t, s)
-	if banner["Console"] != s.url || banner["Email"] != demoEmail {
-		t.Errorf("banner %v, want the console at %s and %s", banner, s.url, demoEmail)
+	if banner["Console"] != s.url || banner["Email"] != demo.Email {
+		t.Errorf("banner %v, want the console at %s and %s", banner, s.url, demo.Email)
 	}
 	var dbPath string
 	var raw []string // the banner is plain lines, logged as NOT JSON with their text
@@ -225,62 +220,6 @@ func TestServeDemoRefusesDB(t *testing.T) {
 	}
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the database was created (%v)", err)
-	}
-}
-
-// TestTheSimulatedAgentOpensGatesUpToItsCap plays the demo at a fast pace
-// and checks that the agent opens gates until its cap, then stops, and
-// returns when its context ends.
-func TestTheSimulatedAgentOpensGatesUpToItsCap(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	a, err := openApp(ctx, tempDB(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	var mu sync.Mutex
-	var logs bytes.Buffer
-	logger := slog.New(slog.NewJSONHandler(&lockedWriter{mu: &mu, w: &logs}, nil))
-	srv := httptest.NewServer(a.handler(web.Deps{}))
-	defer srv.Close()
-
-	demoCtx, cancel := context.WithCancel(ctx)
-	var banner bytes.Buffer
-	done := make(chan error, 1)
-	pace := demoPace{briefEvery: 5 * time.Millisecond, gateEvery: 10 * time.Millisecond, maxGates: 3}
-	go func() { done <- runDemo(demoCtx, a, srv.URL, pace, &banner, logger) }()
-
-	openGates := func() int {
-		var gates int
-		if err := a.store.Writer().QueryRowContext(ctx, `SELECT COUNT(*) FROM decisions WHERE resolved_at IS NULL`).Scan(&gates); err != nil {
-			t.Fatal(err)
-		}
-		return gates
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	const seeded = 3 // two open gates and one expired
-	for openGates() < seeded+pace.maxGates && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	time.Sleep(10 * pace.gateEvery)
-	if n := openGates(); n != seeded+pace.maxGates {
-		t.Errorf("%d open gates, want the seeding's %d and the agent's %d", n, seeded, pace.maxGates)
-	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("runDemo: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the simulated agent did not stop with its context")
-	}
-	if got := strings.Count(logs.String(), `"msg":"demo agent opened a gate"`); got != pace.maxGates {
-		t.Errorf("%d \"opened a gate\" lines, want %d:\n%s", got, pace.maxGates, logs.String())
-	}
-	if strings.Contains(logs.String(), `"level":"WARN"`) {
-		t.Errorf("the agent logged a failure:\n%s", logs.String())
 	}
 }
 
