@@ -133,7 +133,7 @@ func runBench(ctx context.Context, c stdio, args []string) error {
 			}
 		}()
 	}
-	a, err := openApp(ctx, dsn)
+	a, err := openApp(ctx, dsn, governance.Options{})
 	if err != nil {
 		return err
 	}

@@ -237,14 +237,12 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 	}
 
 	logger.Info("migrating", "db", db.Describe(*path))
-	a, err := openApp(ctx, *path)
+	a, err := openApp(ctx, *path, governance.Options{DeliveryLease: cfg.lease, MaxOpenGates: cfg.maxOpenGates,
+		WebhookDestinations: cfg.destinations(), Logger: logger})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	a.gov.SetDeliveryLease(cfg.lease)
-	a.gov.SetMaxOpenGates(cfg.maxOpenGates)
-	a.gov.SetWebhookDestinations(cfg.destinations())
 	a.auth.WithMaxAge(cfg.maxAge.duration())
 	users, err := a.auth.CountUsers(ctx)
 	if err != nil {
@@ -284,7 +282,7 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 	if public == "" {
 		public = dialURL(ln.Addr())
 	}
-	a.gov.SetPublicURL(public)
+	a.gov.Notify.SetPublicURL(public) // known once listening
 	srv := &http.Server{Handler: a.handler(web.Deps{Logger: logger, SecureCookies: cfg.secureCookies,
 		TrustedProxies: cfg.trustedProxies, Stopping: stopping, Metrics: m, Limits: ratelimit.New(cfg.limits),
 		PublicURL: public, MCPOrigins: cfg.mcpOrigins}), ReadHeaderTimeout: 10 * time.Second,

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/web"
 )
 
@@ -234,7 +235,7 @@ func TestServeDemoRefusesDB(t *testing.T) {
 func TestTheSimulatedAgentOpensGatesUpToItsCap(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	a, err := openApp(ctx, tempDB(t))
+	a, err := openApp(ctx, tempDB(t), governance.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
