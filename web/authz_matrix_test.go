@@ -34,6 +34,7 @@ import (
 	"github.com/madebook/madebook/internal/change"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/ledger"
+	"github.com/madebook/madebook/internal/testkit"
 	"github.com/madebook/madebook/web"
 	"github.com/madebook/madebook/web/mcp"
 	"github.com/madebook/madebook/web/webtest"
@@ -251,13 +252,12 @@ func routeTable() []routeCase {
 		}
 		return w.ID
 	}
-	// reachable adds an endpoint at a receiver on 127.0.0.1, opened to
+	// reachable adds an endpoint at a receiver on 127.0.0.1, open to
 	// the kit's webhooks, and returns its id: what a test notification
 	// is sent to.
 	reachable := func(a *webtest.API) int64 {
 		srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 		a.T.Cleanup(srv.Close)
-		a.Kit.AllowLoopbackWebhooks()
 		w, err := a.Kit.Gov.Webhooks.Create(ctx, a.Admin, governance.WebhookInput{URL: srv.URL + "/route-table",
 			Secret: "route-table-signing-secret", Events: []string{"attention.created"}})
 		if err != nil {
@@ -993,7 +993,7 @@ func page(path string) func(*webtest.API) (string, any) {
 // when its row says it does and nothing otherwise.
 func TestTheAuthorizationMatrix(t *testing.T) {
 	t.Parallel()
-	a := webtest.NewAPI(t)
+	a := webtest.NewAPI(t, testkit.WithLoopbackWebhooks) // reachable's receiver is on 127.0.0.1
 	parent := t
 	for _, rc := range routeTable() {
 		cs := callers
@@ -1272,7 +1272,7 @@ func dumpDiff(before, after map[string][]string) string {
 // gone: adding any of them without its row breaks the tests.
 func TestTheAuthorizationMatrixCoversEverySurface(t *testing.T) {
 	t.Parallel()
-	a := webtest.NewAPI(t)
+	a := webtest.NewAPI(t, testkit.WithLoopbackWebhooks) // the route table's webhook receiver is on 127.0.0.1
 	var tested, offered, listed []string
 	for _, rc := range routeTable() {
 		if rc.mcp != "" {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/madebook/madebook/internal/testkit"
 	"github.com/madebook/madebook/web/webtest"
 )
 
@@ -17,7 +18,7 @@ import (
 // forms are forms: neither is in this table.
 func TestTheJSONAPIRefusesBodiesThatAreNotJSON(t *testing.T) {
 	t.Parallel()
-	a := webtest.NewAPI(t)
+	a := webtest.NewAPI(t, testkit.WithLoopbackWebhooks) // the route table's webhook receiver is on 127.0.0.1
 	checked := 0
 	for _, rc := range routeTable() {
 		if rc.page || rc.console || rc.path == "/hooks/claude-code" || rc.path == "/mcp" ||

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/madebook/madebook/internal/testkit"
 	"github.com/madebook/madebook/web/api"
 	"github.com/madebook/madebook/web/mcp"
 	"github.com/madebook/madebook/web/webtest"
@@ -176,7 +177,7 @@ func setupBody(tb testing.TB, a *webtest.API, rc routeCase) []byte {
 // index and the body, sent as the route's caller to what the route's
 // setup made.
 func fuzzBodies(f *testing.F, routes []routeCase, seeds [][]byte) {
-	a := webtest.NewAPI(f)
+	a := webtest.NewAPI(f, testkit.WithLoopbackWebhooks) // the route table's webhook receiver is on 127.0.0.1
 	examples := openAPIExamples(f)
 	for i, rc := range routes {
 		f.Add(uint8(i), setupBody(f, a, rc))
@@ -275,7 +276,7 @@ func withParams(template, concrete string, values ...string) string {
 // admin for a console route): never a 5xx, every refusal of the JSON
 // API's shape, and no refusal writes.
 func FuzzPathParameters(f *testing.F) {
-	a := webtest.NewAPI(f)
+	a := webtest.NewAPI(f, testkit.WithLoopbackWebhooks) // the route table's webhook receiver is on 127.0.0.1
 	admin := webtest.ConsoleAs(f, a.Srv.URL, a.Admin.Email)
 	defaults := defaultPolicies(a) // before the seeds' setups add theirs
 	routes := paramRoutes()
@@ -437,7 +438,7 @@ func formRoutes(tb testing.TB) []routeCase {
 // a signed-in admin with the session's CSRF token, to what the route's
 // setup made: never a 5xx, and a refused form (4xx) leaves no row behind.
 func FuzzConsoleForm(f *testing.F) {
-	a := webtest.NewAPI(f)
+	a := webtest.NewAPI(f, testkit.WithLoopbackWebhooks) // the route table's webhook receiver is on 127.0.0.1
 	admin := webtest.ConsoleAs(f, a.Srv.URL, a.Admin.Email)
 	routes := formRoutes(f)
 	// Seeds: a valid form of each route, then the odd values.

@@ -48,7 +48,7 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.Must(http.StatusOK, http.MethodPost, "/brief", a.AgentKey, map[string]any{"session": id})
-	a.Kit.Clock.Advance(a.Kit.Gov.DeliveryLease() + 1)
+	a.Kit.Clock.Advance(a.Kit.Gov.Options().DeliveryLease + 1)
 	a.Must(http.StatusOK, http.MethodPost, "/brief", a.AgentKey, map[string]any{"session": id})
 	has(scrape(), `madebook_attention_items{kind="decision"} 0`,
 		`madebook_deliveries_total{kind="resolution",redelivered="false"} 1`,

@@ -96,7 +96,11 @@ func NewMetrics(gov *governance.Services) *metrics.Metrics {
 		c, err := gov.Attention.Counts(ctx, governance.AttentionFilter{})
 		return c.ByKind, err
 	})
-	gov.Observe(m.Events)
+	gov.OnCommit(func(c governance.Commit) {
+		if len(c.Kinds) > 0 {
+			m.Events(c.Kinds)
+		}
+	})
 	return m
 }
 

@@ -30,13 +30,13 @@ type app struct {
 
 // openApp opens the database at path (creating it if needed), migrates
 // it, and installs what a fresh database ships: the "Secrets in source"
-// policy set.
-func openApp(ctx context.Context, path string) (*app, error) {
+// policy set. The governance services run with opts (serve's flags).
+func openApp(ctx context.Context, path string, opts governance.Options) (*app, error) {
 	store, err := db.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	a := &app{path: path, store: store, auth: auth.NewService(store, time.Now), gov: governance.New(store, time.Now)}
+	a := &app{path: path, store: store, auth: auth.NewService(store, time.Now), gov: governance.New(store, time.Now, opts)}
 	if _, err := store.Migrate(ctx); err != nil {
 		return nil, errors.Join(err, store.Close())
 	}
@@ -56,7 +56,7 @@ func (a *app) Close() error {
 // withApp opens the app on the database at path, runs fn with it, and
 // closes it.
 func withApp(ctx context.Context, path string, fn func(*app) error) error {
-	a, err := openApp(ctx, path)
+	a, err := openApp(ctx, path, governance.Options{})
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func withApp(ctx context.Context, path string, fn func(*app) error) error {
 // lease (serve --delivery-lease) to unacknowledged-deliveries.
 func (a *app) audit() *audit.Service {
 	s := audit.NewService(a.store, time.Now)
-	s.SetDeliveryLease(a.gov.DeliveryLease())
+	s.SetDeliveryLease(a.gov.Options().DeliveryLease)
 	return s
 }
 
@@ -91,12 +91,10 @@ func operator(getenv func(string) string) auth.Actor {
 // handler is the whole HTTP surface over the app's services: the
 // console, the API, MCP and /brief, served as d's settings say (its
 // logger, cookies, proxies, limits, metrics; the services are filled in).
-// The governance services log to d.Logger too.
 func (a *app) handler(d web.Deps) http.Handler {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	a.gov.SetLogger(d.Logger) // slow policies, admins' changes to policies
 	d.Auth, d.Gov, d.Ledger = a.auth, a.gov, ledger.NewService(a.store, time.Now, a.gov.Briefs, a.gov.Notify)
 	d.Audit, d.Health = a.audit(), a.store.Ping
 	return web.NewServer(d)
@@ -132,7 +130,7 @@ func (a *app) openGateAgo(ctx context.Context, secret, session string, g demo.Ga
 		return err
 	}
 	then := time.Now().Add(-age)
-	_, err = governance.New(a.store, func() time.Time { return then }).Decisions.Open(ctx, agent, session,
+	_, err = governance.New(a.store, func() time.Time { return then }, a.gov.Options()).Decisions.Open(ctx, agent, session,
 		governance.DecisionInput{Title: g.Title, Question: g.Question, Proposal: g.Proposal, BlockedScope: g.Blocked, AllowedScope: g.Allowed})
 	return err
 }

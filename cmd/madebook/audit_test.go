@@ -250,7 +250,7 @@ type auditWorld struct {
 func newAuditWorld(t *testing.T, store *db.Store, now func() time.Time) auditWorld {
 	t.Helper()
 	ctx := context.Background()
-	w := auditWorld{now: now, gov: governance.New(store, now)}
+	w := auditWorld{now: now, gov: governance.New(store, now, governance.Options{})}
 	authSvc := auth.NewService(store, now).WithPasswordCost(bcrypt.MinCost)
 	u, err := authSvc.AddUser(ctx, testkit.Operator, "lead@example.com", "password-123", auth.Lead)
 	if err != nil {

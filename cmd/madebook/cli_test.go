@@ -80,7 +80,7 @@ func apiOn(t *testing.T, path string) *httptest.Server {
 	}
 	t.Cleanup(func() { store.Close() })
 	srv := httptest.NewServer(web.NewServer(web.Deps{Auth: auth.NewService(store, time.Now),
-		Gov: governance.New(store, time.Now), Health: store.Ping, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+		Gov: governance.New(store, time.Now, governance.Options{}), Health: store.Ping, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	t.Cleanup(srv.Close)
 	return srv
 }

@@ -359,7 +359,7 @@ func TestShutdownFlushesLastBriefAt(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A fresh service has nothing in memory: what it shows is on disk.
-	got, err := governance.New(store, time.Now).Sessions.Get(ctx, actor, id)
+	got, err := governance.New(store, time.Now, governance.Options{}).Sessions.Get(ctx, actor, id)
 	if err != nil {
 		t.Fatal(err)
 	}

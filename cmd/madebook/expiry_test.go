@@ -38,7 +38,7 @@ func TestServeSweepsExpiredGatesAtStart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		past := governance.New(store, func() time.Time { return time.Now().Add(-5 * time.Hour) })
+		past := governance.New(store, func() time.Time { return time.Now().Add(-5 * time.Hour) }, governance.Options{})
 		if _, err := past.Missions.Create(ctx, lead, governance.MissionInput{Slug: "billing", Title: "Billing", GateTTL: "4h"}); err != nil {
 			t.Fatal(err)
 		}

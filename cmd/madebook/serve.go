@@ -236,14 +236,12 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 	}
 
 	logger.Info("migrating", "db", db.Describe(*path))
-	a, err := openApp(ctx, *path)
+	a, err := openApp(ctx, *path, governance.Options{DeliveryLease: cfg.lease, MaxOpenGates: cfg.maxOpenGates,
+		WebhookDestinations: cfg.destinations(), Logger: logger})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	a.gov.SetDeliveryLease(cfg.lease)
-	a.gov.SetMaxOpenGates(cfg.maxOpenGates)
-	a.gov.SetWebhookDestinations(cfg.destinations())
 	a.auth.WithMaxAge(cfg.maxAge.duration())
 	users, err := a.auth.CountUsers(ctx)
 	if err != nil {
@@ -273,7 +271,7 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 	if public == "" {
 		public = dialURL(ln.Addr())
 	}
-	a.gov.SetPublicURL(public)
+	a.gov.Notify.SetPublicURL(public) // known once listening
 	// Shutdown waits for every handler; the console's push streams end
 	// when it begins, instead of holding it for its whole timeout.
 	stopping := make(chan struct{})

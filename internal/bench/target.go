@@ -41,7 +41,7 @@ func openTarget(ctx context.Context, dsn string) (*target, error) {
 	if _, err := store.Migrate(ctx); err != nil {
 		return nil, errors.Join(err, store.Close())
 	}
-	t := &target{store: store, auth: auth.NewService(store, time.Now), gov: governance.New(store, time.Now)}
+	t := &target{store: store, auth: auth.NewService(store, time.Now), gov: governance.New(store, time.Now, governance.Options{})}
 	if err := t.gov.Policies.InstallDefaults(ctx); err != nil {
 		return nil, errors.Join(err, store.Close())
 	}

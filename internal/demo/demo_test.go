@@ -24,7 +24,7 @@ func gateAgo(k *testkit.Kit) func(ctx context.Context, key, session string, g de
 			return err
 		}
 		then := k.Clock.Now().Add(-age)
-		_, err = governance.New(k.Store, func() time.Time { return then }).Decisions.Open(ctx, agent, session,
+		_, err = governance.New(k.Store, func() time.Time { return then }, governance.Options{}).Decisions.Open(ctx, agent, session,
 			governance.DecisionInput{Title: g.Title, Question: g.Question, Proposal: g.Proposal, BlockedScope: g.Blocked, AllowedScope: g.Allowed})
 		return err
 	}

@@ -168,8 +168,7 @@ func TestRacingBriefsHandOverOncePerLease(t *testing.T) {
 
 func TestTheLeaseIsASetting(t *testing.T) {
 	w := newWorld(t)
-	w.Gov.SetDeliveryLease(10 * time.Second)
-	t.Cleanup(func() { w.Gov.SetDeliveryLease(governance.DefaultDeliveryLease) })
+	w.Configure(func(o *governance.Options) { o.DeliveryLease = 10 * time.Second })
 	s, refs := everything(t, w)
 	brief(t, w, s, "")
 	w.Clock.Advance(10 * time.Second)

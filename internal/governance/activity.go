@@ -18,7 +18,7 @@ import (
 // ActivityService reads the activity record: what every person did, and
 // what changed each time (package activity writes it, in each action's
 // transaction).
-type ActivityService struct{ *core }
+type ActivityService struct{ core *core }
 
 // ActivityPage is a page of the activity record, newest first.
 type ActivityPage struct {
@@ -63,7 +63,7 @@ func (s *ActivityService) List(ctx context.Context, actor auth.Actor, p activity
 	if !p.Since.IsZero() {
 		since = db.FormatTime(p.Since)
 	}
-	rows, err := s.store.Reader().ListAdminActivity(ctx, db.ListAdminActivityParams{Before: before, Prefix: action,
+	rows, err := s.core.store.Reader().ListAdminActivity(ctx, db.ListAdminActivityParams{Before: before, Prefix: action,
 		Actor: who, Since: since, Lim: int64(p.Limit) + 1})
 	if err != nil {
 		return ActivityPage{}, fmt.Errorf("list admin activity: %w", err)

@@ -414,7 +414,7 @@ func TestTheAdminActivitySurvivesARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	again, err := governance.New(store, w.Clock.Now).Activity.List(ctx, w.admin, activity.Page{})
+	again, err := governance.New(store, w.Clock.Now, governance.Options{}).Activity.List(ctx, w.admin, activity.Page{})
 	if err != nil {
 		t.Fatal(err)
 	}

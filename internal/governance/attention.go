@@ -44,7 +44,7 @@ var AttentionKinds = []string{ItemViolation, ItemPaused, ItemPlan, ItemDecision,
 // AttentionService lists what people must act on: all of it (List, for
 // the JSON API), a page of it under filters (Page, for the console), one
 // item (Get), and how many of each kind (Counts, Count).
-type AttentionService struct{ *core }
+type AttentionService struct{ core *core }
 
 // AskOption is one numbered answer to a parked run's question.
 type AskOption struct {
@@ -212,8 +212,8 @@ func (p AttentionPage) More() bool { return p.From+len(p.Items) < p.Total }
 // Anyone signed in may read it.
 func (s *AttentionService) List(ctx context.Context) ([]AttentionItem, error) {
 	var items []AttentionItem
-	now := s.now()
-	err := s.store.Read(ctx, func(q db.Querier) error {
+	now := s.core.now()
+	err := s.core.store.Read(ctx, func(q db.Querier) error {
 		var err error
 		items, err = collect(ctx, q, AttentionFilter{}, now)
 		return err
@@ -235,8 +235,8 @@ func (s *AttentionService) Page(ctx context.Context, f AttentionFilter, from, li
 	from, limit = max(from, 0), max(limit, 1)
 	var items []AttentionItem
 	var counts db.CountAttentionRow
-	now := s.now()
-	err := s.store.Read(ctx, func(q db.Querier) error {
+	now := s.core.now()
+	err := s.core.store.Read(ctx, func(q db.Querier) error {
 		var err error
 		if counts, err = q.CountAttention(ctx, f.params()); err != nil {
 			return err
@@ -266,8 +266,8 @@ func (s *AttentionService) Get(ctx context.Context, kind, session, ref string) (
 		return AttentionItem{}, missing
 	}
 	var items []AttentionItem
-	now := s.now()
-	err := s.store.Read(ctx, func(q db.Querier) error {
+	now := s.core.now()
+	err := s.core.store.Read(ctx, func(q db.Querier) error {
 		var err error
 		items, err = collect(ctx, q, f, now)
 		return err
@@ -290,7 +290,7 @@ func (s *AttentionService) Counts(ctx context.Context, f AttentionFilter) (Atten
 	if err := f.Validate(); err != nil {
 		return AttentionCounts{}, err
 	}
-	row, err := s.store.Reader().CountAttention(ctx, f.params())
+	row, err := s.core.store.Reader().CountAttention(ctx, f.params())
 	if err != nil {
 		return AttentionCounts{}, fmt.Errorf("attention counts: %w", err)
 	}
@@ -311,7 +311,7 @@ func (s *AttentionService) Count(ctx context.Context) (int, error) {
 // function that stops watching. A write may change the queue or not:
 // compare the Counts' Fingerprint to know.
 func (s *AttentionService) Watch() (<-chan struct{}, func()) {
-	return s.store.Subscribe()
+	return s.core.store.Subscribe()
 }
 
 func countsOf(r db.CountAttentionRow) AttentionCounts {

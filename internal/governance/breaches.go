@@ -30,7 +30,7 @@ import (
 // violation of the session (HARD_STOP until a person clears it, as any
 // critical violation: ChangeService.ClearViolation), an Attention item, a
 // row of the premature-side-effects audit and a line of the timeline.
-type ScopeBreachService struct{ *core }
+type ScopeBreachService struct{ core *core }
 
 // BreachPolicy is what a breach's violation names where a policy's
 // violation names its policy: no policy found it.
@@ -184,10 +184,10 @@ func (s *ScopeBreachService) Report(ctx context.Context, actor auth.Actor, runID
 		return ScopeBreach{}, err
 	}
 	server, tool := gate.SplitTool(in.Tool)
-	now := s.now()
+	now := s.core.now()
 	out := ScopeBreach{Run: runID, Server: server, Tool: gate.ToolName(server, tool), ToolUseID: in.ToolUseID, Command: in.Command,
 		Files: in.Files, DetectedAt: now}
-	err = s.write(ctx, func(q db.Querier) error {
+	err = s.core.write(ctx, func(q db.Querier) error {
 		r, err := q.GetRun(ctx, runID)
 		if errors.Is(err, sql.ErrNoRows) {
 			return errs.E(errs.NotFound, "run_not_found", "No run has the id %q.", runID)
@@ -230,10 +230,10 @@ func (s *ScopeBreachService) Report(ctx context.Context, actor auth.Actor, runID
 		if in.ToolUseID != "" {
 			detail += " (tool use " + in.ToolUseID + ")"
 		}
-		if err := s.event(ctx, q, r.SessionID, actor, now, BreachEvent, runID, detail); err != nil {
+		if err := s.core.event(ctx, q, r.SessionID, actor, now, BreachEvent, runID, detail); err != nil {
 			return err
 		}
-		return s.event(ctx, q, r.SessionID, actor, now, notify.KindViolationDetected, fmt.Sprint(v.ID),
+		return s.core.event(ctx, q, r.SessionID, actor, now, notify.KindViolationDetected, fmt.Sprint(v.ID),
 			fmt.Sprintf("%s %s: %s in %s", v.Severity, v.Policy, v.Match, strings.Join(out.Files, ", ")))
 	})
 	if err != nil {

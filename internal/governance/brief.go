@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/madebook/madebook/db"
@@ -117,7 +118,26 @@ func (b *Brief) UnmarshalJSON(data []byte) error {
 
 // BriefService tells agents what to do next, and writes down when each
 // session last took a brief.
-type BriefService struct{ *core }
+type BriefService struct {
+	core *core
+	// cache holds what each session's brief is built from; the write
+	// path's commits and other replicas' notices invalidate it.
+	cache *stateCache
+	// touches are the brief times not yet written: briefs record them,
+	// sessions show them.
+	touches touches
+	// lease is how long a delivery waits for its acknowledgement before a
+	// brief hands it over again (Options.DeliveryLease).
+	lease time.Duration
+	// ridersList is what reads with each session's inputs (AddRider).
+	ridersMu   sync.Mutex
+	ridersList []Rider
+}
+
+// newBriefService returns the brief service over c, with an empty cache.
+func newBriefService(c *core, lease time.Duration) *BriefService {
+	return &BriefService{core: c, cache: newStateCache(), touches: touches{pending: map[string]*time.Time{}}, lease: lease}
+}
 
 // BriefRequest is what an agent sends to take a brief: its session and,
 // optionally, the id of the brief before, acknowledging what that brief
@@ -171,7 +191,7 @@ func (s *BriefService) brief(ctx context.Context, actor auth.Actor, in BriefRequ
 		return Brief{}, nil, errs.E(errs.Invalid, "invalid_ack",
 			"ack is the brief_id of an earlier brief (brf_…, at most %d characters).", MaxBriefID).In("ack")
 	}
-	now := s.now()
+	now := s.core.now()
 	inputs, err := s.ownInputs(ctx, actor, session, now)
 	if err != nil {
 		return Brief{}, nil, fmt.Errorf("brief %s: %w", session, err)
@@ -189,7 +209,7 @@ func (s *BriefService) brief(ctx context.Context, actor auth.Actor, in BriefRequ
 	id := ids.New(briefIDPrefix)
 	var b Brief
 	if st := inputs.state; s.due(st, now) || (in.Ack != "" && st.Unacked > 0) {
-		err = s.write(ctx, func(q db.Querier) error {
+		err = s.core.write(ctx, func(q db.Querier) error {
 			if in.Ack != "" {
 				if err := s.ack(ctx, q, actor, session, in.Ack, now); err != nil {
 					return err
@@ -221,13 +241,13 @@ const briefIDPrefix = "brf_"
 
 // due reports whether something waits to be handed over to the session
 // now: a thing never delivered, or one whose lease ran out unacknowledged.
-func (c *core) due(st db.GetBriefStateRow, now time.Time) bool {
-	return st.Unacked > 0 && (st.OldestDelivery == "" || st.OldestDelivery <= db.FormatTime(now.Add(-c.lease)))
+func (s *BriefService) due(st db.GetBriefStateRow, now time.Time) bool {
+	return st.Unacked > 0 && (st.OldestDelivery == "" || st.OldestDelivery <= db.FormatTime(now.Add(-s.lease)))
 }
 
 // ack stamps as acknowledged what brief delivered to the session, and
 // records the acknowledgement when it stamped something.
-func (c *core) ack(ctx context.Context, q db.Querier, actor auth.Actor, session, brief string, now time.Time) error {
+func (s *BriefService) ack(ctx context.Context, q db.Querier, actor auth.Actor, session, brief string, now time.Time) error {
 	at := db.NullTime(now)
 	n := int64(0)
 	for _, stamp := range []func() (int64, error){
@@ -253,7 +273,7 @@ func (c *core) ack(ctx context.Context, q db.Querier, actor auth.Actor, session,
 	if n == 0 {
 		return nil
 	}
-	return c.event(ctx, q, session, actor, now, "brief.acknowledged", brief, countOf(int(n), "delivery", "deliveries"))
+	return s.core.event(ctx, q, session, actor, now, "brief.acknowledged", brief, countOf(int(n), "delivery", "deliveries"))
 }
 
 // briefIn reads every fact of the session in q's transaction and decides.
@@ -262,13 +282,13 @@ func (c *core) ack(ctx context.Context, q db.Querier, actor auth.Actor, session,
 // next brief would hand over.
 //
 // brief is the id of the brief that delivers ("" for the preview).
-func (c *core) briefIn(ctx context.Context, q db.Querier, actor auth.Actor, session string, now time.Time, brief string) (Brief, error) {
+func (s *BriefService) briefIn(ctx context.Context, q db.Querier, actor auth.Actor, session string, now time.Time, brief string) (Brief, error) {
 	st, err := q.GetBriefState(ctx, session)
 	if err != nil {
 		return Brief{}, err
 	}
 	deliver := brief != ""
-	d, err := deliveries(ctx, q, st, now, now.Add(-c.lease), brief)
+	d, err := deliveries(ctx, q, st, now, now.Add(-s.lease), brief)
 	if err != nil {
 		return Brief{}, err
 	}
@@ -291,20 +311,20 @@ func (c *core) briefIn(ctx context.Context, q db.Querier, actor auth.Actor, sess
 			if strings.HasPrefix(r.Ref, planRefPrefix) {
 				kind = "plan.answer"
 			}
-			if err := c.event(ctx, q, session, actor, now, deliveryKind(kind, r.Redelivered), r.Ref, r.Instruction); err != nil {
+			if err := s.core.event(ctx, q, session, actor, now, deliveryKind(kind, r.Redelivered), r.Ref, r.Instruction); err != nil {
 				return Brief{}, err
 			}
 		}
 		slices.SortFunc(d.remediations, func(a, b db.DeliverRemediationsRow) int { return int(a.ID - b.ID) })
 		for _, r := range d.remediations {
 			kind := deliveryKind("remediation", d.again(r.DeliveredAt, r.LastDeliveredAt))
-			if err := c.event(ctx, q, session, actor, now, kind, fmt.Sprint(r.ID), ""); err != nil {
+			if err := s.core.event(ctx, q, session, actor, now, kind, fmt.Sprint(r.ID), ""); err != nil {
 				return Brief{}, err
 			}
 		}
 		for _, p := range permissions {
 			kind := deliveryKind("permission.answer", p.Redelivered)
-			if err := c.event(ctx, q, session, actor, now, kind, permissionRef(p.ID), p.Option); err != nil {
+			if err := s.core.event(ctx, q, session, actor, now, kind, permissionRef(p.ID), p.Option); err != nil {
 				return Brief{}, err
 			}
 		}

@@ -15,9 +15,9 @@ import (
 // with nothing to deliver reads no database.
 //
 // It is exact for writes made through these services: every use case that
-// changes a session's facts records a timeline event, and write (core.go)
-// forgets every session whose events a transaction recorded, after it
-// commits. A reader takes the session's generation before it queries and
+// changes a session's facts records a timeline event, and the write
+// path's Commit (core.go) invalidates every session whose events a
+// transaction recorded, after it ends. A reader takes the session's generation before it queries and
 // stores its row only if no write forgot the session meanwhile, so a row
 // read before a commit can never outlive it. On PostgreSQL, other
 // replicas' writes reach it the same way: the schema's trigger on the
@@ -251,26 +251,26 @@ func (c *stateCache) heard(n db.Notice) {
 // briefInputs returns what the session's brief is built from, from the
 // cache or from one read transaction. The inputs are shared, not copied:
 // callers must not change them.
-func (c *core) briefInputs(ctx context.Context, id string, now time.Time) (*briefInputs, error) {
-	return c.inputs(ctx, id, now, stateRefresh)
+func (s *BriefService) briefInputs(ctx context.Context, id string, now time.Time) (*briefInputs, error) {
+	return s.inputs(ctx, id, now, stateRefresh)
 }
 
 // inputs is briefInputs for a caller that has the entry read again in the
 // background once it is older than age: a brief past stateRefresh, the
 // executor's check past gateRefresh.
-func (c *core) inputs(ctx context.Context, id string, now time.Time, age time.Duration) (*briefInputs, error) {
-	if in, ok, refresh := c.cache.get(id, now, age); ok {
+func (s *BriefService) inputs(ctx context.Context, id string, now time.Time, age time.Duration) (*briefInputs, error) {
+	if in, ok, refresh := s.cache.get(id, now, age); ok {
 		if refresh != nil {
 			go func() {
-				defer c.cache.refreshed(refresh)
+				defer s.cache.refreshed(refresh)
 				ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refreshTimeout)
 				defer cancel()
-				c.readInputs(ctx, id, c.now()) //nolint:errcheck // the entry serves on; it is read when it expires
+				s.readInputs(ctx, id, s.core.now()) //nolint:errcheck // the entry serves on; it is read when it expires
 			}()
 		}
 		return in, nil
 	}
-	return c.readInputs(ctx, id, now)
+	return s.readInputs(ctx, id, now)
 }
 
 // refreshTimeout bounds a background read of a session's inputs.
@@ -295,10 +295,10 @@ func (s *BriefService) AddRider(r Rider) {
 }
 
 // riders returns the riders added so far.
-func (c *core) riders() []Rider {
-	c.ridersMu.Lock()
-	defer c.ridersMu.Unlock()
-	return c.ridersList
+func (s *BriefService) riders() []Rider {
+	s.ridersMu.Lock()
+	defer s.ridersMu.Unlock()
+	return s.ridersList
 }
 
 // WaitRefreshes waits for the background reads of sessions' inputs under
@@ -308,9 +308,9 @@ func (s *Services) WaitRefreshes() { s.Briefs.cache.refreshes.Wait() }
 // readInputs reads the session's inputs in one read transaction and
 // remembers them as read at now; the riders read what they remember of
 // the session in the same transaction.
-func (c *core) readInputs(ctx context.Context, id string, now time.Time) (*briefInputs, error) {
-	gen := c.cache.generation(id)
-	riders := c.riders()
+func (s *BriefService) readInputs(ctx context.Context, id string, now time.Time) (*briefInputs, error) {
+	gen := s.cache.generation(id)
+	riders := s.riders()
 	reads := make([]func(context.Context, db.Querier, time.Time) error, 0, len(riders))
 	for _, ride := range riders {
 		if read := ride(id); read != nil {
@@ -318,7 +318,7 @@ func (c *core) readInputs(ctx context.Context, id string, now time.Time) (*brief
 		}
 	}
 	var in briefInputs
-	err := c.store.Read(ctx, func(q db.Querier) error {
+	err := s.core.store.Read(ctx, func(q db.Querier) error {
 		var err error
 		if in, err = loadInputs(ctx, q, id); err != nil {
 			return err
@@ -333,6 +333,6 @@ func (c *core) readInputs(ctx context.Context, id string, now time.Time) (*brief
 	if err != nil {
 		return nil, err
 	}
-	c.cache.put(id, gen, in, now)
+	s.cache.put(id, gen, in, now)
 	return &in, nil
 }

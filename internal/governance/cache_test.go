@@ -16,7 +16,7 @@ import (
 // forgets what the briefs remember but its age.
 func TestTheBriefCacheIsRefreshedBehindTheBriefs(t *testing.T) {
 	w := newWorld(t)
-	outside := governance.New(w.Store, w.Clock.Now)
+	outside := governance.New(w.Store, w.Clock.Now, governance.Options{})
 	briefIs(t, w, w.agent, w.session, protocol.Continue, "|")
 
 	must(outside.Sessions.Pause(t.Context(), w.lead, w.session, "From outside"))(t)
@@ -43,7 +43,7 @@ func TestTheBriefCacheIsRefreshedBehindTheBriefs(t *testing.T) {
 // starts it itself.
 func TestTheGateLeavesTheRefreshToTheBriefs(t *testing.T) {
 	w := newWorld(t)
-	outside := governance.New(w.Store, w.Clock.Now)
+	outside := governance.New(w.Store, w.Clock.Now, governance.Options{})
 	gateSays := func(step string, want protocol.State) {
 		t.Helper()
 		s := must(w.Gov.Briefs.GateSession(t.Context(), w.session))(t)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,7 +42,11 @@ const (
 // ChangeService evaluates the changes agents report and clears the
 // violations people have looked at.
 type ChangeService struct {
-	*core
+	core *core
+	// log is the server's log (Options.Logger); costs is what each policy
+	// cost over the changes evaluated (shared with PolicyService).
+	log   *slog.Logger
+	costs *policyCosts
 	// compiled is the policy set, compiled once per version of the policies.
 	compiled struct {
 		mu sync.Mutex
@@ -180,12 +185,12 @@ var errUnblocked = errors.New("the session is no longer blocked")
 // whether the session is BLOCKED, the rules, the mission's contract and
 // the risk gates (all cheap to evaluate).
 func (s *ChangeService) report(ctx context.Context, actor auth.Actor, session string, c change.Change) (ChangeResult, error) {
-	now := s.now()
+	now := s.core.now()
 	var (
 		pols    *compiledPolicies
 		blocked bool
 	)
-	err := s.store.Read(ctx, func(q db.Querier) error {
+	err := s.core.store.Read(ctx, func(q db.Querier) error {
 		if _, err := ownSession(ctx, q, actor, session, "report a change"); err != nil {
 			return err
 		}
@@ -215,7 +220,7 @@ func (s *ChangeService) report(ctx context.Context, actor auth.Actor, session st
 	}
 	var res ChangeResult
 	var refused error
-	err = s.write(ctx, func(q db.Querier) error {
+	err = s.core.write(ctx, func(q db.Querier) error {
 		sess, err := ownSession(ctx, q, actor, session, "report a change")
 		if err != nil {
 			return err
@@ -267,7 +272,7 @@ func (s *ChangeService) report(ctx context.Context, actor auth.Actor, session st
 		if err := s.recordCollisions(ctx, q, actor, session, c, now); err != nil {
 			return err
 		}
-		if err := s.event(ctx, q, session, actor, now, "change.reported", "", fmt.Sprintf("%s, risk %d (%s)",
+		if err := s.core.event(ctx, q, session, actor, now, "change.reported", "", fmt.Sprintf("%s, risk %d (%s)",
 			countOf(len(c.Files), "file", "files"), risk.Score, risk.Band)); err != nil {
 			return err
 		}
@@ -323,7 +328,7 @@ func (s *ChangeService) refuseBlocked(ctx context.Context, q db.Querier, actor a
 	if err != nil {
 		return nil, fmt.Errorf("keep the blocked change: %w", err)
 	}
-	if err := s.event(ctx, q, session, actor, now, "change.blocked", fmt.Sprint(id),
+	if err := s.core.event(ctx, q, session, actor, now, "change.blocked", fmt.Sprint(id),
 		fmt.Sprintf("%s refused: %s", countOf(len(files), "file", "files"), text)); err != nil {
 		return nil, err
 	}
@@ -351,12 +356,12 @@ func (s *ChangeService) ClearViolation(ctx context.Context, actor auth.Actor, id
 	if err != nil {
 		return Violation{}, err
 	}
-	now := s.now()
+	now := s.core.now()
 	var (
 		row     db.Violation
 		waiting []Approval
 	)
-	err = s.write(ctx, func(q db.Querier) error {
+	err = s.core.write(ctx, func(q db.Querier) error {
 		cur, err := q.GetViolation(ctx, id)
 		if errors.Is(err, sql.ErrNoRows) {
 			return errs.E(errs.NotFound, "violation_not_found", "No violation has the id %d.", id)
@@ -367,7 +372,7 @@ func (s *ChangeService) ClearViolation(ctx context.Context, actor auth.Actor, id
 			return errs.E(errs.Conflict, "already_closed", "Violation %d was already closed at %s.", id, cur.ClosedAt.String)
 		}
 		if protocol.Severity(cur.Severity) == protocol.SeverityCritical {
-			agreed, standing, err := s.approve(ctx, q, actor, approveViolation, id, fmt.Sprint(id), cur.SessionID, approvalContent{ClearKind: kind}, note, now)
+			agreed, standing, err := s.core.approve(ctx, q, actor, approveViolation, id, fmt.Sprint(id), cur.SessionID, approvalContent{ClearKind: kind}, note, now)
 			if err != nil {
 				return err
 			}
@@ -383,7 +388,7 @@ func (s *ChangeService) ClearViolation(ctx context.Context, actor auth.Actor, id
 			ClearNote: note}); err != nil {
 			return err
 		}
-		if err := s.event(ctx, q, row.SessionID, actor, now, "violation.cleared", fmt.Sprint(id), kind+": "+note); err != nil {
+		if err := s.core.event(ctx, q, row.SessionID, actor, now, "violation.cleared", fmt.Sprint(id), kind+": "+note); err != nil {
 			return err
 		}
 		closeNote := fmt.Sprintf("Closed with violation %d, cleared as %s", id, kind)
@@ -395,7 +400,7 @@ func (s *ChangeService) ClearViolation(ctx context.Context, actor auth.Actor, id
 		if err != nil {
 			return err
 		}
-		return s.closedRemediations(ctx, q, actor, closed, now)
+		return s.core.closedRemediations(ctx, q, actor, closed, now)
 	})
 	if err != nil {
 		return Violation{}, fmt.Errorf("clear violation %d: %w", id, err)
@@ -517,7 +522,7 @@ func (s *ChangeService) recordViolations(ctx context.Context, q db.Querier, acto
 			if err != nil {
 				return err
 			}
-			if err := s.closedRemediations(ctx, q, actor, closed, now); err != nil {
+			if err := s.core.closedRemediations(ctx, q, actor, closed, now); err != nil {
 				return err
 			}
 		}
@@ -533,7 +538,7 @@ func (s *ChangeService) recordViolations(ctx context.Context, q db.Querier, acto
 		if err != nil {
 			return err
 		}
-		if err := s.event(ctx, q, session, actor, now, notify.KindViolationDetected, fmt.Sprint(v.ID),
+		if err := s.core.event(ctx, q, session, actor, now, notify.KindViolationDetected, fmt.Sprint(v.ID),
 			fmt.Sprintf("%s %s: %s in %s:%d", v.Severity, v.Policy, v.Match, v.File, v.Line)); err != nil {
 			return err
 		}
@@ -566,7 +571,7 @@ func (s *ChangeService) remediateViolation(ctx context.Context, q db.Querier, ac
 		}
 	}
 	b.WriteString(". Change the code so that the policy no longer matches, then report the change again.")
-	return s.raiseRemediation(ctx, q, actor, db.CreateRemediationParams{SessionID: v.SessionID, Instruction: b.String(),
+	return s.core.raiseRemediation(ctx, q, actor, db.CreateRemediationParams{SessionID: v.SessionID, Instruction: b.String(),
 		Files: encodeList(files), Source: SourceViolation, ViolationID: sql.NullInt64{Int64: v.ID, Valid: true}}, now)
 }
 
@@ -661,7 +666,7 @@ func (s *ChangeService) recordDeviations(ctx context.Context, q db.Querier, acto
 // deviation asks for (source rule), in the words of its reason.
 func (s *ChangeService) remediateDeviation(ctx context.Context, q db.Querier, actor auth.Actor, session string, id int64,
 	d protocol.Deviation, now time.Time) error {
-	return s.raiseRemediation(ctx, q, actor, db.CreateRemediationParams{SessionID: session, Instruction: d.Instruction(),
+	return s.core.raiseRemediation(ctx, q, actor, db.CreateRemediationParams{SessionID: session, Instruction: d.Instruction(),
 		Files: encodeList(d.Files), Source: SourceRule, DeviationID: sql.NullInt64{Int64: id, Valid: true}}, now)
 }
 
@@ -674,7 +679,7 @@ func (s *ChangeService) closeDeviationRemediations(ctx context.Context, q db.Que
 	if err != nil {
 		return err
 	}
-	return s.closedRemediations(ctx, q, actor, closed, now)
+	return s.core.closedRemediations(ctx, q, actor, closed, now)
 }
 
 func (s *ChangeService) recordBreaches(ctx context.Context, q db.Querier, session string, found []protocol.Breach, now time.Time) error {
@@ -743,7 +748,7 @@ func (s *ChangeService) recordCollisions(ctx context.Context, q db.Querier, acto
 		if err != nil || n == 0 {
 			return err // nothing new: the builder was already asked to re-read it
 		}
-		if err := s.event(ctx, q, changer, actor, now, "collision.detected", user, symbol); err != nil {
+		if err := s.core.event(ctx, q, changer, actor, now, "collision.detected", user, symbol); err != nil {
 			return err
 		}
 		r, err := q.CreateRemediation(ctx, db.CreateRemediationParams{SessionID: user, Severity: SeverityRequired,
@@ -752,7 +757,7 @@ func (s *ChangeService) recordCollisions(ctx context.Context, q db.Querier, acto
 		if err != nil {
 			return err
 		}
-		return s.event(ctx, q, user, actor, now, "remediation.requested", fmt.Sprint(r.ID), r.Instruction)
+		return s.core.event(ctx, q, user, actor, now, "remediation.requested", fmt.Sprint(r.ID), r.Instruction)
 	}
 	for _, sym := range uniq(c.SymbolsChanged) {
 		users, err := q.SessionsWithSymbol(ctx, db.SessionsWithSymbolParams{Kind: "used", Symbol: sym, SessionID: session})

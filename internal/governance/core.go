@@ -8,12 +8,11 @@
 // once over one store. Each use case is one transaction; rows become
 // domain types at this boundary.
 //
-// The services share one unexported core: the store, the clock, and the
-// cache of what each session's brief is built from. The cache stays exact
-// by a rule every use case keeps: a write that changes a session's facts
-// records an event on that session's timeline, and once the write commits
-// the cached inputs of every session it recorded an event for are
-// forgotten.
+// Every service holds the same unexported core: the store, the clock and
+// the write path. The brief's cache stays exact by a rule every use case
+// keeps: a write that changes a session's facts records an event on that
+// session's timeline, and once the write ends the write path tells the
+// cache to invalidate every session it recorded an event for (Commit).
 package governance
 
 import (
@@ -23,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -73,23 +73,62 @@ type Services struct {
 	// (Changes.ClearViolation).
 	ScopeBreaches *ScopeBreachService
 
-	now func() time.Time
+	core *core
+	opts Options
 }
 
-// New returns the governance services over store, sharing one core. now
-// is the clock (tests pass a fixed one).
-func New(store db.Transactor, now func() time.Time) *Services {
-	c := &core{store: store, now: func() time.Time { return now().UTC() }, touches: touches{pending: map[string]*time.Time{}},
-		cache: newStateCache(), lease: DefaultDeliveryLease, maxOpenGates: DefaultMaxOpenGates, notes: notify.NewNotifier(""),
-		log: slog.New(slog.DiscardHandler), costs: &policyCosts{}}
-	c.hooks.Store(&webhookClient{client: notify.Destinations{}.Client()})
-	store.OnChange(c.cache.heard)
-	plans := &PlanService{c}
-	return &Services{Missions: &MissionService{c}, Sessions: &SessionService{c}, Decisions: &DecisionService{c},
-		Plans: plans, Lifecycle: &LifecycleService{core: c, plans: plans}, Remediations: &RemediationService{c}, Changes: newChangeService(c),
-		Evidence: &EvidenceService{c}, Policies: &PolicyService{c}, Attention: &AttentionService{c},
-		Briefs: &BriefService{c}, Permissions: &PermissionService{c}, Webhooks: &WebhookService{c}, Activity: &ActivityService{c}, Notify: c.notes,
-		ScopeBreaches: &ScopeBreachService{c}, now: c.now}
+// Options configure the services; New takes them once. The zero value
+// is the default of each.
+type Options struct {
+	// DeliveryLease is how long a delivery waits for the agent's
+	// acknowledgement before a brief hands it over again (serve
+	// --delivery-lease); zero is DefaultDeliveryLease.
+	DeliveryLease time.Duration
+	// MaxOpenGates is how many gates one session may hold open at once
+	// (serve --max-open-gates); zero is DefaultMaxOpenGates.
+	MaxOpenGates int
+	// Logger is where the services log what an operator should see: a
+	// slow policy (warn, with its cost), and admins' changes to the
+	// policies; nil logs nothing.
+	Logger *slog.Logger
+	// PublicURL is the console's public address, which notifications'
+	// deep links start with (serve --public-url).
+	PublicURL string
+	// WebhookDestinations is where webhook endpoints may point (serve
+	// --webhook-allow opens ranges of the addresses closed by default):
+	// what adding an endpoint checks its URL against, and the client a
+	// test notification goes through. The sender takes the same
+	// (notify.NewSender).
+	WebhookDestinations notify.Destinations
+}
+
+// New returns the governance services over store, configured by opts.
+// now is the clock (tests pass a fixed one).
+func New(store db.Transactor, now func() time.Time, opts Options) *Services {
+	if opts.DeliveryLease == 0 {
+		opts.DeliveryLease = DefaultDeliveryLease
+	}
+	if opts.MaxOpenGates == 0 {
+		opts.MaxOpenGates = DefaultMaxOpenGates
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	c := &core{store: store, now: func() time.Time { return now().UTC() }, notes: notify.NewNotifier(opts.PublicURL)}
+	briefs := newBriefService(c, opts.DeliveryLease)
+	c.OnCommit(func(cm Commit) { briefs.cache.forget(cm.Sessions) })
+	store.OnChange(briefs.cache.heard)
+	costs := &policyCosts{}
+	plans := &PlanService{core: c}
+	hooks := webhookClient{to: opts.WebhookDestinations, client: opts.WebhookDestinations.Client()}
+	return &Services{Missions: &MissionService{core: c}, Sessions: &SessionService{core: c, briefs: briefs},
+		Decisions: &DecisionService{core: c, maxOpenGates: opts.MaxOpenGates}, Plans: plans,
+		Lifecycle: &LifecycleService{core: c, plans: plans}, Remediations: &RemediationService{core: c},
+		Changes: newChangeService(c, opts.Logger, costs), Evidence: &EvidenceService{core: c},
+		Policies: &PolicyService{core: c, log: opts.Logger, costs: costs}, Attention: &AttentionService{core: c},
+		Briefs: briefs, Permissions: &PermissionService{core: c}, Webhooks: &WebhookService{core: c, hooks: hooks},
+		Activity: &ActivityService{core: c}, Notify: c.notes, ScopeBreaches: &ScopeBreachService{core: c},
+		core: c, opts: opts}
 }
 
 // DefaultMaxOpenGates is how many open gates one session may hold by
@@ -97,82 +136,64 @@ func New(store db.Transactor, now func() time.Time) *Services {
 // stop for one that opens gates in a loop.
 const DefaultMaxOpenGates = 100
 
-// SetMaxOpenGates sets how many gates one session may hold open at once
-// (serve --max-open-gates); n must be at least 1.
-func (s *Services) SetMaxOpenGates(n int) { s.Briefs.maxOpenGates = n }
+// Options returns the options the services run with, defaults filled in.
+func (s *Services) Options() Options { return s.opts }
 
-// SetDeliveryLease sets how long a delivery waits for the agent's
-// acknowledgement before a brief hands it over again (serve
-// --delivery-lease). Call it before serving; d must be positive.
-func (s *Services) SetDeliveryLease(d time.Duration) { s.Briefs.lease = d }
-
-// Observe has fn told, after each write commits, the kinds of the
-// timeline events it recorded (metrics count deliveries by them). fn runs
-// on the writer's goroutine: it must be quick and must not call back into
-// the services.
-func (s *Services) Observe(fn func(kinds []string)) { s.Briefs.observer.Store(&fn) }
-
-// SetLogger sets where the services log what an operator should see: a
-// slow policy (warn, with its cost), and admins' changes to the policies.
-// Call it before serving; without it they log nothing.
-func (s *Services) SetLogger(l *slog.Logger) { s.Changes.log = l }
-
-// DeliveryLease is how long a delivery waits for its acknowledgement.
-func (s *Services) DeliveryLease() time.Duration { return s.Briefs.lease }
-
-// SetPublicURL sets the console's public address, which notifications'
-// deep links start with (serve --public-url). Call it before serving.
-func (s *Services) SetPublicURL(u string) { s.Notify.SetPublicURL(u) }
-
-// SetWebhookDestinations sets where webhook endpoints may point (serve
-// --webhook-allow opens ranges of the addresses closed by default): what
-// adding an endpoint checks its URL against, and the client a test
-// notification goes through. The sender takes the same (notify.NewSender).
-func (s *Services) SetWebhookDestinations(to notify.Destinations) {
-	s.Webhooks.hooks.Store(&webhookClient{to: to, client: to.Client()})
-}
+// OnCommit has fn told what each write transaction recorded, once it
+// ends (metrics count deliveries by the events' kinds). fn runs on the
+// writer's goroutine: it must be quick and must not call back into the
+// services.
+func (s *Services) OnCommit(fn func(Commit)) { s.core.OnCommit(fn) }
 
 // Now is the services' clock, for views that say how long ago things were.
-func (s *Services) Now() time.Time { return s.now() }
+func (s *Services) Now() time.Time { return s.core.now() }
 
-// core is what the services share. Each service embeds it, so a use case
-// reads s.store, s.now, s.write and s.event whichever service runs it.
+// core is what every service holds: the store, the clock and the write
+// path, which writes a transaction's notifications to the outbox inside
+// it and tells the commit listeners what it recorded once it ends.
 type core struct {
 	store db.Transactor
 	now   func() time.Time
-	// touches are the brief times not yet written: briefs record them,
-	// sessions show them.
-	touches touches
-	// cache holds what each session's brief is built from; write keeps it
-	// exact.
-	cache *stateCache
-	// lease is how long a delivery waits for its acknowledgement before a
-	// brief hands it over again.
-	lease time.Duration
-	// maxOpenGates is how many gates one session may hold open at once.
-	maxOpenGates int
-	// observer is told the kinds of the events each write committed (for
-	// metrics); nil tells nobody.
-	observer atomic.Pointer[func(kinds []string)]
 	// notes writes the notifications a write's events cause.
 	notes *notify.Notifier
-	// log is the server's log (SetLogger).
-	log *slog.Logger
-	// costs is what each policy cost over the changes evaluated.
-	costs *policyCosts
-	// hooks is where webhook endpoints may point, and the client test
-	// notifications go through (SetWebhookDestinations).
-	hooks atomic.Pointer[webhookClient]
-	// ridersList is what reads with each session's inputs (AddRider).
-	ridersMu   sync.Mutex
-	ridersList []Rider
+	// listeners are told each write's Commit; copied on change, so that
+	// a write reads them without a lock.
+	listeners atomic.Pointer[[]func(Commit)]
+	listenMu  sync.Mutex
 }
 
-// write runs fn in one write transaction and then forgets the cached state
-// of every session the transaction recorded an event for. Before the
-// transaction commits, the notifications its events cause are written to
-// the webhook outbox in it: a cause and its notifications land together
-// or not at all.
+// A Commit is what one write transaction recorded on sessions'
+// timelines, as the write path tells it to its listeners once the
+// transaction ends.
+type Commit struct {
+	// Sessions are the sessions whose timeline the transaction wrote to,
+	// told whether or not it committed: a cache invalidates them either
+	// way, as a failed commit's outcome is not known for sure.
+	Sessions []string
+	// Kinds are the kinds of the events it recorded, in order; empty
+	// unless it committed.
+	Kinds []string
+	// Committed reports whether the transaction committed.
+	Committed bool
+}
+
+// OnCommit adds fn to the listeners every write tells its Commit.
+func (c *core) OnCommit(fn func(Commit)) {
+	c.listenMu.Lock()
+	defer c.listenMu.Unlock()
+	var list []func(Commit)
+	if old := c.listeners.Load(); old != nil {
+		list = slices.Clone(*old)
+	}
+	list = append(list, fn)
+	c.listeners.Store(&list)
+}
+
+// write runs fn in one write transaction and then tells the listeners
+// what it recorded (Commit): the brief cache invalidates the sessions it
+// wrote to. Before the transaction commits, the notifications its events
+// cause are written to the webhook outbox in it: a cause and its
+// notifications land together or not at all.
 func (c *core) write(ctx context.Context, fn func(db.Querier) error) error {
 	t := &eventTracker{Querier: nil}
 	err := c.store.Write(ctx, func(q db.Querier) error {
@@ -182,13 +203,17 @@ func (c *core) write(ctx context.Context, fn func(db.Querier) error) error {
 		}
 		return c.notes.Enqueue(ctx, q, t.events)
 	})
-	c.cache.forget(t.sessions)
-	if observe := c.observer.Load(); err == nil && observe != nil && len(t.events) > 0 {
-		kinds := make([]string, len(t.events))
+	cm := Commit{Sessions: t.sessions, Committed: err == nil}
+	if cm.Committed && len(t.events) > 0 {
+		cm.Kinds = make([]string, len(t.events))
 		for i, e := range t.events {
-			kinds[i] = e.Kind
+			cm.Kinds[i] = e.Kind
 		}
-		(*observe)(kinds)
+	}
+	if list := c.listeners.Load(); list != nil {
+		for _, fn := range *list {
+			fn(cm)
+		}
 	}
 	return err
 }

@@ -60,7 +60,12 @@ type Decision struct {
 }
 
 // DecisionService opens decision gates and resolves them.
-type DecisionService struct{ *core }
+type DecisionService struct {
+	core *core
+	// maxOpenGates is how many gates one session may hold open at once
+	// (Options.MaxOpenGates).
+	maxOpenGates int
+}
 
 // The limits of a decision gate's fields, in characters (runes) or entries.
 const (
@@ -114,7 +119,7 @@ func (in DecisionInput) Validate() (DecisionInput, error) {
 // Open opens a gate on the agent's own session and gives it the
 // next workspace-wide reference, DEC-001, DEC-002, … Only the session's
 // agent opens gates: a gate a person opened would just be a conversation.
-// A session holds at most maxOpenGates open gates (SetMaxOpenGates): one
+// A session holds at most maxOpenGates open gates (Options.MaxOpenGates): one
 // more is refused until a person resolves some. Errors: forbidden,
 // session_not_found, too_many_open_gates, and those of
 // DecisionInput.Validate.
@@ -126,9 +131,9 @@ func (s *DecisionService) Open(ctx context.Context, actor auth.Actor, session st
 	if err != nil {
 		return Decision{}, err
 	}
-	now := s.now()
+	now := s.core.now()
 	var row db.Decision
-	err = s.write(ctx, func(q db.Querier) error {
+	err = s.core.write(ctx, func(q db.Querier) error {
 		if _, err := ownSession(ctx, q, actor, session, "open a decision gate"); err != nil {
 			return err
 		}
@@ -151,7 +156,7 @@ func (s *DecisionService) Open(ctx context.Context, actor auth.Actor, session st
 		if err != nil {
 			return err
 		}
-		return s.event(ctx, q, session, actor, now, "decision.opened", row.Ref, d.Question)
+		return s.core.event(ctx, q, session, actor, now, "decision.opened", row.Ref, d.Question)
 	})
 	if err != nil {
 		return Decision{}, fmt.Errorf("open decision on %s: %w", session, err)
@@ -218,9 +223,9 @@ func (s *DecisionService) ResolveMany(ctx context.Context, actor auth.Actor, ref
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
+	now := s.core.now()
 	out := make([]Decision, 0, len(refs))
-	err = s.write(ctx, func(q db.Querier) error {
+	err = s.core.write(ctx, func(q db.Querier) error {
 		for _, ref := range refs {
 			cur, err := q.GetDecisionByRef(ctx, ref)
 			if errors.Is(err, sql.ErrNoRows) {
@@ -231,7 +236,7 @@ func (s *DecisionService) ResolveMany(ctx context.Context, actor auth.Actor, ref
 			if cur.ResolvedAt.Valid {
 				return errs.E(errs.Conflict, "already_resolved", "%s was already resolved at %s.", ref, cur.ResolvedAt.String)
 			}
-			agreed, waiting, err := s.approve(ctx, q, actor, approveDecision, cur.ID, ref, cur.SessionID,
+			agreed, waiting, err := s.core.approve(ctx, q, actor, approveDecision, cur.ID, ref, cur.SessionID,
 				approvalContent{Resolution: r.Resolution, Instruction: r.Instruction}, "", now)
 			if err != nil {
 				return err
@@ -254,7 +259,7 @@ func (s *DecisionService) ResolveMany(ctx context.Context, actor auth.Actor, ref
 			if err != nil {
 				return err
 			}
-			if err := s.event(ctx, q, row.SessionID, actor, now, "decision.resolved", ref, r.Resolution); err != nil {
+			if err := s.core.event(ctx, q, row.SessionID, actor, now, "decision.resolved", ref, r.Resolution); err != nil {
 				return err
 			}
 			d, err := decisionFrom(row, actor.Email)

@@ -222,7 +222,7 @@ func TestResolveDecisionRefuses(t *testing.T) {
 // too_many_open_gates and writes nothing; a resolution makes room.
 func TestARunawayAgentIsStoppedAtTheOpenGateCap(t *testing.T) {
 	w := newWorld(t)
-	w.Gov.SetMaxOpenGates(3)
+	w.Configure(func(o *governance.Options) { o.MaxOpenGates = 3 })
 	ctx := t.Context()
 	var refs []string
 	for i := range 3 {

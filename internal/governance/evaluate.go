@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -26,10 +27,11 @@ const PolicyBudget = 2 * time.Second
 const SlowPolicy = PolicyBudget / 4
 
 // newChangeService returns the change service over c, evaluating at most
-// one change per CPU at a time against the real clock within PolicyBudget.
-func newChangeService(c *core) *ChangeService {
-	s := &ChangeService{core: c, budget: PolicyBudget, clock: time.Now, slots: make(chan struct{}, runtime.NumCPU())}
-	return s
+// one change per CPU at a time against the real clock within PolicyBudget,
+// logging to log and noting each policy's cost in costs.
+func newChangeService(c *core, log *slog.Logger, costs *policyCosts) *ChangeService {
+	return &ChangeService{core: c, log: log, costs: costs, budget: PolicyBudget, clock: time.Now,
+		slots: make(chan struct{}, runtime.NumCPU())}
 }
 
 // PolicyCost is what running a policy over change reports has cost since
@@ -110,7 +112,7 @@ func (s *ChangeService) evaluate(ctx context.Context, pols *compiledPolicies, se
 			return stop.Load() || s.clock().Sub(start) > s.budget
 		}}
 		found, err := pols.set.EvaluateMetered(c, m)
-		s.costs.note(m.Costs, s.now())
+		s.costs.note(m.Costs, s.core.now())
 		for id, d := range m.Costs {
 			if d > SlowPolicy {
 				p := pols.byID[id]

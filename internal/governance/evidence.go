@@ -14,7 +14,7 @@ import (
 
 // EvidenceService takes the evidence an agent reports and its report that
 // the implementation is complete.
-type EvidenceService struct{ *core }
+type EvidenceService struct{ core *core }
 
 // The limits of a piece of evidence, in characters (runes).
 const (
@@ -67,8 +67,8 @@ func (s *EvidenceService) Report(ctx context.Context, actor auth.Actor, session 
 		return err
 	}
 	kind, detail := in.Kind, in.Detail
-	now := s.now()
-	return s.write(ctx, func(q db.Querier) error {
+	now := s.core.now()
+	return s.core.write(ctx, func(q db.Querier) error {
 		if _, err := ownSession(ctx, q, actor, session, "report evidence"); err != nil {
 			return err
 		}
@@ -80,7 +80,7 @@ func (s *EvidenceService) Report(ctx context.Context, actor auth.Actor, session 
 		if in.Passed {
 			verdict = "passed"
 		}
-		return s.event(ctx, q, session, actor, now, "evidence.reported", kind, verdict)
+		return s.core.event(ctx, q, session, actor, now, "evidence.reported", kind, verdict)
 	})
 }
 
@@ -92,14 +92,14 @@ func (s *EvidenceService) Complete(ctx context.Context, actor auth.Actor, sessio
 	if err := actor.RequireAgent("report implementation complete"); err != nil {
 		return EvidenceGate{}, err
 	}
-	now := s.now()
+	now := s.core.now()
 	var gate EvidenceGate
-	err := s.write(ctx, func(q db.Querier) error {
+	err := s.core.write(ctx, func(q db.Querier) error {
 		sess, err := ownSession(ctx, q, actor, session, "report implementation complete")
 		if err != nil {
 			return err
 		}
-		gate, err = s.evaluateGate(ctx, q, actor, sess, now, "implementation.complete")
+		gate, err = s.core.evaluateGate(ctx, q, actor, sess, now, "implementation.complete")
 		return err
 	})
 	if err != nil {

@@ -62,9 +62,9 @@ var SweepActor = auth.System("gate-expiry")
 // restart. A gate is expired by the clock whether or not it is recorded:
 // the brief, the session and the Attention view read the clock.
 func (s *DecisionService) ExpireDue(ctx context.Context) (int, error) {
-	now := s.now()
+	now := s.core.now()
 	n := 0
-	err := s.write(ctx, func(q db.Querier) error {
+	err := s.core.write(ctx, func(q db.Querier) error {
 		n = 0
 		ttls, err := q.ListGateTTLs(ctx)
 		if err != nil {
@@ -81,7 +81,7 @@ func (s *DecisionService) ExpireDue(ctx context.Context) (int, error) {
 		}
 		slices.SortFunc(due, func(a, b db.ExpireDecisionsRow) int { return strings.Compare(a.Ref, b.Ref) })
 		for _, d := range due {
-			if err := s.event(ctx, q, d.SessionID, SweepActor, now, "decision.expired", d.Ref, d.Question); err != nil {
+			if err := s.core.event(ctx, q, d.SessionID, SweepActor, now, "decision.expired", d.Ref, d.Question); err != nil {
 				return err
 			}
 		}

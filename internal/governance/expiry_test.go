@@ -232,7 +232,7 @@ func TestExpireDue(t *testing.T) {
 
 	t.Run("sweeps racing, and a second process on the same database, record each gate once", func(t *testing.T) {
 		w.Clock.Advance(3 * time.Hour)
-		replica := governance.New(w.Store, w.Clock.Now)
+		replica := governance.New(w.Store, w.Clock.Now, governance.Options{})
 		var wg sync.WaitGroup
 		counts := make([]int, 8)
 		errors := make([]error, 8)
@@ -430,7 +430,7 @@ func TestTheSweepEscalatesAnExpiredGateOnce(t *testing.T) {
 	g := must(w.Gov.Decisions.Open(t.Context(), w.agent, session, gate("Drop the legacy billing table?")))(t)
 	before := len(outbox(t, w.Kit))
 	w.Clock.Advance(time.Hour)
-	replica := governance.New(w.Store, w.Clock.Now)
+	replica := governance.New(w.Store, w.Clock.Now, governance.Options{})
 	var wg sync.WaitGroup
 	for _, svc := range []*governance.DecisionService{w.Gov.Decisions, replica.Decisions, w.Gov.Decisions} {
 		wg.Add(1)

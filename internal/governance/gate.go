@@ -20,7 +20,7 @@ import (
 // decision is remembered with the inputs until the clock changes it. It
 // is the check's fast path (ledger.Briefs). Errors: session_not_found.
 func (s *BriefService) GateSession(ctx context.Context, session string) (gate.Session, error) {
-	now := s.now()
+	now := s.core.now()
 	in, err := s.inputs(ctx, session, now, gateRefresh)
 	if err != nil {
 		return gate.Session{}, gateErr(session, err)
@@ -36,7 +36,7 @@ func (s *BriefService) GateSessionIn(ctx context.Context, q db.Querier, session 
 	if err != nil {
 		return gate.Session{}, gateErr(session, err)
 	}
-	return gateSession(&in, s.now()), nil
+	return gateSession(&in, s.core.now()), nil
 }
 
 func gateErr(session string, err error) error {
@@ -57,7 +57,7 @@ func gateSession(in *briefInputs, now time.Time) gate.Session {
 // SetRoot records the session's project root, when it has none: the
 // first one an executor reports stays. Errors: session_not_found.
 func (s *BriefService) SetRoot(ctx context.Context, actor auth.Actor, session, root string) error {
-	return s.write(ctx, func(q db.Querier) error { return s.setRoot(ctx, q, actor, session, root, s.now()) })
+	return s.core.write(ctx, func(q db.Querier) error { return s.core.setRoot(ctx, q, actor, session, root, s.core.now()) })
 }
 
 // setRoot records the root in q's transaction when the session has none,

@@ -65,7 +65,7 @@ func TestWriteLandingInsideABriefIsDeliveredOnce(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
 			store := &pausingStore{Store: w.Store}
-			svc := governance.New(store, w.Clock.Now)
+			svc := governance.New(store, w.Clock.Now, governance.Options{})
 			land := tt.setup(t, w, svc)
 			var landErr error
 			store.arm(func() { landErr = land() })

@@ -23,7 +23,7 @@ import (
 // LifecycleService moves a session through seed 002's state machine on
 // the events its agent reports.
 type LifecycleService struct {
-	*core
+	core  *core
 	plans *PlanService
 }
 
@@ -295,19 +295,19 @@ func (s *LifecycleService) Report(ctx context.Context, actor auth.Actor, session
 			return LifecycleReport{}, err
 		}
 	}
-	now := s.now()
+	now := s.core.now()
 	var (
 		out     LifecycleReport
 		planRow *db.Plan
 	)
-	err = s.write(ctx, func(q db.Querier) error {
+	err = s.core.write(ctx, func(q db.Querier) error {
 		sess, err := ownSession(ctx, q, actor, session, what)
 		if err != nil {
 			return err
 		}
 		// The event is recorded first: the task counts read the
 		// timeline to know the cycle's tasks. A refusal rolls it back.
-		if err := s.event(ctx, q, session, actor, now, "lifecycle.event", ve.ev.Name, ve.payload); err != nil {
+		if err := s.core.event(ctx, q, session, actor, now, "lifecycle.event", ve.ev.Name, ve.payload); err != nil {
 			return err
 		}
 		var counts lifecycle.TaskCounts
@@ -341,7 +341,7 @@ func (s *LifecycleService) Report(ctx context.Context, actor auth.Actor, session
 				trs = append(trs, tr)
 			}
 		case lifecycle.DirectModeExited:
-			gate, err := s.evaluateGate(ctx, q, actor, sess, now, "evidence.collected")
+			gate, err := s.core.evaluateGate(ctx, q, actor, sess, now, "evidence.collected")
 			if err != nil {
 				return err
 			}
@@ -358,9 +358,9 @@ func (s *LifecycleService) Report(ctx context.Context, actor auth.Actor, session
 		if ve.ev.Name == lifecycle.PermissionPromptRequested {
 			// The state is unchanged, and a prompt alone does not make an
 			// untracked session tracked: the transition is only recorded.
-			return s.record(ctx, q, actor, session, now, ve.payload, trs)
+			return s.core.record(ctx, q, actor, session, now, ve.payload, trs)
 		}
-		return s.move(ctx, q, actor, session, now, ve.payload, trs)
+		return s.core.move(ctx, q, actor, session, now, ve.payload, trs)
 	})
 	if err != nil {
 		return LifecycleReport{}, fmt.Errorf("lifecycle event %s on %s: %w", ve.ev.Name, session, err)

@@ -146,7 +146,7 @@ type MissionInput struct {
 }
 
 // MissionService creates, lists and edits missions.
-type MissionService struct{ *core }
+type MissionService struct{ core *core }
 
 var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
@@ -165,7 +165,7 @@ func (s *MissionService) Create(ctx context.Context, actor auth.Actor, in Missio
 		return Mission{}, fmt.Errorf("encode contract: %w", err)
 	}
 	var row db.Mission
-	err = s.write(ctx, func(q db.Querier) error {
+	err = s.core.write(ctx, func(q db.Querier) error {
 		if _, err := q.GetMissionBySlug(ctx, m.Slug); err == nil {
 			return errs.E(errs.Conflict, "slug_taken", "A mission with the slug %q already exists.", m.Slug).In("slug")
 		} else if !errors.Is(err, sql.ErrNoRows) {
@@ -173,11 +173,11 @@ func (s *MissionService) Create(ctx context.Context, actor auth.Actor, in Missio
 		}
 		row, err = q.CreateMission(ctx, db.CreateMissionParams{Slug: m.Slug, Title: m.Title, Text: m.Text, HighRisk: m.HighRisk,
 			TwoPerson: m.TwoPerson, Evidence: encodeList(m.Evidence), Contract: string(contract), GateTtl: m.GateTTL.Seconds(),
-			CreatedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}, CreatedAt: db.FormatTime(s.now())})
+			CreatedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}, CreatedAt: db.FormatTime(s.core.now())})
 		if err != nil {
 			return err
 		}
-		return s.did(ctx, q, actor, activity.MissionCreate, missionTarget(m.Slug), nil, missionState(m))
+		return s.core.did(ctx, q, actor, activity.MissionCreate, missionTarget(m.Slug), nil, missionState(m))
 	})
 	if err != nil {
 		return Mission{}, fmt.Errorf("create mission %s: %w", m.Slug, err)
@@ -190,7 +190,7 @@ func (s *MissionService) Create(ctx context.Context, actor auth.Actor, in Missio
 
 // List lists every mission by slug. Any person or agent may read them.
 func (s *MissionService) List(ctx context.Context) ([]Mission, error) {
-	rows, err := s.store.Reader().ListMissions(ctx)
+	rows, err := s.core.store.Reader().ListMissions(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list missions: %w", err)
 	}
@@ -212,7 +212,7 @@ type MissionSummary struct {
 // ListSummaries lists every mission by slug with its number of
 // sessions. Any person may read them.
 func (s *MissionService) ListSummaries(ctx context.Context) ([]MissionSummary, error) {
-	rows, err := s.store.Reader().ListMissionsWithSessionCounts(ctx)
+	rows, err := s.core.store.Reader().ListMissionsWithSessionCounts(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list missions: %w", err)
 	}
@@ -230,7 +230,7 @@ func (s *MissionService) ListSummaries(ctx context.Context) ([]MissionSummary, e
 // Get returns the mission with the slug. Any person or agent may
 // read it. Errors: mission_not_found.
 func (s *MissionService) Get(ctx context.Context, slug string) (Mission, error) {
-	row, err := s.store.Reader().GetMissionBySlug(ctx, slug)
+	row, err := s.core.store.Reader().GetMissionBySlug(ctx, slug)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Mission{}, missionNotFound(slug)
 	} else if err != nil {
@@ -371,7 +371,7 @@ func (s *MissionService) Patch(ctx context.Context, actor auth.Actor, slug strin
 		row     db.Mission
 		pending *MissionChange
 	)
-	err := s.write(ctx, func(q db.Querier) error {
+	err := s.core.write(ctx, func(q db.Querier) error {
 		old, err := q.GetMissionBySlug(ctx, slug)
 		if errors.Is(err, sql.ErrNoRows) {
 			return missionNotFound(slug) // before the input is checked
@@ -423,7 +423,7 @@ func (s *MissionService) update(ctx context.Context, q db.Querier, actor auth.Ac
 	if err != nil {
 		return old, fmt.Errorf("encode contract: %w", err)
 	}
-	now := s.now()
+	now := s.core.now()
 	row, err := q.UpdateMission(ctx, db.UpdateMissionParams{ID: old.ID, Title: m.Title, Text: m.Text, HighRisk: m.HighRisk,
 		TwoPerson: m.TwoPerson, Evidence: encodeList(m.Evidence), Contract: string(contract), GateTtl: m.GateTTL.Seconds(),
 		UpdatedAt: db.FormatTime(now)})
@@ -439,11 +439,11 @@ func (s *MissionService) update(ctx context.Context, q db.Querier, actor auth.Ac
 		detail += " (" + why + ")"
 	}
 	for _, id := range sessions {
-		if err := s.told(ctx, q, id, actor, now, "mission.updated", old.Slug, detail); err != nil {
+		if err := s.core.told(ctx, q, id, actor, now, "mission.updated", old.Slug, detail); err != nil {
 			return old, err
 		}
 	}
-	return row, s.did(ctx, q, actor, activity.MissionUpdate, missionTarget(old.Slug), missionState(cur), missionState(m))
+	return row, s.core.did(ctx, q, actor, activity.MissionUpdate, missionTarget(old.Slug), missionState(cur), missionState(m))
 }
 
 // missionChanges says what an edit changes, for the timeline: e.g.

@@ -27,7 +27,7 @@ type Next struct {
 // not touched (only Brief does either). Errors: forbidden (another
 // agent's session), session_not_found.
 func (s *BriefService) Next(ctx context.Context, actor auth.Actor, session string) (Next, error) {
-	now := s.now()
+	now := s.core.now()
 	in, err := s.ownInputs(ctx, actor, session, now)
 	if err != nil {
 		return Next{}, err
@@ -39,7 +39,7 @@ func (s *BriefService) Next(ctx context.Context, actor auth.Actor, session strin
 // NextOfRun is Next for the session the run belongs to. Errors:
 // forbidden, run_not_found.
 func (s *BriefService) NextOfRun(ctx context.Context, actor auth.Actor, run string) (Next, error) {
-	r, err := s.store.Reader().GetRun(ctx, run)
+	r, err := s.core.store.Reader().GetRun(ctx, run)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Next{}, errs.E(errs.NotFound, "run_not_found", "No run has the id %q.", run)
 	} else if err != nil {
@@ -50,8 +50,8 @@ func (s *BriefService) NextOfRun(ctx context.Context, actor auth.Actor, run stri
 
 // ownInputs returns what the session's brief is built from, if actor may
 // see the session. Errors: session_not_found, forbidden.
-func (c *core) ownInputs(ctx context.Context, actor auth.Actor, session string, now time.Time) (*briefInputs, error) {
-	in, err := c.briefInputs(ctx, session, now)
+func (s *BriefService) ownInputs(ctx context.Context, actor auth.Actor, session string, now time.Time) (*briefInputs, error) {
+	in, err := s.briefInputs(ctx, session, now)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errs.E(errs.NotFound, "session_not_found", "No session has the id %q.", session)
 	} else if err != nil {

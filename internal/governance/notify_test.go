@@ -71,7 +71,7 @@ var secretChange = change.Change{Files: []change.File{{Path: "deploy.sh",
 func TestEveryNewAttentionItemIsNotifiedWithALinkToIt(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
-	w.Gov.SetPublicURL("https://madebook.example.com/")
+	w.Configure(func(o *governance.Options) { o.PublicURL = "https://madebook.example.com/" })
 	hook(t, w, notify.AttentionCreated)
 	cases := []struct {
 		name, kind string
@@ -275,7 +275,7 @@ func TestANotificationCommitsWithItsCauseOrNotAtAll(t *testing.T) {
 	w := newWorld(t)
 	hook(t, w, notify.AttentionCreated, notify.HardStop)
 	boom := errors.New("the disk is full")
-	failing := governance.New(governance.Failing{Transactor: w.Store, Err: boom}, w.Clock.Now)
+	failing := governance.New(governance.Failing{Transactor: w.Store, Err: boom}, w.Clock.Now, governance.Options{})
 	failedLedger := ledger.NewService(governance.Failing{Transactor: w.Store, Err: boom}, w.Clock.Now, failing.Briefs, failing.Notify)
 	run := must(w.Ledger.StartRun(t.Context(), w.agent, w.session, "ask", ""))(t)
 	causes := map[string]func(g *governance.Services, l *ledger.Service) error{

@@ -22,7 +22,7 @@ import (
 // PermissionService answers the permission prompts agents' clients raise
 // (seed 002's permission.prompt.requested): a person picks one of the
 // prompt's options, and the agent's next brief delivers the answer once.
-type PermissionService struct{ *core }
+type PermissionService struct{ core *core }
 
 // PermissionPrompt is a question an agent's client asked a person before
 // using a tool, with the options it offers and, once answered, the option
@@ -125,9 +125,9 @@ func (s *PermissionService) Answer(ctx context.Context, actor auth.Actor, id, op
 	if err != nil || n <= 0 {
 		return PermissionPrompt{}, notFound
 	}
-	now := s.now()
+	now := s.core.now()
 	var out PermissionPrompt
-	err = s.write(ctx, func(q db.Querier) error {
+	err = s.core.write(ctx, func(q db.Querier) error {
 		row, err := q.GetPermissionPrompt(ctx, n)
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound
@@ -167,7 +167,7 @@ func (s *PermissionService) Answer(ctx context.Context, actor auth.Actor, id, op
 		if err != nil {
 			return err
 		}
-		if err := s.event(ctx, q, row.SessionID, actor, now, "lifecycle.event", lifecycle.PermissionPromptResolved,
+		if err := s.core.event(ctx, q, row.SessionID, actor, now, "lifecycle.event", lifecycle.PermissionPromptResolved,
 			string(detail)); err != nil {
 			return err
 		}

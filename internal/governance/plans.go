@@ -57,7 +57,7 @@ type Plan struct {
 }
 
 // PlanService takes an agent's plans and a lead's verdict on them.
-type PlanService struct{ *core }
+type PlanService struct{ core *core }
 
 // MaxPlanSummary is the most characters of a plan's summary.
 const MaxPlanSummary = input.Text
@@ -122,9 +122,9 @@ func (s *PlanService) Propose(ctx context.Context, actor auth.Actor, session str
 	if err != nil {
 		return Plan{}, err
 	}
-	now := s.now()
+	now := s.core.now()
 	var row db.Plan
-	err = s.write(ctx, func(q db.Querier) error {
+	err = s.core.write(ctx, func(q db.Querier) error {
 		sess, err := ownSession(ctx, q, actor, session, "propose a plan")
 		if err != nil {
 			return err
@@ -195,7 +195,7 @@ func (s *PlanService) record(ctx context.Context, q db.Querier, actor auth.Actor
 	if err != nil {
 		return db.Plan{}, err
 	}
-	return row, s.event(ctx, q, sess.ID, actor, now, "plan."+arg.Status, "", p.in.Summary)
+	return row, s.core.event(ctx, q, sess.ID, actor, now, "plan."+arg.Status, "", p.in.Summary)
 }
 
 // Approve approves the session's proposed plan, with an optional note of
@@ -251,12 +251,12 @@ func (s *PlanService) decidePlan(ctx context.Context, actor auth.Actor, session 
 	if err != nil {
 		return Plan{}, err
 	}
-	now := s.now()
+	now := s.core.now()
 	var (
 		row     db.Plan
 		waiting []Approval
 	)
-	err = s.write(ctx, func(q db.Querier) error {
+	err = s.core.write(ctx, func(q db.Querier) error {
 		sess, err := sessionFor(ctx, q, actor, session)
 		if err != nil {
 			return err
@@ -272,7 +272,7 @@ func (s *PlanService) decidePlan(ctx context.Context, actor auth.Actor, session 
 			return noPlan.With("plan_status", latest.Status)
 		}
 		if v.status == PlanApproved {
-			agreed, standing, err := s.approve(ctx, q, actor, approvePlan, latest.ID, "", session, approvalContent{}, note, now)
+			agreed, standing, err := s.core.approve(ctx, q, actor, approvePlan, latest.ID, "", session, approvalContent{}, note, now)
 			if err != nil {
 				return err
 			}
@@ -292,7 +292,7 @@ func (s *PlanService) decidePlan(ctx context.Context, actor auth.Actor, session 
 		} else if err != nil {
 			return err
 		}
-		if err := s.event(ctx, q, session, actor, now, "plan."+v.status, "", note); err != nil {
+		if err := s.core.event(ctx, q, session, actor, now, "plan."+v.status, "", note); err != nil {
 			return err
 		}
 		// A tracked session waiting in CONFIRMING moves on the answer; in
@@ -304,7 +304,7 @@ func (s *PlanService) decidePlan(ctx context.Context, actor auth.Actor, session 
 		if err != nil {
 			return err
 		}
-		return s.move(ctx, q, actor, sess.ID, now, "", []lifecycle.Transition{tr})
+		return s.core.move(ctx, q, actor, sess.ID, now, "", []lifecycle.Transition{tr})
 	})
 	if err != nil {
 		return Plan{}, fmt.Errorf("%s plan of %s: %w", v.verb, session, err)
@@ -339,7 +339,7 @@ func planFrom(r db.Plan) (Plan, error) {
 // (said) may only raise that. The plan check and the console's drawing
 // of a plan both classify steps with it.
 func (s *PlanService) Classifier(ctx context.Context) (plan.Classifier, error) {
-	rows, err := s.store.Reader().ListTools(ctx)
+	rows, err := s.core.store.Reader().ListTools(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("tool registry: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"time"
 
@@ -89,15 +90,21 @@ func (in PolicyInput) Validate() (policy.Policy, error) {
 
 // PolicyService keeps what the workspace holds changes to: the policies,
 // the architecture rules and the risk gates.
-type PolicyService struct{ *core }
+type PolicyService struct {
+	core *core
+	// log is the server's log (Options.Logger); costs is what each policy
+	// cost over the changes evaluated (shared with ChangeService).
+	log   *slog.Logger
+	costs *policyCosts
+}
 
 const defaultPoliciesKey = "default_policies_installed"
 
 // InstallDefaults installs the "Secrets in source" policy set once,
 // on a fresh database; deleting them later does not bring them back.
 func (s *PolicyService) InstallDefaults(ctx context.Context) error {
-	now := s.now()
-	return s.write(ctx, func(q db.Querier) error {
+	now := s.core.now()
+	return s.core.write(ctx, func(q db.Querier) error {
 		if _, err := q.GetSetting(ctx, defaultPoliciesKey); err == nil {
 			return nil
 		} else if !errors.Is(err, sql.ErrNoRows) {
@@ -124,15 +131,15 @@ func (s *PolicyService) Create(ctx context.Context, actor auth.Actor, in PolicyI
 		return PolicyView{}, err
 	}
 	var row db.Policy
-	err = s.write(ctx, func(q db.Querier) error {
+	err = s.core.write(ctx, func(q db.Querier) error {
 		var err error
 		row, err = q.CreatePolicy(ctx, db.CreatePolicyParams{Name: p.Name, Severity: string(p.Severity), Kind: string(p.Kind),
-			Pattern: p.Pattern, Action: string(p.Action), CreatedAt: db.FormatTime(s.now()),
+			Pattern: p.Pattern, Action: string(p.Action), CreatedAt: db.FormatTime(s.core.now()),
 			CreatedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}})
 		if err != nil {
 			return err
 		}
-		return s.did(ctx, q, actor, activity.PolicyCreate, policyTarget(row), nil, policyState(row))
+		return s.core.did(ctx, q, actor, activity.PolicyCreate, policyTarget(row), nil, policyState(row))
 	})
 	if err != nil {
 		return PolicyView{}, fmt.Errorf("create policy %q: %w", p.Name, err)
@@ -158,7 +165,7 @@ func (s *PolicyService) SetEnabled(ctx context.Context, actor auth.Actor, id int
 	}
 	arg := db.SetPolicyDisabledParams{ID: id}
 	if !enabled {
-		arg.DisabledAt = db.NullTime(s.now())
+		arg.DisabledAt = db.NullTime(s.core.now())
 		arg.DisabledBy = sql.NullInt64{Int64: actor.UserID, Valid: actor.UserID != 0}
 	}
 	action := activity.PolicyDisable
@@ -166,7 +173,7 @@ func (s *PolicyService) SetEnabled(ctx context.Context, actor auth.Actor, id int
 		action = activity.PolicyEnable
 	}
 	var row db.Policy
-	err := s.write(ctx, func(q db.Querier) error {
+	err := s.core.write(ctx, func(q db.Querier) error {
 		was, err := q.GetPolicy(ctx, id)
 		if errors.Is(err, sql.ErrNoRows) {
 			return errs.E(errs.NotFound, "policy_not_found", "No policy has the id %d.", id)
@@ -177,7 +184,7 @@ func (s *PolicyService) SetEnabled(ctx context.Context, actor auth.Actor, id int
 			return err
 		}
 		if before, after := policyState(was), policyState(row); activity.Changed(before, after) {
-			return s.did(ctx, q, actor, action, policyTarget(row), before, after)
+			return s.core.did(ctx, q, actor, action, policyTarget(row), before, after)
 		}
 		return nil
 	})
@@ -201,16 +208,16 @@ func (s *PolicyService) Delete(ctx context.Context, actor auth.Actor, id int64) 
 		return PolicyView{}, err
 	}
 	var row db.Policy
-	err := s.write(ctx, func(q db.Querier) error {
+	err := s.core.write(ctx, func(q db.Querier) error {
 		var err error
-		row, err = q.DeletePolicy(ctx, db.DeletePolicyParams{ID: id, DeletedAt: db.NullTime(s.now()),
+		row, err = q.DeletePolicy(ctx, db.DeletePolicyParams{ID: id, DeletedAt: db.NullTime(s.core.now()),
 			DeletedBy: sql.NullInt64{Int64: actor.UserID, Valid: actor.UserID != 0}})
 		if errors.Is(err, sql.ErrNoRows) {
 			return errs.E(errs.NotFound, "policy_not_found", "No policy has the id %d.", id)
 		} else if err != nil {
 			return err
 		}
-		return s.did(ctx, q, actor, activity.PolicyDelete, policyTarget(row), policyState(row), nil)
+		return s.core.did(ctx, q, actor, activity.PolicyDelete, policyTarget(row), policyState(row), nil)
 	})
 	if err != nil {
 		return PolicyView{}, fmt.Errorf("delete policy %d: %w", id, err)
@@ -240,7 +247,7 @@ func policyState(p db.Policy) activity.State {
 // refuse is listed with not_enforced saying why: it is left out of every
 // evaluation.
 func (s *PolicyService) List(ctx context.Context) ([]PolicyView, error) {
-	rows, err := s.store.Reader().ListPolicies(ctx)
+	rows, err := s.core.store.Reader().ListPolicies(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list policies: %w", err)
 	}
@@ -337,15 +344,15 @@ func (s *PolicyService) CreateRule(ctx context.Context, actor auth.Actor, in Rul
 		return RuleView{}, err
 	}
 	var row db.Rule
-	err = s.write(ctx, func(q db.Querier) error {
+	err = s.core.write(ctx, func(q db.Querier) error {
 		var err error
 		row, err = q.CreateRule(ctx, db.CreateRuleParams{Concern: r.Concern, Chosen: r.Chosen, Departures: encodeList(r.Departures),
-			Support: int64(r.Support), Total: int64(r.Total), Enforced: r.Enforced, CreatedAt: db.FormatTime(s.now()),
+			Support: int64(r.Support), Total: int64(r.Total), Enforced: r.Enforced, CreatedAt: db.FormatTime(s.core.now()),
 			CreatedBy: sql.NullInt64{Int64: actor.UserID, Valid: actor.UserID != 0}})
 		if err != nil {
 			return err
 		}
-		return s.did(ctx, q, actor, activity.RuleCreate, fmt.Sprintf("rule %d (%s)", row.ID, row.Concern), nil, ruleState(r))
+		return s.core.did(ctx, q, actor, activity.RuleCreate, fmt.Sprintf("rule %d (%s)", row.ID, row.Concern), nil, ruleState(r))
 	})
 	if err != nil {
 		return RuleView{}, fmt.Errorf("create rule: %w", err)
@@ -359,7 +366,7 @@ func (s *PolicyService) CreateRule(ctx context.Context, actor auth.Actor, in Rul
 
 // ListRules lists every architecture rule.
 func (s *PolicyService) ListRules(ctx context.Context) ([]RuleView, error) {
-	rows, err := s.store.Reader().ListRules(ctx)
+	rows, err := s.core.store.Reader().ListRules(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list rules: %w", err)
 	}
@@ -408,8 +415,8 @@ func (s *PolicyService) ImportRules(ctx context.Context, actor auth.Actor, rs []
 			return 0, errs.E(errs.Invalid, "invalid_rule", "%s: %v", r.Concern, err)
 		}
 	}
-	now := s.now()
-	err := s.write(ctx, func(q db.Querier) error {
+	now := s.core.now()
+	err := s.core.write(ctx, func(q db.Querier) error {
 		imported := make([]activity.State, 0, len(rs))
 		for _, r := range rs {
 			row, err := q.CreateRule(ctx, db.CreateRuleParams{Concern: r.Concern, Chosen: r.Chosen, Departures: encodeList(r.Departures),
@@ -425,7 +432,7 @@ func (s *PolicyService) ImportRules(ctx context.Context, actor auth.Actor, rs []
 		if len(rs) == 0 {
 			return nil
 		}
-		return s.did(ctx, q, actor, activity.RulesImport, fmt.Sprintf("%d rules", len(rs)), nil, activity.State{"rules": imported})
+		return s.core.did(ctx, q, actor, activity.RulesImport, fmt.Sprintf("%d rules", len(rs)), nil, activity.State{"rules": imported})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("import rules: %w", err)

@@ -82,7 +82,7 @@ func (s *MissionService) requestChange(ctx context.Context, q db.Querier, actor 
 	}
 	id, err := q.CreateMissionChange(ctx, db.CreateMissionChangeParams{MissionID: old.ID, Patch: string(patch),
 		Summary: missionChanges(cur, m), Lowers: encodeList(lowers), RequestedBy: actor.UserID,
-		RequestedAt: db.FormatTime(s.now())})
+		RequestedAt: db.FormatTime(s.core.now())})
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func (s *MissionService) requestChange(ctx context.Context, q db.Querier, actor 
 	if err != nil {
 		return nil, err
 	}
-	return &c, s.did(ctx, q, actor, activity.MissionChangeRequest, changeTarget(c), missionState(cur), missionState(m))
+	return &c, s.core.did(ctx, q, actor, activity.MissionChangeRequest, changeTarget(c), missionState(cur), missionState(m))
 }
 
 // ApproveChange is a second lead's approval of a pending mission change:
@@ -130,7 +130,7 @@ func (s *MissionService) settleChange(ctx context.Context, actor auth.Actor, id 
 		return MissionChange{}, errs.E(errs.Invalid, "note_too_long", "The note is %d characters; at most %d.", n, MaxChangeNote).In("note")
 	}
 	var out MissionChange
-	err := s.write(ctx, func(q db.Querier) error {
+	err := s.core.write(ctx, func(q db.Querier) error {
 		row, err := q.GetMissionChange(ctx, id)
 		if errors.Is(err, sql.ErrNoRows) {
 			return changeNotFound(id)
@@ -170,7 +170,7 @@ func (s *MissionService) settleChange(ctx context.Context, actor auth.Actor, id 
 			before, after = missionState(cur), missionState(m)
 		}
 		n, err := q.SettleMissionChange(ctx, db.SettleMissionChangeParams{ID: id, Status: status,
-			SettledBy: sql.NullInt64{Int64: actor.UserID, Valid: true}, SettledAt: sql.NullString{String: db.FormatTime(s.now()), Valid: true},
+			SettledBy: sql.NullInt64{Int64: actor.UserID, Valid: true}, SettledAt: sql.NullString{String: db.FormatTime(s.core.now()), Valid: true},
 			SettleNote: note})
 		if err != nil {
 			return err
@@ -183,7 +183,7 @@ func (s *MissionService) settleChange(ctx context.Context, actor auth.Actor, id 
 		if out, err = missionChangeFrom(row); err != nil {
 			return err
 		}
-		return s.did(ctx, q, actor, action, changeTarget(out), before, after)
+		return s.core.did(ctx, q, actor, action, changeTarget(out), before, after)
 	})
 	if err != nil {
 		return MissionChange{}, fmt.Errorf("%s mission change %d: %w", verb, id, err)
@@ -194,13 +194,13 @@ func (s *MissionService) settleChange(ctx context.Context, actor auth.Actor, id 
 // Changes lists a mission's changes, newest first (at most 50). Errors:
 // mission_not_found.
 func (s *MissionService) Changes(ctx context.Context, slug string) ([]MissionChange, error) {
-	m, err := s.store.Reader().GetMissionBySlug(ctx, slug)
+	m, err := s.core.store.Reader().GetMissionBySlug(ctx, slug)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, missionNotFound(slug)
 	} else if err != nil {
 		return nil, fmt.Errorf("changes of %s: %w", slug, err)
 	}
-	rows, err := s.store.Reader().ListMissionChanges(ctx, db.ListMissionChangesParams{MissionID: m.ID, Lim: 50})
+	rows, err := s.core.store.Reader().ListMissionChanges(ctx, db.ListMissionChangesParams{MissionID: m.ID, Lim: 50})
 	if err != nil {
 		return nil, fmt.Errorf("changes of %s: %w", slug, err)
 	}
@@ -210,7 +210,7 @@ func (s *MissionService) Changes(ctx context.Context, slug string) ([]MissionCha
 // PendingChanges lists every mission change waiting for a second lead,
 // oldest first.
 func (s *MissionService) PendingChanges(ctx context.Context) ([]MissionChange, error) {
-	rows, err := s.store.Reader().ListPendingMissionChanges(ctx)
+	rows, err := s.core.store.Reader().ListPendingMissionChanges(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("pending mission changes: %w", err)
 	}
@@ -219,7 +219,7 @@ func (s *MissionService) PendingChanges(ctx context.Context) ([]MissionChange, e
 
 // GetChange returns one mission change. Errors: mission_change_not_found.
 func (s *MissionService) GetChange(ctx context.Context, id int64) (MissionChange, error) {
-	row, err := s.store.Reader().GetMissionChange(ctx, id)
+	row, err := s.core.store.Reader().GetMissionChange(ctx, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return MissionChange{}, changeNotFound(id)
 	} else if err != nil {

@@ -67,7 +67,7 @@ type Remediation struct {
 }
 
 // RemediationService takes a lead's remediation requests and closes them.
-type RemediationService struct{ *core }
+type RemediationService struct{ core *core }
 
 // RemediationInput is what a lead gives to request a remediation.
 type RemediationInput struct {
@@ -106,9 +106,9 @@ func (s *RemediationService) Request(ctx context.Context, actor auth.Actor, sess
 		return Remediation{}, err
 	}
 	instruction, files := in.Instruction, in.Files
-	now := s.now()
+	now := s.core.now()
 	var row db.Remediation
-	err = s.write(ctx, func(q db.Querier) error {
+	err = s.core.write(ctx, func(q db.Querier) error {
 		if _, err := sessionFor(ctx, q, actor, session); err != nil {
 			return err
 		}
@@ -118,7 +118,7 @@ func (s *RemediationService) Request(ctx context.Context, actor auth.Actor, sess
 		if err != nil {
 			return err
 		}
-		return s.event(ctx, q, session, actor, now, "remediation.requested", fmt.Sprint(row.ID), instruction)
+		return s.core.event(ctx, q, session, actor, now, "remediation.requested", fmt.Sprint(row.ID), instruction)
 	})
 	if err != nil {
 		return Remediation{}, fmt.Errorf("request remediation on %s: %w", session, err)
@@ -143,9 +143,9 @@ func (s *RemediationService) Close(ctx context.Context, actor auth.Actor, id int
 	if err != nil {
 		return Remediation{}, err
 	}
-	now := s.now()
+	now := s.core.now()
 	var row db.Remediation
-	err = s.write(ctx, func(q db.Querier) error {
+	err = s.core.write(ctx, func(q db.Querier) error {
 		cur, err := q.GetRemediation(ctx, id)
 		if errors.Is(err, sql.ErrNoRows) {
 			return errs.E(errs.NotFound, "remediation_not_found", "No remediation has the id %d.", id)
@@ -160,7 +160,7 @@ func (s *RemediationService) Close(ctx context.Context, actor auth.Actor, id int
 		if err != nil {
 			return err
 		}
-		if err := s.event(ctx, q, row.SessionID, actor, now, "remediation.closed", fmt.Sprint(id), note); err != nil {
+		if err := s.core.event(ctx, q, row.SessionID, actor, now, "remediation.closed", fmt.Sprint(id), note); err != nil {
 			return err
 		}
 		return s.closeRaiser(ctx, q, actor, row, note, now)
@@ -193,7 +193,7 @@ func (s *RemediationService) closeRaiser(ctx context.Context, q db.Querier, acto
 		} else if err != nil {
 			return fmt.Errorf("close violation %d: %w", r.ViolationID.Int64, err)
 		}
-		return s.event(ctx, q, r.SessionID, actor, now, "violation.cleared", fmt.Sprint(r.ViolationID.Int64), detail)
+		return s.core.event(ctx, q, r.SessionID, actor, now, "violation.cleared", fmt.Sprint(r.ViolationID.Int64), detail)
 	case r.DeviationID.Valid:
 		n, err := q.CloseDeviationBy(ctx, db.CloseDeviationByParams{ID: r.DeviationID.Int64, ClosedAt: db.NullTime(now), ClosedBy: by})
 		if err != nil {
@@ -202,7 +202,7 @@ func (s *RemediationService) closeRaiser(ctx context.Context, q db.Querier, acto
 		if n == 0 {
 			return nil
 		}
-		return s.event(ctx, q, r.SessionID, actor, now, "deviation.closed", fmt.Sprint(r.DeviationID.Int64), detail)
+		return s.core.event(ctx, q, r.SessionID, actor, now, "deviation.closed", fmt.Sprint(r.DeviationID.Int64), detail)
 	}
 	return nil
 }

@@ -59,7 +59,7 @@ func newReplica(t *testing.T, k *testkit.Kit) replica {
 	if _, err := store.Migrate(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	gov := governance.New(store, k.Clock.Now)
+	gov := governance.New(store, k.Clock.Now, governance.Options{})
 	r := replica{store: store, gov: gov, auth: auth.NewService(store, k.Clock.Now),
 		ledger: ledger.NewService(store, k.Clock.Now, gov.Briefs, gov.Notify)}
 	listening(t, store)

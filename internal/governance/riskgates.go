@@ -25,7 +25,7 @@ func riskGateKey(band string) string { return "risk_gate." + band }
 // RiskGates returns what a change needs before merge at each risk band:
 // the workspace's setting, or change.DefaultGates where it set none.
 func (s *PolicyService) RiskGates(ctx context.Context) (map[string]string, error) {
-	return riskGates(ctx, s.store.Reader())
+	return riskGates(ctx, s.core.store.Reader())
 }
 
 func riskGates(ctx context.Context, q db.Querier) (map[string]string, error) {
@@ -93,7 +93,7 @@ func (s *PolicyService) SetRiskGates(ctx context.Context, actor auth.Actor, gate
 		return nil, err
 	}
 	var out map[string]string
-	err = s.write(ctx, func(q db.Querier) error {
+	err = s.core.write(ctx, func(q db.Querier) error {
 		was, err := riskGates(ctx, q)
 		if err != nil {
 			return err
@@ -107,7 +107,7 @@ func (s *PolicyService) SetRiskGates(ctx context.Context, actor auth.Actor, gate
 			return err
 		}
 		if before, after := gatesState(was), gatesState(out); activity.Changed(before, after) {
-			return s.did(ctx, q, actor, activity.RiskGatesSet, "risk gates", before, after)
+			return s.core.did(ctx, q, actor, activity.RiskGatesSet, "risk gates", before, after)
 		}
 		return nil
 	})

@@ -45,7 +45,12 @@ type Session struct {
 }
 
 // SessionService opens sessions, shows them, and pauses and resumes them.
-type SessionService struct{ *core }
+type SessionService struct {
+	core *core
+	// briefs is where a session's brief preview and last brief time come
+	// from.
+	briefs *BriefService
+}
 
 // The limits of a session's fields, in characters (runes).
 const (
@@ -138,14 +143,14 @@ func (s *SessionService) Open(ctx context.Context, actor auth.Actor, in SessionI
 		label = ""
 	}
 	external := sql.NullString{String: in.ExternalID, Valid: in.ExternalID != ""}
-	now := s.now()
+	now := s.core.now()
 	var row db.GetSessionRow
 	if external.Valid {
 		// A re-attach that changes nothing (the hook's every event) is a
 		// read; a new session, a root to record or a conflict is the
 		// write's to decide.
 		found := false
-		err = s.store.Read(ctx, func(q db.Querier) error {
+		err = s.core.store.Read(ctx, func(q db.Querier) error {
 			id, err := q.GetSessionIDByExternalID(ctx, db.GetSessionIDByExternalIDParams{AgentKeyID: actor.KeyID, ExternalID: external})
 			if errors.Is(err, sql.ErrNoRows) {
 				return nil
@@ -168,7 +173,7 @@ func (s *SessionService) Open(ctx context.Context, actor auth.Actor, in SessionI
 			return out, false, nil
 		}
 	}
-	err = s.write(ctx, func(q db.Querier) error {
+	err = s.core.write(ctx, func(q db.Querier) error {
 		if external.Valid {
 			id, err := q.GetSessionIDByExternalID(ctx, db.GetSessionIDByExternalIDParams{AgentKeyID: actor.KeyID, ExternalID: external})
 			if err == nil {
@@ -183,7 +188,7 @@ func (s *SessionService) Open(ctx context.Context, actor auth.Actor, in SessionI
 				if in.Root == "" || row.Root != "" {
 					return nil
 				}
-				if err := s.setRoot(ctx, q, actor, id, in.Root, now); err != nil {
+				if err := s.core.setRoot(ctx, q, actor, id, in.Root, now); err != nil {
 					return err
 				}
 				row.Root = in.Root
@@ -204,11 +209,11 @@ func (s *SessionService) Open(ctx context.Context, actor auth.Actor, in SessionI
 			Agent: agent, AgentLabel: label, Title: title, Lifecycle: "IDLE", CreatedAt: db.FormatTime(now), ExternalID: external}); err != nil {
 			return err
 		}
-		if err := s.event(ctx, q, id, actor, now, "session.created", "", title); err != nil {
+		if err := s.core.event(ctx, q, id, actor, now, "session.created", "", title); err != nil {
 			return err
 		}
 		if in.Root != "" {
-			if err := s.setRoot(ctx, q, actor, id, in.Root, now); err != nil {
+			if err := s.core.setRoot(ctx, q, actor, id, in.Root, now); err != nil {
 				return err
 			}
 		}
@@ -317,8 +322,8 @@ type Event struct {
 // session_not_found, forbidden.
 func (s *SessionService) Get(ctx context.Context, actor auth.Actor, id string) (SessionDetail, error) {
 	var d SessionDetail
-	now := s.now()
-	err := s.store.Read(ctx, func(q db.Querier) error {
+	now := s.core.now()
+	err := s.core.store.Read(ctx, func(q db.Querier) error {
 		row, err := sessionFor(ctx, q, actor, id)
 		if err != nil {
 			return err
@@ -339,7 +344,7 @@ func (s *SessionService) Get(ctx context.Context, actor auth.Actor, id string) (
 			return err
 		}
 		d.Tasks = TaskCounts(tasks)
-		if d.Brief, err = s.briefIn(ctx, q, actor, id, now, ""); err != nil {
+		if d.Brief, err = s.briefs.briefIn(ctx, q, actor, id, now, ""); err != nil {
 			return err
 		}
 		if p, err := q.GetLatestPlan(ctx, id); err == nil {
@@ -433,14 +438,14 @@ type SessionSummary struct {
 // their next action. Each session's brief inputs come from the same cache
 // the briefs use, so a list of sessions that brief often reads little.
 func (s *SessionService) List(ctx context.Context) ([]SessionSummary, error) {
-	now := s.now()
-	rows, err := s.store.Reader().ListSessionStates(ctx, MaxListedSessions)
+	now := s.core.now()
+	rows, err := s.core.store.Reader().ListSessionStates(ctx, MaxListedSessions)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
 	out := make([]SessionSummary, len(rows))
 	for i, r := range rows {
-		in, err := s.briefInputs(ctx, r.ID, now)
+		in, err := s.briefs.briefInputs(ctx, r.ID, now)
 		if err != nil {
 			return nil, fmt.Errorf("list sessions: %s: %w", r.ID, err)
 		}
@@ -488,9 +493,9 @@ func (s *SessionService) Resume(ctx context.Context, actor auth.Actor, id string
 // brake applies a pause or a resume, records it, and returns the session.
 func (s *SessionService) brake(ctx context.Context, actor auth.Actor, id, kind, detail string,
 	apply func(db.Querier, time.Time) (int64, error), conflict error) (Session, error) {
-	now := s.now()
+	now := s.core.now()
 	var row db.GetSessionRow
-	err := s.write(ctx, func(q db.Querier) error {
+	err := s.core.write(ctx, func(q db.Querier) error {
 		if _, err := sessionFor(ctx, q, actor, id); err != nil {
 			return err
 		}
@@ -501,7 +506,7 @@ func (s *SessionService) brake(ctx context.Context, actor auth.Actor, id, kind, 
 		if n == 0 {
 			return conflict
 		}
-		if err := s.event(ctx, q, id, actor, now, kind, "", detail); err != nil {
+		if err := s.core.event(ctx, q, id, actor, now, kind, "", detail); err != nil {
 			return err
 		}
 		row, err = q.GetSession(ctx, id)
@@ -527,7 +532,7 @@ func (s *SessionService) sessionFrom(r db.GetSessionRow) (Session, error) {
 	if err := c.Err(); err != nil {
 		return Session{}, err
 	}
-	if t, ok := s.touches.last(r.ID); ok && (out.LastBriefAt == nil || t.After(*out.LastBriefAt)) {
+	if t, ok := s.briefs.touches.last(r.ID); ok && (out.LastBriefAt == nil || t.After(*out.LastBriefAt)) {
 		out.LastBriefAt = &t
 	}
 	return out, nil

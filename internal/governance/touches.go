@@ -52,7 +52,7 @@ func (s *BriefService) FlushTimes(ctx context.Context) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	err := s.write(ctx, func(q db.Querier) error {
+	err := s.core.write(ctx, func(q db.Querier) error {
 		for _, id := range slices.Sorted(maps.Keys(batch)) {
 			if err := q.TouchSessionBrief(ctx, db.TouchSessionBriefParams{ID: id, At: db.NullTime(*batch[id])}); err != nil {
 				return err

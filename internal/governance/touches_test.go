@@ -57,7 +57,7 @@ func TestFlushBriefTimes(t *testing.T) {
 		if v := storedLastBrief(t, w, w.session); v.Valid {
 			t.Fatalf("the database already holds %s before a flush", v.String)
 		}
-		if got := lastBrief(t, w, governance.New(w.Store, w.Clock.Now), w.session); !got.IsZero() {
+		if got := lastBrief(t, w, governance.New(w.Store, w.Clock.Now, governance.Options{}), w.session); !got.IsZero() {
 			t.Fatalf("a second service sees %s before a flush", got)
 		}
 	})
@@ -69,7 +69,7 @@ func TestFlushBriefTimes(t *testing.T) {
 		if v := storedLastBrief(t, w, w.session); !v.Valid || v.String != db.FormatTime(second) {
 			t.Fatalf("the database holds %+v, want %s", v, db.FormatTime(second))
 		}
-		fresh := governance.New(w.Store, w.Clock.Now)
+		fresh := governance.New(w.Store, w.Clock.Now, governance.Options{})
 		if got := lastBrief(t, w, fresh, w.session); !got.Equal(second) {
 			t.Fatalf("a second service sees %s, want %s", got, second)
 		}
@@ -82,7 +82,7 @@ func TestFlushBriefTimes(t *testing.T) {
 	})
 
 	t.Run("a flush never moves a session's last brief back in time", func(t *testing.T) {
-		stale := governance.New(w.Store, func() time.Time { return first.Add(-time.Hour) })
+		stale := governance.New(w.Store, func() time.Time { return first.Add(-time.Hour) }, governance.Options{})
 		must(stale.Briefs.Brief(ctx, w.agent, governance.BriefRequest{Session: w.session}))(t)
 		if err := stale.Briefs.FlushTimes(ctx); err != nil {
 			t.Fatal(err)
@@ -98,7 +98,7 @@ func TestFlushBriefTimes(t *testing.T) {
 		if err := w.Gov.Briefs.FlushTimes(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if got := lastBrief(t, w, governance.New(w.Store, w.Clock.Now), w.session); !got.Equal(w.Clock.Now()) {
+		if got := lastBrief(t, w, governance.New(w.Store, w.Clock.Now, governance.Options{}), w.session); !got.Equal(w.Clock.Now()) {
 			t.Fatalf("a second service sees %s, want %s", got, w.Clock.Now())
 		}
 	})

@@ -151,9 +151,9 @@ func (s *ScopeBreachService) ReportTranscript(ctx context.Context, actor auth.Ac
 	if err != nil {
 		return TranscriptReport{}, err
 	}
-	now := s.now()
+	now := s.core.now()
 	out := TranscriptReport{Reported: len(in.Calls), Ungoverned: []TranscriptCall{}}
-	err = s.write(ctx, func(q db.Querier) error {
+	err = s.core.write(ctx, func(q db.Querier) error {
 		out.Ungoverned = out.Ungoverned[:0]
 		r, err := q.GetRun(ctx, runID)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -223,10 +223,10 @@ func (s *ScopeBreachService) ungoverned(ctx context.Context, q db.Querier, actor
 	}
 	detail := fmt.Sprintf("%s (tool use %s%s) ran at %s%s", BreachTitle(protocol.ScopeBreach{Call: call, Ungoverned: true}), c.ToolUseID, who,
 		c.At.Format(time.RFC3339), namedPaths(c.Paths))
-	if err := s.event(ctx, q, session, actor, now, UngovernedEvent, runID, detail); err != nil {
+	if err := s.core.event(ctx, q, session, actor, now, UngovernedEvent, runID, detail); err != nil {
 		return false, err
 	}
-	return true, s.event(ctx, q, session, actor, now, notify.KindViolationDetected, fmt.Sprint(v.ID),
+	return true, s.core.event(ctx, q, session, actor, now, notify.KindViolationDetected, fmt.Sprint(v.ID),
 		fmt.Sprintf("%s %s: %s%s", v.Severity, v.Policy, v.Match, namedPaths(c.Paths)))
 }
 

@@ -32,7 +32,12 @@ const (
 
 // WebhookService keeps the endpoints notifications are sent to (admins
 // only); package notify writes and sends the notifications.
-type WebhookService struct{ *core }
+type WebhookService struct {
+	core *core
+	// hooks is where webhook endpoints may point, and the client test
+	// notifications go through (Options.WebhookDestinations).
+	hooks webhookClient
+}
 
 // WebhookInput is an endpoint an admin adds.
 type WebhookInput struct {
@@ -148,22 +153,22 @@ func (s *WebhookService) Create(ctx context.Context, actor auth.Actor, in Webhoo
 	if err := actor.RequireAdmin("add a webhook endpoint"); err != nil {
 		return Webhook{}, err
 	}
-	in, err := in.Validate(s.destinations().to)
+	in, err := in.Validate(s.hooks.to)
 	if err != nil {
 		return Webhook{}, err
 	}
 	shown := notify.RedactURL(in.URL)
 	var row db.Webhook
-	err = s.write(ctx, func(q db.Querier) error {
+	err = s.core.write(ctx, func(q db.Querier) error {
 		var err error
 		row, err = q.CreateWebhook(ctx, db.CreateWebhookParams{Url: in.URL, Secret: in.Secret, Events: encodeList(in.Events),
-			CreatedAt: db.FormatTime(s.now()), CreatedBy: sql.NullInt64{Int64: actor.UserID, Valid: actor.UserID != 0}})
+			CreatedAt: db.FormatTime(s.core.now()), CreatedBy: sql.NullInt64{Int64: actor.UserID, Valid: actor.UserID != 0}})
 		if err != nil {
 			return err
 		}
 		// The secret is handed over only to be redacted: the record says
 		// that there is one.
-		return s.did(ctx, q, actor, activity.WebhookCreate, webhookTarget(row.ID, shown), nil,
+		return s.core.did(ctx, q, actor, activity.WebhookCreate, webhookTarget(row.ID, shown), nil,
 			activity.State{"url": shown, "events": in.Events, "secret": in.Secret})
 	})
 	if err != nil {
@@ -185,7 +190,7 @@ func (s *WebhookService) List(ctx context.Context, actor auth.Actor) ([]Webhook,
 		return nil, err
 	}
 	var out []Webhook
-	err := s.store.Read(ctx, func(q db.Querier) error {
+	err := s.core.store.Read(ctx, func(q db.Querier) error {
 		rows, err := q.ListWebhooks(ctx)
 		if err != nil {
 			return err
@@ -251,10 +256,10 @@ func (s *WebhookService) Remove(ctx context.Context, actor auth.Actor, id int64)
 	if err := actor.RequireAdmin("remove a webhook endpoint"); err != nil {
 		return Webhook{}, err
 	}
-	now := s.now()
+	now := s.core.now()
 	removed := sql.NullString{String: db.FormatTime(now), Valid: true}
 	var row db.GetWebhookRow
-	err := s.write(ctx, func(q db.Querier) error {
+	err := s.core.write(ctx, func(q db.Querier) error {
 		var err error
 		row, err = q.GetWebhook(ctx, id)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -270,7 +275,7 @@ func (s *WebhookService) Remove(ctx context.Context, actor auth.Actor, id int64)
 		}
 		shown := notify.RedactURL(row.Url)
 		before := activity.State{"url": shown, "events": db.StoredRow("webhooks", row.ID).List("events", row.Events)}
-		return s.did(ctx, q, actor, activity.WebhookDelete, webhookTarget(row.ID, shown), before, nil)
+		return s.core.did(ctx, q, actor, activity.WebhookDelete, webhookTarget(row.ID, shown), before, nil)
 	})
 	if err != nil {
 		return Webhook{}, fmt.Errorf("remove webhook %d: %w", id, err)
@@ -317,7 +322,7 @@ func (s *WebhookService) Test(ctx context.Context, actor auth.Actor, id int64) (
 		return WebhookTest{}, err
 	}
 	var target db.GetWebhookTargetRow
-	err := s.store.Read(ctx, func(q db.Querier) error {
+	err := s.core.store.Read(ctx, func(q db.Querier) error {
 		if _, err := q.GetWebhook(ctx, id); errors.Is(err, sql.ErrNoRows) {
 			return errs.E(errs.NotFound, "webhook_not_found", "No webhook endpoint has the id %d.", id)
 		} else if err != nil {
@@ -330,15 +335,15 @@ func (s *WebhookService) Test(ctx context.Context, actor auth.Actor, id int64) (
 	if err != nil {
 		return WebhookTest{}, fmt.Errorf("test webhook %d: %w", id, err)
 	}
-	now := s.now()
-	body, err := s.notes.TestBody(actor.Email, db.FormatTime(now))
+	now := s.core.now()
+	body, err := s.core.notes.TestBody(actor.Email, db.FormatTime(now))
 	if err != nil {
 		return WebhookTest{}, fmt.Errorf("test webhook %d: %w", id, err)
 	}
 	t := WebhookTest{ID: id, URL: notify.RedactURL(target.Url), Delivery: ids.New("test_"), SentAt: now}
 	// The request is sent outside any transaction: it may take the whole
 	// timeout.
-	t.Status, t.Result = notify.Deliver(ctx, s.destinations().client, now, notify.DefaultTimeout,
+	t.Status, t.Result = notify.Deliver(ctx, s.hooks.client, now, notify.DefaultTimeout,
 		notify.Delivery{URL: target.Url, Secret: target.Secret, ID: t.Delivery, Body: []byte(body)})
 	if t.Delivered = t.Result == ""; t.Delivered {
 		t.Result = "delivered"
@@ -349,8 +354,8 @@ func (s *WebhookService) Test(ctx context.Context, actor auth.Actor, id int64) (
 	}
 	// Recorded even when the caller has gone: the test was sent.
 	wctx := context.WithoutCancel(ctx)
-	err = s.write(wctx, func(q db.Querier) error {
-		return s.did(wctx, q, actor, activity.WebhookTest, webhookTarget(id, t.URL), nil, after)
+	err = s.core.write(wctx, func(q db.Querier) error {
+		return s.core.did(wctx, q, actor, activity.WebhookTest, webhookTarget(id, t.URL), nil, after)
 	})
 	if err != nil {
 		return WebhookTest{}, fmt.Errorf("test webhook %d: %w", id, err)
@@ -364,6 +369,3 @@ type webhookClient struct {
 	to     notify.Destinations
 	client notify.Doer
 }
-
-// destinations is where webhooks may point (SetWebhookDestinations).
-func (c *core) destinations() *webhookClient { return c.hooks.Load() }

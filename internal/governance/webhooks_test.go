@@ -186,7 +186,7 @@ func TestATestNotification(t *testing.T) {
 			before := len(rcv.got)
 			rcv.mu.Unlock()
 			if c.closed {
-				w.Gov.SetWebhookDestinations(notify.Destinations{})
+				w.Configure(func(o *governance.Options) { o.WebhookDestinations = notify.Destinations{} })
 				t.Cleanup(w.AllowLoopbackWebhooks)
 			}
 			w.Clock.Advance(1e9)

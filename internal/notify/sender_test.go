@@ -122,8 +122,7 @@ type env struct {
 }
 
 func newEnv(t *testing.T, url string) *env {
-	k := testkit.New(t)
-	k.AllowLoopbackWebhooks() // the receiver is on 127.0.0.1
+	k := testkit.New(t, testkit.WithLoopbackWebhooks) // the receiver is on 127.0.0.1
 	admin, _ := k.Person(auth.Admin)
 	agent, _ := k.Agent()
 	e := &env{Kit: k, admin: admin, agent: agent, session: k.Session(agent, k.Mission(admin, false))}

@@ -67,20 +67,45 @@ func MustOpenDB(tb testing.TB) (*db.Store, string) {
 }
 
 // New returns a kit on a fresh database, with a clock that starts at
-// 2026-11-29T12:00:00Z and moves only when the test moves it.
-func New(tb testing.TB) *Kit {
+// 2026-11-29T12:00:00Z and moves only when the test moves it, and the
+// governance services configured by opts (serve's flags, in a test).
+func New(tb testing.TB, opts ...Option) *Kit {
 	tb.Helper()
 	store, path := MustOpenDB(tb)
 	clock := &Clock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
-	gov := governance.New(store, clock.Now)
 	k := &Kit{TB: tb, Path: path, Store: store, Auth: auth.NewService(store, clock.Now).WithPasswordCost(bcrypt.MinCost),
-		Gov: gov, Ledger: ledger.NewService(store, clock.Now, gov.Briefs, gov.Notify),
 		Audit: audit.NewService(store, clock.Now), Clock: clock}
+	var o governance.Options
+	for _, set := range opts {
+		set(&o)
+	}
+	k.build(o)
 	// As on a fresh database: the "Secrets in source" policy set.
 	if err := k.Gov.Policies.InstallDefaults(context.Background()); err != nil {
 		tb.Fatal(err)
 	}
 	return k
+}
+
+// An Option changes the governance services' options before New builds
+// them.
+type Option func(*governance.Options)
+
+// build builds the governance services and the ledger over the kit's
+// store with o.
+func (k *Kit) build(o governance.Options) {
+	k.Gov = governance.New(k.Store, k.Clock.Now, o)
+	k.Ledger = ledger.NewService(k.Store, k.Clock.Now, k.Gov.Briefs, k.Gov.Notify)
+}
+
+// Configure builds the kit's governance services and ledger again, with
+// their options changed by set: a test that changes a setting halfway.
+// Whatever holds the old services (a server built over the kit) keeps
+// them; such a test passes the Option to New instead.
+func (k *Kit) Configure(set Option) {
+	o := k.Gov.Options()
+	set(&o)
+	k.build(o)
 }
 
 // Clock is a settable clock, safe for concurrent use.
@@ -177,10 +202,15 @@ func (k *Kit) Session(agent auth.Actor, mission string) string {
 // --webhook-allow 127.0.0.1/32 opens it.
 var LoopbackWebhooks = notify.Destinations{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
 
-// AllowLoopbackWebhooks opens 127.0.0.1 to the kit's webhook endpoints
-// (LoopbackWebhooks): adding one there, and test notifications. A sender
-// the test makes needs it too: notify.NewSender(…, LoopbackWebhooks).
-func (k *Kit) AllowLoopbackWebhooks() { k.Gov.SetWebhookDestinations(LoopbackWebhooks) }
+// WithLoopbackWebhooks is the Option that opens 127.0.0.1 to the kit's
+// webhook endpoints (LoopbackWebhooks): adding one there, and test
+// notifications. A sender the test makes needs it too:
+// notify.NewSender(…, LoopbackWebhooks).
+func WithLoopbackWebhooks(o *governance.Options) { o.WebhookDestinations = LoopbackWebhooks }
+
+// AllowLoopbackWebhooks builds the kit's services again with
+// WithLoopbackWebhooks (Configure).
+func (k *Kit) AllowLoopbackWebhooks() { k.Configure(WithLoopbackWebhooks) }
 
 // Postgres reports whether the tests run on PostgreSQL (MADEBOOK_TEST_DB).
 func Postgres() bool { return testdb.Postgres() }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/web/webtest"
 )
 
@@ -50,8 +51,7 @@ func TestTwoPeopleOverHTTP(t *testing.T) {
 // Over HTTP: a session at the open-gate cap gets 409 too_many_open_gates
 // for one more, and nothing is written.
 func TestTheOpenGateCapOverHTTP(t *testing.T) {
-	a := webtest.NewAPI(t)
-	a.Kit.Gov.SetMaxOpenGates(2)
+	a := webtest.NewAPI(t, func(o *governance.Options) { o.MaxOpenGates = 2 })
 	id := a.Session(false)
 	for range 2 {
 		a.Must(http.StatusCreated, http.MethodPost, "/api/v1/sessions/"+id+"/decisions", a.AgentKey,

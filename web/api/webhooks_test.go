@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/madebook/madebook/internal/testkit"
 	"github.com/madebook/madebook/web/webtest"
 )
 
@@ -95,8 +96,7 @@ func TestWebhooksOverTheAPI(t *testing.T) {
 // and answers what the endpoint answered: its status and a fixed phrase,
 // never its body. Admins only; a removed endpoint is 404.
 func TestAWebhookTestOverTheAPI(t *testing.T) {
-	a := webtest.NewAPI(t)
-	a.Kit.AllowLoopbackWebhooks() // the endpoint is on 127.0.0.1
+	a := webtest.NewAPI(t, testkit.WithLoopbackWebhooks) // the endpoint is on 127.0.0.1
 	const secret = "api-test-signing-secret"
 	var (
 		mu     sync.Mutex

@@ -16,9 +16,9 @@ import (
 	"github.com/madebook/madebook/web/webtest"
 )
 
-func consoleServer(t *testing.T, secure bool) (*testkit.Kit, string) {
+func consoleServer(t *testing.T, secure bool, opts ...testkit.Option) (*testkit.Kit, string) {
 	t.Helper()
-	kit := testkit.New(t)
+	kit := testkit.New(t, opts...)
 	d := webtest.Deps(kit)
 	d.SecureCookies = secure
 	srv := httptest.NewServer(web.NewServer(d))

@@ -116,7 +116,7 @@ type axeWorkspace struct {
 
 func a11yWorkspace(t *testing.T) axeWorkspace {
 	t.Helper()
-	kit := testkit.New(t)
+	kit := testkit.New(t, testkit.WithLoopbackWebhooks) // the refusing endpoint is on 127.0.0.1
 	e := web.NewServer(webtest.Deps(kit))
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
@@ -129,7 +129,6 @@ func a11yWorkspace(t *testing.T) axeWorkspace {
 		http.Error(w, "this endpoint refuses every delivery, with a long explanation that must wrap on a phone", http.StatusBadGateway)
 	}))
 	t.Cleanup(refusing.Close)
-	kit.AllowLoopbackWebhooks()
 	must(t)(kit.Gov.Webhooks.Create(bg, admin, governance.WebhookInput{URL: refusing.URL + "/services/T000/B000/a-long-path-that-must-wrap-on-a-phone",
 		Secret: "a11y-signing-secret", Events: []string{"attention.created", "hard_stop"}}))
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/testkit"
 	"github.com/madebook/madebook/web/webtest"
 )
 
@@ -18,10 +19,9 @@ import (
 // answered (its status, never its words), then removes the endpoint with
 // the other button of the same form.
 func TestBrowserAdminSendsAWebhookATest(t *testing.T) {
-	app := webtest.StartBrowserApp(t)
+	app := webtest.StartBrowserApp(t, testkit.WithLoopbackWebhooks) // the endpoint is on 127.0.0.1
 	ctx := webtest.NewBrowser(t)
 	admin, _ := app.Kit.Person(auth.Admin)
-	app.Kit.AllowLoopbackWebhooks() // the endpoint is on 127.0.0.1
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "db password is hunter2", http.StatusBadGateway)
 	}))

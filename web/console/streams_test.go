@@ -55,7 +55,7 @@ func streamEnv(t *testing.T, limits console.StreamLimits) (*consoleEnv, *atomic.
 	kit := testkit.New(t)
 	counts := &atomic.Int64{}
 	d := webtest.Deps(kit)
-	d.Gov = governance.New(countingStore{kit.Store, counts}, kit.Clock.Now)
+	d.Gov = governance.New(countingStore{kit.Store, counts}, kit.Clock.Now, governance.Options{})
 	d.ConsoleStreams = limits
 	srv := httptest.NewServer(web.NewServer(d))
 	t.Cleanup(srv.Close)

@@ -23,8 +23,7 @@ import (
 // status, never what the endpoint said), sends a test, and removes the
 // endpoint; the secret is never shown.
 func TestConsoleWebhooks(t *testing.T) {
-	kit, base := consoleServer(t, false)
-	kit.AllowLoopbackWebhooks() // the endpoint is on 127.0.0.1
+	kit, base := consoleServer(t, false, testkit.WithLoopbackWebhooks) // the endpoint is on 127.0.0.1
 	admin, _ := kit.Person(auth.Admin)
 	lead, _ := kit.Lead()
 	agent, _ := kit.Agent()

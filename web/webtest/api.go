@@ -40,22 +40,24 @@ type API struct {
 }
 
 // NewAPI starts a real server on a fresh kit, with a viewer, a lead, an
-// admin and two agent keys, logging to a.Log, closed when the test ends.
-func NewAPI(t testing.TB) *API {
+// admin and two agent keys, logging to a.Log, closed when the test ends;
+// opts configure the kit's governance services.
+func NewAPI(t testing.TB, opts ...testkit.Option) *API {
 	t.Helper()
-	return NewAPIWith(t, func(*web.Deps) {})
+	return NewAPIWith(t, func(*web.Deps) {}, opts...)
 }
 
 // NewAPIWith is NewAPI with the server's settings changed by set (its
 // limits, e.g.) before it starts.
-func NewAPIWith(t testing.TB, set func(*web.Deps)) *API {
+func NewAPIWith(t testing.TB, set func(*web.Deps), opts ...testkit.Option) *API {
 	t.Helper()
-	kit := testkit.New(t)
 	log := &Log{}
+	logger := slog.New(slog.NewTextHandler(log, nil))
+	// The services log where the server does, as serve has them.
+	kit := testkit.New(t, append([]testkit.Option{func(o *governance.Options) { o.Logger = logger }}, opts...)...)
 	d := Deps(kit)
-	d.Logger = slog.New(slog.NewTextHandler(log, nil))
+	d.Logger = logger
 	set(&d)
-	kit.Gov.SetLogger(d.Logger) // as serve does
 	e := web.NewServer(d)
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)

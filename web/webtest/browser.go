@@ -29,9 +29,9 @@ type BrowserApp struct {
 }
 
 // StartBrowserApp serves a real Madebook on a fresh kit over loopback.
-func StartBrowserApp(t *testing.T) *BrowserApp {
+func StartBrowserApp(t *testing.T, opts ...testkit.Option) *BrowserApp {
 	t.Helper()
-	kit := testkit.New(t)
+	kit := testkit.New(t, opts...)
 	e := web.NewServer(Deps(kit))
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
