@@ -6,10 +6,11 @@
 //     this package (Queries); one writer connection serialises every write
 //     transaction.
 //   - PostgreSQL (a postgres:// or postgresql:// URL): postgres/migrations;
-//     the same query files generated for PostgreSQL in package pgdb, seen
-//     through db.Querier by pgQueries (pgquerier_gen.go, written by
-//     internal/adaptergen: go generate ./db); an advisory lock held to each
-//     commit serialises every write transaction across every replica.
+//     the same queries over pgConn (pgconn.go), which rewrites SQLite's
+//     placeholders as PostgreSQL's and answers a read given text
+//     PostgreSQL cannot hold as one that finds no row; an advisory lock
+//     held to each commit serialises every write transaction across every
+//     replica.
 //
 // Services depend on Transactor and Querier only, and never know the
 // engine.
@@ -19,6 +20,11 @@
 // it after migrations/00017_admin_activity.sql; every later change is one
 // file per engine with the same number (00018_….sql in both directories).
 // After changing a migration or a query, run `go tool sqlc generate` and
-// `go generate ./db`; adaptergen refuses, naming each difference, when a
+// `go generate ./db`. sqlc generates the queries for SQLite only; go
+// generate runs postgres/typecheck, which has sqlc's postgresql engine
+// generate them from PostgreSQL's migrations, compares the Go (leaving
+// out the SQL text) and refuses, printing each difference, when a
 // query's Go types differ between the engines.
+//
+//go:generate bash postgres/typecheck
 package db

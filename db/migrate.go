@@ -61,10 +61,11 @@ func (s *Store) Migrate(ctx context.Context) (int, error) {
 	if err != nil {
 		return len(res), fmt.Errorf("migrate: %w", err)
 	}
-	if s.rq == nil {
+	if !s.prepared {
 		if err := s.prepare(ctx); err != nil {
 			return len(res), err
 		}
+		s.prepared = true
 	}
 	if _, err := s.chainOldRows(ctx); err != nil {
 		return len(res), fmt.Errorf("migrate: %w", err)

@@ -1,7 +1,5 @@
 package db
 
-//go:generate go run ./internal/adaptergen -out pgquerier_gen.go
-
 import (
 	"context"
 	"database/sql"
@@ -11,10 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
-
-	"github.com/madebook/madebook/db/pgdb"
 )
 
 // writerLockKey is the PostgreSQL advisory lock every write transaction
@@ -65,7 +60,10 @@ func openPostgres(dsn string) (*Store, error) {
 	r.SetMaxOpenConns(pgReaderConns)
 	r.SetMaxIdleConns(pgReaderConns)
 	r.SetConnMaxIdleTime(5 * time.Minute)
-	return &Store{w: w, r: r, pg: true, dsn: dsn, writeTimeout: 15 * time.Second}, nil
+	return &Store{
+		w: w, r: r, wq: postgresQueries(w), rq: postgresQueries(r),
+		pg: true, dsn: dsn, writeTimeout: 15 * time.Second,
+	}, nil
 }
 
 // lockWriter takes the writers' advisory lock in tx; PostgreSQL releases
@@ -75,30 +73,6 @@ func lockWriter(ctx context.Context, tx *sql.Tx) error {
 		return fmt.Errorf("begin write: take the writers' lock: %w", err)
 	}
 	return nil
-}
-
-// postgresQueries returns db.Querier over the PostgreSQL queries on conn,
-// unprepared.
-func postgresQueries(conn pgdb.DBTX) Querier { return pgQueries{pgdb.New(conn)} }
-
-// preparePostgres prepares every PostgreSQL query on a pool: a query the
-// schema does not accept fails here, at start, not on first use.
-func preparePostgres(ctx context.Context, pool *sql.DB) (prepared, error) {
-	q, err := pgdb.Prepare(ctx, pool)
-	if err != nil {
-		return nil, err
-	}
-	return pgQueries{q}, nil
-}
-
-func (a pgQueries) withTx(tx *sql.Tx) Querier { return pgQueries{a.q.WithTx(tx)} }
-
-// Close closes the prepared statements.
-func (a pgQueries) Close() error {
-	if a.q == nil {
-		return errors.New("close: no queries")
-	}
-	return a.q.Close()
 }
 
 // Describe names the database dsn opens for logs and messages: a
@@ -149,20 +123,3 @@ func WithPassword(dsn, password string) (string, error) {
 	u.User = url.UserPassword(u.User.Username(), password)
 	return u.String(), nil
 }
-
-// noRowHolds is the error of a read on PostgreSQL: sql.ErrNoRows when
-// PostgreSQL refused an argument because its text cannot hold it (a NUL,
-// bytes that are not UTF-8: SQLSTATE 22021), since no row holds such text
-// and SQLite, which would accept it, finds none; any other error as it
-// is. The adapter (pgquerier_gen.go) passes reads' errors through it.
-func noRowHolds(err error) error {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == characterNotInRepertoire {
-		return sql.ErrNoRows
-	}
-	return err
-}
-
-// characterNotInRepertoire is PostgreSQL's SQLSTATE for text the
-// database's encoding cannot hold.
-const characterNotInRepertoire = "22021"

@@ -22,9 +22,13 @@ type Store struct {
 	writeTimeout time.Duration
 	// pg is true on PostgreSQL.
 	pg bool
-	// wq and rq are the queries prepared on each pool once the schema is
-	// current (see Migrate); until then statements are prepared per call.
-	wq, rq prepared
+	// wq and rq are the queries on each pool. On SQLite they are
+	// prepared once the schema is current (see Migrate), and run
+	// unprepared until then; on PostgreSQL they run through pgConn
+	// (pgconn.go) from the start.
+	wq, rq *Queries
+	// prepared is true once Migrate has prepared the queries.
+	prepared bool
 	// watch are those told after each committed write (Subscribe).
 	watch watchers
 	// dsn is the PostgreSQL URL, for the connection that listens for
@@ -32,19 +36,6 @@ type Store struct {
 	dsn     string
 	changes changeHandlers
 }
-
-// prepared is one engine's queries prepared on one pool.
-type prepared interface {
-	Querier
-	// withTx returns the queries in a transaction of the pool.
-	withTx(tx *sql.Tx) Querier
-	Close() error
-}
-
-// sqlitePrepared are the SQLite queries prepared on a pool.
-type sqlitePrepared struct{ *Queries }
-
-func (p sqlitePrepared) withTx(tx *sql.Tx) Querier { return p.WithTx(tx) }
 
 // IsPostgres reports whether dsn names a PostgreSQL database (a
 // postgres:// or postgresql:// URL) rather than a SQLite file.
@@ -104,27 +95,32 @@ func openSQLite(path string) (*Store, error) {
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
 	r.SetConnMaxIdleTime(5 * time.Minute)
-	return &Store{w: w, r: r, writeTimeout: 15 * time.Second}, nil
+	return &Store{w: w, r: r, wq: New(w), rq: New(r), writeTimeout: 15 * time.Second}, nil
 }
 
 // Close closes the prepared statements and both pools.
 func (s *Store) Close() error {
-	var err error
-	for _, q := range []prepared{s.rq, s.wq} {
-		if q != nil {
-			err = errors.Join(err, q.Close())
-		}
-	}
-	return errors.Join(err, s.r.Close(), s.w.Close())
+	return errors.Join(s.rq.Close(), s.wq.Close(), s.r.Close(), s.w.Close())
 }
 
-// prepare prepares every query on both pools. It needs the current schema.
+// prepare readies every query on the current schema: on SQLite it
+// prepares them on both pools; on PostgreSQL, where pgx prepares each
+// statement on first use, it prepares them once on the writer and closes
+// them again, so that a query the schema does not accept fails here, at
+// start, not on first use.
 func (s *Store) prepare(ctx context.Context) error {
-	rq, err := s.prepareOn(ctx, s.r)
+	if s.pg {
+		q, err := Prepare(ctx, pgConn{s.w})
+		if err != nil {
+			return fmt.Errorf("prepare queries: %w", err)
+		}
+		return q.Close()
+	}
+	rq, err := Prepare(ctx, s.r)
 	if err != nil {
 		return fmt.Errorf("prepare queries: %w", err)
 	}
-	wq, err := s.prepareOn(ctx, s.w)
+	wq, err := Prepare(ctx, s.w)
 	if err != nil {
 		return errors.Join(fmt.Errorf("prepare queries: %w", err), rq.Close())
 	}
@@ -132,27 +128,12 @@ func (s *Store) prepare(ctx context.Context) error {
 	return nil
 }
 
-// prepareOn prepares the engine's queries on one pool.
-func (s *Store) prepareOn(ctx context.Context, pool *sql.DB) (prepared, error) {
+// on returns the queries q in a transaction of q's pool.
+func (s *Store) on(q *Queries, tx *sql.Tx) *Queries {
 	if s.pg {
-		return preparePostgres(ctx, pool)
-	}
-	q, err := Prepare(ctx, pool)
-	if err != nil {
-		return nil, err
-	}
-	return sqlitePrepared{q}, nil
-}
-
-// on returns the queries for a transaction of the pool prepared as p.
-func (s *Store) on(p prepared, tx *sql.Tx) Querier {
-	switch {
-	case p != nil:
-		return p.withTx(tx)
-	case s.pg:
 		return postgresQueries(tx)
 	}
-	return New(tx)
+	return q.WithTx(tx)
 }
 
 // Writer is the writer connection, for migrations.
@@ -160,15 +141,7 @@ func (s *Store) Writer() *sql.DB { return s.w }
 
 // Reader answers single-statement reads from the read pool. Use Read when
 // several statements must see one snapshot.
-func (s *Store) Reader() Querier {
-	switch {
-	case s.rq != nil:
-		return s.rq
-	case s.pg:
-		return postgresQueries(s.r)
-	}
-	return New(s.r)
-}
+func (s *Store) Reader() Querier { return s.rq }
 
 // Ping checks that both pools answer.
 func (s *Store) Ping(ctx context.Context) error {

@@ -4,10 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/testdb"
@@ -363,7 +366,8 @@ func TestWritesAreSerialisedAcrossStores(t *testing.T) {
 
 // A key no row can hold (a NUL, bytes that are not UTF-8) finds nothing
 // on either engine: SQLite has no such row, and PostgreSQL, which refuses
-// such text even as an argument, answers no rows rather than an error.
+// such text even as an argument, answers no rows rather than an error,
+// and the transaction the read is in goes on.
 func TestAKeyNoRowCanHoldFindsNothing(t *testing.T) {
 	s := migrated(t)
 	ctx := t.Context()
@@ -374,6 +378,43 @@ func TestAKeyNoRowCanHoldFindsNothing(t *testing.T) {
 		rows, err := s.Reader().ListOpenBreaches(ctx, key)
 		if err != nil || len(rows) != 0 {
 			t.Errorf("ListOpenBreaches(%q) = %v, %v; want no rows", key, rows, err)
+		}
+		err = s.Write(ctx, func(q db.Querier) error {
+			if _, err := q.GetSession(ctx, key); !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("GetSession(%q) in a write: %v, want sql.ErrNoRows", key, err)
+			}
+			if _, err := q.CountUsers(ctx); err != nil {
+				return fmt.Errorf("the next statement in the write: %w", err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// The text PostgreSQL refuses as an argument (SQLSTATE 22021) is the text
+// the queries answer as finding no row without sending it (pgconn.go).
+func TestPgRefusesWhatPostgreSQLRefuses(t *testing.T) {
+	if !testdb.Postgres() {
+		t.Skip("PostgreSQL only: its refusal of text it cannot hold")
+	}
+	s := migrated(t)
+	for _, text := range []string{
+		"", "ses_1", "é", "日本", "\U0001F600", "\uFFFD", "\uFFFE", "\U0010FFFF",
+		"\x00", "a\x00b", "\xff", "\xc3", "\xc0\x80", "\xe0\x80\x80",
+		"\xed\xa0\x80", "\xf4\x90\x80\x80", "\xf8\x88\x80\x80\x80",
+	} {
+		var got string
+		err := s.Writer().QueryRowContext(t.Context(), `SELECT CAST($1 AS TEXT)`, text).Scan(&got)
+		var pe *pgconn.PgError
+		refused := errors.As(err, &pe) && pe.Code == "22021"
+		if err != nil && !refused {
+			t.Fatalf("SELECT %q: %v", text, err)
+		}
+		if db.PgRefuses([]any{text}) != refused || db.PgRefuses([]any{sql.NullString{String: text, Valid: true}}) != refused {
+			t.Errorf("%q: PostgreSQL refuses it: %v; pgRefuses says otherwise", text, refused)
 		}
 	}
 }
