@@ -126,7 +126,7 @@ type stateEntry struct {
 // served as it is and refreshed by a later brief, or read when it
 // expires). The executor's check, on every tool call, leaves that read to
 // a brief while one may still come, and starts it only past gateRefresh:
-// starting it costs the answer that does (measured by madebook bench:
+// starting it costs the answer that does (measured by madebook-bench:
 // the server's part p99 about a tenth more). A session only its hook's
 // checks reach is still read before it expires if they come at least
 // every 8 s.
