@@ -2,8 +2,9 @@
 // server (serve), the operator's commands (migrate, user add, key
 // create|list|revoke, token create|list|revoke, audit, rules infer), the
 // agent calls from a shell (agent), a project's Claude Code setup (init
-// claude-code) and the Claude Code hook (hook claude-code). Each command is in its own file; this one holds
-// main, run and the table of commands.
+// claude-code), the Claude Code hook (hook claude-code) and version. Each
+// command is in its own file; this one holds main, run and the table of
+// commands.
 package main
 
 import (
@@ -72,6 +73,7 @@ var commands = []command{
 	{"agent", "make an agent's calls from a shell; exit status by next_action (agent --help)", runAgent},
 	{"init claude-code", "set a project up for Claude Code governed by Madebook (.claude/settings.json, .mcp.json)", runInitClaudeCode},
 	{"hook claude-code", "a Claude Code command hook: the event's JSON on stdin, the answer's on stdout", runHookClaudeCode},
+	{"version", "print the version, the commit it was built from and the Go version (also --version)", runVersion},
 }
 
 // run is the whole program: main only calls it. Warnings go to the
@@ -87,6 +89,9 @@ func runStdio(ctx context.Context, args []string, c stdio) error {
 		return usageError{"no command given", topUsage(commands)}
 	}
 	args = args[1:]
+	if args[0] == "--version" || args[0] == "-version" {
+		args = append([]string{"version"}, args[1:]...)
+	}
 	if isHelp(args[0]) {
 		if args[0] != "help" || len(args) == 1 {
 			_, err := io.WriteString(stdout, topUsage(commands))
