@@ -435,6 +435,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listGateTTLsStmt, err = db.PrepareContext(ctx, listGateTTLs); err != nil {
 		return nil, fmt.Errorf("error preparing query ListGateTTLs: %w", err)
 	}
+	if q.listLiveRunsStmt, err = db.PrepareContext(ctx, listLiveRuns); err != nil {
+		return nil, fmt.Errorf("error preparing query ListLiveRuns: %w", err)
+	}
 	if q.listMissionChangesStmt, err = db.PrepareContext(ctx, listMissionChanges); err != nil {
 		return nil, fmt.Errorf("error preparing query ListMissionChanges: %w", err)
 	}
@@ -1338,6 +1341,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listGateTTLsStmt: %w", cerr)
 		}
 	}
+	if q.listLiveRunsStmt != nil {
+		if cerr := q.listLiveRunsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listLiveRunsStmt: %w", cerr)
+		}
+	}
 	if q.listMissionChangesStmt != nil {
 		if cerr := q.listMissionChangesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listMissionChangesStmt: %w", cerr)
@@ -1869,6 +1877,7 @@ type Queries struct {
 	listAttentionViolationsStmt          *sql.Stmt
 	listEvidenceStmt                     *sql.Stmt
 	listGateTTLsStmt                     *sql.Stmt
+	listLiveRunsStmt                     *sql.Stmt
 	listMissionChangesStmt               *sql.Stmt
 	listMissionSessionIDsStmt            *sql.Stmt
 	listMissionsStmt                     *sql.Stmt
@@ -2083,6 +2092,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listAttentionViolationsStmt:          q.listAttentionViolationsStmt,
 		listEvidenceStmt:                     q.listEvidenceStmt,
 		listGateTTLsStmt:                     q.listGateTTLsStmt,
+		listLiveRunsStmt:                     q.listLiveRunsStmt,
 		listMissionChangesStmt:               q.listMissionChangesStmt,
 		listMissionSessionIDsStmt:            q.listMissionSessionIDsStmt,
 		listMissionsStmt:                     q.listMissionsStmt,

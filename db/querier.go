@@ -327,6 +327,9 @@ type Querier interface {
 	// The gate times to live that missions set (seconds, 0 = never), each once:
 	// the sweep expires the gates of each in one statement.
 	ListGateTTLs(ctx context.Context) ([]int64, error)
+	// A session's runs that are running or parked, with GetRun's columns:
+	// the runs the read model holds for the executor gate's check.
+	ListLiveRuns(ctx context.Context, sessionID string) ([]ListLiveRunsRow, error)
 	// A mission's changes, newest first.
 	ListMissionChanges(ctx context.Context, arg ListMissionChangesParams) ([]MissionChangeRow, error)
 	// The sessions working on a mission, oldest first: what a change to the

@@ -377,6 +377,67 @@ func (q *Queries) GetTool(ctx context.Context, arg GetToolParams) (Tool, error) 
 	return i, err
 }
 
+const listLiveRuns = `-- name: ListLiveRuns :many
+SELECT r.id, r.session_id, r.parent_id, r.name, r.status, r.started_at, r.ended_at, r.plan_id, r.external_id, s.agent_key_id, s.lifecycle, s.lifecycle_at
+FROM runs r
+JOIN sessions s ON s.id = r.session_id
+WHERE r.session_id = ?1 AND r.status IN ('running', 'parked')
+ORDER BY r.id
+`
+
+type ListLiveRunsRow struct {
+	ID          string
+	SessionID   string
+	ParentID    sql.NullString
+	Name        string
+	Status      string
+	StartedAt   string
+	EndedAt     sql.NullString
+	PlanID      sql.NullInt64
+	ExternalID  sql.NullString
+	AgentKeyID  int64
+	Lifecycle   string
+	LifecycleAt sql.NullString
+}
+
+// A session's runs that are running or parked, with GetRun's columns:
+// the runs the read model holds for the executor gate's check.
+func (q *Queries) ListLiveRuns(ctx context.Context, sessionID string) ([]ListLiveRunsRow, error) {
+	rows, err := q.query(ctx, q.listLiveRunsStmt, listLiveRuns, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListLiveRunsRow{}
+	for rows.Next() {
+		var i ListLiveRunsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.SessionID,
+			&i.ParentID,
+			&i.Name,
+			&i.Status,
+			&i.StartedAt,
+			&i.EndedAt,
+			&i.PlanID,
+			&i.ExternalID,
+			&i.AgentKeyID,
+			&i.Lifecycle,
+			&i.LifecycleAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listReleasedOptions = `-- name: ListReleasedOptions :many
 SELECT DISTINCT a.stopping_point, a.answer
 FROM asks a

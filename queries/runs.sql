@@ -10,6 +10,15 @@ FROM runs r
 JOIN sessions s ON s.id = r.session_id
 WHERE r.id = sqlc.arg(id);
 
+-- name: ListLiveRuns :many
+-- A session's runs that are running or parked, with GetRun's columns:
+-- the runs the read model holds for the executor gate's check.
+SELECT r.*, s.agent_key_id, s.lifecycle, s.lifecycle_at
+FROM runs r
+JOIN sessions s ON s.id = r.session_id
+WHERE r.session_id = sqlc.arg(session_id) AND r.status IN ('running', 'parked')
+ORDER BY r.id;
+
 -- name: GetRunByExternalID :one
 -- The run a session started with this external id (re-attach).
 SELECT * FROM runs

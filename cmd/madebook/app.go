@@ -95,7 +95,7 @@ func (a *app) handler(d web.Deps) http.Handler {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	d.Auth, d.Gov, d.Ledger = a.auth, a.gov, ledger.NewService(a.store, time.Now, a.gov.Briefs, a.gov.Notify)
+	d.Auth, d.Gov, d.Ledger = a.auth, a.gov, ledger.NewService(a.gov.Transactor(), time.Now, a.gov.Briefs)
 	d.Audit, d.Health = a.audit(), a.store.Ping
 	return web.NewServer(d)
 }

@@ -62,7 +62,7 @@ func TestAuditExits1WhenAReportHasRows(t *testing.T) {
 	store, path := testkit.MustOpenDB(t)
 	ctx := context.Background()
 	w := newAuditWorld(t, store, func() time.Time { return time.Now().Add(-48 * time.Hour) })
-	agent, session, led := w.agent, w.session, ledger.NewService(store, w.now, w.gov.Briefs, w.gov.Notify)
+	agent, session, led := w.agent, w.session, ledger.NewService(w.gov.Transactor(), w.now, w.gov.Briefs)
 	if _, err := w.gov.Decisions.Open(ctx, agent, session, governance.DecisionInput{Title: "Schema",
 		Question: "Drop the legacy billing table?", BlockedScope: []string{"db/migrations"}}); err != nil {
 		t.Fatal(err)

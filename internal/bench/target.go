@@ -45,7 +45,7 @@ func openTarget(ctx context.Context, dsn string) (*target, error) {
 	if err := t.gov.Policies.InstallDefaults(ctx); err != nil {
 		return nil, errors.Join(err, store.Close())
 	}
-	t.ledger = ledger.NewService(store, time.Now, t.gov.Briefs, t.gov.Notify)
+	t.ledger = ledger.NewService(t.gov.Transactor(), time.Now, t.gov.Briefs)
 	t.handler = web.NewServer(web.Deps{Logger: slog.New(slog.DiscardHandler), Auth: t.auth, Gov: t.gov, Ledger: t.ledger,
 		Audit: audit.NewService(store, time.Now), Health: store.Ping})
 	return t, nil

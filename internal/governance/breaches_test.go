@@ -72,7 +72,7 @@ func TestABreachIsACriticalViolation(t *testing.T) {
 			t.Errorf("codes %s: the gate is still there, below", codes(got))
 		}
 		// The executor gate's check reads the same brief, from the same cache.
-		if g := must(w.Gov.Briefs.GateSession(ctx, w.session))(t); g.NextAction != protocol.HardStop {
+		if g := must(gateView(ctx, w.world, w.session))(t); g.NextAction != protocol.HardStop {
 			t.Errorf("the gate's session after the breach: %s, want HARD_STOP", g.NextAction)
 		}
 	})

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/madebook/madebook/db"
@@ -120,23 +119,21 @@ func (b *Brief) UnmarshalJSON(data []byte) error {
 // session last took a brief.
 type BriefService struct {
 	core *core
-	// cache holds what each session's brief is built from; the write
-	// path's commits and other replicas' notices invalidate it.
-	cache *stateCache
+	// views is the read model the brief and the executor gate's check are
+	// decided on; the write path's commits and other replicas' notices
+	// invalidate it.
+	views *readModel
 	// touches are the brief times not yet written: briefs record them,
 	// sessions show them.
 	touches touches
 	// lease is how long a delivery waits for its acknowledgement before a
 	// brief hands it over again (Options.DeliveryLease).
 	lease time.Duration
-	// ridersList is what reads with each session's inputs (AddRider).
-	ridersMu   sync.Mutex
-	ridersList []Rider
 }
 
 // newBriefService returns the brief service over c, with an empty cache.
 func newBriefService(c *core, lease time.Duration) *BriefService {
-	return &BriefService{core: c, cache: newStateCache(), touches: touches{pending: map[string]*time.Time{}}, lease: lease}
+	return &BriefService{core: c, views: newReadModel(c.store, c.now), touches: touches{pending: map[string]*time.Time{}}, lease: lease}
 }
 
 // BriefRequest is what an agent sends to take a brief: its session and,
@@ -177,7 +174,7 @@ func (s *BriefService) Brief(ctx context.Context, actor auth.Actor, in BriefRequ
 	return b, err
 }
 
-// brief is Brief; with encode, a brief read from the memo comes back
+// brief is Brief; with encode, a brief answered from the cache comes back
 // encoded instead (the Brief is then zero).
 func (s *BriefService) brief(ctx context.Context, actor auth.Actor, in BriefRequest, encode bool) (Brief, EncodedBrief, error) {
 	if err := actor.RequireAgent("take a brief (people see a preview on the session)"); err != nil {
@@ -192,17 +189,17 @@ func (s *BriefService) brief(ctx context.Context, actor auth.Actor, in BriefRequ
 			"ack is the brief_id of an earlier brief (brf_…, at most %d characters).", MaxBriefID).In("ack")
 	}
 	now := s.core.now()
-	inputs, err := s.ownInputs(ctx, actor, session, now)
+	inputs, err := s.ownView(ctx, actor, session, now)
 	if err != nil {
 		return Brief{}, nil, fmt.Errorf("brief %s: %w", session, err)
 	}
 	if in.Ack != "" && inputs.state.Unacked == 0 {
-		// What this replica remembers holds nothing to acknowledge, but
-		// another replica on the database may have delivered since this
-		// one last heard of it: an acknowledgement is answered from the
-		// database, never dropped on a remembered word.
-		s.cache.forget([]string{session})
-		if inputs, err = s.ownInputs(ctx, actor, session, now); err != nil {
+		// The cached view holds nothing to acknowledge, but another
+		// replica may have delivered since its notice reached this one:
+		// an acknowledgement is answered from the database, never dropped
+		// on a cached view.
+		s.views.invalidate([]string{session})
+		if inputs, err = s.ownView(ctx, actor, session, now); err != nil {
 			return Brief{}, nil, fmt.Errorf("brief %s: %w", session, err)
 		}
 	}
@@ -222,7 +219,7 @@ func (s *BriefService) brief(ctx context.Context, actor auth.Actor, in BriefRequ
 			return Brief{}, nil, fmt.Errorf("brief %s: %w", session, err)
 		}
 	} else if encode {
-		enc, err := s.memoBrief(inputs, now, id)
+		enc, err := s.encodedBrief(inputs, now, id)
 		if err != nil {
 			return Brief{}, nil, fmt.Errorf("brief %s: %w", session, err)
 		}
@@ -337,7 +334,7 @@ func (s *BriefService) briefIn(ctx context.Context, q db.Querier, actor auth.Act
 
 // markRedelivered returns the open remediations with "redelivered" set on
 // those this brief hands over again after an unacknowledged delivery's
-// lease ran out. It marks a copy: the list may be the cached inputs'.
+// lease ran out. It marks a copy: the list may be a cached view's.
 func (d delivered) markRedelivered(rs []Remediation) []Remediation {
 	again := map[int64]bool{}
 	for _, r := range d.remediations {
@@ -524,7 +521,7 @@ func (d delivered) permissions(ctx context.Context, people people) ([]Permission
 // assemble asks the engine about the inputs and wraps its answer. The
 // facts were built when the inputs were read, so a cached brief does no
 // more than decide and encode.
-func assemble(in *briefInputs, resolutions []Resolution, now time.Time) Brief {
+func assemble(in *sessionView, resolutions []Resolution, now time.Time) Brief {
 	if resolutions == nil {
 		resolutions = []Resolution{}
 	}
@@ -537,7 +534,7 @@ func assemble(in *briefInputs, resolutions []Resolution, now time.Time) Brief {
 // decisionsAt are the open gates as they stand at now: whether each is
 // expired depends on the clock, so it is settled here, on a copy, and
 // never in the inputs a cache shares.
-func (in *briefInputs) decisionsAt(now time.Time) []Decision {
+func (in *sessionView) decisionsAt(now time.Time) []Decision {
 	ttl := gateTTLOf(in.state.GateTtl)
 	if ttl <= 0 || len(in.decisions) == 0 {
 		return in.decisions // only a stamp expires them, and decisionFrom read it
@@ -567,35 +564,35 @@ type rows struct {
 
 // inputsFrom turns the rows into the engine's facts and the brief's lists.
 // An error names the first row that does not convert.
-func inputsFrom(st db.GetBriefStateRow, r rows) (briefInputs, error) {
-	in := briefInputs{state: st, decisions: make([]Decision, len(r.decisions)), remediations: make([]Remediation, len(r.remediations)),
-		memo: &briefMemo{}}
+func inputsFrom(st db.GetBriefStateRow, r rows) (sessionView, error) {
+	in := sessionView{state: st, decisions: make([]Decision, len(r.decisions)), remediations: make([]Remediation, len(r.remediations)),
+		decided: &decided{}}
 	f := &in.facts
 	f.HighRisk = st.HighRisk
 	plan := db.StoredRow("plans", "of session "+st.ID) // the latest
 	f.Plan = protocol.Plan{Status: protocol.PlanStatus(st.PlanStatus), Note: st.PlanNote, ProposedAt: plan.Time("proposed_at", st.PlanProposedAt)}
 	if err := plan.Err(); err != nil {
-		return briefInputs{}, err
+		return sessionView{}, err
 	}
 	if st.LifecycleAt.Valid { // tracked: the lifecycle governs
 		sess := db.StoredRow("sessions", st.ID)
 		f.Lifecycle = protocol.Lifecycle{State: st.Lifecycle, Since: sess.Time("lifecycle_at", st.LifecycleAt.String)}
 		if err := sess.Err(); err != nil {
-			return briefInputs{}, err
+			return sessionView{}, err
 		}
 	}
 	if st.PausedAt.Valid {
 		sess := db.StoredRow("sessions", st.ID)
 		f.Pause = &protocol.Pause{Reason: st.PauseReason, At: sess.NullTime("paused_at", st.PausedAt)}
 		if err := sess.Err(); err != nil {
-			return briefInputs{}, err
+			return sessionView{}, err
 		}
 	}
 	ttl := time.Duration(gateTTLOf(st.GateTtl))
 	for i, row := range r.decisions {
 		d, err := decisionFrom(row, "")
 		if err != nil {
-			return briefInputs{}, err
+			return sessionView{}, err
 		}
 		in.decisions[i] = d
 		var stamped time.Time
@@ -612,7 +609,7 @@ func inputsFrom(st db.GetBriefStateRow, r rows) (briefInputs, error) {
 	for i, row := range r.remediations {
 		m, err := remediationFrom(row)
 		if err != nil {
-			return briefInputs{}, err
+			return sessionView{}, err
 		}
 		in.remediations[i] = m
 		f.Remediations = append(f.Remediations, protocol.Remediation{ID: fmt.Sprintf("REM-%d", m.ID),
@@ -625,12 +622,12 @@ func inputsFrom(st db.GetBriefStateRow, r rows) (briefInputs, error) {
 			Severity: protocol.Severity(v.Severity), BlockMerge: v.Action == "block_merge", Match: v.Match, File: v.File,
 			At: c.Time("detected_at", v.DetectedAt)}
 		if err := c.Err(); err != nil {
-			return briefInputs{}, err
+			return sessionView{}, err
 		}
 		if v.BreachID.Valid {
 			b, err := scopeBreachOf(r.scopeBreaches, v)
 			if err != nil {
-				return briefInputs{}, err
+				return sessionView{}, err
 			}
 			pv.Breach = b
 		}
@@ -642,7 +639,7 @@ func inputsFrom(st db.GetBriefStateRow, r rows) (briefInputs, error) {
 			Chosen: d.Chosen, Concern: d.Concern, Support: int(d.Support), Total: int(d.Total), Enforced: d.Enforced,
 			Files: c.List("files", d.Files), At: c.Time("detected_at", d.DetectedAt)})
 		if err := c.Err(); err != nil {
-			return briefInputs{}, err
+			return sessionView{}, err
 		}
 	}
 	for _, b := range r.breaches {
@@ -651,7 +648,7 @@ func inputsFrom(st db.GetBriefStateRow, r rows) (briefInputs, error) {
 			Kind: protocol.ClauseKind(b.Kind), Value: b.Value, Found: c.List("found", b.Found), Count: int(b.Count),
 			At: c.Time("detected_at", b.DetectedAt)})
 		if err := c.Err(); err != nil {
-			return briefInputs{}, err
+			return sessionView{}, err
 		}
 	}
 	for _, col := range r.collisions {
@@ -659,13 +656,13 @@ func inputsFrom(st db.GetBriefStateRow, r rows) (briefInputs, error) {
 		f.Collisions = append(f.Collisions, protocol.Collision{ID: fmt.Sprintf("COL-%d", col.ID), Symbol: col.Symbol,
 			OtherSession: col.OtherSession, OtherAgent: col.OtherAgent, At: c.Time("detected_at", col.DetectedAt)})
 		if err := c.Err(); err != nil {
-			return briefInputs{}, err
+			return sessionView{}, err
 		}
 	}
 	for _, row := range r.prompts {
 		p, err := promptFrom(row, "")
 		if err != nil {
-			return briefInputs{}, err
+			return sessionView{}, err
 		}
 		f.PermissionPrompts = append(f.PermissionPrompts, promptFact(p))
 	}
@@ -673,7 +670,7 @@ func inputsFrom(st db.GetBriefStateRow, r rows) (briefInputs, error) {
 		c := db.StoredRow("changes", ch.SessionID)
 		f.Risk = &protocol.Risk{Score: int(ch.RiskScore), Band: ch.RiskBand, Gate: ch.RiskGate, At: c.Time("reported_at", ch.ReportedAt)}
 		if err := c.Err(); err != nil {
-			return briefInputs{}, err
+			return sessionView{}, err
 		}
 	}
 	return in, nil

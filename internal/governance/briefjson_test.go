@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
+	gatepkg "github.com/madebook/madebook/internal/gate"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/protocol"
 )
 
 // BriefJSON answers what Brief does, encoded, at every moment: before a
-// gate's gate_ttl runs out and after (the remembered encoding does not
+// gate's gate_ttl runs out and after (the cached encoding does not
 // outlive the instant the brief changes), after a write that changes the
 // facts, and while something is handed over.
 func TestBriefJSONIsTheBriefEncoded(t *testing.T) {
@@ -67,7 +68,7 @@ func TestBriefJSONIsTheBriefEncoded(t *testing.T) {
 	same(t, "after the delivery")
 }
 
-// GateSession tells the executor gate what Brief says at every moment,
+// GateView tells the executor gate what Brief says at every moment,
 // though it remembers its decision: before a gate's gate_ttl runs out and
 // at the instant it does, after a write that changes the facts, and after
 // a delivery.
@@ -77,7 +78,7 @@ func TestGateSessionIsTheBriefsDecision(t *testing.T) {
 	same := func(t *testing.T, when string) {
 		t.Helper()
 		for range 2 { // the decision, then the remembered one
-			g := must(w.Gov.Briefs.GateSession(t.Context(), session))(t)
+			g := must(gateView(t.Context(), w, session))(t)
 			b := must(w.Gov.Briefs.Brief(t.Context(), w.agent, governance.BriefRequest{Session: session}))(t)
 			if g.NextAction != b.NextAction || g.Reason != b.Reason || !reflect.DeepEqual(g.BlockedScope, b.BlockedScope) {
 				t.Errorf("%s: the gate reads %v %q %v; the brief says %v %q %v", when, g.NextAction, g.Reason, g.BlockedScope,
@@ -92,7 +93,7 @@ func TestGateSessionIsTheBriefsDecision(t *testing.T) {
 	same(t, "a minute before it expires")
 	w.Clock.Advance(time.Minute)
 	same(t, "the instant it expires")
-	if g := must(w.Gov.Briefs.GateSession(t.Context(), session))(t); g.NextAction != protocol.DecisionRequired {
+	if g := must(gateView(t.Context(), w, session))(t); g.NextAction != protocol.DecisionRequired {
 		t.Errorf("the expired gate leaves the session %v", g.NextAction)
 	}
 	w.Clock.Advance(time.Hour)
@@ -113,7 +114,7 @@ func TestGateSessionUnderConcurrentChecks(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 50 {
-				g, err := w.Gov.Briefs.GateSession(context.Background(), session)
+				g, err := gateView(context.Background(), w, session)
 				if err != nil {
 					t.Error(err)
 					return
@@ -127,7 +128,13 @@ func TestGateSessionUnderConcurrentChecks(t *testing.T) {
 	}
 	must(w.Gov.Decisions.Open(t.Context(), w.agent, session, gate("Drop the legacy billing table?")))(t)
 	wg.Wait()
-	if g := must(w.Gov.Briefs.GateSession(t.Context(), session))(t); g.NextAction != protocol.DecisionRequired {
+	if g := must(gateView(t.Context(), w, session))(t); g.NextAction != protocol.DecisionRequired {
 		t.Errorf("after the gate opened, the gate reads %v", g.NextAction)
 	}
+}
+
+// gateView is the gate's session from GateView, naming no run.
+func gateView(ctx context.Context, w *world, session string) (gatepkg.Session, error) {
+	s, _, err := w.Gov.Briefs.GateView(ctx, session, "")
+	return s, err
 }

@@ -116,8 +116,8 @@ func New(store db.Transactor, now func() time.Time, opts Options) *Services {
 	}
 	c := &core{store: store, now: func() time.Time { return now().UTC() }, notes: notify.NewNotifier(opts.PublicURL)}
 	briefs := newBriefService(c, opts.DeliveryLease)
-	c.OnCommit(func(cm Commit) { briefs.cache.forget(cm.Sessions) })
-	store.OnChange(briefs.cache.heard)
+	c.OnCommit(func(cm Commit) { briefs.views.invalidate(cm.Sessions) })
+	store.OnChange(briefs.views.onNotice)
 	costs := &policyCosts{}
 	plans := &PlanService{core: c}
 	hooks := webhookClient{to: opts.WebhookDestinations, client: opts.WebhookDestinations.Client()}
@@ -189,8 +189,25 @@ func (c *core) OnCommit(fn func(Commit)) {
 	c.listeners.Store(&list)
 }
 
+// Transactor is the store with its writes through the write path: a
+// service outside this package that records events on sessions'
+// timelines (the ledger) writes through it, so that its commits
+// invalidate the read model and its events reach the outbox as these
+// services' do.
+func (s *Services) Transactor() db.Transactor { return writePath{Transactor: s.core.store, c: s.core} }
+
+// writePath is a store whose Write is core.write.
+type writePath struct {
+	db.Transactor
+	c *core
+}
+
+func (w writePath) Write(ctx context.Context, fn func(db.Querier) error) error {
+	return w.c.write(ctx, fn)
+}
+
 // write runs fn in one write transaction and then tells the listeners
-// what it recorded (Commit): the brief cache invalidates the sessions it
+// what it recorded (Commit): the read model invalidates the sessions it
 // wrote to. Before the transaction commits, the notifications its events
 // cause are written to the webhook outbox in it: a cause and its
 // notifications land together or not at all.

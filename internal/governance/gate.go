@@ -10,33 +10,46 @@ import (
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/gate"
+	"github.com/madebook/madebook/internal/gatefacts"
 	"github.com/madebook/madebook/internal/lifecycle"
 	"github.com/madebook/madebook/internal/protocol"
 )
 
-// GateSession tells the executor gate what the session's brief says now,
-// decided from the brief's cached inputs as an undelivering brief is
-// (assemble): it writes nothing and, cached, reads nothing, and the
-// decision is remembered with the inputs until the clock changes it. It
-// is the check's fast path (ledger.Briefs). Errors: session_not_found.
-func (s *BriefService) GateSession(ctx context.Context, session string) (gate.Session, error) {
+// GateView tells the executor gate what the session's brief says now, with
+// its approved plan, and the facts of run when it is one of the session's
+// live runs (running or parked), from the session's cached view: it
+// writes nothing and, cached, reads nothing, and the gate's session is
+// cached with the view until the clock changes it. It is the check's fast
+// path (ledger.Gate). The run is nil when run is "" or not among the live
+// runs: the caller reads it exactly (GateViewIn). Errors:
+// session_not_found.
+func (s *BriefService) GateView(ctx context.Context, session, run string) (gate.Session, *gate.Run, error) {
 	now := s.core.now()
-	in, err := s.inputs(ctx, session, now, gateRefresh)
+	v, err := s.views.view(ctx, session, now)
 	if err != nil {
-		return gate.Session{}, gateErr(session, err)
+		return gate.Session{}, nil, gateErr(session, err)
 	}
-	return in.memo.gateSession(in, now), nil
+	return v.decided.gateSession(v, now), v.runs[run], nil
 }
 
-// GateSessionIn is GateSession read in q's transaction, so a recorded
-// tool call is decided on exactly what that transaction sees (ledger.Briefs).
-// Errors: session_not_found.
-func (s *BriefService) GateSessionIn(ctx context.Context, q db.Querier, session string) (gate.Session, error) {
-	in, err := loadInputs(ctx, q, session)
+// GateViewIn is GateView read exactly in q's transaction, so that a
+// recorded tool call is decided on what that transaction sees
+// (ledger.Gate): the session with its approved plan, and the facts of run
+// when it is not nil. Errors: session_not_found.
+func (s *BriefService) GateViewIn(ctx context.Context, q db.Querier, session string, run *db.GetRunRow) (gate.Session, *gate.Run, error) {
+	v, err := loadInputs(ctx, q, session)
 	if err != nil {
-		return gate.Session{}, gateErr(session, err)
+		return gate.Session{}, nil, gateErr(session, err)
 	}
-	return gateSession(&in, s.core.now()), nil
+	sess := gateSession(&v, s.core.now())
+	if err := gatefacts.ApprovedPlan(ctx, q, &sess); err != nil {
+		return gate.Session{}, nil, err
+	}
+	if run == nil {
+		return sess, nil, nil
+	}
+	r, err := gatefacts.Run(ctx, q, *run)
+	return sess, r, err
 }
 
 func gateErr(session string, err error) error {
@@ -46,8 +59,9 @@ func gateErr(session string, err error) error {
 	return err
 }
 
-// gateSession decides the brief and keeps what the gate reads of it.
-func gateSession(in *briefInputs, now time.Time) gate.Session {
+// gateSession decides the brief and keeps what the gate reads of it (the
+// plan aside).
+func gateSession(in *sessionView, now time.Time) gate.Session {
 	p := protocol.Decide(in.facts, now)
 	return gate.Session{ID: in.state.ID, Root: in.state.Root, AgentKeyID: in.state.AgentKeyID, Tracked: in.state.LifecycleAt.Valid,
 		Lifecycle: lifecycle.State(in.state.Lifecycle), NextAction: p.NextAction, Reason: p.Reason.String(), BlockedScope: p.BlockedScope,

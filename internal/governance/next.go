@@ -22,13 +22,13 @@ type Next struct {
 }
 
 // Next decides the session's next action as its brief would, from the
-// brief's cached inputs, and delivers nothing: no resolution or
+// session's cached view (readmodel.go), and delivers nothing: no resolution or
 // remediation is stamped delivered and the session's last brief time is
 // not touched (only Brief does either). Errors: forbidden (another
 // agent's session), session_not_found.
 func (s *BriefService) Next(ctx context.Context, actor auth.Actor, session string) (Next, error) {
 	now := s.core.now()
-	in, err := s.ownInputs(ctx, actor, session, now)
+	in, err := s.ownView(ctx, actor, session, now)
 	if err != nil {
 		return Next{}, err
 	}
@@ -48,14 +48,14 @@ func (s *BriefService) NextOfRun(ctx context.Context, actor auth.Actor, run stri
 	return s.Next(ctx, actor, r.SessionID)
 }
 
-// ownInputs returns what the session's brief is built from, if actor may
-// see the session. Errors: session_not_found, forbidden.
-func (s *BriefService) ownInputs(ctx context.Context, actor auth.Actor, session string, now time.Time) (*briefInputs, error) {
-	in, err := s.briefInputs(ctx, session, now)
+// ownView returns the session's view, if actor may see the session.
+// Errors: session_not_found, forbidden.
+func (s *BriefService) ownView(ctx context.Context, actor auth.Actor, session string, now time.Time) (*sessionView, error) {
+	in, err := s.views.view(ctx, session, now)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errs.E(errs.NotFound, "session_not_found", "No session has the id %q.", session)
 	} else if err != nil {
-		return nil, fmt.Errorf("brief inputs of %s: %w", session, err)
+		return nil, fmt.Errorf("view of %s: %w", session, err)
 	}
 	if err := checkOwner(actor, in.state.AgentKeyID); err != nil {
 		return nil, err

@@ -276,7 +276,7 @@ func TestANotificationCommitsWithItsCauseOrNotAtAll(t *testing.T) {
 	hook(t, w, notify.AttentionCreated, notify.HardStop)
 	boom := errors.New("the disk is full")
 	failing := governance.New(governance.Failing{Transactor: w.Store, Err: boom}, w.Clock.Now, governance.Options{})
-	failedLedger := ledger.NewService(governance.Failing{Transactor: w.Store, Err: boom}, w.Clock.Now, failing.Briefs, failing.Notify)
+	failedLedger := ledger.NewService(failing.Transactor(), w.Clock.Now, failing.Briefs)
 	run := must(w.Ledger.StartRun(t.Context(), w.agent, w.session, "ask", ""))(t)
 	causes := map[string]func(g *governance.Services, l *ledger.Service) error{
 		"a gate": func(g *governance.Services, _ *ledger.Service) error {

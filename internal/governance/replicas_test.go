@@ -61,7 +61,7 @@ func newReplica(t *testing.T, k *testkit.Kit) replica {
 	}
 	gov := governance.New(store, k.Clock.Now, governance.Options{})
 	r := replica{store: store, gov: gov, auth: auth.NewService(store, k.Clock.Now),
-		ledger: ledger.NewService(store, k.Clock.Now, gov.Briefs, gov.Notify)}
+		ledger: ledger.NewService(gov.Transactor(), k.Clock.Now, gov.Briefs)}
 	listening(t, store)
 	return r
 }

@@ -445,7 +445,7 @@ func (s *SessionService) List(ctx context.Context) ([]SessionSummary, error) {
 	}
 	out := make([]SessionSummary, len(rows))
 	for i, r := range rows {
-		in, err := s.briefs.briefInputs(ctx, r.ID, now)
+		in, err := s.briefs.views.view(ctx, r.ID, now)
 		if err != nil {
 			return nil, fmt.Errorf("list sessions: %s: %w", r.ID, err)
 		}

@@ -6,6 +6,3 @@ var ToolCallFrom = toolCallFrom
 
 // TriggerError is triggerError, for the test of the triggers' answers.
 var TriggerError = triggerError
-
-// WaitToolRefreshes waits for the tool memo's background reads under way.
-func (s *Service) WaitToolRefreshes() { s.tools.refreshes.Wait() }

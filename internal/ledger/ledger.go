@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -23,11 +22,10 @@ import (
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/gate"
+	"github.com/madebook/madebook/internal/gatefacts"
 	"github.com/madebook/madebook/internal/ids"
 	"github.com/madebook/madebook/internal/input"
 	"github.com/madebook/madebook/internal/lifecycle"
-	"github.com/madebook/madebook/internal/notify"
-	"github.com/madebook/madebook/internal/plan"
 	"github.com/madebook/madebook/internal/policy"
 )
 
@@ -61,50 +59,38 @@ const (
 type Service struct {
 	store  db.Transactor
 	now    func() time.Time
-	briefs Briefs
-	notes  *notify.Notifier
-	// tools and runs are the registry and the runs as the check reads
-	// them (memo.go).
-	tools *toolMemo
-	runs  *runMemo
+	briefs Gate
+	// tools is the registry as the check reads it (registry.go).
+	tools *registry
 }
 
-// Briefs tells the executor gate what a session's brief says now.
-// governance's BriefService is the one Madebook runs with.
-type Briefs interface {
-	// GateSession decides the session's brief from its cached inputs and
-	// writes nothing: the check's fast path. Errors: session_not_found.
-	GateSession(ctx context.Context, session string) (gate.Session, error)
-	// GateSessionIn decides it from what q's transaction reads: the
-	// recording's exact path. Errors: session_not_found.
-	GateSessionIn(ctx context.Context, q db.Querier, session string) (gate.Session, error)
-	// AddRider has rider read with every session's cached inputs, in
-	// the transaction that reads them, whenever they are read
-	// (governance.Rider): the check's run facts are kept fresh so.
-	AddRider(rider func(session string) func(ctx context.Context, q db.Querier, now time.Time) error)
+// Gate tells the executor gate what a session's brief says now and what
+// it knows of a run, from governance's read model: governance's
+// BriefService is the one Madebook runs with.
+type Gate interface {
+	// GateView decides from the session's cached view and writes
+	// nothing: the check's fast path. The run is nil unless run names one
+	// of the session's live runs. Errors: session_not_found.
+	GateView(ctx context.Context, session, run string) (gate.Session, *gate.Run, error)
+	// GateViewIn decides from what q's transaction reads: the exact
+	// path. The run is nil when run is nil. Errors: session_not_found.
+	GateViewIn(ctx context.Context, q db.Querier, session string, run *db.GetRunRow) (gate.Session, *gate.Run, error)
 	// SetRoot records the session's project root when it has none.
 	SetRoot(ctx context.Context, actor auth.Actor, session, root string) error
 }
 
-// NewService returns the ledger service; briefs is what its executor gate
-// asks about sessions' briefs, notes what writes the notifications its
-// events cause (governance's Services.Notify).
-func NewService(store db.Transactor, now func() time.Time, briefs Briefs, notes *notify.Notifier) *Service {
-	tools, runs := &toolMemo{max: toolsMax}, &runMemo{max: runsMax}
+// NewService returns the ledger service. store must be governance's write
+// path (Services.Transactor): the events the ledger records on sessions'
+// timelines then invalidate the read model and reach the outbox. briefs
+// is what its executor gate asks about sessions.
+func NewService(store db.Transactor, now func() time.Time, briefs Gate) *Service {
+	tools := &registry{}
 	store.OnChange(func(n db.Notice) {
-		switch n.Topic {
-		case "": // anything may have changed
-			tools.forget()
-			runs.forget()
-		case db.TopicTools: // another replica classified or removed a tool
-			tools.forget()
-		case db.TopicSession: // another replica wrote to the session's timeline
-			runs.forget(n.Key)
+		if n.Topic == "" || n.Topic == db.TopicTools { // another replica classified or removed a tool, or anything may have changed
+			tools.invalidate()
 		}
 	})
-	s := &Service{store: store, now: func() time.Time { return now().UTC() }, briefs: briefs, notes: notes, tools: tools, runs: runs}
-	briefs.AddRider(s.rideRuns)
-	return s
+	return &Service{store: store, now: func() time.Time { return now().UTC() }, briefs: briefs, tools: tools}
 }
 
 // Run is one run of an agent's work.
@@ -469,8 +455,6 @@ func (s *Service) RecordAsk(ctx context.Context, actor auth.Actor, runID string,
 	}
 	now := s.now()
 	var a db.Ask
-	var session string
-	defer func() { s.runs.forget(session) }() // after the write commits
 	err = s.store.Write(ctx, func(q db.Querier) error {
 		r, err := ownRun(ctx, q, actor, runID)
 		if err != nil {
@@ -490,7 +474,6 @@ func (s *Service) RecordAsk(ctx context.Context, actor auth.Actor, runID string,
 			}
 			sp = sql.NullInt64{Int64: int64(*in.StoppingPoint), Valid: true}
 		}
-		session = r.SessionID
 		if _, err := q.SetRunStatus(ctx, db.SetRunStatusParams{ID: runID, Status: Parked}); err != nil {
 			return triggerError(err)
 		}
@@ -520,8 +503,6 @@ func (s *Service) AnswerAsk(ctx context.Context, actor auth.Actor, id, option st
 	}
 	now := s.now()
 	var a db.Ask
-	var session string
-	defer func() { s.runs.forget(session) }() // after the write commits
 	err := s.store.Write(ctx, func(q db.Querier) error {
 		cur, err := q.GetAsk(ctx, id)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -551,7 +532,6 @@ func (s *Service) AnswerAsk(ctx context.Context, actor auth.Actor, id, option st
 		if Terminal(cur.ParkedFrom) {
 			ended = db.NullTime(now)
 		}
-		session = cur.SessionID
 		if _, err := q.SetRunStatus(ctx, db.SetRunStatusParams{ID: cur.RunID, Status: cur.ParkedFrom, EndedAt: ended}); err != nil {
 			return err
 		}
@@ -756,20 +736,13 @@ func (s *Service) RecordToolCall(ctx context.Context, actor auth.Actor, runID st
 			return err
 		}
 		call.SideEffecting = writes(server, tool, reg, in.SideEffecting)
-		sess, err := s.briefs.GateSessionIn(ctx, q, r.SessionID)
+		sess, run, err := s.briefs.GateViewIn(ctx, q, r.SessionID, &r)
 		if err != nil {
 			return err
 		}
 		// What the call touches is read as the check reads it, and recorded
 		// as project-relative paths.
 		call.Touches = in.Site.touches(call.Tool, sess.Root, reg, call.SideEffecting)
-		if err := sessionPlan(ctx, q, &sess); err != nil {
-			return err
-		}
-		run, err := runFacts(ctx, q, r)
-		if err != nil {
-			return err
-		}
 		if in.StartedAt != nil {
 			call.StartedAt = &started
 		}
@@ -929,17 +902,6 @@ type CheckInput struct {
 	AgentID   string `json:"agent_id"`
 }
 
-// DecodeFlat reads the usual check, plain strings and an input of scalar
-// values (as Edit, Write, Read and Bash send theirs), without
-// encoding/json: a hook asks it before every tool call. It reports false,
-// writing nothing, for any other body (input.Shallow).
-func (c *CheckInput) DecodeFlat(body []byte) bool {
-	return input.Shallow(body, []input.Member{{Name: "tool", Str: &c.Tool}, {Name: "input", Obj: &c.Input},
-		{Name: "cwd", Str: &c.Cwd}, {Name: "root", Str: &c.Root}, {Name: "home", Str: &c.Home},
-		{Name: "run", Str: &c.Run}, {Name: "step", Str: &c.Step}, {Name: "tool_use_id", Str: &c.ToolUseID},
-		{Name: "agent_id", Str: &c.AgentID}})
-}
-
 // CheckResult is the gate's answer: whether the call may run now, how it
 // was classified, and, when it may not, why and what to do instead.
 type CheckResult struct {
@@ -956,49 +918,6 @@ type CheckResult struct {
 	// disk before the call and compares after it, and a change in them is
 	// a breach (POST /api/v1/runs/{id}/breaches).
 	Watch []string `json:"watch,omitempty"`
-}
-
-// AppendJSON appends r encoded as encoding/json encodes it, byte for byte,
-// without its reflection: a hook asks a check before every tool call.
-func (r CheckResult) AppendJSON(b []byte) []byte {
-	b = append(b, `{"allow":`...)
-	b = strconv.AppendBool(b, r.Allow)
-	b = append(b, `,"side_effecting":`...)
-	b = strconv.AppendBool(b, r.SideEffecting)
-	if r.Code != "" {
-		b = append(b, `,"code":`...)
-		b = appendJSONString(b, r.Code)
-	}
-	b = append(b, `,"reason":`...)
-	b = appendJSONString(b, r.Reason)
-	b = append(b, `,"next_action":`...)
-	b = appendJSONString(b, r.NextAction)
-	if len(r.Watch) > 0 {
-		b = append(b, `,"watch":[`...)
-		for i, w := range r.Watch {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, w)
-		}
-		b = append(b, ']')
-	}
-	return append(b, '}')
-}
-
-// appendJSONString appends s as encoding/json quotes it. Printable ASCII
-// that needs no escape, as codes and most reasons are, is s between
-// quotes; anything else is quoted by encoding/json itself.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always encodes
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 // Check answers whether the call may run now on the agent's own session,
@@ -1032,31 +951,27 @@ func (s *Service) Check(ctx context.Context, actor auth.Actor, session string, i
 	if err != nil {
 		return CheckResult{}, err
 	}
-	sess, err := s.briefs.GateSession(ctx, session)
+	sess, run, err := s.briefs.GateView(ctx, session, in.Run)
 	if err != nil {
 		return CheckResult{}, fmt.Errorf("check on %s: %w", session, err)
 	}
 	if sess.AgentKeyID != actor.KeyID {
 		return CheckResult{}, errs.E(errs.Forbidden, "forbidden", "This session belongs to another agent key.")
 	}
-	server, tool := gate.SplitTool(name)
-	now := s.now()
-	// Point reads, most often remembered: no transaction needed.
-	writes, reg, err := s.classifyMemo(ctx, server, tool, now)
-	var run *gate.Run
-	if err == nil && in.Run != "" {
-		run, err = s.checkRun(ctx, actor, session, in.Run, now)
-	}
-	if err != nil {
-		return CheckResult{}, fmt.Errorf("check on %s: %w", session, err)
-	}
-	if writes && sess.PlanApproved {
-		// A side-effecting call may be a step of the session's approved
-		// plan: what was released of it is read now, exactly.
-		if sess, err = s.withPlan(ctx, sess); err != nil {
+	if in.Run != "" && run == nil {
+		// Not one of the session's live runs: read exactly, and refused
+		// when it is not the agent's or not of this session.
+		if sess, run, err = s.gateRun(ctx, actor, session, in.Run); err != nil {
 			return CheckResult{}, fmt.Errorf("check on %s: %w", session, err)
 		}
 	}
+	server, tool := gate.SplitTool(name)
+	now := s.now()
+	reg, err := s.tools.lookup(ctx, s.store.Reader(), server, tool, now)
+	if err != nil {
+		return CheckResult{}, fmt.Errorf("check on %s: %w", session, err)
+	}
+	writes := writes(server, tool, reg, nil)
 	if sess.Root == "" && in.Root == "" && in.Cwd != "" && gate.IsAbs(in.Cwd) {
 		// A session with no recorded root takes the first cwd it is sent
 		// as its root: an agent that later runs `cd db` is still in it.
@@ -1091,11 +1006,26 @@ func (s *Service) Check(ctx context.Context, actor auth.Actor, session string, i
 	return out, nil
 }
 
-// withPlan is sess with its approved plan and released options read
-// (sessionPlan), in one read transaction.
-func (s *Service) withPlan(ctx context.Context, sess gate.Session) (gate.Session, error) {
-	err := s.store.Read(ctx, func(q db.Querier) error { return sessionPlan(ctx, q, &sess) })
-	return sess, err
+// gateRun is GateViewIn for the session and the run id, in one read
+// transaction. Errors: run_not_found, forbidden, run_not_in_session.
+func (s *Service) gateRun(ctx context.Context, actor auth.Actor, session, id string) (sess gate.Session, run *gate.Run, err error) {
+	err = s.store.Read(ctx, func(q db.Querier) error {
+		r, err := ownRun(ctx, q, actor, id)
+		if err != nil {
+			return err
+		}
+		if r.SessionID != session {
+			return notInSession(id, session)
+		}
+		sess, run, err = s.briefs.GateViewIn(ctx, q, session, &r)
+		return err
+	})
+	return sess, run, err
+}
+
+// notInSession refuses a run of another session: run_not_in_session.
+func notInSession(run, session string) error {
+	return errs.E(errs.Invalid, "run_not_in_session", "Run %s belongs to another session, not %s.", run, session).In("run")
 }
 
 // writes is gate.Classify over a registry entry (nil: none).
@@ -1127,86 +1057,6 @@ func registered(ctx context.Context, q db.Querier, server, tool string) (*Tool, 
 	return &out, err
 }
 
-// runFacts reads what the gate knows of a run: the question it is parked
-// on, and the plan it executes with the options answered at its stopping
-// points.
-func runFacts(ctx context.Context, q db.Querier, r db.GetRunRow) (*gate.Run, error) {
-	out := &gate.Run{ID: r.ID}
-	if r.Status == Parked {
-		a, err := q.GetOpenAsk(ctx, r.ID)
-		if err != nil {
-			return nil, err
-		}
-		c := db.StoredRow("asks", a.ID)
-		out.OpenAsk = &gate.Ask{ID: a.ID, Prompt: a.Prompt, AskedAt: c.Time("created_at", a.CreatedAt)}
-		if err := c.Err(); err != nil {
-			return nil, err
-		}
-	}
-	if !r.PlanID.Valid {
-		return out, nil
-	}
-	p, err := runPlan(ctx, q, r.PlanID.Int64)
-	if err != nil {
-		return nil, err
-	}
-	out.Plan = &p
-	if out.Released, err = releasedOptions(ctx, q, r.PlanID.Int64); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// sessionPlan adds to the session's facts its approved plan and what was
-// released of it, when its latest plan is approved.
-func sessionPlan(ctx context.Context, q db.Querier, sess *gate.Session) error {
-	if !sess.PlanApproved {
-		return nil
-	}
-	pl, err := q.GetLatestPlan(ctx, sess.ID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	} else if err != nil || pl.Status != "approved" {
-		return err
-	}
-	p, err := runPlan(ctx, q, pl.ID)
-	if err != nil {
-		return err
-	}
-	rel, err := releasedOptions(ctx, q, pl.ID)
-	if err != nil {
-		return err
-	}
-	sess.Plan, sess.Released = &p, rel
-	return nil
-}
-
-// releasedOptions reads the options answered at a plan's stopping points.
-func releasedOptions(ctx context.Context, q db.Querier, planID int64) (map[int][]string, error) {
-	answers, err := q.ListReleasedOptions(ctx, sql.NullInt64{Int64: planID, Valid: true})
-	if err != nil {
-		return nil, err
-	}
-	out := map[int][]string{}
-	for _, a := range answers {
-		sp := int(a.StoppingPoint.Int64)
-		out[sp] = append(out[sp], a.Answer.String)
-	}
-	return out, nil
-}
-
-// runPlan reads the plan a run executes.
-func runPlan(ctx context.Context, q db.Querier, id int64) (plan.Plan, error) {
-	row, err := q.GetPlan(ctx, id)
-	if err != nil {
-		return plan.Plan{}, err
-	}
-	var p plan.Plan
-	c := db.StoredRow("plans", id)
-	c.JSON("body", row.Body, &p)
-	return p, c.Err()
-}
-
 // stoppingPoint checks that the plan the ask would be a stopping point of
 // has the stopping point, and returns that plan's id: the plan the run
 // executes or, for a run of no plan, the session's approved plan. Errors:
@@ -1225,7 +1075,7 @@ func stoppingPoint(ctx context.Context, q db.Querier, r db.GetRunRow, id int) (s
 		}
 		planID = sql.NullInt64{Int64: pl.ID, Valid: true}
 	}
-	p, err := runPlan(ctx, q, planID.Int64)
+	p, err := gatefacts.Plan(ctx, q, planID.Int64)
 	if err != nil {
 		return planID, err
 	}
@@ -1282,20 +1132,19 @@ func runOwner(actor auth.Actor, key int64) error {
 }
 
 // event records one line of a session's timeline, chained
-// (db.AppendEvent), and in the same transaction the notifications it
-// causes (an ask opened: a new Attention item); a person's (an ask
-// answered) goes in the activity record too.
+// (db.AppendEvent); a person's (an ask answered) goes in the activity
+// record too. The write path (governance's Services.Transactor) writes
+// the notifications it causes in the same transaction and invalidates the
+// session's view once it commits.
 func (s *Service) event(ctx context.Context, q db.Querier, session string, actor auth.Actor, at time.Time, kind, ref, detail string) error {
 	arg := db.NewEvent{SessionID: session, At: db.FormatTime(at), Actor: actor.Label(), Kind: kind, Ref: ref, Detail: detail}
 	if err := db.AppendEvent(ctx, q, arg); err != nil {
 		return fmt.Errorf("record %s: %w", kind, err)
 	}
 	if actor.IsPerson() {
-		if err := activity.Answered(ctx, q, at, actor.Who(), session, kind, ref, detail); err != nil {
-			return err
-		}
+		return activity.Answered(ctx, q, at, actor.Who(), session, kind, ref, detail)
 	}
-	return s.notes.Enqueue(ctx, q, []notify.Event{{Session: session, At: arg.At, Actor: arg.Actor, Kind: kind, Ref: ref, Detail: detail}})
+	return nil
 }
 
 // runFrom converts a runs row; an error names the row.
@@ -1432,7 +1281,7 @@ func (s *Service) SetTool(ctx context.Context, actor auth.Actor, server, tool st
 	if err := actor.RequireAdmin("classify a tool"); err != nil {
 		return Tool{}, err
 	}
-	defer s.tools.forget() // after the write commits
+	defer s.tools.invalidate() // after the write commits
 	server, tool, err := toolName(server, tool)
 	if err != nil {
 		return Tool{}, err
@@ -1489,7 +1338,7 @@ func (s *Service) DeleteTool(ctx context.Context, actor auth.Actor, server, tool
 	if err := actor.RequireAdmin("remove a tool"); err != nil {
 		return err
 	}
-	defer s.tools.forget() // after the write commits
+	defer s.tools.invalidate() // after the write commits
 	// Read as SetTool reads them: the names a tool was classified under
 	// remove it, and a name no tool can have (empty, too long, a control
 	// character or a byte that is not UTF-8) is refused before a query.

@@ -1176,17 +1176,17 @@ func TestTheCheckFollowsItsRunAtOnce(t *testing.T) {
 	check("this run, beside it", r.ID, "")
 }
 
-// What the check remembers of a run and of a tool is read again in the
-// background while checks go on being answered from it (the run with the
-// session's brief inputs, in their refresh, which a check starts past 52
-// seconds; the tool past 45), and at once past a minute. The writes here come from
-// outside this process's ledger (another ledger on the same database, as
-// a replica not heard would write), so nothing forgets what the check
-// remembers but its age.
-func TestTheCheckRefreshesWhatItRemembersBehindTheChecks(t *testing.T) {
+// The check's run facts come from the session's view, refreshed ahead
+// past 45 seconds like a brief's, and its tool from the registry's
+// snapshot, read again once it is a minute old. The writes here come from
+// outside this process's services (another governance and ledger on the
+// same database, as a replica not heard would write), so nothing
+// invalidates what the check caches but its age.
+func TestTheCheckRefreshesWhatItCachesBehindTheChecks(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
-	outside := ledger.NewService(w.Store, w.Clock.Now, w.Gov.Briefs, w.Gov.Notify)
+	gov := governance.New(w.Store, w.Clock.Now, governance.Options{})
+	outside := ledger.NewService(gov.Transactor(), w.Clock.Now, gov.Briefs)
 	r := w.start(t, "work", "")
 	if _, err := w.Ledger.SetTool(ctx, w.admin, "fs", "write", ledger.ToolInput{SideEffecting: false}); err != nil {
 		t.Fatal(err)
@@ -1201,7 +1201,14 @@ func TestTheCheckRefreshesWhatItRemembersBehindTheChecks(t *testing.T) {
 			t.Fatalf("%s: %+v, want code %q, side_effecting %v", step, v, wantCode, wantWrites)
 		}
 	}
-	check("remembered", "", false)
+	parkedRun := func(step string, want bool) {
+		t.Helper()
+		_, run, err := w.Gov.Briefs.GateView(ctx, w.session, r.ID)
+		if err != nil || run == nil || (run.OpenAsk != nil) != want {
+			t.Fatalf("%s: the view holds run %+v (%v); want parked %v", step, run, err, want)
+		}
+	}
+	check("cached", "", false)
 	a, err := outside.RecordAsk(ctx, w.agent, r.ID, ledger.AskInput{Prompt: "save this reading?", Options: yesNo})
 	if err != nil {
 		t.Fatal(err)
@@ -1213,14 +1220,15 @@ func TestTheCheckRefreshesWhatItRemembersBehindTheChecks(t *testing.T) {
 	w.Clock.Advance(44 * time.Second)
 	check("not yet 45 seconds old", "", false)
 	w.Gov.WaitRefreshes()
-	w.Ledger.WaitToolRefreshes()
-	check("not yet 45 seconds old, nothing read behind it", "", false)
+	parkedRun("not yet 45 seconds old, nothing read behind it", false)
 
-	w.Clock.Advance(9 * time.Second)
-	check("past 52 seconds (a check leaves it to the briefs until then): answered from memory, read again behind", "", false)
+	w.Clock.Advance(2 * time.Second)
+	check("past 45 seconds: answered from the cache, the view read again behind", "", false)
 	w.Gov.WaitRefreshes()
-	w.Ledger.WaitToolRefreshes()
-	check("refreshed", "run_parked", true)
+	parkedRun("refreshed", true)
+	check("the tool's snapshot is not yet a minute old", "", false)
+	w.Clock.Advance(15 * time.Second)
+	check("the snapshot read again", "run_parked", true)
 
 	// Checked no more for a minute: read before the check is answered.
 	if _, err := outside.AnswerAsk(ctx, w.lead, a.ID, "1"); err != nil {

@@ -95,7 +95,7 @@ type Option func(*governance.Options)
 // store with o.
 func (k *Kit) build(o governance.Options) {
 	k.Gov = governance.New(k.Store, k.Clock.Now, o)
-	k.Ledger = ledger.NewService(k.Store, k.Clock.Now, k.Gov.Briefs, k.Gov.Notify)
+	k.Ledger = ledger.NewService(k.Gov.Transactor(), k.Clock.Now, k.Gov.Briefs)
 }
 
 // Configure builds the kit's governance services and ledger again, with

@@ -129,7 +129,7 @@ func handleToolCheck(l *ledger.Service) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return httpx.JSONBytes(c, http.StatusOK, v.AppendJSON(make([]byte, 0, 256)))
+		return c.JSON(http.StatusOK, v)
 	}
 }
 
