@@ -21,6 +21,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"--db", "bench.db"}, 2, "", "--db is a PostgreSQL URL"},
 		{[]string{"--bogus"}, 2, "", "flag provided but not defined: -bogus"},
 		{[]string{"extra"}, 2, "", `unexpected argument "extra"`},
+		{[]string{"--doc", "../../README.md"}, 2, "", "README.md has no section to write"},
+		{[]string{"--doc", "missing.md"}, 2, "", "missing.md: no such file"},
 	} {
 		var stdout, stderr strings.Builder
 		code := run(context.Background(), c.args, &stdout, &stderr)

@@ -138,7 +138,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		return err
 	}
 	openFig := openLoop(cfg, client, routes, clock, out)
-	report(closedFig, openFig, out)
+	report(closedFig, openFig, measureDecide(out), out)
 	return nil
 }
 
@@ -286,9 +286,9 @@ func openLoop(cfg Config, client http.RoundTripper, routes []route, clock *serve
 	return fig
 }
 
-// report prints the node's ceiling, issue 14's goals, each met or
-// missed, and how much the rounds' ratios strayed.
-func report(c closedFigures, o openFigures, out io.Writer) {
+// report prints the node's ceiling, the goals, each met or missed, and
+// how much the rounds' ratios strayed.
+func report(c closedFigures, o openFigures, decide time.Duration, out io.Writer) {
 	fmt.Fprintf(out, "ceiling: %.0f briefs a second from one node; agents briefing every 10 s: about %.0f\n", c.rps["/brief"], c.rps["/brief"]*10)
 	fmt.Fprintln(out, "goals (requests per second judged turn by turn, p99 over every sample; the other way in brackets):")
 	for _, g := range []goal{
@@ -299,6 +299,7 @@ func report(c closedFigures, o openFigures, out io.Writer) {
 		fmt.Fprintf(out, "  %-31s %5.2f× (%4.2f×)  %s\n", g.name, g.ratio, g.other, g.verdict())
 	}
 	fmt.Fprintf(out, "  (check p99 over /brief p99, the server's part alone: %.2f×)\n", float64(o.serverP99["check"])/float64(o.serverP99["/brief"]))
+	fmt.Fprintf(out, "  %-31s %s  %s\n", "protocol.Decide ≤ 1µs (busy)", decide, goal{ratio: float64(decide), bound: float64(decideGoal)}.verdict())
 	spread := func(route, floor []float64) string {
 		lo, hi := pairedSpread(route, floor)
 		return fmt.Sprintf("%.2f–%.2f×", lo, hi)

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// goal is one of issue 14's goals: a ratio, judged against its
+// goal is one of the speed goals: a figure, judged against its
 // bound, and the same ratio taken the other way (overall or turn by turn)
 // for comparison.
 type goal struct {
