@@ -235,9 +235,17 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 		logger = slog.New(demo.QuietRequests(logger.Handler()))
 	}
 
+	// Listen first: the deep links' address is the listener's unless
+	// --public-url names one, and the services are built with it.
+	// Connections wait in the backlog while the database migrates.
+	ls, err := listen(cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer ls.close()
 	logger.Info("migrating", "db", db.Describe(*path))
 	a, err := openApp(ctx, *path, governance.Options{DeliveryLease: cfg.lease, MaxOpenGates: cfg.maxOpenGates,
-		WebhookDestinations: cfg.destinations(), Logger: logger})
+		WebhookDestinations: cfg.destinations(), Logger: logger, PublicURL: ls.public})
 	if err != nil {
 		return err
 	}
@@ -247,31 +255,51 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	return serve(ctx, a, cfg, users == 0, logger, c.stdout)
+	return serve(ctx, a, cfg, ls, users == 0, logger, c.stdout)
 }
 
-// serve serves the console and the API on cfg.addr, with the background
-// workers beside it, until ctx is done or a worker fails; then it stops
-// the workers in reverse order (runWorkers).
-func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *slog.Logger, stdout io.Writer) error {
+// listeners are serve's sockets and the public address they give.
+type listeners struct {
+	http, metrics net.Listener // metrics: nil without --metrics-addr
+	public        string       // --public-url, else the HTTP listener's address
+}
+
+// listen opens the HTTP listener on cfg.addr and, with --metrics-addr, the
+// metrics one.
+func listen(cfg serveConfig, logger *slog.Logger) (listeners, error) {
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
+		return listeners{}, fmt.Errorf("listen on %s: %w", cfg.addr, err)
 	}
-	m := web.NewMetrics(a.gov)
-	var metricsLn net.Listener
+	ls := listeners{http: ln, public: cfg.publicURL}
+	if ls.public == "" {
+		ls.public = dialURL(ln.Addr())
+	}
 	if cfg.metricsAddr != "" {
-		if metricsLn, err = net.Listen("tcp", cfg.metricsAddr); err != nil {
+		if ls.metrics, err = net.Listen("tcp", cfg.metricsAddr); err != nil {
 			ln.Close()
-			return fmt.Errorf("listen for metrics on %s: %w", cfg.metricsAddr, err)
+			return listeners{}, fmt.Errorf("listen for metrics on %s: %w", cfg.metricsAddr, err)
 		}
-		logger.Info("metrics", "addr", "http://"+metricsLn.Addr().String()+"/metrics")
+		logger.Info("metrics", "addr", "http://"+ls.metrics.Addr().String()+"/metrics")
 	}
-	public := cfg.publicURL
-	if public == "" {
-		public = dialURL(ln.Addr())
+	return ls, nil
+}
+
+// close closes the listeners (serving has closed them already: a second
+// close is harmless).
+func (ls listeners) close() {
+	ls.http.Close()
+	if ls.metrics != nil {
+		ls.metrics.Close()
 	}
-	a.gov.Notify.SetPublicURL(public) // known once listening
+}
+
+// serve serves the console and the API on ls, with the background
+// workers beside it, until ctx is done or a worker fails; then it stops
+// the workers in reverse order (runWorkers).
+func serve(ctx context.Context, a *app, cfg serveConfig, ls listeners, noUsers bool, logger *slog.Logger, stdout io.Writer) error {
+	ln, metricsLn, public := ls.http, ls.metrics, ls.public
+	m := web.NewMetrics(a.gov)
 	// Shutdown waits for every handler; the console's push streams end
 	// when it begins, instead of holding it for its whole timeout.
 	stopping := make(chan struct{})
@@ -334,7 +362,7 @@ func serve(ctx context.Context, a *app, cfg serveConfig, noUsers bool, logger *s
 	if noUsers && !cfg.demo {
 		logger.Info(firstUserHint(a.path))
 	}
-	err = runWorkers(ctx, workers)
+	err := runWorkers(ctx, workers)
 	if err == nil {
 		logger.Info("stopped")
 	}

@@ -21,7 +21,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/madebook/madebook/db"
@@ -84,27 +83,16 @@ type Event struct {
 }
 
 // Notifier writes notifications to the outbox. It knows the console's
-// public address, for the deep links. Its methods are safe for
-// concurrent use; a nil *Notifier writes deep links without an address.
+// public address, for the deep links, set when it is made. A nil
+// *Notifier writes deep links without an address.
 type Notifier struct {
-	mu   sync.RWMutex
 	base string
 }
 
 // NewNotifier returns a notifier whose deep links start with publicURL
 // (e.g. https://madebook.example.com); "" leaves them relative.
 func NewNotifier(publicURL string) *Notifier {
-	n := &Notifier{}
-	n.SetPublicURL(publicURL)
-	return n
-}
-
-// SetPublicURL sets the address deep links start with (serve
-// --public-url).
-func (n *Notifier) SetPublicURL(u string) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.base = strings.TrimRight(u, "/")
+	return &Notifier{base: strings.TrimRight(publicURL, "/")}
 }
 
 // PublicURL is the address deep links start with.
@@ -112,8 +100,6 @@ func (n *Notifier) PublicURL() string {
 	if n == nil {
 		return ""
 	}
-	n.mu.RLock()
-	defer n.mu.RUnlock()
 	return n.base
 }
 
