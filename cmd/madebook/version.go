@@ -12,8 +12,9 @@ import (
 func runVersion(_ context.Context, c stdio, args []string) error {
 	f := newFlags("version", "madebook version",
 		"Print Madebook's version, the commit it was built from (\"modified\" when the tree held\n"+
-			"uncommitted changes) and the Go version that built it, on one line; \"(devel)\" for what\n"+
-			"the build did not record (a build outside a module release or a git checkout).")
+			"uncommitted changes) and the Go version that built it, on one line. The version is\n"+
+			"\"(devel)\" outside a module release; the commit \"unknown\" when the build recorded\n"+
+			"none (outside a git checkout, or -buildvcs=false).")
 	if err := f.parse(c, args); err != nil {
 		return err
 	}
@@ -25,7 +26,7 @@ func runVersion(_ context.Context, c stdio, args []string) error {
 // versionLine is what version prints, from the binary's build
 // information (nil: none).
 func versionLine(info *debug.BuildInfo) string {
-	version, commit, goVersion := "(devel)", "(devel)", runtime.Version()
+	version, commit, goVersion := "(devel)", "unknown", runtime.Version()
 	if info != nil {
 		if info.Main.Version != "" {
 			version = info.Main.Version
@@ -42,7 +43,7 @@ func versionLine(info *debug.BuildInfo) string {
 				modified = s.Value == "true"
 			}
 		}
-		if modified && commit != "(devel)" {
+		if modified && commit != "unknown" {
 			commit += " (modified)"
 		}
 	}

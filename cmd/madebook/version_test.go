@@ -26,9 +26,9 @@ func TestVersionLine(t *testing.T) {
 			"madebook v1.4.0, commit " + rev + ", go1.26.8\n"},
 		{&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}, Settings: settings("vcs", "git", "vcs.revision", rev, "vcs.modified", "true")},
 			"madebook (devel), commit " + rev + " (modified), go1.26.8\n"},
-		{&debug.BuildInfo{GoVersion: "go1.26.8"}, "madebook (devel), commit (devel), go1.26.8\n"}, // go test, go build -buildvcs=false
-		{nil, "madebook (devel), commit (devel), " + runtime.Version() + "\n"},                    // no build information at all
-		{&debug.BuildInfo{Settings: settings("vcs.modified", "true")}, "madebook (devel), commit (devel), " + runtime.Version() + "\n"},
+		{&debug.BuildInfo{GoVersion: "go1.26.8"}, "madebook (devel), commit unknown, go1.26.8\n"}, // go test, go build -buildvcs=false
+		{nil, "madebook (devel), commit unknown, " + runtime.Version() + "\n"},                    // no build information at all
+		{&debug.BuildInfo{Settings: settings("vcs.modified", "true")}, "madebook (devel), commit unknown, " + runtime.Version() + "\n"},
 	} {
 		if got := versionLine(c.info); got != c.want {
 			t.Errorf("versionLine(%+v) = %q, want %q", c.info, got, c.want)
@@ -56,7 +56,7 @@ func TestVersionOfTheBuiltBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	commit := "(devel)"
+	commit := "unknown"
 	for _, l := range strings.Split(string(meta), "\n") {
 		if rev, ok := strings.CutPrefix(strings.TrimSpace(l), "build\tvcs.revision="); ok {
 			commit = rev
