@@ -15,6 +15,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/madebook/madebook/internal/agentcli"
 	"github.com/madebook/madebook/internal/governance"
 )
 
@@ -71,7 +72,7 @@ func initClaudeCode(c stdio, args []string, executable func() (string, error)) e
 		"(nothing is written); 2 a command-line mistake."
 	mission := f.String("mission", "", "the `SLUG` of the mission Claude works on, written into the hook's arguments")
 	f.env["mission"] = "MADEBOOK_MISSION"
-	base := f.String("url", defaultAgentURL, "the `URL` Madebook serves at")
+	base := f.String("url", agentcli.DefaultURL, "the `URL` Madebook serves at")
 	f.env["url"] = "MADEBOOK_URL"
 	dir := f.String("dir", ".", "the `PROJECT` directory, the root Claude Code runs in")
 	if err := f.parse(c, args); err != nil {

@@ -16,6 +16,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/madebook/madebook/internal/agentcli"
 )
 
 func main() {
@@ -38,13 +40,13 @@ func outcome(err error) (code int, msg string) {
 	var (
 		u  usageError
 		e  exitError
-		ae agentExit
+		ae agentcli.Exit
 	)
 	switch {
 	case errors.As(err, new(auditFailed)):
 		return 1, "" // the reports on stdout already say what was found
 	case errors.As(err, &ae):
-		return ae.code, "madebook agent: " + ae.msg
+		return ae.Code, "madebook agent: " + ae.Msg
 	case errors.As(err, new(hookInputError)):
 		return 2, "madebook " + err.Error()
 	case errors.As(err, &u):
