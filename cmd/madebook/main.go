@@ -18,6 +18,7 @@ import (
 	"syscall"
 
 	"github.com/madebook/madebook/internal/agentcli"
+	"github.com/madebook/madebook/internal/cliflag"
 )
 
 func main() {
@@ -88,13 +89,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 func runStdio(ctx context.Context, args []string, c stdio) error {
 	stdout := c.stdout
 	if len(args) < 2 {
-		return usageError{"no command given", topUsage(commands)}
+		return usageError{Msg: "no command given", Usage: topUsage(commands)}
 	}
 	args = args[1:]
 	if args[0] == "--version" || args[0] == "-version" {
 		args = append([]string{"version"}, args[1:]...)
 	}
-	if isHelp(args[0]) {
+	if cliflag.IsHelp(args[0]) {
 		if args[0] != "help" || len(args) == 1 {
 			_, err := io.WriteString(stdout, topUsage(commands))
 			return err

@@ -70,10 +70,10 @@ func (f *flags) connect(c IO, args []string, operands ...string) (agentConn, []s
 		return agentConn{}, nil, err
 	}
 	if len(rest) > len(operands) {
-		return agentConn{}, nil, f.fail("unexpected argument %q", rest[len(operands)])
+		return agentConn{}, nil, f.Fail("unexpected argument %q", rest[len(operands)])
 	}
 	if len(rest) < len(operands) {
-		return agentConn{}, nil, f.fail("%s needs %s", strings.TrimPrefix(f.Name(), "madebook "), operands[len(rest)])
+		return agentConn{}, nil, f.Fail("%s needs %s", strings.TrimPrefix(f.Name(), "madebook "), operands[len(rest)])
 	}
 	conn, err := f.conn(c)
 	return conn, rest, err
@@ -205,10 +205,10 @@ func (f *flags) readJSONObject(c IO, path string) (json.RawMessage, error) {
 		b, err = os.ReadFile(path)
 	}
 	if err != nil {
-		return nil, f.fail("read --file %s: %v", path, err)
+		return nil, f.Fail("read --file %s: %v", path, err)
 	}
 	if !json.Valid(b) || !bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
-		return nil, f.fail("--file %s does not hold one JSON object", path)
+		return nil, f.Fail("--file %s does not hold one JSON object", path)
 	}
 	return b, nil
 }
@@ -248,7 +248,7 @@ func runSessionOpen(ctx context.Context, c IO, op agentops.Op, args []string) er
 		return err
 	}
 	if in.Mission == "" {
-		return f.fail("session open needs --mission")
+		return f.Fail("session open needs --mission")
 	}
 	return conn.call(ctx, op.Method, op.URL(""), in)
 }
@@ -287,7 +287,7 @@ func runDecide(ctx context.Context, c IO, op agentops.Op, args []string) error {
 		return err
 	}
 	if in.Title == "" || in.Question == "" {
-		return f.fail("decide needs --title and --question")
+		return f.Fail("decide needs --title and --question")
 	}
 	in.BlockedScope, in.AllowedScope = blocked.list(), allowed.list()
 	return conn.call(ctx, op.Method, op.URL(conn.session), in)
@@ -306,9 +306,9 @@ func runPlan(ctx context.Context, c IO, op agentops.Op, args []string) error {
 		return err
 	}
 	if (*file == "") == (*summary == "") {
-		return f.fail("plan needs --file or --summary, one of them")
+		return f.Fail("plan needs --file or --summary, one of them")
 	}
-	var body any = governance.PlanInput{Summary: *summary}
+	var body any = agentops.Plan{Summary: *summary}
 	if *file != "" {
 		if body, err = f.readJSONObject(c, *file); err != nil {
 			return err
@@ -330,7 +330,7 @@ func runEvent(ctx context.Context, c IO, op agentops.Op, args []string) error {
 	in := governance.EventInput{Name: operands[0]}
 	if *payload != "" {
 		if !json.Valid([]byte(*payload)) {
-			return f.fail("--payload is not JSON: %s", *payload)
+			return f.Fail("--payload is not JSON: %s", *payload)
 		}
 		in.Payload = json.RawMessage(*payload)
 	}
@@ -353,7 +353,7 @@ func runRunStart(ctx context.Context, c IO, op agentops.Op, args []string) error
 		return err
 	}
 	if *name == "" {
-		return f.fail("run start needs --name")
+		return f.Fail("run start needs --name")
 	}
 	body := ledger.RunInput{Name: *name, Parent: *parent, Plan: *withPlan, ExternalID: *externalID}
 	return conn.call(ctx, op.Method, op.URL(conn.session), body)
@@ -372,7 +372,7 @@ func runRunFinish(ctx context.Context, c IO, op agentops.Op, args []string) erro
 		return err
 	}
 	if *status == "" {
-		return f.fail("run finish needs --status (%s)", runStatuses)
+		return f.Fail("run finish needs --status (%s)", runStatuses)
 	}
 	return conn.call(ctx, op.Method, op.URL(operands[0]), agentops.RunFinish{Status: *status})
 }
@@ -396,16 +396,16 @@ func runAsk(ctx context.Context, c IO, op agentops.Op, args []string) error {
 	var body any
 	switch {
 	case *file != "" && (*prompt != "" || len(options) > 0):
-		return f.fail("ask takes --file or --prompt and --option, not both")
+		return f.Fail("ask takes --file or --prompt and --option, not both")
 	case *file != "":
 		if body, err = f.readJSONObject(c, *file); err != nil {
 			return err
 		}
 	case *prompt == "" || len(options) == 0:
-		return f.fail("ask needs --prompt and one --option at least")
+		return f.Fail("ask needs --prompt and one --option at least")
 	default:
 		in := ledger.AskInput{Prompt: *prompt, Options: map[string]string{}}
-		if f.isSet("stopping-point") {
+		if f.IsSet("stopping-point") {
 			in.StoppingPoint = stoppingPoint
 		}
 		for i, label := range options {
@@ -436,15 +436,15 @@ func runCall(ctx context.Context, c IO, op agentops.Op, args []string) error {
 	}
 	in.Paths = paths
 	if in.Server == "" || in.Tool == "" {
-		return f.fail("call needs --server and --tool")
+		return f.Fail("call needs --server and --tool")
 	}
-	if f.isSet("side-effecting") {
+	if f.IsSet("side-effecting") {
 		in.SideEffecting = sideEffecting
 	}
 	if *startedAt != "" {
 		at, err := time.Parse(time.RFC3339Nano, *startedAt)
 		if err != nil {
-			return f.fail("--started-at %q is not an RFC 3339 time, e.g. 2026-11-29T12:00:00Z", *startedAt)
+			return f.Fail("--started-at %q is not an RFC 3339 time, e.g. 2026-11-29T12:00:00Z", *startedAt)
 		}
 		text := at.Format(time.RFC3339Nano)
 		in.StartedAt = &text
@@ -465,7 +465,7 @@ func runChange(ctx context.Context, c IO, op agentops.Op, args []string) error {
 		return err
 	}
 	if (*file == "") == (len(rest) == 0) {
-		return f.fail("change needs the changed files' paths or --file, one of them")
+		return f.Fail("change needs the changed files' paths or --file, one of them")
 	}
 	conn, err := f.conn(c)
 	if err != nil {
@@ -481,7 +481,7 @@ func runChange(ctx context.Context, c IO, op agentops.Op, args []string) error {
 		for _, p := range rest {
 			content, err := os.ReadFile(p)
 			if err != nil {
-				return f.fail("read %s: %v", p, err)
+				return f.Fail("read %s: %v", p, err)
 			}
 			in.Files = append(in.Files, change.File{Path: p, Content: string(content)})
 		}
@@ -503,8 +503,8 @@ func runEvidence(ctx context.Context, c IO, op agentops.Op, args []string) error
 	if err != nil {
 		return err
 	}
-	if in.Kind == "" || !f.isSet("passed") {
-		return f.fail("evidence needs --kind, and --passed or --passed=false")
+	if in.Kind == "" || !f.IsSet("passed") {
+		return f.Fail("evidence needs --kind, and --passed or --passed=false")
 	}
 	return conn.call(ctx, op.Method, op.URL(conn.session), in)
 }

@@ -1,6 +1,10 @@
 package agentops
 
-import "github.com/madebook/madebook/internal/ledger"
+import (
+	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/ledger"
+	"github.com/madebook/madebook/internal/plan"
+)
 
 // The input types of the operations whose body no service type is; the
 // others are the services' own (governance.SessionInput, ledger.AskInput, …).
@@ -32,6 +36,20 @@ func (t ToolCall) Input() (ledger.ToolCallInput, error) {
 		in.StartedAt = &at
 	}
 	return in, nil
+}
+
+// Plan is the body of proposePlan: a governance.PlanInput whose steps and
+// stopping points may be left out. plan.Plan's own fields are always
+// encoded, as a plan is answered with both.
+type Plan struct {
+	Summary        string               `json:"summary" jsonschema:"The plan in a few sentences."`
+	InitialSteps   []plan.Step          `json:"initial_steps,omitzero" jsonschema:"The steps that run first. A side-effecting step here, before any stopping point, is refused (side_effect_before_gate)."`
+	StoppingPoints []plan.StoppingPoint `json:"stopping_points,omitzero" jsonschema:"Where a run parks for a person; each option's steps run only once that option is picked."`
+}
+
+// Input is the plan as the plan service takes it.
+func (p Plan) Input() governance.PlanInput {
+	return governance.PlanInput{Summary: p.Summary, Plan: plan.Plan{InitialSteps: p.InitialSteps, StoppingPoints: p.StoppingPoints}}
 }
 
 // RunFinish is the body of finishRun.

@@ -49,8 +49,8 @@ var Ops = []Op{
 		Tool: "propose_plan", Description: "Propose the session's execution plan (POST …/plan): proposed on a high-risk mission " +
 			"(it waits for a lead), approved otherwise.",
 		CLI: "plan", Summary: "propose the session's plan (JSON from --file, or --summary alone)"},
-		func(ctx context.Context, s Services, a auth.Actor, session string, in governance.PlanInput) (Answer, error) {
-			p, err := s.Gov.Plans.Propose(ctx, a, session, in)
+		func(ctx context.Context, s Services, a auth.Actor, session string, in Plan) (Answer, error) {
+			p, err := s.Gov.Plans.Propose(ctx, a, session, in.Input())
 			return Answer{Status: http.StatusCreated, Body: p, Session: session}, err
 		}),
 	row(Op{Name: "reportChange", Method: http.MethodPost, Path: "/api/v1/sessions/{id}/changes", ID: "session", IDText: sessionID,

@@ -49,8 +49,8 @@ type Option struct {
 
 // Plan is an execution plan.
 type Plan struct {
-	InitialSteps   []Step          `json:"initial_steps,omitzero" jsonschema:"The steps that run first. A side-effecting step here, before any stopping point, is refused (side_effect_before_gate)."`
-	StoppingPoints []StoppingPoint `json:"stopping_points,omitzero" jsonschema:"Where a run parks for a person; each option's steps run only once that option is picked."`
+	InitialSteps   []Step          `json:"initial_steps"`
+	StoppingPoints []StoppingPoint `json:"stopping_points"`
 }
 
 // MaxSteps bounds the steps a plan may hold in all.
