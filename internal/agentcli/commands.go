@@ -126,7 +126,7 @@ func printError(stdout io.Writer, body any) {
 // call sends one agent call with body as its JSON (a json.RawMessage is
 // sent as it is) and prints the answer, indented, on stdout. It returns
 // nil for an answer whose next_action is CONTINUE or
-// CONTINUE_WITH_WARNING or that names none, and an agentExit for the other
+// CONTINUE_WITH_WARNING or that names none, and an Exit for the other
 // states and for a call that failed.
 func (a agentConn) call(ctx context.Context, method, path string, body any) error {
 	client := apiclient.Client{Base: a.base, Key: a.key, Timeout: agentTimeout}
