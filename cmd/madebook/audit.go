@@ -28,7 +28,7 @@ func runAudit(ctx context.Context, c stdio, args []string) error {
 		"Run the audit reports (every one unless named) on one snapshot of the database and\n"+
 			"print them. Passing is zero rows; the command exits 1 if any report found rows, so\n"+
 			"CI can gate on it, and 2 on corrupt stored data (naming the table and row).")
-	f.notes = "Reports:\n" + reportList() + "\nAges are Go durations (90m, 36h) or whole days (7d).\n\n" +
+	f.Notes = "Reports:\n" + reportList() + "\nAges are Go durations (90m, 36h) or whole days (7d).\n\n" +
 		"The timeline and the activity record, hash-chained (each answers --help):\n" + trailCommands()
 	path := f.dbFlag()
 	format := f.String("format", "table", "`FORMAT`: table, json or csv")
@@ -37,33 +37,33 @@ func runAudit(ctx context.Context, c stdio, args []string) error {
 		"undelivered-resolutions lists gates resolved longer ago than `AGE`: a younger resolution is still on its way")
 	lease := f.String("delivery-lease", "2m",
 		"unacknowledged-deliveries lists deliveries not acknowledged within `D`, the server's lease (serve --delivery-lease)")
-	f.env["delivery-lease"] = "MADEBOOK_DELIVERY_LEASE"
+	f.Env["delivery-lease"] = "MADEBOOK_DELIVERY_LEASE"
 	reports, err := f.parseArgs(c, args)
 	if err != nil {
 		return err
 	}
 	for _, n := range reports {
 		if _, err := audit.Lookup(n); err != nil {
-			return f.fail("unknown audit report %q: choose from %s", n, strings.Join(audit.Names(), ", "))
+			return f.Fail("unknown audit report %q: choose from %s", n, strings.Join(audit.Names(), ", "))
 		}
 	}
 	if *format != "table" && *format != "json" && *format != "csv" {
-		return f.fail("--format is table, json or csv, not %q", *format)
+		return f.Fail("--format is table, json or csv, not %q", *format)
 	}
 	opts := audit.Options{}
 	if opts.OlderThan, err = audit.ParseOlderThan(*olderThan); err != nil {
-		return f.fail("--older-than %q is not an age such as 36h, 90m or 7d", *olderThan)
+		return f.Fail("--older-than %q is not an age such as 36h, 90m or 7d", *olderThan)
 	}
 	if opts.MinAge, err = audit.ParseMinAge(*minAge); err != nil {
-		return f.fail("--min-age %q is not an age such as 10m, 2h or 1d", *minAge)
+		return f.Fail("--min-age %q is not an age such as 10m, 2h or 1d", *minAge)
 	}
 	if opts.Lease, err = audit.ParseLease(*lease); err != nil || opts.Lease == 0 {
-		return f.fail("--delivery-lease %q is not a duration such as 2m or 30s", *lease)
+		return f.Fail("--delivery-lease %q is not a duration such as 2m or 30s", *lease)
 	}
 	// Auditing a path that holds no database would create an empty one,
 	// and pass.
 	if _, err := os.Stat(*path); err != nil && !db.IsPostgres(*path) {
-		return f.fail("no database at %s: give --db PATH (or MADEBOOK_DB)", *path)
+		return f.Fail("no database at %s: give --db PATH (or MADEBOOK_DB)", *path)
 	}
 	return withApp(ctx, *path, func(a *app) error {
 		results, err := a.audit().RunAll(ctx, opts, reports...)

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/cliflag"
 )
 
 // command is one sub-command: its name as typed ("serve", "user add"),
@@ -39,9 +38,7 @@ func (c stdio) warn(format string, args ...any) {
 
 // usageError is a mistake in the command line; main prints it with the
 // usage of the command it was made in and exits 2.
-type usageError struct{ msg, usage string }
-
-func (u usageError) Error() string { return u.msg + "\n\n" + u.usage }
+type usageError = cliflag.UsageError
 
 // exitError is a failure with its own exit code (main prints it, then
 // exits with the code).
@@ -53,11 +50,6 @@ type exitError struct {
 func (e exitError) Error() string { return e.err.Error() }
 
 func (e exitError) Unwrap() error { return e.err }
-
-// isHelp reports whether arg asks for help.
-func isHelp(arg string) bool {
-	return arg == "help" || arg == "-h" || arg == "--help" || arg == "-help"
-}
 
 // topUsage is what `madebook --help` prints: every command, one a line.
 func topUsage(cmds []command) string {
@@ -77,83 +69,39 @@ func topUsage(cmds []command) string {
 	return b.String()
 }
 
-// groupUsage is the help of a word that only leads sub-commands, such as
-// "user" (or "run" under prog "madebook agent"): its sub-commands, one a
-// line.
-func groupUsage(cmds []command, prog, group string) string {
-	var b strings.Builder
-	b.WriteString("Usage:\n")
-	tw := tabwriter.NewWriter(&b, 0, 0, 3, ' ', 0)
-	for _, c := range cmds {
-		if strings.HasPrefix(c.name, group+" ") {
-			fmt.Fprintf(tw, "  %s %s\t%s\n", prog, c.name, c.summary)
-		}
-	}
-	tw.Flush()
-	fmt.Fprintf(&b, "\nRun `%s %s SUBCOMMAND --help` for its flags.\n", prog, group)
-	return b.String()
-}
-
-// find picks the command of cmds that args name ("serve", or "user" "add")
-// and returns it with the arguments that follow its name. prog is what
-// the names follow on a command line ("madebook", "madebook agent") and
-// top the usage of the whole table. A group word followed by a request
-// for help gives a command that prints the group's usage.
+// find picks the command of cmds that args name and returns it with the
+// arguments that follow its name (cliflag.Find). A group word followed by
+// a request for help gives a command that prints the group's usage.
 func find(cmds []command, prog, top string, args []string) (command, []string, error) {
-	// A command may also lead sub-commands ("audit" and "audit export"):
-	// the longer name wins.
-	if len(args) > 1 {
-		for _, c := range cmds {
-			if c.name == args[0]+" "+args[1] {
-				return c, args[2:], nil
-			}
-		}
+	table := make([]cliflag.Command, len(cmds))
+	for i, c := range cmds {
+		table[i] = cliflag.Command{Name: c.name, Summary: c.summary}
 	}
-	var group bool
-	for _, c := range cmds {
-		if c.name == args[0] {
-			return c, args[1:], nil
-		}
-		group = group || strings.HasPrefix(c.name, args[0]+" ")
-	}
-	if !group {
-		return command{}, nil, usageError{fmt.Sprintf("unknown command %q", args[0]), top}
-	}
-	usage := groupUsage(cmds, prog, args[0])
-	if len(args) < 2 {
-		return command{}, nil, usageError{fmt.Sprintf("%s needs a sub-command", args[0]), usage}
-	}
-	if isHelp(args[1]) {
+	i, rest, err := cliflag.Find(table, prog, top, args)
+	switch {
+	case err != nil:
+		return command{}, nil, err
+	case i < 0:
+		usage := cliflag.GroupUsage(table, prog, args[0])
 		return command{run: func(_ context.Context, c stdio, _ []string) error {
 			_, err := io.WriteString(c.stdout, usage)
 			return err
 		}}, nil, nil
 	}
-	for _, c := range cmds {
-		if c.name == args[0]+" "+args[1] {
-			return c, args[2:], nil
-		}
-	}
-	return command{}, nil, usageError{fmt.Sprintf("unknown %s sub-command %q", args[0], args[1]), usage}
+	return cmds[i], rest, nil
 }
 
-// flags is a command's flag set and its help: a synopsis line, what the
-// command does, the flags (from the set) and notes. Flags may take their
-// value from the environment when the command line leaves them out.
+// flags is a command's flag set and its help (cliflag.Flags), with --db
+// when the command opens the database.
 type flags struct {
-	*flag.FlagSet
-	synopsis, about, notes string
-	env                    map[string]string // flag name → environment variable
-	given                  map[string]bool   // the flags the command line gave
+	*cliflag.Flags
 	// db and dbPasswordFile are --db and --db-password-file (dbFlag),
 	// resolved into one database address after parsing.
 	db, dbPasswordFile *string
 }
 
 func newFlags(name, synopsis, about string) *flags {
-	fs := flag.NewFlagSet("madebook "+name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	return &flags{FlagSet: fs, synopsis: synopsis, about: about, env: map[string]string{}}
+	return &flags{Flags: cliflag.New("madebook "+name, synopsis, about)}
 }
 
 // defaultDB is --db's default.
@@ -165,9 +113,9 @@ const defaultDB = "./madebook.db"
 // which anyone on the machine can read in the process list.
 func (f *flags) dbFlag() *string {
 	f.db = f.String("db", defaultDB, "`PATH` of the SQLite database, or a postgres:// URL of a PostgreSQL one (its password not here: in MADEBOOK_DB, --db-password-file or ~/.pgpass)")
-	f.env["db"] = "MADEBOOK_DB"
+	f.Env["db"] = "MADEBOOK_DB"
 	f.dbPasswordFile = f.String("db-password-file", "", "read the PostgreSQL password from the first line of `FILE` (the --db URL names the user, without a password)")
-	f.env["db-password-file"] = "MADEBOOK_DB_PASSWORD_FILE"
+	f.Env["db-password-file"] = "MADEBOOK_DB_PASSWORD_FILE"
 	return f.db
 }
 
@@ -178,7 +126,7 @@ func (f *flags) resolveDB(c stdio) error {
 	if f.db == nil {
 		return nil
 	}
-	if f.given["db"] && db.HasPassword(*f.db) {
+	if f.IsSet("db") && db.HasPassword(*f.db) {
 		c.warn("the --db URL holds a password, which other users of this machine can read in the process list (ps): " +
 			"give the URL in MADEBOOK_DB, or the password in --db-password-file, PGPASSFILE or ~/.pgpass")
 	}
@@ -191,7 +139,7 @@ func (f *flags) resolveDB(c stdio) error {
 	}
 	dsn, err := db.WithPassword(*f.db, password)
 	if err != nil {
-		return f.fail("--db-password-file: %v", err)
+		return f.Fail("--db-password-file: %v", err)
 	}
 	*f.db = dsn
 	return nil
@@ -213,48 +161,13 @@ func readPasswordFile(path string) (string, error) {
 	return line, nil
 }
 
-// usage is the command's help text.
-func (f *flags) usage() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Usage:\n  %s\n\n%s\n\nFlags:\n", f.synopsis, f.about)
-	tw := tabwriter.NewWriter(&b, 0, 0, 3, ' ', 0)
-	f.VisitAll(func(fl *flag.Flag) {
-		arg, text := flag.UnquoteUsage(fl)
-		if arg != "" {
-			arg = " " + arg
-		}
-		var extra []string
-		if fl.DefValue != "" && fl.DefValue != "false" {
-			extra = append(extra, "default "+fl.DefValue)
-		}
-		if v := f.env[fl.Name]; v != "" {
-			extra = append(extra, "or "+v)
-		}
-		if len(extra) > 0 {
-			text += " (" + strings.Join(extra, "; ") + ")"
-		}
-		fmt.Fprintf(tw, "  --%s%s\t%s\n", fl.Name, arg, text)
-	})
-	fmt.Fprintf(tw, "  -h, --help\t%s\n", "print this help")
-	tw.Flush()
-	if f.notes != "" {
-		fmt.Fprintf(&b, "\n%s\n", f.notes)
-	}
-	return b.String()
-}
-
-// fail is a usage error in this command.
-func (f *flags) fail(format string, args ...any) error {
-	return usageError{fmt.Sprintf(format, args...), f.usage()}
-}
-
 // parse reads the flags of args, then the environment for those left out,
 // and refuses any argument that is not a flag. --help prints the usage on
 // stdout and returns flag.ErrHelp (run returns nil for it).
 func (f *flags) parse(c stdio, args []string) error {
 	rest, err := f.parseArgs(c, args)
 	if err == nil && len(rest) > 0 {
-		err = f.fail("unexpected argument %q", rest[0])
+		err = f.Fail("unexpected argument %q", rest[0])
 	}
 	return err
 }
@@ -262,35 +175,9 @@ func (f *flags) parse(c stdio, args []string) error {
 // parseArgs is parse for a command that takes arguments too, before,
 // between or after its flags; it returns them in order.
 func (f *flags) parseArgs(c stdio, args []string) ([]string, error) {
-	var rest []string
-	for {
-		if err := f.Parse(args); errors.Is(err, flag.ErrHelp) {
-			if _, err := io.WriteString(c.stdout, f.usage()); err != nil {
-				return nil, err
-			}
-			return nil, flag.ErrHelp
-		} else if err != nil {
-			return nil, f.fail("%v", err)
-		}
-		if f.NArg() == 0 {
-			break
-		}
-		rest, args = append(rest, f.Arg(0)), f.Args()[1:]
-	}
-	f.given = map[string]bool{}
-	f.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
-	for name, key := range f.env {
-		if v := c.getenv(key); v != "" && !f.given[name] {
-			if err := f.Set(name, v); err != nil {
-				return nil, f.fail("%s=%q: %v", key, v, err)
-			}
-		}
-	}
-	if err := f.resolveDB(c); err != nil {
+	rest, err := f.ParseArgs(args, c.getenv, c.stdout)
+	if err != nil {
 		return nil, err
 	}
-	return rest, nil
+	return rest, f.resolveDB(c)
 }
-
-// isSet reports whether the command line gave the flag (after parse).
-func (f *flags) isSet(name string) bool { return f.given[name] }

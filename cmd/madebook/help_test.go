@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/madebook/madebook/internal/agentcli"
 )
 
 // helpCases are every way to ask for help, and a line the answer must
@@ -28,6 +30,10 @@ func helpCases() []struct {
 		{[]string{"agent", "help", "run", "start"}, "--parent RUN"},
 	}
 	// The agent's sub-commands are a table of their own under "agent".
+	var agentCommands []command
+	for _, name := range agentcli.Names() {
+		agentCommands = append(agentCommands, command{name: name})
+	}
 	for _, table := range []struct {
 		prefix []string
 		cmds   []command

@@ -22,11 +22,11 @@ func (e hookInputError) Unwrap() error { return e.err }
 // same code and starts faster.
 func runHookClaudeCode(ctx context.Context, c stdio, args []string) error {
 	f := newFlags("hook claude-code", "madebook hook claude-code [--url URL] [--mission SLUG]", hookAbout)
-	f.notes = hookNotes
+	f.Notes = hookNotes
 	base := f.String("url", hook.DefaultURL, "the `URL` Madebook serves at")
-	f.env["url"] = "MADEBOOK_URL"
+	f.Env["url"] = "MADEBOOK_URL"
 	mission := f.String("mission", "", "the `SLUG` of the mission the Claude session works on")
-	f.env["mission"] = "MADEBOOK_MISSION"
+	f.Env["mission"] = "MADEBOOK_MISSION"
 	if err := f.parse(c, args); err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/madebook/madebook/internal/agentcli"
 	"github.com/madebook/madebook/internal/governance"
 )
 
@@ -64,26 +65,26 @@ func initClaudeCode(c stdio, args []string, executable func() (string, error)) e
 			"PROJECT/.mcp.json: the MCP server \"madebook\" at URL/mcp, its key read from ${MADEBOOK_KEY}.\n"+
 			"Every other setting, MCP server and hook is kept, in its order; Madebook's own earlier\n"+
 			"hooks are replaced. The key is never written. Running it again changes nothing.")
-	f.notes = "Without a mission (--mission, MADEBOOK_MISSION) the hook reads MADEBOOK_MISSION when it runs.\n" +
+	f.Notes = "Without a mission (--mission, MADEBOOK_MISSION) the hook reads MADEBOOK_MISSION when it runs.\n" +
 		"It refuses a `go run` build, a binary Go deletes: build it first, `go build -o bin/ ./cmd/...`,\n" +
 		"then `bin/madebook init claude-code`.\n" +
 		"Exit status: 0 written (or nothing to change); 1 a go run build or a file it cannot merge\n" +
 		"(nothing is written); 2 a command-line mistake."
 	mission := f.String("mission", "", "the `SLUG` of the mission Claude works on, written into the hook's arguments")
-	f.env["mission"] = "MADEBOOK_MISSION"
-	base := f.String("url", defaultAgentURL, "the `URL` Madebook serves at")
-	f.env["url"] = "MADEBOOK_URL"
+	f.Env["mission"] = "MADEBOOK_MISSION"
+	base := f.String("url", agentcli.DefaultURL, "the `URL` Madebook serves at")
+	f.Env["url"] = "MADEBOOK_URL"
 	dir := f.String("dir", ".", "the `PROJECT` directory, the root Claude Code runs in")
 	if err := f.parse(c, args); err != nil {
 		return err
 	}
 	u, err := initURL(*base)
 	if err != nil {
-		return f.fail("%v", err)
+		return f.Fail("%v", err)
 	}
 	if *mission != "" {
 		if _, err := (governance.MissionInput{Slug: *mission, Title: "init"}).Validate(); err != nil {
-			return f.fail("--mission (or MADEBOOK_MISSION): %v", err)
+			return f.Fail("--mission (or MADEBOOK_MISSION): %v", err)
 		}
 	}
 	exe, err := executable()

@@ -19,7 +19,7 @@ func runKeyCreate(ctx context.Context, c stdio, args []string) error {
 		"Create an agent key and print its secret (mbk_…) on stdout. It is shown this once:\n"+
 			"Madebook keeps only its hash and its first characters. An agent sends it as\n"+
 			"`Authorization: Bearer mbk_…` until it expires or is revoked (`madebook key revoke ID`).")
-	f.notes = lifetimeNotes
+	f.Notes = lifetimeNotes
 	name := f.String("name", "", "the key's `NAME`, unique (e.g. the agent or the machine it runs on)")
 	var expires, maxAge lifetimeFlag
 	f.Var(&expires, "expires", "the key stops working `D` after it is made (e.g. 90d, 12h, 30m); default never")
@@ -29,7 +29,7 @@ func runKeyCreate(ctx context.Context, c stdio, args []string) error {
 		return err
 	}
 	if *name == "" {
-		return f.fail("key create needs --name")
+		return f.Fail("key create needs --name")
 	}
 	return withApp(ctx, *path, func(a *app) error {
 		k, err := a.auth.WithMaxAge(maxAge.duration()).IssueKey(ctx, operator(c.getenv),
@@ -54,7 +54,7 @@ func runKeyList(ctx context.Context, c stdio, args []string) error {
 		return err
 	}
 	if *format != "table" && *format != "json" {
-		return f.fail("--format is table or json, not %q", *format)
+		return f.Fail("--format is table or json, not %q", *format)
 	}
 	return withApp(ctx, *path, func(a *app) error {
 		keys, err := a.auth.ListKeys(ctx, operator(c.getenv))
@@ -134,17 +134,17 @@ func (l *lifetimeFlag) duration() time.Duration { return time.Duration(*l) }
 // lifetime a new agent key or personal token may be given.
 func maxAgeFlag(f *flags, to *lifetimeFlag) {
 	f.Var(to, "token-max-age", "refuse a new agent key or personal token with no expiry, or one later than `D` after it is made (e.g. 90d); default no limit")
-	f.env["token-max-age"] = "MADEBOOK_TOKEN_MAX_AGE"
+	f.Env["token-max-age"] = "MADEBOOK_TOKEN_MAX_AGE"
 }
 
 // credentialID reads the one ID argument of token revoke or key revoke.
 func credentialID(f *flags, cmd string, rest []string) (int64, error) {
 	if len(rest) != 1 {
-		return 0, f.fail("%s needs one ID (the list shows them)", cmd)
+		return 0, f.Fail("%s needs one ID (the list shows them)", cmd)
 	}
 	id, err := strconv.ParseInt(rest[0], 10, 64)
 	if err != nil || id <= 0 {
-		return 0, f.fail("%s: %q is not an id: give the number the list shows", cmd, rest[0])
+		return 0, f.Fail("%s: %q is not an id: give the number the list shows", cmd, rest[0])
 	}
 	return id, nil
 }

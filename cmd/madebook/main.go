@@ -16,6 +16,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/madebook/madebook/internal/agentcli"
+	"github.com/madebook/madebook/internal/cliflag"
 )
 
 func main() {
@@ -38,13 +41,13 @@ func outcome(err error) (code int, msg string) {
 	var (
 		u  usageError
 		e  exitError
-		ae agentExit
+		ae agentcli.Exit
 	)
 	switch {
 	case errors.As(err, new(auditFailed)):
 		return 1, "" // the reports on stdout already say what was found
 	case errors.As(err, &ae):
-		return ae.code, "madebook agent: " + ae.msg
+		return ae.Code, "madebook agent: " + ae.Msg
 	case errors.As(err, new(hookInputError)):
 		return 2, "madebook " + err.Error()
 	case errors.As(err, &u):
@@ -86,13 +89,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 func runStdio(ctx context.Context, args []string, c stdio) error {
 	stdout := c.stdout
 	if len(args) < 2 {
-		return usageError{"no command given", topUsage(commands)}
+		return usageError{Msg: "no command given", Usage: topUsage(commands)}
 	}
 	args = args[1:]
 	if args[0] == "--version" || args[0] == "-version" {
 		args = append([]string{"version"}, args[1:]...)
 	}
-	if isHelp(args[0]) {
+	if cliflag.IsHelp(args[0]) {
 		if args[0] != "help" || len(args) == 1 {
 			_, err := io.WriteString(stdout, topUsage(commands))
 			return err

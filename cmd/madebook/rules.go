@@ -25,7 +25,7 @@ func runRulesInfer(ctx context.Context, c stdio, args []string) error {
 		return err
 	}
 	if *repo == "" {
-		return f.fail("rules infer needs --repo")
+		return f.Fail("rules infer needs --repo")
 	}
 	info, err := os.Stat(*repo)
 	if err != nil || !info.IsDir() {

@@ -155,32 +155,32 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 			"demo credentials printed on stdout.")
 	var cfg serveConfig
 	f.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "listen on `ADDR`, a host:port; port 0 picks a free one")
-	f.env["addr"] = "MADEBOOK_ADDR"
+	f.Env["addr"] = "MADEBOOK_ADDR"
 	path := f.dbFlag()
 	f.StringVar(&cfg.publicURL, "public-url", "", "link notifications to the console at `URL`, its address as people reach it (e.g. https://madebook.example.com); default http:// and --addr")
-	f.env["public-url"] = "MADEBOOK_PUBLIC_URL"
+	f.Env["public-url"] = "MADEBOOK_PUBLIC_URL"
 	f.StringVar(&cfg.metricsAddr, "metrics-addr", "", "also serve /metrics (Prometheus), without a token, on `ADDR`, a host:port kept off the public network; on --addr it takes an admin's token")
-	f.env["metrics-addr"] = "MADEBOOK_METRICS_ADDR"
+	f.Env["metrics-addr"] = "MADEBOOK_METRICS_ADDR"
 	f.BoolVar(&cfg.secureCookies, "secure-cookies", false, "make the console's cookies Secure and __Host-, for serving over TLS")
-	f.env["secure-cookies"] = "MADEBOOK_SECURE_COOKIES"
+	f.Env["secure-cookies"] = "MADEBOOK_SECURE_COOKIES"
 	f.DurationVar(&cfg.lease, "delivery-lease", governance.DefaultDeliveryLease,
 		"hand a delivery over again when its brief is not acknowledged within `D` (e.g. 2m, 30s)")
-	f.env["delivery-lease"] = "MADEBOOK_DELIVERY_LEASE"
+	f.Env["delivery-lease"] = "MADEBOOK_DELIVERY_LEASE"
 	f.DurationVar(&cfg.expirySweep, "expiry-sweep", governance.DefaultExpirySweep,
 		"record gates open past their mission's gate_ttl as expired every `D` (e.g. 30s), and once at start")
-	f.env["expiry-sweep"] = "MADEBOOK_EXPIRY_SWEEP"
+	f.Env["expiry-sweep"] = "MADEBOOK_EXPIRY_SWEEP"
 	f.Var(&cfg.trustedProxies, "trusted-proxy",
 		"trust X-Forwarded-For and X-Real-IP from the proxies at `CIDR` (e.g. 10.0.0.0/8, 127.0.0.1; repeat or comma-separate); otherwise the client is the TCP peer")
-	f.env["trusted-proxy"] = "MADEBOOK_TRUSTED_PROXIES"
+	f.Env["trusted-proxy"] = "MADEBOOK_TRUSTED_PROXIES"
 	f.Var(&cfg.mcpOrigins, "mcp-origin",
 		"let pages of `ORIGIN` (scheme://host[:port], e.g. https://ide.example.com; repeat or comma-separate) call /mcp; otherwise a request with an Origin header other than the server's own (--public-url, or the address it came to) is refused (403)")
-	f.env["mcp-origin"] = "MADEBOOK_MCP_ORIGIN"
+	f.Env["mcp-origin"] = "MADEBOOK_MCP_ORIGIN"
 	f.Var(&cfg.webhookAllow, "webhook-allow",
 		"let webhooks reach `CIDR` (e.g. 10.0.0.0/8, 127.0.0.1; repeat or comma-separate), though loopback, private, link-local and other internal addresses are refused by default")
-	f.env["webhook-allow"] = "MADEBOOK_WEBHOOK_ALLOW"
+	f.Env["webhook-allow"] = "MADEBOOK_WEBHOOK_ALLOW"
 	f.IntVar(&cfg.maxOpenGates, "max-open-gates", governance.DefaultMaxOpenGates,
 		"refuse a session's gate beyond `N` open at once (409 too_many_open_gates): a stop for an agent that opens gates in a loop")
-	f.env["max-open-gates"] = "MADEBOOK_MAX_OPEN_GATES"
+	f.Env["max-open-gates"] = "MADEBOOK_MAX_OPEN_GATES"
 	cfg.limits = ratelimit.Defaults
 	for _, l := range []struct {
 		name, env string
@@ -192,7 +192,7 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 		{"rate-sessions", "MADEBOOK_RATE_SESSIONS", &cfg.limits.Sessions, "sessions opened"},
 	} {
 		f.Var((*limitFlag)(l.to), l.name, "allow each agent key or token `RATE` "+l.what+": N/s, N/m or N/h, or off (past it: 429 rate_limited, with Retry-After)")
-		f.env[l.name] = l.env
+		f.Env[l.name] = l.env
 	}
 	maxAgeFlag(f, &cfg.maxAge)
 	f.BoolVar(&cfg.demo, "demo", false, "a throwaway demo: its own temporary database, a simulated agent")
@@ -200,22 +200,22 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 		return err
 	}
 	if cfg.lease < time.Second {
-		return f.fail("--delivery-lease is %s; it must be at least 1s", cfg.lease)
+		return f.Fail("--delivery-lease is %s; it must be at least 1s", cfg.lease)
 	}
 	if cfg.publicURL != "" {
 		u, err := url.Parse(cfg.publicURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return f.fail("--public-url is %q; it must be an absolute http:// or https:// address", cfg.publicURL)
+			return f.Fail("--public-url is %q; it must be an absolute http:// or https:// address", cfg.publicURL)
 		}
 	}
 	if cfg.maxOpenGates < 1 {
-		return f.fail("--max-open-gates is %d; it must be at least 1", cfg.maxOpenGates)
+		return f.Fail("--max-open-gates is %d; it must be at least 1", cfg.maxOpenGates)
 	}
 	if cfg.expirySweep < time.Second {
-		return f.fail("--expiry-sweep is %s; it must be at least 1s", cfg.expirySweep)
+		return f.Fail("--expiry-sweep is %s; it must be at least 1s", cfg.expirySweep)
 	}
-	if cfg.demo && f.isSet("db") {
-		return f.fail("--demo makes its own throwaway database: leave out --db")
+	if cfg.demo && f.IsSet("db") {
+		return f.Fail("--demo makes its own throwaway database: leave out --db")
 	}
 
 	logger := slog.New(slog.NewJSONHandler(c.stdout, nil))

@@ -16,7 +16,7 @@ func runTokenCreate(ctx context.Context, c stdio, args []string) error {
 		"Create a personal API token for a person and print it (mbt_…) on stdout. It is shown\n"+
 			"this once: Madebook keeps only its hash and its first characters. It has the rights\n"+
 			"of the person's role, until it expires or is revoked (`madebook token revoke ID`).")
-	f.notes = lifetimeNotes
+	f.Notes = lifetimeNotes
 	email := f.String("email", "", "the `EMAIL` of the person the token acts as")
 	name := f.String("name", "", "the token's `NAME`, to tell the person's tokens apart (default \"token\" and today's date)")
 	var expires, maxAge lifetimeFlag
@@ -27,7 +27,7 @@ func runTokenCreate(ctx context.Context, c stdio, args []string) error {
 		return err
 	}
 	if *email == "" {
-		return f.fail("token create needs --email")
+		return f.Fail("token create needs --email")
 	}
 	return withApp(ctx, *path, func(a *app) error {
 		t, err := a.auth.WithMaxAge(maxAge.duration()).IssueToken(ctx, operator(c.getenv),
@@ -54,7 +54,7 @@ func runTokenList(ctx context.Context, c stdio, args []string) error {
 		return err
 	}
 	if *format != "table" && *format != "json" {
-		return f.fail("--format is table or json, not %q", *format)
+		return f.Fail("--format is table or json, not %q", *format)
 	}
 	return withApp(ctx, *path, func(a *app) error {
 		tokens, err := a.auth.ListTokens(ctx, operator(c.getenv))

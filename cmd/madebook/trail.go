@@ -35,13 +35,13 @@ func runAuditExport(ctx context.Context, c stdio, args []string) error {
 	if *since != "" {
 		t, err := parseSince(*since)
 		if err != nil {
-			return f.fail("--since %q is not a time such as 2026-11-29T12:00:00Z or a date such as 2026-11-29", *since)
+			return f.Fail("--since %q is not a time such as 2026-11-29T12:00:00Z or a date such as 2026-11-29", *since)
 		}
 		from = db.FormatTime(t)
 	}
 	// Exporting a path that holds no database would create an empty one.
 	if _, err := os.Stat(*path); err != nil && !db.IsPostgres(*path) {
-		return f.fail("no database at %s: give --db PATH (or MADEBOOK_DB)", *path)
+		return f.Fail("no database at %s: give --db PATH (or MADEBOOK_DB)", *path)
 	}
 	w := c.stdout
 	var file *os.File
@@ -121,7 +121,7 @@ func runAuditVerify(_ context.Context, c stdio, args []string) error {
 			"naming the first row that does not (its chain and id, and whether its own hash or its\n"+
 			"link is wrong). A file that starts mid-chain (export --since) verifies from its first\n"+
 			"row, whose prev_hash is taken as given. Needs no database.")
-	f.notes = "Keep each chain's last hash apart from the database (a ticket, a log, another system):\n" +
+	f.Notes = "Keep each chain's last hash apart from the database (a ticket, a log, another system):\n" +
 		"someone able to write the database can rewrite a whole chain with new hashes, and only a\n" +
 		"hash kept earlier shows it. --anchor HASH then fails unless some row still has that hash."
 	var anchor anchors
@@ -131,7 +131,7 @@ func runAuditVerify(_ context.Context, c stdio, args []string) error {
 		return err
 	}
 	if len(files) != 1 {
-		return f.fail("audit verify needs one FILE (or - for stdin), not %d", len(files))
+		return f.Fail("audit verify needs one FILE (or - for stdin), not %d", len(files))
 	}
 	name, in := files[0], c.stdin
 	if name != "-" {

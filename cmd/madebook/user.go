@@ -24,7 +24,7 @@ func runUserAdd(ctx context.Context, c stdio, args []string) error {
 		return err
 	}
 	if *email == "" || *role == "" {
-		return f.fail("user add needs --email and --role")
+		return f.Fail("user add needs --email and --role")
 	}
 	r, err := auth.ParseRole(*role)
 	if err != nil {

@@ -12,10 +12,10 @@ type File struct {
 
 // Change is a session's whole change so far.
 type Change struct {
-	Files          []File   `json:"files"`
-	Dependencies   []string `json:"dependencies"`
-	SymbolsChanged []string `json:"symbols_changed"`
-	SymbolsUsed    []string `json:"symbols_used"`
+	Files          []File   `json:"files,omitzero" jsonschema:"Every file the change touches so far, with its content or diff: each report replaces the last."`
+	Dependencies   []string `json:"dependencies,omitzero" jsonschema:"Dependencies the change adds."`
+	SymbolsChanged []string `json:"symbols_changed,omitzero" jsonschema:"Symbols the change modifies."`
+	SymbolsUsed    []string `json:"symbols_used,omitzero" jsonschema:"Symbols the change builds on."`
 }
 
 // Text returns the text of a file that the checks read: its content, or

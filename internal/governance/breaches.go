@@ -56,10 +56,10 @@ const (
 // scope entries they lie in.
 type ScopeBreachInput struct {
 	Tool      string   `json:"tool"`
-	ToolUseID string   `json:"tool_use_id"`
+	ToolUseID string   `json:"tool_use_id,omitzero"`
 	Files     []string `json:"files"`
-	Scope     []string `json:"scope"`
-	Command   string   `json:"command"`
+	Scope     []string `json:"scope,omitzero"`
+	Command   string   `json:"command,omitzero"`
 }
 
 // ScopeBreach is a breach of a blocked scope, as recorded.

@@ -140,8 +140,8 @@ func newBriefService(c *core, lease time.Duration) *BriefService {
 // optionally, the id of the brief before, acknowledging what that brief
 // delivered.
 type BriefRequest struct {
-	Session string `json:"session"`
-	Ack     string `json:"ack,omitempty"`
+	Session string `json:"session" jsonschema:"The session's id (ses_…), as open_session answered it."`
+	Ack     string `json:"ack,omitempty" jsonschema:"The brief_id of your last brief (brf_…): acknowledges what it delivered."`
 }
 
 // DecodeFlat reads the usual brief request, {"session":"ses_…"} with or

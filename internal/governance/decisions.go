@@ -82,11 +82,11 @@ const (
 
 // DecisionInput is what an agent gives to open a gate.
 type DecisionInput struct {
-	Title        string   `json:"title"`
-	Question     string   `json:"question"`
-	Proposal     string   `json:"proposal"`
-	BlockedScope []string `json:"blocked_scope"`
-	AllowedScope []string `json:"allowed_scope"`
+	Title        string   `json:"title" jsonschema:"The gate's title, a few words."`
+	Question     string   `json:"question" jsonschema:"The question a person must answer."`
+	Proposal     string   `json:"proposal,omitzero" jsonschema:"What you propose, if anything."`
+	BlockedScope []string `json:"blocked_scope,omitzero" jsonschema:"What you will not touch until it is answered: paths or areas, at most 20."`
+	AllowedScope []string `json:"allowed_scope,omitzero" jsonschema:"What you may still work on meanwhile, at most 20."`
 }
 
 // Validate returns the input trimmed, or the first field over its limit or

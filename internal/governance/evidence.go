@@ -24,9 +24,9 @@ const (
 
 // EvidenceInput is one piece of evidence an agent reports.
 type EvidenceInput struct {
-	Kind   string `json:"kind"`
-	Passed bool   `json:"passed"`
-	Detail string `json:"detail"`
+	Kind   string `json:"kind" jsonschema:"The kind of evidence, e.g. tests, review, lint."`
+	Passed bool   `json:"passed,omitzero" jsonschema:"Whether it passed."`
+	Detail string `json:"detail,omitzero" jsonschema:"A line of detail, e.g. 212 passed."`
 }
 
 // Validate returns the input trimmed. Errors: kind_required,

@@ -38,8 +38,8 @@ const (
 // EventInput is one lifecycle event an agent reports: its name and the
 // payload that event takes.
 type EventInput struct {
-	Name    string          `json:"name"`
-	Payload json.RawMessage `json:"payload,omitempty"`
+	Name    string          `json:"name" jsonschema:"The lifecycle event: user.message.created, IntentClassified, DirectModeEntered, DirectModeExited, reply.sent, architecture.impact.completed, architecture.plan.updated, task.created, task.progress, task.completed, task.failed, task.blocked, requirement.changed or permission.prompt.requested."`
+	Payload json.RawMessage `json:"payload,omitempty" jsonschema:"The event's payload, e.g. {\"intent\":\"task\"} for IntentClassified, {\"level\":\"architecture\"} for architecture.impact.completed, a plan (summary, initial_steps, stopping_points) for architecture.plan.updated."`
 }
 
 // eventPayload is the payload of every event but architecture.plan.updated

@@ -64,7 +64,7 @@ const MaxPlanSummary = input.Text
 
 // PlanInput is what an agent proposes.
 type PlanInput struct {
-	Summary string `json:"summary"`
+	Summary string `json:"summary" jsonschema:"The plan in a few sentences."`
 	plan.Plan
 }
 

@@ -69,19 +69,19 @@ const (
 
 // SessionInput is what an agent gives to open a session.
 type SessionInput struct {
-	Mission string `json:"mission"`
+	Mission string `json:"mission" jsonschema:"The slug of the mission to work on (a lead created it)."`
 	// Agent is what the agent calls itself: a label kept beside the key's
 	// name (Session.AgentLabel), not the session's agent.
-	Agent string `json:"agent"`
-	Title string `json:"title"`
+	Agent string `json:"agent,omitzero" jsonschema:"The agent's name; the agent key's name when left out."`
+	Title string `json:"title,omitzero" jsonschema:"What this session is about, in a few words."`
 	// ExternalID, when set, is the id the agent's client knows the session
 	// by: opening a session with an external id the agent key already used
 	// re-attaches to that session.
-	ExternalID string `json:"external_id"`
+	ExternalID string `json:"external_id,omitzero" jsonschema:"Your client's own id for this session (e.g. Claude Code's session id), at most 200 characters: opening again with the same id answers the session it opened (re-attach) instead of a new one."`
 	// Root, when set, is the project root the agent works in (absolute):
 	// every path its tool calls name is resolved relative to it. A session
 	// keeps the first root it is given.
-	Root string `json:"root"`
+	Root string `json:"root,omitzero" jsonschema:"The project root you work in, an absolute path: the paths your tool calls name are resolved relative to it. A session keeps the first root it is given."`
 }
 
 // Validate returns the input trimmed. Errors: mission_required,

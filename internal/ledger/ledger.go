@@ -181,10 +181,10 @@ func (s *Service) StartPlanRun(ctx context.Context, actor auth.Actor, session, n
 // optional external id (re-attach) and whether the run executes the
 // session's approved plan.
 type RunInput struct {
-	Name       string `json:"name"`
-	Parent     string `json:"parent"`
-	ExternalID string `json:"external_id"`
-	Plan       bool   `json:"plan"`
+	Name       string `json:"name" jsonschema:"The run's name."`
+	Parent     string `json:"parent,omitzero" jsonschema:"The id of the run this one runs under (run_…), if any."`
+	ExternalID string `json:"external_id,omitzero" jsonschema:"Your client's own id for this run (e.g. a subagent's id), at most 200 characters: starting again with the same id answers the run it started (re-attach). Not with plan: a run that executes the plan is always new."`
+	Plan       bool   `json:"plan,omitzero" jsonschema:"Execute the session's approved plan: each tool call then names its step, and a step behind a stopping point runs only after that stopping point's ask is answered with its option."`
 }
 
 // Start opens the run in describes on the agent's own session: a run
@@ -390,12 +390,12 @@ func (s *Service) FinishRun(ctx context.Context, actor auth.Actor, id, status st
 
 // AskInput is a question and its numbered options.
 type AskInput struct {
-	Prompt  string            `json:"prompt"`
-	Options map[string]string `json:"options"`
+	Prompt  string            `json:"prompt" jsonschema:"The question."`
+	Options map[string]string `json:"options" jsonschema:"The numbered options, keys 1 to 9, e.g. {\"1\":\"Yes\",\"2\":\"No\"}."`
 	// StoppingPoint, on a run executing a plan, is the plan's stopping
 	// point this ask is: answering it with option N releases the steps of
 	// that stopping point's option N. Nil: the ask is no stopping point.
-	StoppingPoint *int `json:"stopping_point,omitempty"`
+	StoppingPoint *int `json:"stopping_point,omitempty" jsonschema:"The stopping point of the plan this ask is: of the plan the run executes, or, on a run of no plan (e.g. one a Claude Code session starts under its hook run to ask it), of the session's approved plan. Answering option N releases that option's steps for the whole plan."`
 }
 
 // Validate returns the input with its prompt trimmed. The options are 1 to
@@ -595,9 +595,9 @@ type ToolCallInput struct {
 // call (Claude Code's tool_use_id) and the subagent making it (Claude
 // Code's agent_id and agent_type; "" for the main agent).
 type Caller struct {
-	ToolUseID string `json:"tool_use_id"`
-	AgentID   string `json:"agent_id"`
-	AgentType string `json:"agent_type"`
+	ToolUseID string `json:"tool_use_id,omitzero" jsonschema:"The executor's id of the call (Claude Code's tool_use_id)."`
+	AgentID   string `json:"agent_id,omitzero" jsonschema:"The subagent that made the call (Claude Code's agent_id); left out for the main agent."`
+	AgentType string `json:"agent_type,omitzero" jsonschema:"The subagent's type (Claude Code's agent_type)."`
 }
 
 // The limits of a caller's names, each, and of a call's error, in
@@ -822,12 +822,12 @@ func (s *Service) refused(ctx context.Context, actor auth.Actor, session, runID 
 // symlinks followed; a recorded call's paths as the agent reports them),
 // and the shell scripts a command runs.
 type Site struct {
-	Input   input.Object      `json:"input"`
-	Cwd     string            `json:"cwd"`
-	Root    string            `json:"root"`
-	Home    string            `json:"home"`
-	Paths   []string          `json:"paths"`
-	Scripts map[string]string `json:"scripts"`
+	Input   input.Object      `json:"input,omitzero" jsonschema:"The call's input, as the executor sends it: the paths it names are read from it."`
+	Cwd     string            `json:"cwd,omitzero" jsonschema:"The agent's working directory."`
+	Root    string            `json:"root,omitzero" jsonschema:"The project root, an absolute path; the session's when left out."`
+	Home    string            `json:"home,omitzero" jsonschema:"The agent's home directory, which expands ~ in a command."`
+	Paths   []string          `json:"paths,omitzero" jsonschema:"The paths the call touches, relative to the repository: compared with the blocked scope."`
+	Scripts map[string]string `json:"scripts,omitzero" jsonschema:"The shell scripts a command runs: their text, by path."`
 }
 
 // The limits of a site.
@@ -893,13 +893,13 @@ func (c Site) touches(tool, root string, reg *Tool, writes bool) gate.Touches {
 type CheckInput struct {
 	Tool string `json:"tool"`
 	Site
-	Run  string `json:"run"`
-	Step string `json:"step"`
+	Run  string `json:"run,omitzero"`
+	Step string `json:"step,omitzero"`
 	// ToolUseID, when set, is the executor's id of the call: Madebook
 	// keeps that it checked it (the ungoverned-tool-calls audit looks for
 	// calls no check names). AgentID is the subagent making it.
-	ToolUseID string `json:"tool_use_id"`
-	AgentID   string `json:"agent_id"`
+	ToolUseID string `json:"tool_use_id,omitzero"`
+	AgentID   string `json:"agent_id,omitzero"`
 }
 
 // CheckResult is the gate's answer: whether the call may run now, how it

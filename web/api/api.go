@@ -41,16 +41,6 @@ func reply(c echo.Context, briefs *governance.BriefService, status int, session 
 	return c.JSON(status, governance.Reply{Answer: v, Next: next})
 }
 
-// replyOfRun is reply for a call about a run: the next action is its
-// session's.
-func replyOfRun(c echo.Context, briefs *governance.BriefService, status int, run string, v any) error {
-	next, err := briefs.NextOfRun(c.Request().Context(), httpx.Actor(c), run)
-	if err != nil {
-		return err
-	}
-	return c.JSON(status, governance.Reply{Answer: v, Next: next})
-}
-
 // invalid is a 422 for content the handler itself checks.
 func invalid(code, message string) error {
 	return errs.E(errs.Invalid, code, "%s", message)

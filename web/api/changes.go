@@ -5,56 +5,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/madebook/madebook/internal/change"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/web/httpx"
 )
-
-// handleChangeReport serves POST /api/v1/sessions/:id/changes (the
-// session's agent): the whole change so far, evaluated.
-func handleChangeReport(changes *governance.ChangeService, briefs *governance.BriefService) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		in, err := httpx.Bind[change.Change](c)
-		if err != nil {
-			return err
-		}
-		res, err := changes.Report(c.Request().Context(), httpx.Actor(c), c.Param("id"), in)
-		if err != nil {
-			return err
-		}
-		return reply(c, briefs, http.StatusOK, c.Param("id"), res)
-	}
-}
-
-// handleEvidenceReport serves POST /api/v1/sessions/:id/evidence (the
-// session's agent).
-func handleEvidenceReport(evidence *governance.EvidenceService, briefs *governance.BriefService) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		in, err := httpx.Bind[governance.EvidenceInput](c)
-		if err != nil {
-			return err
-		}
-		if err := evidence.Report(c.Request().Context(), httpx.Actor(c), c.Param("id"), in); err != nil {
-			return err
-		}
-		return reply(c, briefs, http.StatusCreated, c.Param("id"), map[string]any{"kind": in.Kind, "passed": in.Passed})
-	}
-}
-
-// handleComplete serves POST /api/v1/sessions/:id/complete (the session's
-// agent): the evidence gate's verdict.
-func handleComplete(evidence *governance.EvidenceService, briefs *governance.BriefService) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		if _, err := httpx.BindOptional[struct{}](c); err != nil {
-			return err
-		}
-		g, err := evidence.Complete(c.Request().Context(), httpx.Actor(c), c.Param("id"))
-		if err != nil {
-			return err
-		}
-		return reply(c, briefs, http.StatusOK, c.Param("id"), g)
-	}
-}
 
 // handlePolicyCreate serves POST /api/v1/policies (admin).
 func handlePolicyCreate(policies *governance.PolicyService) echo.HandlerFunc {

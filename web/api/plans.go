@@ -11,21 +11,6 @@ import (
 	"github.com/madebook/madebook/web/httpx"
 )
 
-// handlePlanPropose serves POST /api/v1/sessions/:id/plan (the session's agent).
-func handlePlanPropose(plans *governance.PlanService, briefs *governance.BriefService) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		in, err := httpx.Bind[governance.PlanInput](c)
-		if err != nil {
-			return err
-		}
-		p, err := plans.Propose(c.Request().Context(), httpx.Actor(c), c.Param("id"), in)
-		if err != nil {
-			return err
-		}
-		return reply(c, briefs, http.StatusCreated, c.Param("id"), p)
-	}
-}
-
 // handlePlanApprove serves POST /api/v1/sessions/:id/plan/approve (lead).
 func handlePlanApprove(plans *governance.PlanService) echo.HandlerFunc {
 	return handlePlanDecide(plans.Approve)

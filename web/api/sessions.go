@@ -9,22 +9,6 @@ import (
 	"github.com/madebook/madebook/web/httpx"
 )
 
-// handleSessionCreate serves POST /api/v1/sessions (agent): 201 and the new
-// session, or 200 and the session the external id names (re-attach).
-func handleSessionCreate(sessions *governance.SessionService, briefs *governance.BriefService) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		in, err := httpx.Bind[governance.SessionInput](c)
-		if err != nil {
-			return err
-		}
-		s, created, err := sessions.Open(c.Request().Context(), httpx.Actor(c), in)
-		if err != nil {
-			return err
-		}
-		return reply(c, briefs, createdOr(created), s.ID, s)
-	}
-}
-
 // handleSessionGet serves GET /api/v1/sessions/:id (its agent, or any
 // person), with the preview's next action and reason beside the session's
 // fields, as every reply to an agent carries them.
@@ -69,13 +53,4 @@ func handleSessionResume(sessions *governance.SessionService) echo.HandlerFunc {
 		}
 		return c.JSON(http.StatusOK, s)
 	}
-}
-
-// createdOr is the status of a call that opens a thing or re-attaches to
-// the one its external id names: 201 Created, or 200 OK.
-func createdOr(created bool) int {
-	if created {
-		return http.StatusCreated
-	}
-	return http.StatusOK
 }

@@ -18,11 +18,11 @@ import (
 	"github.com/madebook/madebook/internal/input"
 )
 
-// decode reads the request's JSON body into v. Not JSON is a 400, JSON of
+// Decode reads the request's JSON body into v. Not JSON is a 400, JSON of
 // the wrong shape a 422, over 1 MiB a 413. An empty body is a 400 unless
 // optional is set, when it reads as {}. A field the type does not have is
 // a 422 unknown_field naming it.
-func decode(c echo.Context, v any, optional bool) error {
+func Decode(c echo.Context, v any, optional bool) error {
 	body, err := readBody(c.Request())
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
@@ -84,13 +84,13 @@ type FlatDecoder interface {
 // Bind decodes the body into a fresh T.
 func Bind[T any](c echo.Context) (T, error) {
 	var v T
-	return v, decode(c, &v, false)
+	return v, Decode(c, &v, false)
 }
 
 // BindOptional decodes the body into a fresh T; an empty body is {}.
 func BindOptional[T any](c echo.Context) (T, error) {
 	var v T
-	return v, decode(c, &v, true)
+	return v, Decode(c, &v, true)
 }
 
 // PathID reads a numeric :id path parameter; anything else is a 404 with

@@ -42,7 +42,7 @@ type Deps struct {
 	// hear "Internal error.".
 	Logger *slog.Logger
 	// Limits are each key's rate limits (nil: none): the request counts
-	// as a read, each tool call as its class (toolClass).
+	// as a read, each tool call as its REST route does (httpx.ClassOf).
 	Limits *ratelimit.Limits
 	// PublicURL is the server's address as people reach it (serve
 	// --public-url): its origin may call the server, and its host is
