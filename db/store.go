@@ -35,6 +35,9 @@ type Store struct {
 	// other replicas' changes (Listen); changes are told of them.
 	dsn     string
 	changes changeHandlers
+	// version is SQLite's probe of other connections' commits
+	// (DataVersion); nil on PostgreSQL.
+	version *dataVersion
 }
 
 // IsPostgres reports whether dsn names a PostgreSQL database (a
@@ -95,12 +98,28 @@ func openSQLite(path string) (*Store, error) {
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
 	r.SetConnMaxIdleTime(5 * time.Minute)
-	return &Store{w: w, r: r, wq: New(w), rq: New(r), writeTimeout: 15 * time.Second}, nil
+	// DataVersion's connection: like the readers', kept open for good.
+	v, err := sql.Open("sqlite3", "file:"+path+"?"+rq.Encode())
+	if err != nil {
+		r.Close()
+		w.Close()
+		return nil, fmt.Errorf("open database %s for its data version: %w", path, err)
+	}
+	v.SetMaxOpenConns(1)
+	v.SetMaxIdleConns(1)
+	v.SetConnMaxLifetime(0)
+	return &Store{w: w, r: r, wq: New(w), rq: New(r), writeTimeout: 15 * time.Second,
+		version: &dataVersion{db: v}}, nil
 }
 
-// Close closes the prepared statements and both pools.
+// Close closes the prepared statements, both pools and, on SQLite,
+// DataVersion's connection.
 func (s *Store) Close() error {
-	return errors.Join(s.rq.Close(), s.wq.Close(), s.r.Close(), s.w.Close())
+	err := errors.Join(s.rq.Close(), s.wq.Close(), s.r.Close(), s.w.Close())
+	if s.version != nil {
+		err = errors.Join(err, s.version.close())
+	}
+	return err
 }
 
 // prepare readies every query on the current schema: on SQLite it
@@ -206,6 +225,9 @@ type Transactor interface {
 	Subscribe() (<-chan struct{}, func())
 	// OnChange has fn told what other replicas' writes changed (listen.go).
 	OnChange(fn func(Notice))
+	// DataVersion changes on every commit to the database, from any
+	// process (dataversion.go); ok is false where it is not known cheaply.
+	DataVersion(ctx context.Context) (v uint64, ok bool, err error)
 }
 
 var _ Transactor = (*Store)(nil)

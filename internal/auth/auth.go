@@ -169,7 +169,9 @@ type Service struct {
 	now   func() time.Time
 	// uses are the credentials' last uses not yet written.
 	uses uses
-	cost int // bcrypt's
+	// cache holds the credentials read, while nothing has changed since.
+	cache credentialCache
+	cost  int // bcrypt's
 	// maxAge is the longest lifetime a new credential may have; 0: any.
 	maxAge time.Duration
 	// keepFailures is how many failed sign-ins are remembered at most.
@@ -182,7 +184,7 @@ type Service struct {
 // NewService returns the credentials service.
 func NewService(store db.Transactor, now func() time.Time) *Service {
 	return &Service{store: store, now: now, uses: uses{pending: map[credential]time.Time{}},
-		cost: bcrypt.DefaultCost, keepFailures: maxFailuresKept}
+		cache: credentialCache{max: maxCached}, cost: bcrypt.DefaultCost, keepFailures: maxFailuresKept}
 }
 
 // WithMaxAge sets the longest lifetime a new agent key or personal token
@@ -441,52 +443,78 @@ func (s *Service) IssueToken(ctx context.Context, by Actor, r TokenRequest) (Iss
 
 // Authenticate returns the actor a bearer secret belongs to. Errors:
 // unauthorized (missing, unknown, or its user disabled),
-// credential_revoked, credential_expired. Nothing is remembered between
-// calls: every call reads the credential from the database (one indexed
-// read), so a revocation, an expiry, a disabled user or a new role holds
-// on the very next request, on every replica and after a command-line
-// revoke on the same file. The last use is kept in memory and written in
-// batches (FlushLastUsed), at most once a minute a credential.
+// credential_revoked, credential_expired. A revocation, an expiry, a
+// disabled user or a new role holds on the very next request, on every
+// replica and after a command-line revoke on the same file: the
+// credential is read from the database (one indexed read), or taken from
+// the cache only while the store's data version says nothing at all was
+// committed since it was read (SQLite; on PostgreSQL every call reads),
+// and it is judged against now at each call. The last use is kept in
+// memory and written in batches (FlushLastUsed), at most once a minute a
+// credential.
 func (s *Service) Authenticate(ctx context.Context, secret string) (Actor, error) {
-	bad := func() error {
-		return errs.E(errs.Unauthorized, "unauthorized", "Send a valid agent key or personal token as `Authorization: Bearer …`.")
-	}
 	if !strings.HasPrefix(secret, agentKeyPrefix) && !strings.HasPrefix(secret, tokenPrefix) {
-		return Actor{}, bad()
+		return Actor{}, unauthorized()
 	}
 	sum := sumSecret(secret)
-	hash := hex.EncodeToString(sum[:])
 	now := s.now()
+	// The version is taken before the read, so that a commit between the
+	// two is never held as current. A failed probe only costs the cache:
+	// the read below is exact on its own.
+	version, cacheable, err := s.store.DataVersion(ctx)
+	cacheable = cacheable && err == nil
+	c, hit := stored{}, false
+	if cacheable {
+		c, hit = s.cache.get(sum, version)
+	}
+	if !hit {
+		if c, err = s.read(ctx, secret, sum); err != nil {
+			return Actor{}, err
+		}
+		if cacheable {
+			s.cache.put(sum, version, c)
+		}
+	}
+	if err := c.cred.usable(c.revoked, c.expires, now); err != nil {
+		return Actor{}, err
+	}
+	if c.refused {
+		return Actor{}, unauthorized()
+	}
+	s.uses.seen(c.cred, c.lastUsed, now)
+	return c.actor, nil
+}
+
+// read reads the credential whose secret has the sum, or returns
+// unauthorized if there is none.
+func (s *Service) read(ctx context.Context, secret string, sum [sha256.Size]byte) (stored, error) {
+	hash := hex.EncodeToString(sum[:])
 	q := s.store.Reader()
 	if strings.HasPrefix(secret, agentKeyPrefix) {
 		k, err := q.GetAgentKeyByHash(ctx, hash)
 		if errors.Is(err, sql.ErrNoRows) {
-			return Actor{}, bad()
+			return stored{}, unauthorized()
 		} else if err != nil {
-			return Actor{}, fmt.Errorf("authenticate: %w", err)
+			return stored{}, fmt.Errorf("authenticate: %w", err)
 		}
-		c := credential{agentKey, k.ID}
-		if err := c.usable(k.RevokedAt, k.ExpiresAt, now); err != nil {
-			return Actor{}, err
-		}
-		s.uses.seen(c, k.LastUsedAt, now)
-		return Actor{KeyID: k.ID, KeyName: k.Name}, nil
+		return stored{cred: credential{agentKey, k.ID}, actor: Actor{KeyID: k.ID, KeyName: k.Name},
+			revoked: k.RevokedAt, expires: k.ExpiresAt, lastUsed: k.LastUsedAt}, nil
 	}
 	t, err := q.GetAPITokenByHash(ctx, hash)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Actor{}, bad()
+		return stored{}, unauthorized()
 	} else if err != nil {
-		return Actor{}, fmt.Errorf("authenticate: %w", err)
+		return stored{}, fmt.Errorf("authenticate: %w", err)
 	}
-	c := credential{personalToken, t.ID}
-	if err := c.usable(t.RevokedAt, t.ExpiresAt, now); err != nil {
-		return Actor{}, err
-	}
-	if t.DisabledAt != "" || t.Email == "" {
-		return Actor{}, bad() // a disabled person's token, or (never) one of nobody
-	}
-	s.uses.seen(c, t.LastUsedAt, now)
-	return Actor{UserID: t.UserID, Email: t.Email, Role: Role(t.Role)}, nil
+	return stored{cred: credential{personalToken, t.ID}, actor: Actor{UserID: t.UserID, Email: t.Email, Role: Role(t.Role)},
+		revoked: t.RevokedAt, expires: t.ExpiresAt, lastUsed: t.LastUsedAt,
+		refused: t.DisabledAt != "" || t.Email == ""}, nil // a disabled person's token, or (never) one of nobody
+}
+
+// unauthorized is Authenticate's answer to a secret that is missing, of
+// no credential, or of a disabled person's.
+func unauthorized() error {
+	return errs.E(errs.Unauthorized, "unauthorized", "Send a valid agent key or personal token as `Authorization: Bearer …`.")
 }
 
 func userFrom(u db.User) User {

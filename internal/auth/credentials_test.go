@@ -173,7 +173,8 @@ func TestTheMaximumAgeRefusesLongerCredentials(t *testing.T) {
 }
 
 // Revocation holds on the very next request of every process on the
-// database: nothing remembers a credential between requests.
+// database: a credential is cached only while nothing at all was
+// committed since it was read (see cache_test.go).
 func TestARevocationHoldsAtOnceInEveryProcess(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
