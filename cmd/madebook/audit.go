@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/app"
 	"github.com/madebook/madebook/internal/audit"
 )
 
@@ -65,8 +66,8 @@ func runAudit(ctx context.Context, c stdio, args []string) error {
 	if _, err := os.Stat(*path); err != nil && !db.IsPostgres(*path) {
 		return f.Fail("no database at %s: give --db PATH (or MADEBOOK_DB)", *path)
 	}
-	return withApp(ctx, *path, func(a *app) error {
-		results, err := a.audit().RunAll(ctx, opts, reports...)
+	return withApp(ctx, *path, app.Options{}, func(a *app.App) error {
+		results, err := a.Audit.RunAll(ctx, opts, reports...)
 		if errors.As(err, new(*db.CorruptRowError)) {
 			return exitError{code: 2, err: err}
 		} else if err != nil {

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/madebook/madebook/internal/app"
 	"github.com/madebook/madebook/internal/auth"
 )
 
@@ -31,8 +32,8 @@ func runKeyCreate(ctx context.Context, c stdio, args []string) error {
 	if *name == "" {
 		return f.Fail("key create needs --name")
 	}
-	return withApp(ctx, *path, func(a *app) error {
-		k, err := a.auth.WithMaxAge(maxAge.duration()).IssueKey(ctx, operator(c.getenv),
+	return withApp(ctx, *path, app.Options{TokenMaxAge: maxAge.duration()}, func(a *app.App) error {
+		k, err := a.Auth.IssueKey(ctx, operator(c.getenv),
 			auth.KeyRequest{Name: *name, Lifetime: expires.duration()})
 		if err != nil {
 			return err
@@ -56,8 +57,8 @@ func runKeyList(ctx context.Context, c stdio, args []string) error {
 	if *format != "table" && *format != "json" {
 		return f.Fail("--format is table or json, not %q", *format)
 	}
-	return withApp(ctx, *path, func(a *app) error {
-		keys, err := a.auth.ListKeys(ctx, operator(c.getenv))
+	return withApp(ctx, *path, app.Options{}, func(a *app.App) error {
+		keys, err := a.Auth.ListKeys(ctx, operator(c.getenv))
 		if err != nil {
 			return err
 		}
@@ -93,8 +94,8 @@ func runKeyRevoke(ctx context.Context, c stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	return withApp(ctx, *path, func(a *app) error {
-		k, err := a.auth.RevokeKey(ctx, operator(c.getenv), id)
+	return withApp(ctx, *path, app.Options{}, func(a *app.App) error {
+		k, err := a.Auth.RevokeKey(ctx, operator(c.getenv), id)
 		if err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/app"
 )
 
 // runMigrate is `madebook migrate`: it brings the database's schema up to
@@ -18,7 +19,7 @@ func runMigrate(ctx context.Context, c stdio, args []string) error {
 	if err := f.parse(c, args); err != nil {
 		return err
 	}
-	return withApp(ctx, *path, func(*app) error {
+	return withApp(ctx, *path, app.Options{}, func(*app.App) error {
 		_, err := fmt.Fprintf(c.stdout, "database %s is up to date\n", db.Describe(*path))
 		return err
 	})

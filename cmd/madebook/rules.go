@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/app"
 	"github.com/madebook/madebook/internal/rules"
 )
 
@@ -38,8 +39,8 @@ func runRulesInfer(ctx context.Context, c stdio, args []string) error {
 	if err := printRules(c.stdout, proposed); err != nil || !*apply {
 		return err
 	}
-	return withApp(ctx, *path, func(a *app) error {
-		n, err := a.importRules(ctx, operator(c.getenv), proposed)
+	return withApp(ctx, *path, app.Options{}, func(a *app.App) error {
+		n, err := a.Gov.Policies.ImportRules(ctx, operator(c.getenv), proposed)
 		if err != nil {
 			return err
 		}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/app"
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/demo"
 	"github.com/madebook/madebook/internal/governance"
@@ -244,14 +245,14 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 	}
 	defer ls.close()
 	logger.Info("migrating", "db", db.Describe(*path))
-	a, err := openApp(ctx, *path, governance.Options{DeliveryLease: cfg.lease, MaxOpenGates: cfg.maxOpenGates,
-		WebhookDestinations: cfg.destinations(), Logger: logger, PublicURL: ls.public})
+	a, err := app.Open(ctx, *path, app.Options{TokenMaxAge: cfg.maxAge.duration(), Governance: governance.Options{
+		DeliveryLease: cfg.lease, MaxOpenGates: cfg.maxOpenGates, WebhookDestinations: cfg.destinations(), Logger: logger,
+		PublicURL: ls.public}})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	a.auth.WithMaxAge(cfg.maxAge.duration())
-	users, err := a.auth.CountUsers(ctx)
+	users, err := a.Auth.CountUsers(ctx)
 	if err != nil {
 		return err
 	}
@@ -297,13 +298,13 @@ func (ls listeners) close() {
 // serve serves the console and the API on ls, with the background
 // workers beside it, until ctx is done or a worker fails; then it stops
 // the workers in reverse order (runWorkers).
-func serve(ctx context.Context, a *app, cfg serveConfig, ls listeners, noUsers bool, logger *slog.Logger, stdout io.Writer) error {
+func serve(ctx context.Context, a *app.App, cfg serveConfig, ls listeners, noUsers bool, logger *slog.Logger, stdout io.Writer) error {
 	ln, metricsLn, public := ls.http, ls.metrics, ls.public
-	m := web.NewMetrics(a.gov)
+	m := web.NewMetrics(a.Gov)
 	// Shutdown waits for every handler; the console's push streams end
 	// when it begins, instead of holding it for its whole timeout.
 	stopping := make(chan struct{})
-	srv := &http.Server{Handler: a.handler(web.Deps{Logger: logger, SecureCookies: cfg.secureCookies,
+	srv := &http.Server{Handler: a.Handler(web.Deps{Logger: logger, SecureCookies: cfg.secureCookies,
 		TrustedProxies: cfg.trustedProxies, Stopping: stopping, Metrics: m, Limits: ratelimit.New(cfg.limits),
 		PublicURL: public, MCPOrigins: cfg.mcpOrigins}), ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: time.Minute, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
@@ -315,24 +316,24 @@ func serve(ctx context.Context, a *app, cfg serveConfig, ls listeners, noUsers b
 		// On PostgreSQL, other replicas' writes are heard until the
 		// server is done (on SQLite Listen returns at once).
 		{"change listener", func(ctx context.Context) error {
-			a.store.Listen(ctx, func(err error) { logger.Warn("listening for other replicas' changes; reconnecting", "error", err) })
+			a.Store.Listen(ctx, func(err error) { logger.Warn("listening for other replicas' changes; reconnecting", "error", err) })
 			return nil
 		}},
 		// The agents' last-brief times and the credentials' last uses,
 		// kept in memory, are written every second and once more at the
 		// end.
 		{"brief times", func(ctx context.Context) error {
-			a.runBriefTimes(ctx, time.Second, func(err error) { logger.Error("brief times", "error", err) })
+			a.Gov.Briefs.RunTimes(ctx, time.Second, func(err error) { logger.Error("brief times", "error", err) })
 			return nil
 		}},
 		{"last uses", func(ctx context.Context) error {
-			a.auth.RunLastUsed(ctx, time.Second, func(err error) { logger.Error("credentials' last use", "error", err) })
+			a.Auth.RunLastUsed(ctx, time.Second, func(err error) { logger.Error("credentials' last use", "error", err) })
 			return nil
 		}},
 		// The webhook sender runs until the HTTP server has shut down
 		// (requests that write notifications have finished by then).
 		{"webhook sender", func(ctx context.Context) error {
-			sender := notify.NewSender(a.store, logger, cfg.destinations())
+			sender := notify.NewSender(a.Store, logger, cfg.destinations())
 			sender.Outcome = m.WebhookOutcome
 			sender.Run(ctx)
 			return nil
@@ -340,7 +341,7 @@ func serve(ctx context.Context, a *app, cfg serveConfig, ls listeners, noUsers b
 		// The expiry sweep runs once now, then every cfg.expirySweep;
 		// every replica may run it (each gate is recorded once).
 		{"expiry sweep", func(ctx context.Context) error {
-			a.runExpiry(ctx, cfg.expirySweep, logger)
+			runExpiry(ctx, a, cfg.expirySweep, logger)
 			return nil
 		}},
 	}
@@ -352,15 +353,15 @@ func serve(ctx context.Context, a *app, cfg serveConfig, ls listeners, noUsers b
 		// The demo plays against the server's own listener; a failure
 		// to set it up stops the server.
 		workers = append(workers, worker{"demo", func(ctx context.Context) error {
-			return demo.Run(ctx, demo.Config{Auth: a.auth, URL: dialURL(ln.Addr()), DB: a.path, Pace: demo.DefaultPace,
-				Out: stdout, Logger: logger, GateAgo: a.openGateAgo})
+			return demo.Run(ctx, demo.Config{Auth: a.Auth, URL: dialURL(ln.Addr()), DB: a.Path, Pace: demo.DefaultPace,
+				Out: stdout, Logger: logger, GateAgo: openGateAgo(a)})
 		}})
 	}
 
-	logger.Info("listening", "addr", "http://"+ln.Addr().String(), "db", db.Describe(a.path), "public_url", public,
+	logger.Info("listening", "addr", "http://"+ln.Addr().String(), "db", db.Describe(a.Path), "public_url", public,
 		"trusted_proxies", cfg.trustedProxies.String(), "webhook_allow", cfg.webhookAllow.String())
 	if noUsers && !cfg.demo {
-		logger.Info(firstUserHint(a.path))
+		logger.Info(firstUserHint(a.Path))
 	}
 	err := runWorkers(ctx, workers)
 	if err == nil {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/madebook/madebook/internal/app"
 	"github.com/madebook/madebook/internal/auth"
 )
 
@@ -29,8 +30,8 @@ func runTokenCreate(ctx context.Context, c stdio, args []string) error {
 	if *email == "" {
 		return f.Fail("token create needs --email")
 	}
-	return withApp(ctx, *path, func(a *app) error {
-		t, err := a.auth.WithMaxAge(maxAge.duration()).IssueToken(ctx, operator(c.getenv),
+	return withApp(ctx, *path, app.Options{TokenMaxAge: maxAge.duration()}, func(a *app.App) error {
+		t, err := a.Auth.IssueToken(ctx, operator(c.getenv),
 			auth.TokenRequest{Email: *email, Name: *name, Lifetime: expires.duration()})
 		if err != nil {
 			return err
@@ -56,8 +57,8 @@ func runTokenList(ctx context.Context, c stdio, args []string) error {
 	if *format != "table" && *format != "json" {
 		return f.Fail("--format is table or json, not %q", *format)
 	}
-	return withApp(ctx, *path, func(a *app) error {
-		tokens, err := a.auth.ListTokens(ctx, operator(c.getenv))
+	return withApp(ctx, *path, app.Options{}, func(a *app.App) error {
+		tokens, err := a.Auth.ListTokens(ctx, operator(c.getenv))
 		if err != nil {
 			return err
 		}
@@ -99,8 +100,8 @@ func runTokenRevoke(ctx context.Context, c stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	return withApp(ctx, *path, func(a *app) error {
-		t, err := a.auth.RevokeToken(ctx, operator(c.getenv), id)
+	return withApp(ctx, *path, app.Options{}, func(a *app.App) error {
+		t, err := a.Auth.RevokeToken(ctx, operator(c.getenv), id)
 		if err != nil {
 			return err
 		}

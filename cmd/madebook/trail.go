@@ -13,6 +13,7 @@ import (
 
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/db/chain"
+	"github.com/madebook/madebook/internal/app"
 )
 
 // runAuditExport is `madebook audit export`: the timeline and the
@@ -53,10 +54,10 @@ func runAuditExport(ctx context.Context, c stdio, args []string) error {
 		w = file
 	}
 	var ts []chain.Tally // what was written of each chain, for the summary
-	err := withApp(ctx, *path, func(a *app) error {
+	err := withApp(ctx, *path, app.Options{}, func(a *app.App) error {
 		bw := bufio.NewWriterSize(w, 64<<10)
 		var line []byte
-		if err := a.store.ExportChains(ctx, from, func(r chain.Row) error {
+		if err := a.Store.ExportChains(ctx, from, func(r chain.Row) error {
 			if len(ts) == 0 || ts[len(ts)-1].Chain != r.Chain {
 				ts = append(ts, chain.Tally{Chain: r.Chain, FirstID: r.ID, FirstPrev: r.PrevHash})
 			}

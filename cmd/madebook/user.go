@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/madebook/madebook/internal/app"
 	"github.com/madebook/madebook/internal/auth"
 )
 
@@ -34,8 +35,8 @@ func runUserAdd(ctx context.Context, c stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	return withApp(ctx, *path, func(a *app) error {
-		u, err := a.auth.AddUser(ctx, operator(c.getenv), *email, password, r)
+	return withApp(ctx, *path, app.Options{}, func(a *app.App) error {
+		u, err := a.Auth.AddUser(ctx, operator(c.getenv), *email, password, r)
 		if err != nil {
 			return err
 		}

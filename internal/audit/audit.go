@@ -407,16 +407,15 @@ type Service struct {
 	lease time.Duration
 }
 
-// NewService returns the audit service, applying DefaultLease until
-// SetDeliveryLease says otherwise.
-func NewService(store db.Transactor, now func() time.Time) *Service {
-	return &Service{store: store, now: func() time.Time { return now().UTC() }, lease: DefaultLease}
+// NewService returns the audit service. lease is the delivery lease
+// unacknowledged-deliveries applies when Options leave it zero: the
+// server's (serve --delivery-lease); 0 is DefaultLease.
+func NewService(store db.Transactor, now func() time.Time, lease time.Duration) *Service {
+	if lease <= 0 {
+		lease = DefaultLease
+	}
+	return &Service{store: store, now: func() time.Time { return now().UTC() }, lease: lease}
 }
-
-// SetDeliveryLease sets the delivery lease unacknowledged-deliveries
-// applies when Options leave it zero: the server's (serve
-// --delivery-lease). Call it before running reports; d must be positive.
-func (s *Service) SetDeliveryLease(d time.Duration) { s.lease = d }
 
 // DeliveryLease is the delivery lease the service applies by default.
 func (s *Service) DeliveryLease() time.Duration { return s.lease }

@@ -730,8 +730,7 @@ func TestUnacknowledgedDeliveries(t *testing.T) {
 		w.resolve(d.Ref)
 		w.briefNoAck()
 		at := w.kit.Clock.Now()
-		w.kit.Audit.SetDeliveryLease(10 * time.Minute)
-		t.Cleanup(func() { w.kit.Audit.SetDeliveryLease(audit.DefaultLease) })
+		w.kit.Audit = audit.NewService(w.kit.Store, w.kit.Clock.Now, 10*time.Minute)
 		if got := listed(w, audit.Options{Now: at.Add(5 * time.Minute)}); len(got) != 0 {
 			t.Errorf("listed at 5m with a 10m server lease: %+v", got)
 		}

@@ -25,39 +25,39 @@ type fleet struct {
 // in ten with an open gate, each with the run a Claude Code hook opens.
 func loadFleet(ctx context.Context, t *target, n int) (fleet, error) {
 	var f fleet
-	u, err := t.auth.AddUser(ctx, auth.CommandLine("bench"), "bench@example.com", "bench-password-123", auth.Lead)
+	u, err := t.Auth.AddUser(ctx, auth.CommandLine("bench"), "bench@example.com", "bench-password-123", auth.Lead)
 	if err != nil {
 		return f, err
 	}
 	lead := auth.Actor{UserID: u.ID, Email: u.Email, Role: u.Role}
-	if _, err := t.gov.Missions.Create(ctx, lead, governance.MissionInput{Slug: "bench", Title: "Bench"}); err != nil {
+	if _, err := t.Gov.Missions.Create(ctx, lead, governance.MissionInput{Slug: "bench", Title: "Bench"}); err != nil {
 		return f, err
 	}
 	f.keys = make([]string, fleetKeys)
 	agents := make([]auth.Actor, fleetKeys)
 	for i := range f.keys {
-		if f.keys[i], err = t.auth.CreateKey(ctx, auth.CommandLine("bench"), fmt.Sprintf("bench-agent-%d", i+1)); err != nil {
+		if f.keys[i], err = t.Auth.CreateKey(ctx, auth.CommandLine("bench"), fmt.Sprintf("bench-agent-%d", i+1)); err != nil {
 			return f, err
 		}
-		if agents[i], err = t.auth.Authenticate(ctx, f.keys[i]); err != nil {
+		if agents[i], err = t.Auth.Authenticate(ctx, f.keys[i]); err != nil {
 			return f, err
 		}
 	}
 	f.sessions, f.runs = make([]string, n), make([]string, n)
 	for i := range f.sessions {
 		agent := agents[i%fleetKeys]
-		s, err := t.gov.Sessions.Create(ctx, agent, governance.SessionInput{Mission: "bench", Title: fmt.Sprintf("work %d", i)})
+		s, err := t.Gov.Sessions.Create(ctx, agent, governance.SessionInput{Mission: "bench", Title: fmt.Sprintf("work %d", i)})
 		if err != nil {
 			return f, err
 		}
 		f.sessions[i] = s.ID
-		r, _, err := t.ledger.OpenRun(ctx, agent, s.ID, hook.RunName, "", fmt.Sprintf("claude-session-%d", i))
+		r, _, err := t.Ledger.OpenRun(ctx, agent, s.ID, hook.RunName, "", fmt.Sprintf("claude-session-%d", i))
 		if err != nil {
 			return f, err
 		}
 		f.runs[i] = r.ID
 		if i%10 == 0 {
-			if _, err := t.gov.Decisions.Open(ctx, agent, s.ID, governance.DecisionInput{Title: "Schema",
+			if _, err := t.Gov.Decisions.Open(ctx, agent, s.ID, governance.DecisionInput{Title: "Schema",
 				Question: "Drop the legacy billing table?", BlockedScope: []string{"db/migrations"}, AllowedScope: []string{"web/"}}); err != nil {
 				return f, err
 			}

@@ -3,9 +3,7 @@ package bench
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	neturl "net/url"
 	"time"
@@ -13,49 +11,26 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver, for --db
 
 	"github.com/madebook/madebook/db"
-	"github.com/madebook/madebook/internal/audit"
-	"github.com/madebook/madebook/internal/auth"
-	"github.com/madebook/madebook/internal/governance"
-	"github.com/madebook/madebook/internal/ledger"
+	"github.com/madebook/madebook/internal/app"
 	"github.com/madebook/madebook/web"
 )
 
 // target is the Madebook the bench measures: a migrated database, the
-// services over it, and the HTTP surface serve builds from them, with
-// serve's defaults (rate limits, delivery lease, gate cap).
+// services over it and the HTTP surface, as `madebook serve` builds them
+// with its defaults (rate limits, delivery lease, gate cap).
 type target struct {
-	store   *db.Store
-	auth    *auth.Service
-	gov     *governance.Services
-	ledger  *ledger.Service
+	*app.App
 	handler http.Handler
 }
 
 // openTarget opens and migrates the database at dsn and builds the
 // services and the handler over it, as `madebook serve` does.
 func openTarget(ctx context.Context, dsn string) (*target, error) {
-	store, err := db.Open(dsn)
+	a, err := app.Open(ctx, dsn, app.Options{})
 	if err != nil {
 		return nil, err
 	}
-	if _, err := store.Migrate(ctx); err != nil {
-		return nil, errors.Join(err, store.Close())
-	}
-	t := &target{store: store, auth: auth.NewService(store, time.Now), gov: governance.New(store, time.Now, governance.Options{})}
-	if err := t.gov.Policies.InstallDefaults(ctx); err != nil {
-		return nil, errors.Join(err, store.Close())
-	}
-	t.ledger = ledger.NewService(t.gov.Transactor(), time.Now, t.gov.Briefs)
-	t.handler = web.NewServer(web.Deps{Logger: slog.New(slog.DiscardHandler), Auth: t.auth, Gov: t.gov, Ledger: t.ledger,
-		Audit: audit.NewService(store, time.Now), Health: store.Ping})
-	return t, nil
-}
-
-// Close closes the database, once the background reads of sessions'
-// brief inputs under way are done.
-func (t *target) Close() error {
-	t.gov.WaitRefreshes()
-	return t.store.Close()
+	return &target{App: a, handler: a.Handler(web.Deps{})}, nil
 }
 
 // throwawayDatabase creates a throwaway database on the PostgreSQL server of

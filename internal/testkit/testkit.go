@@ -74,7 +74,7 @@ func New(tb testing.TB, opts ...Option) *Kit {
 	store, path := MustOpenDB(tb)
 	clock := &Clock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
 	k := &Kit{TB: tb, Path: path, Store: store, Auth: auth.NewService(store, clock.Now).WithPasswordCost(bcrypt.MinCost),
-		Audit: audit.NewService(store, clock.Now), Clock: clock}
+		Audit: audit.NewService(store, clock.Now, 0), Clock: clock}
 	var o governance.Options
 	for _, set := range opts {
 		set(&o)

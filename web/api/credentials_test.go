@@ -63,7 +63,7 @@ func secondServer(t *testing.T, a *webtest.API) *webtest.API {
 	now := a.Kit.Clock.Now
 	gov := governance.New(store, now, governance.Options{})
 	kit := &testkit.Kit{TB: t, Path: a.Kit.Path, Store: store, Auth: auth.NewService(store, now), Gov: gov,
-		Ledger: ledger.NewService(gov.Transactor(), now, gov.Briefs), Audit: auditsvc.NewService(store, now), Clock: a.Kit.Clock}
+		Ledger: ledger.NewService(gov.Transactor(), now, gov.Briefs), Audit: auditsvc.NewService(store, now, 0), Clock: a.Kit.Clock}
 	srv := httptest.NewServer(web.NewServer(webtest.Deps(kit)))
 	t.Cleanup(srv.Close)
 	b := *a
