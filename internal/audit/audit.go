@@ -18,6 +18,7 @@ import (
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/gate"
+	"github.com/madebook/madebook/internal/protocol"
 )
 
 // The report names, as the API, the console and the CLI spell them.
@@ -651,8 +652,8 @@ func undeliveredResolutions(ctx context.Context, q db.Querier, res *Result) ([]U
 		}
 		age := ageAt(res.Now, at)
 		recs[i] = UndeliveredResolution{Ref: r.Ref, SessionID: r.SessionID, ResolvedAt: at, ResolvedBy: r.ResolvedBy,
-			Age: age.String(), AgeSeconds: int64(age / time.Second)}
-		res.Rows = append(res.Rows, []string{r.Ref, r.SessionID, stamp(at), r.ResolvedBy, age.String()})
+			Age: protocol.FormatDuration(age), AgeSeconds: int64(age / time.Second)}
+		res.Rows = append(res.Rows, []string{r.Ref, r.SessionID, stamp(at), r.ResolvedBy, protocol.FormatDuration(age)})
 	}
 	return recs, nil
 }
@@ -670,8 +671,8 @@ func staleGates(ctx context.Context, q db.Querier, res *Result) ([]StaleGate, er
 		}
 		age := ageAt(res.Now, at)
 		recs[i] = StaleGate{Ref: r.Ref, SessionID: r.SessionID, Title: r.Title, OpenedAt: at,
-			Age: age.String(), AgeSeconds: int64(age / time.Second)}
-		res.Rows = append(res.Rows, []string{r.Ref, r.SessionID, r.Title, stamp(at), age.String()})
+			Age: protocol.FormatDuration(age), AgeSeconds: int64(age / time.Second)}
+		res.Rows = append(res.Rows, []string{r.Ref, r.SessionID, r.Title, stamp(at), protocol.FormatDuration(age)})
 	}
 	return recs, nil
 }
@@ -713,7 +714,7 @@ func unacknowledgedDeliveries(ctx context.Context, q db.Querier, res *Result) ([
 			return nil, err
 		}
 		age := ageAt(res.Now, rec.DeliveredAt)
-		rec.UnacknowledgedFor, rec.UnacknowledgedSeconds = age.String(), int64(age/time.Second)
+		rec.UnacknowledgedFor, rec.UnacknowledgedSeconds = protocol.FormatDuration(age), int64(age/time.Second)
 		recs[i] = rec
 		res.Rows = append(res.Rows, []string{r.Kind, r.Ref, r.SessionID, stamp(rec.DeliveredAt), stamp(rec.LastDeliveredAt),
 			rec.UnacknowledgedFor, rec.BriefID})

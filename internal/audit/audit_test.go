@@ -388,7 +388,7 @@ func TestUndeliveredResolutions(t *testing.T) {
 		t.Fatalf("found %d rows, want 1: %v", len(recs), res.Rows)
 	}
 	want := audit.UndeliveredResolution{Ref: d.Ref, SessionID: w.session, ResolvedAt: resolvedAt, ResolvedBy: w.lead.Email,
-		Age: "2h0m30s", AgeSeconds: 7230}
+		Age: "2h30s", AgeSeconds: 7230}
 	if recs[0] != want {
 		t.Errorf("row %+v, want %+v", recs[0], want)
 	}
@@ -398,8 +398,8 @@ func TestUndeliveredResolutions(t *testing.T) {
 
 	t.Run("the age is counted from the now passed in", func(t *testing.T) {
 		r := w.reportWith(audit.UndeliveredResolutions, audit.Options{Now: resolvedAt.Add(90 * time.Minute)})
-		if got := r.Records.([]audit.UndeliveredResolution)[0].Age; got != "1h30m0s" {
-			t.Errorf("age %s, want 1h30m0s", got)
+		if got := r.Records.([]audit.UndeliveredResolution)[0].Age; got != "1h30m" {
+			t.Errorf("age %s, want 1h30m", got)
 		}
 	})
 
@@ -472,7 +472,7 @@ func TestStaleGates(t *testing.T) {
 	if len(recs) != 1 {
 		t.Fatalf("found %d rows, want 1: %v", len(recs), res.Rows)
 	}
-	want := audit.StaleGate{Ref: old.Ref, SessionID: w.session, Title: "Old", OpenedAt: openedAt, Age: "25h0m0s", AgeSeconds: 25 * 3600}
+	want := audit.StaleGate{Ref: old.Ref, SessionID: w.session, Title: "Old", OpenedAt: openedAt, Age: "25h", AgeSeconds: 25 * 3600}
 	if recs[0] != want {
 		t.Errorf("row %+v, want %+v", recs[0], want)
 	}
@@ -710,7 +710,7 @@ func TestUnacknowledgedDeliveries(t *testing.T) {
 			t.Fatalf("the second brief did not redeliver: %+v", again.Resolutions)
 		}
 		lastAt := w.kit.Clock.Now()
-		if got := listed(w, audit.Options{}); len(got) != 1 || got[0].UnacknowledgedFor != "3m0s" {
+		if got := listed(w, audit.Options{}); len(got) != 1 || got[0].UnacknowledgedFor != "3m" {
 			t.Errorf("just after its redelivery, rows %+v, want one, 3m unacknowledged", got)
 		}
 		w.kit.Clock.Advance(lease)
@@ -719,7 +719,7 @@ func TestUnacknowledgedDeliveries(t *testing.T) {
 			t.Fatalf("rows %+v, want one", got)
 		}
 		if !got[0].DeliveredAt.Equal(firstAt) || !got[0].LastDeliveredAt.Equal(lastAt) || got[0].BriefID != again.BriefID ||
-			got[0].BriefID == first.BriefID || got[0].UnacknowledgedFor != "5m0s" {
+			got[0].BriefID == first.BriefID || got[0].UnacknowledgedFor != "5m" {
 			t.Errorf("row %+v: want delivered_at %s (the first), last %s, brief %s, 5m unacknowledged", got[0], firstAt, lastAt, again.BriefID)
 		}
 	})

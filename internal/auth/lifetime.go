@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/protocol"
 )
 
 // Limits of a credential's lifetime (--expires, MADEBOOK_TOKEN_MAX_AGE).
@@ -75,14 +76,19 @@ func parseDays(v string) (time.Duration, bool) {
 }
 
 // FormatLifetime writes a lifetime as ParseLifetime reads it, in days
-// when it is a whole number of them ("90d"), else as a Go duration.
+// when it is a whole number of them ("90d"), else with the rest as a Go
+// duration without its zero units ("1d12h30m", "12h", "2m").
 func FormatLifetime(d time.Duration) string {
 	const day = 24 * time.Hour
-	if d > 0 && d%day == 0 {
-		return strconv.FormatInt(int64(d/day), 10) + "d"
+	days := ""
+	if d > day || d > 0 && d%day == 0 {
+		days, d = strconv.FormatInt(int64(d/day), 10)+"d", d%day
 	}
-	if d > day {
-		return strconv.FormatInt(int64(d/day), 10) + "d" + (d % day).String()
+	switch {
+	case d == 0 && days != "":
+		return days
+	case d%time.Second != 0:
+		return days + d.String()
 	}
-	return d.String()
+	return days + protocol.FormatDuration(d)
 }

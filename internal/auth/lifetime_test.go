@@ -72,9 +72,9 @@ func TestFormatLifetimeIsReadBack(t *testing.T) {
 	t.Parallel()
 	for d, want := range map[time.Duration]string{
 		90 * 24 * time.Hour:              "90d",
-		36*time.Hour + 30*time.Minute:    "1d12h30m0s",
-		12 * time.Hour:                   "12h0m0s",
-		time.Minute:                      "1m0s",
+		36*time.Hour + 30*time.Minute:    "1d12h30m",
+		12 * time.Hour:                   "12h",
+		time.Minute:                      "1m",
 		24*time.Hour + 90*time.Second:    "1d1m30s",
 		auth.MaxLifetime:                 "36500d",
 		2*24*time.Hour + time.Nanosecond: "2d1ns",

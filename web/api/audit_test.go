@@ -115,7 +115,7 @@ func TestAuditAPI(t *testing.T) {
 	t.Run("stale-gates takes ?older_than", func(t *testing.T) {
 		a.T = t
 		b := audit(a, "/api/v1/audit/stale-gates", a.ViewerTok)
-		if len(b.Rows) != 1 || b.Rows[0]["ref"] != "DEC-001" || b.Rows[0]["age"] != "30h0m0s" || b.Rows[0]["age_seconds"] != float64(30*3600) {
+		if len(b.Rows) != 1 || b.Rows[0]["ref"] != "DEC-001" || b.Rows[0]["age"] != "30h" || b.Rows[0]["age_seconds"] != float64(30*3600) {
 			t.Errorf("default 24h: %v", b.Rows)
 		}
 		if s, _ := b.Rows[0]["opened_at"].(string); !rfc3339UTC.MatchString(s) {
@@ -260,7 +260,7 @@ func TestUnacknowledgedDeliveriesAPIAndConsole(t *testing.T) {
 	}
 	row := rows[0]
 	if row["kind"] != "resolution" || row["ref"] != d.Ref || row["session_id"] != id || row["brief_id"] != b.BriefID ||
-		row["unacknowledged_for"] != "3m0s" || row["unacknowledged_seconds"] != float64(180) || row["delivered_at"] != row["last_delivered_at"] {
+		row["unacknowledged_for"] != "3m" || row["unacknowledged_seconds"] != float64(180) || row["delivered_at"] != row["last_delivered_at"] {
 		t.Errorf("row %v", row)
 	}
 	for _, k := range []string{"delivered_at", "last_delivered_at"} {
@@ -274,7 +274,7 @@ func TestUnacknowledgedDeliveriesAPIAndConsole(t *testing.T) {
 	if strings.Count(body, `data-testid="audit-row"`) != 1 || !strings.Contains(body, d.Ref) || !strings.Contains(body, b.BriefID) {
 		t.Errorf("the console's report lacks the row:\n%s", body)
 	}
-	if !strings.Contains(body, `data-testid="delivery-lease"`) || !strings.Contains(body, "Delivery lease: 2m0s") {
+	if !strings.Contains(body, `data-testid="delivery-lease"`) || !strings.Contains(body, "Delivery lease: 2m") {
 		t.Error("the console's report does not say which lease it applied")
 	}
 
