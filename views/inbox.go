@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/a-h/templ"
@@ -193,4 +194,70 @@ func streamAttrs(p Page) templ.Attributes {
 	}
 	return templ.Attributes{"hx-ext": "sse", "sse-connect": "/attention/stream?since=" + url.QueryEscape(p.Since),
 		"sse-close": "closed"}
+}
+
+// outcomeURL is where an item's outcome is read once it leaves the queue:
+// what was done to it, by whom, when (204 while it still waits).
+func outcomeURL(kind, session, ref string) string {
+	return "/attention/items/" + url.PathEscape(kind) + "/" + url.PathEscape(session) + "/" + url.PathEscape(ref) + "/outcome"
+}
+
+// GoneID is the element on an item's line and page that says what became
+// of it once it left the queue (another lead acted, or a stale submit).
+func GoneID(kind, session, ref string) string { return ItemElementID(kind, session, ref) + "-gone" }
+
+// OutcomeSentence says what became of an item, for the person me:
+// "DEC-014 was resolved by ada@example.com 2 min ago: Keep it." or "You
+// resolved DEC-014 just now: Keep it."
+func OutcomeSentence(o governance.Outcome, now time.Time, me string) string {
+	label := o.Label
+	if label != "" && label[0] >= 'a' && label[0] <= 'z' {
+		label = string(label[0]-'a'+'A') + label[1:]
+	}
+	var s string
+	switch {
+	case o.By != "" && o.By == me:
+		s = "You " + o.Verb + " " + o.Label
+	case o.By != "":
+		s = label + " was " + o.Verb + " by " + o.By
+	case o.Verb == "moved on":
+		s = label + " moved on: its agent reported progress"
+	default:
+		s = label + " was " + o.Verb
+	}
+	if !o.At.IsZero() {
+		s += " " + Age(now, o.At)
+	}
+	if o.Answer != "" {
+		s += ": " + o.Answer
+	}
+	if strings.HasSuffix(s, ".") || strings.HasSuffix(s, "!") || strings.HasSuffix(s, "?") {
+		return s
+	}
+	return s + "."
+}
+
+// questionPreview is an item's question (or detail) cut to fit on its
+// line; the whole of it is shown when the line is opened.
+func questionPreview(it governance.AttentionItem) string {
+	q := it.Question
+	if q == "" && (it.Kind == governance.ItemPlan || it.Kind == governance.ItemTask || it.Kind == governance.ItemRemediation) {
+		q = it.Detail
+	}
+	const n = 120
+	if r := []rune(q); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return q
+}
+
+// acceptInstruction is the instruction an "Accept proposal" form starts
+// with: what was typed, after a failed submit, or else an instruction
+// that takes the proposal up (the resolution carries its words), editable
+// before sending.
+func acceptInstruction(it governance.AttentionItem, f ItemForm) string {
+	if f.Values["accepted"] != "" {
+		return f.Values["instruction"]
+	}
+	return "Go ahead as you proposed."
 }

@@ -548,7 +548,7 @@ func MissionChanges(l MissionList) templ.Component {
 							return templ_7745c5c3_Err
 						}
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 51, "<button type=\"submit\" name=\"do\" value=\"reject\" class=\"danger\" data-testid=\"mission-change-reject\">Reject</button></form>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 51, "<button type=\"submit\" name=\"do\" value=\"reject\" class=\"danger\" data-testid=\"mission-change-reject\" data-confirm=\"Click again to reject the change\">Reject</button></form>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

@@ -276,3 +276,12 @@ func plural(n int, one, many string) string {
 	}
 	return strconv.Itoa(n) + " " + many
 }
+
+// pausedText says a session is paused, with its reason when it has one
+// (brakes pulled before a reason was required may have none).
+func pausedText(reason string) string {
+	if reason == "" {
+		return "Paused."
+	}
+	return "Paused: " + reason
+}

@@ -787,6 +787,14 @@ func routeTable() []routeCase {
 				id, ref := decision(a)
 				return "/attention/items/decision/" + id + "/" + ref, nil
 			}},
+		{method: http.MethodGet, path: "/attention/items/:kind/:session/:ref/outcome", console: true, want: readPage,
+			setup: func(a *webtest.API) (string, any) {
+				id, ref := decision(a)
+				if _, err := a.Kit.Gov.Decisions.Resolve(ctx, a.Lead, ref, "Keep it.", "Archive instead."); err != nil {
+					a.T.Fatal(err)
+				}
+				return "/attention/items/decision/" + id + "/" + ref + "/outcome", nil
+			}},
 		{method: http.MethodPost, path: "/decisions/resolve", console: true, want: leadAction, writes: true,
 			setup: func(a *webtest.API) (string, any) {
 				_, ref := decision(a)

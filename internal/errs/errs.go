@@ -37,6 +37,10 @@ type Error struct {
 	Field string
 	// Details are extra fields for the JSON answer (e.g. "allowed").
 	Details map[string]any
+	// Also are more mistakes found in the same input, each about its own
+	// field (see Join): a form shows them all at once, the JSON answer
+	// lists every one under "errors".
+	Also []*Error
 }
 
 // Error returns the message.
@@ -63,6 +67,32 @@ func (e *Error) In(field string) *Error {
 	c := *e
 	c.Field = field
 	return &c
+}
+
+// Join returns the first of the domain errors among errs with the
+// others in its Also, so that one answer names every mistake of an
+// input; nil when all are nil. A non-domain error wins outright.
+func Join(errs ...error) error {
+	var first *Error
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		e, ok := As(err)
+		if !ok {
+			return err
+		}
+		if first == nil {
+			c := *e
+			first = &c
+			continue
+		}
+		first.Also = append(first.Also, e)
+	}
+	if first == nil {
+		return nil
+	}
+	return first
 }
 
 // FieldOf returns the field err is about, or "" when it names none.
@@ -101,6 +131,13 @@ func Body(err error) map[string]any {
 		body["field"] = e.Field
 	}
 	body["code"], body["message"] = e.Code, e.Message
+	if len(e.Also) > 0 {
+		all := make([]map[string]any, 0, len(e.Also)+1)
+		for _, one := range append([]*Error{e}, e.Also...) {
+			all = append(all, map[string]any{"field": one.Field, "code": one.Code, "message": one.Message})
+		}
+		body["errors"] = all
+	}
 	return body
 }
 

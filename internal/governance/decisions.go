@@ -184,17 +184,11 @@ type ResolutionInput struct {
 // Validate returns the resolution trimmed. Errors: resolution_required,
 // resolution_too_long, instruction_required, instruction_too_long.
 func (r ResolutionInput) Validate() (ResolutionInput, error) {
-	var (
-		out ResolutionInput
-		err error
-	)
-	if out.Resolution, err = input.Required("resolution", r.Resolution, MaxResolution); err != nil {
-		return out, err
-	}
-	if out.Instruction, err = input.Required("instruction", r.Instruction, MaxInstruction); err != nil {
-		return out, err
-	}
-	return out, nil
+	var out ResolutionInput
+	var errRes, errInstr error
+	out.Resolution, errRes = input.Required("resolution", r.Resolution, MaxResolution)
+	out.Instruction, errInstr = input.Required("instruction", r.Instruction, MaxInstruction)
+	return out, errs.Join(errRes, errInstr)
 }
 
 // Resolve records a person's resolution and the instruction the
@@ -209,9 +203,10 @@ func (s *DecisionService) Resolve(ctx context.Context, actor auth.Actor, ref, re
 	return ds[0], nil
 }
 
-// ResolveMany resolves several gates with one resolution and one
-// instruction, all or none. Errors as Resolve, and
-// decisions_required for an empty list.
+// ResolveMany resolves several gates of one kind (one title: one answer
+// fits only questions alike) with one resolution and one instruction, all
+// or none. Errors as Resolve, decisions_required for an empty list and
+// mixed_gates for gates of different titles.
 func (s *DecisionService) ResolveMany(ctx context.Context, actor auth.Actor, refs []string, resolution, instruction string) ([]Decision, error) {
 	if err := actor.RequireLead("resolve a decision"); err != nil {
 		return nil, err
@@ -226,7 +221,8 @@ func (s *DecisionService) ResolveMany(ctx context.Context, actor auth.Actor, ref
 	now := s.core.now()
 	out := make([]Decision, 0, len(refs))
 	err = s.core.write(ctx, func(q db.Querier) error {
-		for _, ref := range refs {
+		var first db.Decision
+		for i, ref := range refs {
 			cur, err := q.GetDecisionByRef(ctx, ref)
 			if errors.Is(err, sql.ErrNoRows) {
 				return errs.E(errs.NotFound, "decision_not_found", "No decision has the reference %q.", ref)
@@ -235,6 +231,12 @@ func (s *DecisionService) ResolveMany(ctx context.Context, actor auth.Actor, ref
 			}
 			if cur.ResolvedAt.Valid {
 				return errs.E(errs.Conflict, "already_resolved", "%s was already resolved at %s.", ref, cur.ResolvedAt.String)
+			}
+			if i > 0 && cur.Title != first.Title {
+				return errs.E(errs.Invalid, "mixed_gates", "One answer fits only gates of one kind: %s asks %q, %s asks %q. Resolve them apart.",
+					first.Ref, first.Title, cur.Ref, cur.Title)
+			} else if i == 0 {
+				first = cur
 			}
 			agreed, waiting, err := s.core.approve(ctx, q, actor, approveDecision, cur.ID, ref, cur.SessionID,
 				approvalContent{Resolution: r.Resolution, Instruction: r.Instruction}, "", now)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -120,7 +121,23 @@ func (k *console) handleQueue() echo.HandlerFunc {
 // own otherwise.
 func (k *console) handleItem() echo.HandlerFunc {
 	return func(c echo.Context) error {
-		it, err := k.gov.Attention.Get(c.Request().Context(), c.Param("kind"), c.Param("session"), c.Param("ref"))
+		kind, session, ref := c.Param("kind"), c.Param("session"), c.Param("ref")
+		it, err := k.gov.Attention.Get(c.Request().Context(), kind, session, ref)
+		if errs.KindOf(err) == errs.NotFound {
+			// Acted on already: what became of it, rather than a 404.
+			o, oerr := k.gov.Attention.Outcome(c.Request().Context(), kind, session, ref)
+			if oerr != nil {
+				return err
+			}
+			if httpx.IsHTMX(c) {
+				return render(c, http.StatusOK, views.ItemGone(o, k.gov.Now(), httpx.Actor(c).Email, false))
+			}
+			p, perr := k.page(c, o.Label+" no longer waits", "attention")
+			if perr != nil {
+				return perr
+			}
+			return render(c, http.StatusOK, views.ItemGonePage(p, o, k.gov.Now()))
+		}
 		if err != nil {
 			return err
 		}
@@ -139,6 +156,29 @@ func (k *console) handleItem() echo.HandlerFunc {
 		}
 		return render(c, http.StatusOK, views.ItemPage(p, it, k.gov.Now(), canLead, ws.CSRF, tools))
 	}
+}
+
+// handleOutcome serves GET /attention/items/:kind/:session/:ref/outcome:
+// what became of an item that left the queue, as a note for its line or
+// its page; 204 (nothing to show) while it still waits.
+func (k *console) handleOutcome() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		o, err := k.gov.Attention.Outcome(c.Request().Context(), c.Param("kind"), c.Param("session"), c.Param("ref"))
+		if errs.CodeOf(err) == "attention_item_waiting" {
+			return c.NoContent(http.StatusNoContent)
+		}
+		if err != nil {
+			return err
+		}
+		return render(c, http.StatusOK, views.ItemGone(o, k.gov.Now(), httpx.Actor(c).Email, onItemPage(c)))
+	}
+}
+
+// onItemPage reports whether an htmx request came from an item's own page
+// (not from its line in the queue), as its HX-Current-URL says.
+func onItemPage(c echo.Context) bool {
+	u, err := url.Parse(c.Request().Header.Get("HX-Current-URL"))
+	return err == nil && strings.HasPrefix(u.Path, "/attention/items/")
 }
 
 // handleCount serves GET /attention/count: the count, for every page's poll.
@@ -170,7 +210,7 @@ func (k *console) handleResolve() echo.HandlerFunc {
 		d, err := k.gov.Decisions.Resolve(c.Request().Context(), httpx.Actor(c), ref, c.FormValue("resolution"), c.FormValue("instruction"))
 		done := fmt.Sprintf("%s resolved — the agent gets the resolution and instruction on its next brief.", d.Ref)
 		return k.itemDone(c, action{kind: governance.ItemDecision, ref: ref, done: done, waiting: len(d.Approvals) > 0}, err,
-			"resolution", "instruction")
+			"resolution", "instruction", "accepted")
 	}
 }
 
@@ -338,6 +378,9 @@ func (k *console) itemDone(c echo.Context, a action, err error, fields ...string
 		if a.waiting {
 			return k.itemWaits(c, a)
 		}
+		if onItemPage(c) {
+			return k.itemDonePage(c, a)
+		}
 		return k.lineGone(c, a, a.done)
 	}
 	values := map[string]string{}
@@ -359,7 +402,7 @@ func (k *console) itemDone(c echo.Context, a action, err error, fields ...string
 	}
 	it, gerr := k.gov.Attention.Get(c.Request().Context(), a.kind, a.session, a.ref)
 	if e, ok := errs.As(gerr); ok && e.Kind == errs.NotFound {
-		return k.lineGone(c, a, f.Error+" It has left the queue.")
+		return k.alreadyGone(c, a, f.Error)
 	} else if gerr != nil {
 		return gerr
 	}
@@ -408,6 +451,52 @@ func (k *console) lineGone(c echo.Context, a action, msg string) error {
 	return render(c, http.StatusOK, views.AnnounceUpdate(ann))
 }
 
+// alreadyGone answers a submit on an item someone else acted on first:
+// the form stays as typed, and the note over it says who did what, when
+// (msg, the refusal's words, when the outcome cannot be read).
+func (k *console) alreadyGone(c echo.Context, a action, msg string) error {
+	o, err := k.gov.Attention.Outcome(c.Request().Context(), a.kind, a.session, a.ref)
+	if err != nil {
+		return k.lineGone(c, a, msg+" It has left the queue.")
+	}
+	me := httpx.Actor(c).Email
+	ann, err := k.announce(c, views.OutcomeSentence(o, k.gov.Now(), me))
+	if err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	h.Set("HX-Retarget", "#"+views.GoneID(a.kind, a.session, a.ref))
+	h.Set("HX-Reswap", "innerHTML")
+	h.Set("HX-Trigger", "queue-changed")
+	return render(c, http.StatusOK, templ.Join(views.ItemGone(o, k.gov.Now(), me, onItemPage(c)), views.AnnounceUpdate(ann)))
+}
+
+// itemDonePage answers an action taken on an item's own page: the item
+// gives way to what was done and a link to the next item waiting.
+func (k *console) itemDonePage(c echo.Context, a action) error {
+	ctx := c.Request().Context()
+	o, err := k.gov.Attention.Outcome(ctx, a.kind, a.session, a.ref)
+	if err != nil {
+		return err
+	}
+	next, err := k.gov.Attention.Page(ctx, governance.AttentionFilter{}, 0, 1)
+	if err != nil {
+		return err
+	}
+	var after *governance.AttentionItem
+	if len(next.Items) > 0 {
+		after = &next.Items[0]
+	}
+	ann, err := k.announce(c, a.done)
+	if err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	h.Set("HX-Retarget", "#"+views.ItemElementID(a.kind, a.session, a.ref))
+	h.Set("HX-Reswap", "outerHTML")
+	return render(c, http.StatusOK, templ.Join(views.ItemDone(o, k.gov.Now(), httpx.Actor(c).Email, a.done, after), views.AnnounceUpdate(ann)))
+}
+
 // announce is the live region's message with the current count.
 func (k *console) announce(c echo.Context, msg string) (views.Announce, error) {
 	n, err := k.gov.Attention.Count(c.Request().Context())
@@ -435,10 +524,12 @@ func formErrors(err error, values map[string]string, fields ...string) (views.It
 		return views.ItemForm{}, false
 	}
 	f := views.ItemForm{Values: values, Errors: views.FieldErrors{}}
-	if field := errs.FieldOf(err); field != "" && slices.Contains(fields, field) {
-		f.Errors[field] = e.Message
-	} else {
-		f.Error = e.Message
+	for _, one := range append([]*errs.Error{e}, e.Also...) {
+		if slices.Contains(fields, one.Field) {
+			f.Errors[one.Field] = one.Message
+		} else if f.Error == "" {
+			f.Error = one.Message
+		}
 	}
 	return f, true
 }

@@ -2,6 +2,7 @@ package console
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -64,7 +65,7 @@ func (k *console) handleLogin() echo.HandlerFunc {
 		if err := s.Save(c.Request(), c.Response()); err != nil {
 			return err
 		}
-		return c.Redirect(http.StatusSeeOther, safeNext(c.QueryParam("next")))
+		return c.Redirect(http.StatusSeeOther, safeNext(c.FormValue("next")))
 	}
 }
 
@@ -75,7 +76,7 @@ func (k *console) loginForm(c echo.Context, email, problem string) (views.LoginF
 	if err != nil {
 		return views.LoginForm{}, err
 	}
-	return views.LoginForm{Email: email, Error: problem, NoUsers: n == 0}, nil
+	return views.LoginForm{Email: email, Error: problem, NoUsers: n == 0, Next: safeNext(c.FormValue("next"))}, nil
 }
 
 // handleLogout serves POST /logout: this session ends.
@@ -113,9 +114,14 @@ func (k *console) handleLogoutEverywhere() echo.HandlerFunc {
 	}
 }
 
-// safeNext keeps a post-login redirect on this site.
+// safeNext keeps a post-login redirect on this site: a path of its own
+// ("/sessions/ses_…?tab=x"), never another origin ("//evil", "/\\evil",
+// "https://…") nor anything with a control character; "/" otherwise.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || !strings.HasPrefix(next, "/") ||
+		strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\") ||
+		strings.ContainsFunc(next, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return "/"
 	}
 	return next

@@ -118,7 +118,7 @@ func TestBrowserLeadRejectsAPlan(t *testing.T) {
 	webtest.OpenItem(t, ctx, item)
 	webtest.Do(t, ctx, "reject it with a note",
 		webtest.Fill(item+` textarea[name=note]`, "Billing stays one service this quarter."),
-		webtest.Click(item+` [data-testid=plan-reject]`),
+		webtest.ClickTwice(item+` [data-testid=plan-reject]`),
 		chromedp.WaitNotPresent(chromedp.CSS(item)))
 	if got := webtest.TextOf(t, ctx, `[data-testid=announce]`); !strings.HasSuffix(got, " rejected — the agent is told on its next brief and goes back to idle.") {
 		t.Errorf("the live region says %q", got)
@@ -241,7 +241,7 @@ func TestBrowserLeadReadsAPlanAndRejectsIt(t *testing.T) {
 
 	webtest.Do(t, ctx, "reject the plan",
 		webtest.Fill(item+` textarea[name=note]`, "Too broad: split the drop into its own plan."),
-		webtest.Click(item+` [data-testid=plan-reject]`),
+		webtest.ClickTwice(item+` [data-testid=plan-reject]`),
 		chromedp.WaitNotPresent(chromedp.CSS(item)))
 	if got := webtest.TextOf(t, ctx, `[data-testid=announce]`); !strings.HasSuffix(got, " rejected — the agent is told on its next brief and goes back to idle.") {
 		t.Errorf("the live region says %q", got)

@@ -80,7 +80,7 @@ func TestBrowserSessionPageShowsGateStatesAndActs(t *testing.T) {
 	)
 	webtest.Do(t, ctx, "pull the brake",
 		webtest.Fill(`#pause-reason`, "Hold: release freeze"),
-		webtest.Click(`[data-testid=pause-form] button[type=submit]`),
+		webtest.ClickTwice(`[data-testid=pause-form] button[type=submit]`),
 		chromedp.WaitVisible(chromedp.CSS(`form[action$="/resume"]`)),
 	)
 	if got := webtest.TextOf(t, ctx, `.notice[role=status]`); !strings.Contains(got, "paused — the agent is told to stop on its next brief") {

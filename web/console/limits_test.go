@@ -21,7 +21,7 @@ func TestATooLongInstructionIsShownBesideItsField(t *testing.T) {
 	id := kit.Session(agent, kit.Mission(lead, false))
 	b := webtest.ConsoleAs(t, base, lead.Email)
 	long := strings.Repeat("é", governance.MaxInstruction+1)
-	beside := `<p class="error" data-testid="error-instruction">The instruction is 4001 characters; at most 4000 are allowed.</p>`
+	beside := `data-testid="error-instruction">The instruction is 4001 characters; at most 4000 are allowed.</p>`
 
 	t.Run("requesting a remediation", func(t *testing.T) {
 		page := b.Submit("/sessions/"+id+"/remediations", url.Values{"severity": {"required"}, "instruction": {long}})
@@ -46,6 +46,10 @@ func TestATooLongInstructionIsShownBesideItsField(t *testing.T) {
 		if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, `data-ref="`+gate.Ref+`"`) ||
 			!strings.Contains(body, beside) {
 			t.Fatalf("status %d, the message is not beside the gate's instruction: %s", res.StatusCode, webtest.Short([]byte(body)))
+		}
+		if !strings.Contains(body, `aria-invalid="true" aria-describedby="`+gate.Ref+`-instruction-error"`) ||
+			!strings.Contains(body, `id="`+gate.Ref+`-instruction-error"`) {
+			t.Errorf("the instruction field is not marked invalid and tied to its message: %s", webtest.Short([]byte(body)))
 		}
 		if strings.Contains(body, `role="alert"`) {
 			t.Errorf("the message is also over the whole form")

@@ -282,14 +282,23 @@ func TestTheQueueActionsAnswerHTMX(t *testing.T) {
 			t.Errorf("the decision is %s %q, want resolved", d.Status, d.Instruction)
 		}
 	})
-	run("resolve of a gate someone else resolved answers the count update", func(t *testing.T) {
-		_, ref := e.decision()
+	run("resolve of a gate someone else resolved keeps the form and says who resolved it with what", func(t *testing.T) {
+		id, ref := e.decision()
 		_, err := e.Kit.Gov.Decisions.Resolve(context.Background(), e.Lead, ref, "First.", "Do it.")
 		e.fatal(err)
 		res, body := e.htmx(lead.b, "/decisions/"+ref+"/resolve", url.Values{"resolution": {"Second."}, "instruction": {"Do that."}})
 		wantCount(t, res, body)
-		wantAnnounce(t, res, body, "already", "It has left the queue.")
-		wantLineGone(t, res, "item-decision-"+ref)
+		said := ref + " was resolved by " + e.Lead.Email + " just now: First."
+		wantAnnounce(t, res, body, said)
+		if got := res.Header.Get("HX-Retarget"); got != "#item-decision-"+ref+"-gone" || res.Header.Get("HX-Reswap") != "innerHTML" {
+			t.Errorf("HX-Retarget %q: want the line's outcome note, the form left as typed", got)
+		}
+		if !strings.Contains(body, `data-testid="outcome"><strong>`+said+`</strong>`) || !strings.Contains(body, `data-action="dismiss"`) {
+			t.Errorf("the note does not say %q with a way to dismiss it: %s", said, webtest.Short([]byte(body)))
+		}
+		if d := decisionOf(id, ref); d.Resolution != "First." {
+			t.Errorf("the stale submit changed the resolution to %q", d.Resolution)
+		}
 	})
 	run("bulk resolve without an instruction is 422 with the bulk bar and the message", func(t *testing.T) {
 		id1, ref1 := e.decision()

@@ -54,6 +54,7 @@ func Routes(e *echo.Echo, d Deps) ErrorRenderer {
 	e.GET("/attention/count", k.handleCount(), in...)
 	e.GET("/attention/stream", k.handleStream(), in...)
 	e.GET("/attention/items/:kind/:session/:ref", k.handleItem(), in...)
+	e.GET("/attention/items/:kind/:session/:ref/outcome", k.handleOutcome(), in...)
 	e.POST("/decisions/resolve", k.handleResolveBulk(), in...)
 	e.POST("/decisions/:ref/resolve", k.handleResolve(), in...)
 	e.POST("/sessions/:id/plan/approve", k.handlePlanDecide("approve", d.Gov.Plans.Approve), in...)

@@ -221,6 +221,18 @@ func Click(sel string) chromedp.Action[chromedp.Void] {
 	return act(sel, `el.click()`)
 }
 
+// ClickTwice clicks a button that asks once (data-confirm): the first
+// click turns it into its question, the second acts.
+func ClickTwice(sel string) chromedp.Action[chromedp.Void] {
+	first, second := Click(sel), act(sel+`[data-armed]`, `el.click()`)
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		if _, err := first(ctx, t); err != nil {
+			return chromedp.Void{}, err
+		}
+		return second(ctx, t)
+	}
+}
+
 // Focus focuses the element sel selects, found and focused in one step
 // inside the page, as Click does.
 func Focus(sel string) chromedp.Action[chromedp.Void] {
