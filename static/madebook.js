@@ -339,13 +339,15 @@
     if (el) { act(el); return; }
     var slot = line.querySelector(".slot");
     if (!slot || slot.children.length) return;
+    // After the settle: by then htmx has taken the form in, so that a
+    // click sends it through htmx rather than as a plain form.
     var once = function (e) {
       if (e.detail.target !== slot) return;
-      document.removeEventListener("htmx:afterSwap", once);
+      document.removeEventListener("htmx:afterSettle", once);
       var found = line.querySelector(selector);
       if (found) act(found);
     };
-    document.addEventListener("htmx:afterSwap", once);
+    document.addEventListener("htmx:afterSettle", once);
     open(line);
   }
 

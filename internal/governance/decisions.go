@@ -203,6 +203,25 @@ func (s *DecisionService) Resolve(ctx context.Context, actor auth.Actor, ref, re
 	return ds[0], nil
 }
 
+// Accept resolves a gate with what its agent proposed, as the resolution,
+// and the instruction given. Errors as Resolve, and no_proposal for a gate
+// whose agent proposed nothing.
+func (s *DecisionService) Accept(ctx context.Context, actor auth.Actor, ref, instruction string) (Decision, error) {
+	if err := actor.RequireLead("resolve a decision"); err != nil {
+		return Decision{}, err
+	}
+	cur, err := s.core.store.Reader().GetDecisionByRef(ctx, ref)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Decision{}, errs.E(errs.NotFound, "decision_not_found", "No decision has the reference %q.", ref)
+	} else if err != nil {
+		return Decision{}, fmt.Errorf("accept %s: %w", ref, err)
+	}
+	if strings.TrimSpace(cur.Proposal) == "" {
+		return Decision{}, errs.E(errs.Invalid, "no_proposal", "The agent proposed nothing on %s: write the resolution yourself.", ref)
+	}
+	return s.Resolve(ctx, actor, ref, cur.Proposal, instruction)
+}
+
 // ResolveMany resolves several gates of one kind (one title: one answer
 // fits only questions alike) with one resolution and one instruction, all
 // or none. Errors as Resolve, decisions_required for an empty list and

@@ -203,11 +203,19 @@ func pageTitle(c echo.Context) string {
 }
 
 // handleResolve serves POST /decisions/:ref/resolve (lead): the gate
-// leaves the queue, or its form comes back with what is missing.
+// leaves the queue, or its form comes back with what is missing. With
+// accepted set (the Accept proposal form), the agent's proposal is the
+// resolution.
 func (k *console) handleResolve() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ref := c.Param("ref")
-		d, err := k.gov.Decisions.Resolve(c.Request().Context(), httpx.Actor(c), ref, c.FormValue("resolution"), c.FormValue("instruction"))
+		var d governance.Decision
+		var err error
+		if c.FormValue("accepted") != "" {
+			d, err = k.gov.Decisions.Accept(c.Request().Context(), httpx.Actor(c), ref, c.FormValue("instruction"))
+		} else {
+			d, err = k.gov.Decisions.Resolve(c.Request().Context(), httpx.Actor(c), ref, c.FormValue("resolution"), c.FormValue("instruction"))
+		}
 		done := fmt.Sprintf("%s resolved — the agent gets the resolution and instruction on its next brief.", d.Ref)
 		return k.itemDone(c, action{kind: governance.ItemDecision, ref: ref, done: done, waiting: len(d.Approvals) > 0}, err,
 			"resolution", "instruction", "accepted")

@@ -26,6 +26,10 @@ type inbox struct {
 	violationRefID string
 }
 
+// gateTitles are the two kinds of gate seedInbox opens, two of the first
+// kind for one of the second: bulk resolve takes one kind at a time.
+var gateTitles = []string{"Schema change", "Rename a column"}
+
 // seedInbox opens n items: a critical violation, a paused session, a plan
 // waiting on a high-risk mission, and gates for the rest, spread over
 // sessions of two agents on two missions.
@@ -65,7 +69,7 @@ func seedInbox(t *testing.T, n int) *inbox {
 	for i := range n - 3 {
 		s := i % len(in.sessions)
 		d, err := app.Kit.Gov.Decisions.Open(ctx, in.agents[s%2], in.sessions[s], governance.DecisionInput{
-			Title: fmt.Sprintf("Schema change %d", i+1), Question: "Drop the legacy billing table?",
+			Title: gateTitles[i%3/2], Question: fmt.Sprintf("Drop legacy billing table %d?", i+1),
 			BlockedScope: []string{"db/migrations", "internal/billing", "web/api", "views/"}})
 		if err != nil {
 			t.Fatal(err)
@@ -150,8 +154,13 @@ func TestBrowserFiftyItemsFitAsAList(t *testing.T) {
 		webtest.Do(t, ctx, "select "+ref, webtest.Focus(line(ref)), chromedp.KeyEvent("x"))
 	}
 	webtest.Do(t, ctx, "the bar appears", chromedp.WaitVisible(chromedp.CSS(`#bulk [data-testid=bulk-submit]`)))
-	if got := webtest.TextOf(t, ctx, `[data-testid=bulk-count]`); got != "2 gates" {
+	if got := webtest.TextOf(t, ctx, `[data-testid=bulk-count]`); got != "2 gates: Schema change" {
 		t.Errorf("the bar counts %q", got)
+	}
+	// A gate of another kind cannot join the selection: one answer fits
+	// only questions alike.
+	if n := countOf(t, ctx, line(in.gates[2])+` input[name=refs]:disabled`); n != 1 {
+		t.Errorf("the %s gate %s can be selected beside Schema change gates", gateTitles[1], in.gates[2])
 	}
 	webtest.Screenshot(t, ctx, "attention-bulk")
 	webtest.Do(t, ctx, "bulk resolve",

@@ -98,8 +98,7 @@ func TestTriageFromAnItemPage(t *testing.T) {
 	})
 
 	t.Run("Accept proposal resolves with the proposal and gives way to the next item", func(t *testing.T) {
-		res, body := fromItemPage(t, b, page, "/decisions/"+ref+"/resolve", url.Values{"resolution": {"Keep the table, archive its rows"},
-			"instruction": {"Go ahead as you proposed."}, "accepted": {"1"}})
+		res, body := fromItemPage(t, b, page, "/decisions/"+ref+"/resolve", url.Values{"instruction": {"Go ahead as you proposed."}, "accepted": {"1"}})
 		if res.StatusCode != http.StatusOK || res.Header.Get("HX-Retarget") != "#item-decision-"+ref {
 			t.Fatalf("status %d retarget %q", res.StatusCode, res.Header.Get("HX-Retarget"))
 		}
@@ -130,6 +129,13 @@ func TestTriageFromAnItemPage(t *testing.T) {
 		}
 		if res, _ := o.Get("/attention/items/decision/" + id + "/DEC-999/outcome"); res.StatusCode != http.StatusNotFound {
 			t.Errorf("the outcome of a gate that never was: %d, want 404", res.StatusCode)
+		}
+	})
+
+	t.Run("accepting a gate without a proposal says to write the resolution", func(t *testing.T) {
+		res, body := b.HTMXPost("/decisions/"+next+"/resolve", url.Values{"instruction": {"Go."}, "accepted": {"1"}})
+		if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "The agent proposed nothing on "+next) {
+			t.Fatalf("status %d: %s", res.StatusCode, webtest.Short([]byte(body)))
 		}
 	})
 
