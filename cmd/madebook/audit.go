@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -63,8 +62,8 @@ func runAudit(ctx context.Context, c stdio, args []string) error {
 	}
 	// Auditing a path that holds no database would create an empty one,
 	// and pass.
-	if _, err := os.Stat(*path); err != nil && !db.IsPostgres(*path) {
-		return f.Fail("no database at %s: give --db PATH (or MADEBOOK_DB)", *path)
+	if err := existingDB(*path); err != nil {
+		return err
 	}
 	return withApp(ctx, *path, app.Options{}, func(a *app.App) error {
 		results, err := a.Audit.RunAll(ctx, opts, reports...)

@@ -151,7 +151,6 @@ func TestAuditCommandLineMistakesAreUsageErrors(t *testing.T) {
 		{"audit", "--db", path, "--delivery-lease", "soon"},
 		{"audit", "--db", path, "--delivery-lease", "0"},
 		{"audit", "--db", path, "--nope"},
-		{"audit", "--db", path + ".missing"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			out, err := cli(t, noEnv, "", args...)
@@ -451,7 +450,7 @@ func TestAuditReportsCorruptDataAndExits2(t *testing.T) {
 			t.Fatalf("exit %v, want 2; stderr %q", err, stderr.String())
 		}
 		if lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n"); len(lines) != 1 ||
-			!strings.HasPrefix(lines[0], "madebook: ") || !strings.Contains(lines[0], "DEC-001") {
+			!strings.HasPrefix(lines[0], "madebook audit: ") || !strings.Contains(lines[0], "DEC-001") {
 			t.Errorf("stderr %q, want one line naming DEC-001", stderr.String())
 		}
 		if strings.Contains(stderr.String(), "goroutine") || stdout.Len() > 0 {

@@ -163,7 +163,7 @@ func secondColumn(row string) int {
 }
 
 // TestExitCodes runs the built binary: help is 0, a usage mistake 2 with
-// the usage on stderr.
+// the usage on stderr, another failure 1 with one line.
 func TestExitCodes(t *testing.T) {
 	t.Parallel()
 	bin := buildMadebook(t)
@@ -181,7 +181,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"frobnicate"}, 2, "", "unknown command \"frobnicate\""},
 		{nil, 2, "", "no command given"},
 		{[]string{"serve", "--bogus"}, 2, "", "madebook serve [--addr ADDR]"},
-		{[]string{"audit", "--db", path}, 2, "", "no database at"},
+		{[]string{"audit", "--db", path}, 1, "", "madebook audit: no database at " + path + ":"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			code, stdout, stderr := runBinary(t, bin, []string{"MADEBOOK_DB=", "MADEBOOK_ADDR="}, c.args...)
@@ -196,6 +196,9 @@ func TestExitCodes(t *testing.T) {
 			}
 			if c.code == 2 && !strings.Contains(stderr.String(), "Usage:") {
 				t.Errorf("a usage mistake does not show the usage: %q", stderr.String())
+			}
+			if c.code == 1 && (strings.Count(stderr.String(), "\n") != 1 || strings.Contains(stderr.String(), "Usage:")) {
+				t.Errorf("a failure is not one line without the usage: %q", stderr.String())
 			}
 		})
 	}

@@ -77,7 +77,7 @@ func Names() []string {
 func Run(ctx context.Context, c IO, args []string) error {
 	usage := Usage()
 	if len(args) == 0 {
-		return UsageError{Msg: "agent needs a sub-command", Usage: usage}
+		return UsageError{Cmd: "madebook", Msg: "agent needs a sub-command", Usage: usage}
 	}
 	if cliflag.IsHelp(args[0]) {
 		if args[0] != "help" || len(args) == 1 {
