@@ -67,7 +67,7 @@ func topUsage(cmds []command) string {
 		"or MADEBOOK_DB, or ./madebook.db. Either way the schema is migrated at start.\n" +
 		"Exit status: 0 done; 1 failed, with one line on stderr saying why (audit: a report found rows);\n" +
 		"2 a mistake on the command line, with the command's usage (audit: corrupt stored data, one line);\n" +
-		"agent also exits 3 to 6 by the answer's next_action (`madebook agent --help`).\n")
+		"agent brief, and agent with --exit-on-state, exits 3 to 6 by the answer's next_action.\n")
 	return b.String()
 }
 

@@ -82,19 +82,21 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 func TestEveryCommandsHelpNamesItsFlags(t *testing.T) {
 	t.Parallel()
 	for cmd, wants := range map[string][]string{
-		"serve":        {"--addr ADDR", "default 127.0.0.1:8080; or MADEBOOK_ADDR", "--db PATH", "default ./madebook.db; or MADEBOOK_DB", "--secure-cookies", "MADEBOOK_SECURE_COOKIES", "--demo", "-h, --help"},
-		"migrate":      {"--db PATH", "--db-password-file FILE", "or MADEBOOK_DB_PASSWORD_FILE"},
-		"user add":     {"--email EMAIL", "--role ROLE", "admin, lead or viewer", "stdin"},
-		"key create":   {"--name NAME", "--expires D", "--token-max-age D", "or MADEBOOK_TOKEN_MAX_AGE", "--db-password-file FILE"},
-		"key list":     {"--format FORMAT", "--db PATH"},
-		"key revoke":   {"madebook key revoke ID", "credential_revoked"},
-		"token create": {"--email EMAIL", "--name NAME", "--expires D", "or MADEBOOK_TOKEN_MAX_AGE", "refused (not shortened)"},
-		"token list":   {"--email EMAIL", "--format FORMAT"},
-		"token revoke": {"madebook token revoke ID"},
-		"audit":        {"--format FORMAT", "--older-than AGE", "default 24h", "--min-age AGE", "default 5m", "undelivered-resolutions", "stale-gates"},
-		"rules infer":  {"--repo PATH", "--apply"},
-		"audit export": {"--since T", "--out FILE", "--db PATH", "prev_hash"},
-		"audit verify": {"--anchor HASH", "FILE|-", "taken as given", "Keep each chain's last hash"},
+		"serve":          {"--addr ADDR", "default 127.0.0.1:8080; or MADEBOOK_ADDR", "--db PATH", "default ./madebook.db; or MADEBOOK_DB", "--secure-cookies", "MADEBOOK_SECURE_COOKIES", "--demo", "-h, --help"},
+		"migrate":        {"--db PATH", "--db-password-file FILE", "or MADEBOOK_DB_PASSWORD_FILE"},
+		"user add":       {"--email EMAIL", "--role ROLE", "admin, lead or viewer", "stdin"},
+		"key create":     {"--name NAME", "--expires D", "--token-max-age D", "or MADEBOOK_TOKEN_MAX_AGE", "--db-password-file FILE"},
+		"key list":       {"--format FORMAT", "--db PATH"},
+		"key revoke":     {"madebook key revoke ID", "credential_revoked"},
+		"token create":   {"--email EMAIL", "--name NAME", "--expires D", "or MADEBOOK_TOKEN_MAX_AGE", "refused (not shortened)"},
+		"token list":     {"--email EMAIL", "--format FORMAT"},
+		"token revoke":   {"madebook token revoke ID"},
+		"audit":          {"--format FORMAT", "--older-than AGE", "default 24h", "--min-age AGE", "default 5m", "undelivered-resolutions", "stale-gates"},
+		"rules infer":    {"--repo PATH", "--apply"},
+		"audit export":   {"--since T", "--out FILE", "--db PATH", "prev_hash"},
+		"agent brief":    {"--exit-on-state", "(default true)", "6 HARD_STOP", "--exit-on-state=false"},
+		"agent complete": {"--exit-on-state", "exits 0 when the call succeeded"},
+		"audit verify":   {"--anchor HASH", "FILE|-", "taken as given", "Keep each chain's last hash"},
 	} {
 		out := mustCLI(t, "", append(strings.Fields(cmd), "--help")...)
 		for _, w := range wants {

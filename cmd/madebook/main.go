@@ -121,7 +121,7 @@ var commands = []command{
 	{"audit export", "write the timeline and the activity record as hash-chained JSON lines", runAuditExport},
 	{"audit verify", "check an export's hash chain; exit 1 naming the first row that breaks it", runAuditVerify},
 	{"rules infer", "propose architecture rules from a repository's imports", runRulesInfer},
-	{"agent", "make an agent's calls from a shell; exit status by next_action (agent --help)", runAgent},
+	{"agent", "make an agent's calls from a shell, the JSON answer on stdout (agent --help)", runAgent},
 	{"init claude-code", "set a project up for Claude Code governed by Madebook (.claude/settings.json, .mcp.json)", runInitClaudeCode},
 	{"hook claude-code", "a Claude Code command hook: the event's JSON on stdin, the answer's on stdout", runHookClaudeCode},
 	{"version", "print the version, the commit it was built from and the Go version (also --version)", runVersion},
