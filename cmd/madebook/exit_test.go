@@ -55,8 +55,8 @@ func TestAUsageMistakeExits2WithTheUsage(t *testing.T) {
 	}{
 		{[]string{"frobnicate"}, `madebook: unknown command "frobnicate"`, "madebook COMMAND"},
 		{[]string{"key"}, "madebook: key needs a sub-command", "madebook key create"},
-		{[]string{"audit", "--db", path, "--bogus"}, "madebook audit: flag provided but not defined: -bogus", "madebook audit [REPORT ...]"},
-		{[]string{"audit", "--db", path, "--format", "xml"}, `madebook audit: --format is table, json or csv, not "xml"`, "madebook audit [REPORT ...]"},
+		{[]string{"audit", "--db", path, "--bogus"}, "madebook audit: flag provided but not defined: -bogus", "madebook audit [REPORT ..."},
+		{[]string{"audit", "--db", path, "--format", "xml"}, `madebook audit: --format is table, json or csv, not "xml"`, "madebook audit [REPORT ..."},
 		{[]string{"key", "create", "--db", path}, "madebook key create: key create needs --name", "madebook key create --name NAME"},
 		{[]string{"key", "create", "--name", "k", "--expires", "soon", "--db", path}, "madebook key create: invalid value \"soon\" for flag -expires", "madebook key create --name NAME"},
 		{[]string{"migrate", "--db", path, "extra"}, `madebook migrate: unexpected argument "extra"`, "madebook migrate [--db PATH|URL]"},
