@@ -63,8 +63,9 @@ func topUsage(cmds []command) string {
 	fmt.Fprintf(tw, "  %s\t%s\n", "help [COMMAND]", "print this help, or a command's")
 	tw.Flush()
 	b.WriteString("\nEvery command answers --help with its own flags (`madebook serve --help`).\n" +
-		"The database is --db PATH (a SQLite file, created on first start) or --db postgres://… (PostgreSQL),\n" +
-		"or MADEBOOK_DB, or ./madebook.db. Either way the schema is migrated at start.\n" +
+		"The database is --db PATH (a SQLite file, which migrate, serve and the commands that add create)\n" +
+		"or --db postgres://… (PostgreSQL), or MADEBOOK_DB, or ./madebook.db. Either way the schema is\n" +
+		"migrated at start.\n" +
 		"Exit status: 0 done; 1 failed, with one line on stderr saying why (audit: a report found rows);\n" +
 		"2 a mistake on the command line, with the command's usage (audit: corrupt stored data, one line);\n" +
 		"agent brief, and agent with --exit-on-state, exits 3 to 6 by the answer's next_action.\n")
