@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/madebook/madebook/internal/bench"
+	"github.com/madebook/madebook/internal/cliflag"
 )
 
 func main() {
@@ -28,56 +29,63 @@ func main() {
 
 const (
 	synopsis = "madebook-bench [--db postgres://…] [--sessions N] [--duration D] [--concurrency N] [--rate R] [--open-duration D] [--wrk] [--cpuprofile FILE] [--doc FILE]"
-	about    = "Serve Madebook on a throwaway database with N sessions of one agent fleet (one in ten\n" +
-		"with an open gate, each with the run a Claude Code hook opens, every one briefed\n" +
-		"once), then measure over loopback HTTP: /healthz (the floor), POST /brief and the\n" +
-		"check a Claude Code hook sends before a Bash command (POST /api/v1/sessions/ID/tool-calls/check,\n" +
-		"naming its run; parsed where a gate blocks a path). Closed loop, one route at a time:\n" +
-		"C clients for D each, requests per second. Open loop: R requests a second, the routes\n" +
-		"interleaved in a random order, --open-duration of answers each: p50 and p99 latency,\n" +
-		"and the server's part of them. Then protocol.Decide on three sessions. Prints each\n" +
-		"figure and its ratio to /healthz's, and the goals, each met or missed; --doc also\n" +
-		"writes the run into a Markdown file's figures section (docs/benchmarks.md)."
+	about    = "Measure how fast Madebook answers its agents. It starts Madebook on a throwaway database\n" +
+		"(a SQLite file, or a PostgreSQL database with --db) holding N agent sessions, a tenth\n" +
+		"of them waiting on a person's decision, then sends requests over loopback HTTP to:\n" +
+		"  GET /healthz, the baseline every other figure is compared with;\n" +
+		"  POST /brief, what an agent asks before it acts;\n" +
+		"  POST /api/v1/sessions/ID/tool-calls/check, what the Claude Code hook asks before a\n" +
+		"  shell command runs.\n" +
+		"Throughput (the closed loop): C clients send requests back to back for D on each\n" +
+		"endpoint, in requests per second. Latency (the open loop): R requests a second, the\n" +
+		"endpoints mixed in a random order, for --open-duration each: p50 and p99, and the time\n" +
+		"spent in the server. It also times the decision engine alone. Each figure is printed\n" +
+		"with its ratio to /healthz's, then the targets, each met or missed."
+	notes = "Exit status: 0 measured (or --help); 1 the run failed, with one line on stderr;\n" +
+		"2 a mistake on the command line, with this usage on stderr.\n" +
+		"docs/benchmarks.md says how to read the figures; --doc docs/benchmarks.md refreshes them."
 )
 
-// run is the program: its exit status. 0 measured (or --help), 1 failed,
-// 2 a usage mistake (with the usage on stderr).
+// run is the program: its exit status. 0 measured (or --help), 1 failed
+// (one line on stderr), 2 a usage mistake (with the usage on stderr).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg := bench.Defaults
-	f := flag.NewFlagSet("madebook-bench", flag.ContinueOnError)
-	f.SetOutput(io.Discard)
+	f := cliflag.New("madebook-bench", synopsis, about)
+	f.Notes = notes
 	f.IntVar(&cfg.Sessions, "sessions", cfg.Sessions, "load `N` sessions")
-	f.DurationVar(&cfg.Duration, "duration", cfg.Duration, "measure each route's requests per second for `D`")
-	f.DurationVar(&cfg.OpenDuration, "open-duration", cfg.OpenDuration, "measure each route's latency for `D` (15,000 samples at the default rate: a p99 is the 150th slowest)")
-	f.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "`N` clients in the closed loop")
-	f.IntVar(&cfg.Rate, "rate", cfg.Rate, "`R` requests a second in the open loop")
+	f.DurationVar(&cfg.Duration, "duration", cfg.Duration, "measure each endpoint's throughput for `D`")
+	f.DurationVar(&cfg.OpenDuration, "open-duration", cfg.OpenDuration, "measure each endpoint's latency for `D` (15,000 samples at the default rate: a p99 is the 150th slowest)")
+	f.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "`N` clients in the throughput measurement")
+	f.IntVar(&cfg.Rate, "rate", cfg.Rate, "`R` requests a second in the latency measurement")
 	f.StringVar(&cfg.DB, "db", "", "measure on PostgreSQL: a throwaway database created on the server of this postgres:// `URL` (its role may create databases) and dropped at the end; default a SQLite file in a temporary directory")
-	f.BoolVar(&cfg.Wrk, "wrk", false, "run the closed loop with wrk (on PATH), a load generator outside this process")
-	f.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write the CPU profile of the closed loop (server and clients, one process) to `FILE`, for go tool pprof")
-	doc := f.String("doc", "", "after the run, replace the figures section of the Markdown `FILE` (between its madebook-bench markers) with the run's output")
-	usage := func(w io.Writer) {
-		fmt.Fprintf(w, "Usage:\n  %s\n\n%s\n\nFlags:\n", synopsis, about)
-		f.SetOutput(w)
-		f.PrintDefaults()
-		f.SetOutput(io.Discard)
-	}
-	err := f.Parse(args)
+	f.BoolVar(&cfg.Wrk, "wrk", false, "measure throughput with wrk (on PATH), a load generator outside this process")
+	f.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write the CPU profile of the throughput measurement (server and clients, one process) to `FILE`, for go tool pprof")
+	doc := f.String("doc", "", "after the run, write its figures into the Markdown `FILE`, between its two madebook-bench comment lines")
+	rest, err := f.ParseArgs(args, func(string) string { return "" }, stdout)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
-		usage(stdout)
 		return 0
-	case err == nil && f.NArg() > 0:
-		err = fmt.Errorf("unexpected argument %q", f.Arg(0))
+	case err == nil && len(rest) > 0:
+		err = f.Fail("unexpected argument %q", rest[0])
 	case err == nil:
-		err = cfg.Check()
+		if check := cfg.Check(); check != nil {
+			err = f.Fail("%v", check)
+		}
 	}
-	if err == nil && *doc != "" {
-		err = bench.CheckDoc(*doc)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "madebook-bench: %v\n\n", err)
-		usage(stderr)
+	var u cliflag.UsageError
+	if errors.As(err, &u) {
+		fmt.Fprintf(stderr, "madebook-bench: %s\n\n%s", u.Msg, u.Usage)
 		return 2
+	} else if err != nil {
+		fmt.Fprintf(stderr, "madebook-bench: %v\n", err)
+		return 1
+	}
+	// The file --doc names is checked before the run, not after it.
+	if *doc != "" {
+		if err := bench.CheckDoc(*doc); err != nil {
+			fmt.Fprintf(stderr, "madebook-bench: --doc: %v\n", err)
+			return 1
+		}
 	}
 	var output bytes.Buffer
 	if err := bench.Run(ctx, cfg, io.MultiWriter(stdout, &output)); err != nil {

@@ -16,8 +16,9 @@ import (
 )
 
 // stateStatus is the exit status the contract gives each next_action
-// ("" for an answer that names none), written out here so that the test
-// does not read it from the code under test.
+// ("" for an answer that names none) for brief and --exit-on-state,
+// written out here so that the test does not read it from the code under
+// test. Every other successful call exits 0.
 var stateStatus = map[string]int{"": 0, "CONTINUE": 0, "CONTINUE_WITH_WARNING": 0,
 	"REMEDIATE": 3, "DECISION_REQUIRED": 4, "BLOCKED": 5, "HARD_STOP": 6}
 
@@ -55,9 +56,10 @@ func (r ran) object(t *testing.T) map[string]any {
 	return m
 }
 
-// mustAgent runs an agent call that must succeed, and checks that its exit
-// status is the one its answer's next_action gives (0 for none). It
-// returns the answer.
+// mustAgent runs an agent call that must succeed, and checks its exit
+// status: the one its answer's next_action gives (0 for none) for brief
+// and with --exit-on-state, else 0 whatever the state. It returns the
+// answer.
 func mustAgent(t *testing.T, getenv func(string) string, stdin string, args ...string) map[string]any {
 	t.Helper()
 	r := agentCLI(t, getenv, stdin, args...)
@@ -66,10 +68,30 @@ func mustAgent(t *testing.T, getenv func(string) string, stdin string, args ...s
 	}
 	m := r.object(t)
 	next, _ := m["next_action"].(string)
-	if want, ok := stateStatus[next]; !ok || r.code != want {
+	want, ok := stateStatus[next]
+	if !byState(args) {
+		want = 0
+	}
+	if !ok || r.code != want {
 		t.Errorf("madebook agent %s: exit %d for next_action %q, want %d", strings.Join(args, " "), r.code, next, want)
 	}
 	return m
+}
+
+// byState reports whether the agent command line exits by its answer's
+// next_action: brief, unless --exit-on-state=false, and any command
+// with --exit-on-state.
+func byState(args []string) bool {
+	by := len(args) > 0 && args[0] == "brief"
+	for _, a := range args {
+		switch a {
+		case "--exit-on-state", "--exit-on-state=true":
+			by = true
+		case "--exit-on-state=false":
+			by = false
+		}
+	}
+	return by
 }
 
 // awsKeyID is AWS's documented example key id, split so that no secret
@@ -333,9 +355,15 @@ func TestAgentFailures(t *testing.T) {
 		{"no MADEBOOK_KEY", map[string]string{"MADEBOOK_URL": a.Srv.URL, "MADEBOOK_SESSION": s}, []string{"brief"}, "key_missing", "MADEBOOK_KEY is not set"},
 		{"no session", map[string]string{"MADEBOOK_URL": a.Srv.URL, "MADEBOOK_KEY": a.AgentKey}, []string{"complete"}, "session_missing", "no session"},
 		{"a URL that is not http", map[string]string{"MADEBOOK_URL": "ftp://x", "MADEBOOK_KEY": a.AgentKey, "MADEBOOK_SESSION": s}, []string{"brief"}, "invalid_url", "is not an http://"},
+		{"a plan file that is not JSON", map[string]string{"MADEBOOK_URL": a.Srv.URL, "MADEBOOK_KEY": a.AgentKey, "MADEBOOK_SESSION": s},
+			[]string{"plan", "--file", "-"}, "malformed_json", "--file - does not hold one JSON object"},
+		{"a plan file that is not there", map[string]string{"MADEBOOK_URL": a.Srv.URL, "MADEBOOK_KEY": a.AgentKey, "MADEBOOK_SESSION": s},
+			[]string{"plan", "--file", "no/such/plan.json"}, "unreadable_file", "read --file no/such/plan.json"},
+		{"a changed file that is not there", map[string]string{"MADEBOOK_URL": a.Srv.URL, "MADEBOOK_KEY": a.AgentKey, "MADEBOOK_SESSION": s},
+			[]string{"change", "no/such/file.go"}, "unreadable_file", "read no/such/file.go"},
 	} {
-		t.Run(c.name+" is an error of the environment, exit 1", func(t *testing.T) {
-			r := agentCLI(t, envOf(c.env), "", c.args...)
+		t.Run(c.name+" is an error, not a usage mistake: exit 1", func(t *testing.T) {
+			r := agentCLI(t, envOf(c.env), "not json", c.args...)
 			if r.code != 1 || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "Usage:") {
 				t.Errorf("exit %d, stderr %q; want 1 and %q without the usage", r.code, r.stderr, c.want)
 			}
@@ -356,8 +384,8 @@ func TestAgentFailures(t *testing.T) {
 		{"a call names its server", nil, []string{"call", "run_1", "--tool", "Edit"}, "call needs --server and --tool"},
 		{"evidence says passed or failed", nil, []string{"evidence", "--kind", "tests"}, "--passed or --passed=false"},
 		{"a payload that is not JSON", nil, []string{"event", "x", "--payload", "{"}, "--payload is not JSON"},
-		{"a plan file that is not JSON", nil, []string{"plan", "--file", "-"}, "does not hold one JSON object"},
-		{"a changed file that is not there", nil, []string{"change", "no/such/file.go"}, "read no/such/file.go"},
+		{"a required flag left out comes before the environment", map[string]string{}, []string{"session", "open"}, "session open needs --mission"},
+		{"a bad flag value comes before the environment", map[string]string{}, []string{"call", "run_1", "--server", "s", "--tool", "t", "--started-at", "now"}, "--started-at \"now\""},
 		{"an unknown sub-command", nil, []string{"frobnicate"}, "unknown command \"frobnicate\""},
 		{"no sub-command", nil, nil, "agent needs a sub-command"},
 	} {
@@ -382,16 +410,23 @@ func TestAgentReadsAnyAnswer(t *testing.T) {
 		name   string
 		status int
 		body   string
+		flags  []string // after evidence's own
 		code   int
 		stderr string
 	}{
-		{"a success that names no next_action exits 0", 201, `{"kind":"tests"}`, 0, ""},
-		{"a reply's CONTINUE_WITH_WARNING exits 0", 200, `{"next_action":"CONTINUE_WITH_WARNING","reason":"Risk is high."}`, 0, ""},
-		{"a reply's REMEDIATE exits 3", 201, `{"ref":"DEC-001","next_action":"REMEDIATE","reason":"Fix it."}`, 3, "madebook agent: REMEDIATE: Fix it."},
-		{"a reply's HARD_STOP exits 6", 200, `{"next_action":"HARD_STOP","reason":"Stop."}`, 6, "madebook agent: HARD_STOP: Stop."},
-		{"a next_action that is no state is an error", 200, `{"next_action":"PANIC"}`, 1, "none of the six states"},
-		{"an answer that is not the API's is an error", 502, "<html>Bad gateway</html>", 1, "HTTP 502, not an answer of Madebook's API"},
-		{"a success that is not JSON is an error", 200, "ok", 1, "the answer is not JSON"},
+		{"a success that names no next_action exits 0", 201, `{"kind":"tests"}`, nil, 0, ""},
+		{"a reply's CONTINUE_WITH_WARNING exits 0", 200, `{"next_action":"CONTINUE_WITH_WARNING","reason":"Risk is high."}`, nil, 0, ""},
+		{"a reply's REMEDIATE exits 0: the call succeeded", 201, `{"ref":"DEC-001","next_action":"REMEDIATE","reason":"Fix it."}`, nil, 0, ""},
+		{"a reply's HARD_STOP exits 0: the call succeeded", 200, `{"next_action":"HARD_STOP","reason":"Stop."}`, nil, 0, ""},
+		{"with --exit-on-state a reply's REMEDIATE exits 3", 201, `{"ref":"DEC-001","next_action":"REMEDIATE","reason":"Fix it."}`,
+			[]string{"--exit-on-state"}, 3, "madebook agent: REMEDIATE: Fix it."},
+		{"with --exit-on-state a reply's HARD_STOP exits 6", 200, `{"next_action":"HARD_STOP","reason":"Stop."}`,
+			[]string{"--exit-on-state"}, 6, "madebook agent: HARD_STOP: Stop."},
+		{"with --exit-on-state a reply's CONTINUE_WITH_WARNING exits 0", 200, `{"next_action":"CONTINUE_WITH_WARNING","reason":"Risk."}`,
+			[]string{"--exit-on-state"}, 0, ""},
+		{"a next_action that is no state is an error", 200, `{"next_action":"PANIC"}`, nil, 1, "none of the six states"},
+		{"an answer that is not the API's is an error", 502, "<html>Bad gateway</html>", nil, 1, "HTTP 502, not an answer of Madebook's API"},
+		{"a success that is not JSON is an error", 200, "ok", nil, 1, "the answer is not JSON"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -403,7 +438,7 @@ func TestAgentReadsAnyAnswer(t *testing.T) {
 			}))
 			defer srv.Close()
 			env := envOf(map[string]string{"MADEBOOK_URL": srv.URL + "/", "MADEBOOK_KEY": "mbk_k", "MADEBOOK_SESSION": "s 1"})
-			r := agentCLI(t, env, "", "evidence", "--kind", "tests", "--passed=false")
+			r := agentCLI(t, env, "", append([]string{"evidence", "--kind", "tests", "--passed=false"}, c.flags...)...)
 			if r.code != c.code || !strings.Contains(r.stderr, c.stderr) || (c.stderr == "" && r.stderr != "") {
 				t.Errorf("exit %d, stderr %q; want %d, %q", r.code, r.stderr, c.code, c.stderr)
 			}
@@ -411,6 +446,42 @@ func TestAgentReadsAnyAnswer(t *testing.T) {
 			if got.URL.EscapedPath() != "/api/v1/sessions/s%201/evidence" || got.Header.Get("Authorization") != "Bearer mbk_k" ||
 				got.Header.Get("Content-Type") != "application/json" {
 				t.Errorf("the request was not the call: %+v", got)
+			}
+		})
+	}
+}
+
+// TestAgentExitsByStateOnlyWhenAsked: on a paused session every answer
+// says BLOCKED; brief exits 5 for it, the other calls 0 (the state is in
+// their JSON) unless given --exit-on-state, and brief exits 0 with
+// --exit-on-state=false.
+func TestAgentExitsByStateOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
+	a := webtest.NewAPI(t)
+	s := a.Session(false)
+	a.Must(http.StatusOK, http.MethodPost, "/api/v1/sessions/"+s+"/pause", a.LeadTok, map[string]any{"reason": "Hold on."})
+	env := agentEnv(a, s)
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"brief"}, 5},
+		{[]string{"brief", "--exit-on-state=false"}, 0},
+		{[]string{"complete"}, 0},
+		{[]string{"complete", "--exit-on-state"}, 5},
+		{[]string{"evidence", "--kind", "tests", "--passed"}, 0},
+		{[]string{"evidence", "--kind", "tests", "--passed", "--exit-on-state"}, 5},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			r := agentCLI(t, env, "", c.args...)
+			if r.code != c.code {
+				t.Fatalf("exit %d, want %d; stderr %q", r.code, c.code, r.stderr)
+			}
+			if next := r.object(t)["next_action"]; next != "BLOCKED" {
+				t.Errorf("next_action %v, want BLOCKED in the JSON either way", next)
+			}
+			if want := "madebook agent: BLOCKED: "; (c.code == 5) != strings.HasPrefix(r.stderr, want) || (c.code == 0 && r.stderr != "") {
+				t.Errorf("stderr %q; want %q only for exit 5", r.stderr, want)
 			}
 		})
 	}
@@ -433,6 +504,8 @@ func TestAgentExitStatusesFromTheBinary(t *testing.T) {
 	}{
 		{[]string{"agent", "--help"}, "", 0, "Exit status:", ""},
 		{[]string{"agent", "brief"}, a.AgentKey, 5, `"next_action": "BLOCKED"`, "madebook agent: BLOCKED: "},
+		{[]string{"agent", "complete"}, a.AgentKey, 0, `"next_action": "BLOCKED"`, ""},
+		{[]string{"agent", "complete", "--exit-on-state"}, a.AgentKey, 5, `"next_action": "BLOCKED"`, "madebook agent: BLOCKED: "},
 		{[]string{"agent", "brief"}, "", 1, `"code": "key_missing"`, "madebook agent: MADEBOOK_KEY is not set"},
 		{[]string{"agent", "brief", "--bogus"}, a.AgentKey, 2, "", "Usage:"},
 		{[]string{"agent", "brief", "--session", "nope"}, a.AgentKey, 1, `"code": "session_not_found"`, "madebook agent: session_not_found: "},

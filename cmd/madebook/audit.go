@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -25,14 +26,18 @@ func (a auditFailed) Error() string {
 // runAudit is `madebook audit`: it runs the named audit reports (all of
 // them if none) and exits 1 if any found rows.
 func runAudit(ctx context.Context, c stdio, args []string) error {
-	f := newFlags("audit", "madebook audit [REPORT ...] [--db PATH] [--format table|json|csv] [--older-than 24h] [--min-age 5m] [--delivery-lease 2m]",
+	f := newFlags("audit", "madebook audit [REPORT ... | --report NAME] [--format table|json|csv] [--out DIR] [--db PATH] [--older-than 24h] [--min-age 5m] [--delivery-lease 2m]",
 		"Run the audit reports (every one unless named) on one snapshot of the database and\n"+
 			"print them. Passing is zero rows; the command exits 1 if any report found rows, so\n"+
-			"CI can gate on it, and 2 on corrupt stored data (naming the table and row).")
+			"CI can gate on it, and 2 on corrupt stored data (naming the table and row).\n"+
+			"A CSV holds one report: --format csv prints the one --report NAME picks (or the one\n"+
+			"REPORT named), or writes each report to DIR/NAME.csv with --out DIR.")
 	f.Notes = "Reports:\n" + reportList() + "\nAges are Go durations (90m, 36h) or whole days (7d).\n\n" +
 		"The timeline and the activity record, hash-chained (each answers --help):\n" + trailCommands()
 	path := f.dbFlag()
-	format := f.String("format", "table", "`FORMAT`: table, json or csv")
+	format := f.String("format", "table", "`FORMAT`: table, json (one object, every report) or csv (one report)")
+	report := f.String("report", "", "run only the report `NAME` (with --format csv: its CSV alone on stdout)")
+	outDir := f.String("out", "", "with --format csv, write each report to `DIR`/NAME.csv (DIR is created if need be), saying which on stderr")
 	olderThan := f.String("older-than", "24h", "stale-gates lists gates open longer than `AGE`")
 	minAge := f.String("min-age", "5m",
 		"undelivered-resolutions lists gates resolved longer ago than `AGE`: a younger resolution is still on its way")
@@ -43,6 +48,12 @@ func runAudit(ctx context.Context, c stdio, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *report != "" {
+		if len(reports) > 0 {
+			return f.Fail("--report %s and the reports %s: give one or the other", *report, strings.Join(reports, ", "))
+		}
+		reports = []string{*report}
+	}
 	for _, n := range reports {
 		if _, err := audit.Lookup(n); err != nil {
 			return f.Fail("unknown audit report %q: choose from %s", n, strings.Join(audit.Names(), ", "))
@@ -50,6 +61,13 @@ func runAudit(ctx context.Context, c stdio, args []string) error {
 	}
 	if *format != "table" && *format != "json" && *format != "csv" {
 		return f.Fail("--format is table, json or csv, not %q", *format)
+	}
+	switch {
+	case *outDir != "" && *format != "csv":
+		return f.Fail("--out writes one CSV file per report: give --format csv with it")
+	case *format == "csv" && *outDir == "" && len(reports) != 1:
+		return f.Fail("a CSV holds one report: pick it with --report NAME (one of %s), "+
+			"or give --out DIR to write one NAME.csv per report", strings.Join(audit.Names(), ", "))
 	}
 	opts := audit.Options{}
 	if opts.OlderThan, err = audit.ParseOlderThan(*olderThan); err != nil {
@@ -63,8 +81,8 @@ func runAudit(ctx context.Context, c stdio, args []string) error {
 	}
 	// Auditing a path that holds no database would create an empty one,
 	// and pass.
-	if _, err := os.Stat(*path); err != nil && !db.IsPostgres(*path) {
-		return f.Fail("no database at %s: give --db PATH (or MADEBOOK_DB)", *path)
+	if err := existingDB(*path); err != nil {
+		return err
 	}
 	return withApp(ctx, *path, app.Options{}, func(a *app.App) error {
 		results, err := a.Audit.RunAll(ctx, opts, reports...)
@@ -73,8 +91,49 @@ func runAudit(ctx context.Context, c stdio, args []string) error {
 		} else if err != nil {
 			return err
 		}
+		if *outDir != "" {
+			return writeAuditCSVs(*outDir, results, c.stderr)
+		}
 		return printAudit(c.stdout, results, *format)
 	})
+}
+
+// writeAuditCSVs writes each result to dir/NAME.csv, creating dir if need
+// be, and names each file written on stderr. It returns auditFailed if
+// any report found rows.
+func writeAuditCSVs(dir string, results []audit.Result, stderr io.Writer) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	for _, r := range results {
+		name := filepath.Join(dir, r.Report.Name+".csv")
+		file, err := os.Create(name)
+		if err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		err = audit.WriteCSV(file, r)
+		if err = errors.Join(err, file.Close()); err != nil {
+			return fmt.Errorf("write %s: %w", name, err)
+		}
+		if stderr != nil {
+			fmt.Fprintf(stderr, "madebook audit: wrote %s (%s)\n", name, rowCount(len(r.Rows)))
+		}
+	}
+	if failing := failingReports(results); len(failing) > 0 {
+		return auditFailed{failing}
+	}
+	return nil
+}
+
+// failingReports are the names of the results that found rows.
+func failingReports(results []audit.Result) []string {
+	var names []string
+	for _, r := range results {
+		if !r.Passing() {
+			names = append(names, r.Report.Name)
+		}
+	}
+	return names
 }
 
 // trailCommands are audit export and audit verify, one a line.
@@ -99,28 +158,17 @@ func reportList() string {
 }
 
 // printAudit prints the results in the format: table, one JSON object, or
-// CSV with a "# name" line before each report and a blank line between
-// reports. It returns auditFailed if any report found rows.
+// the CSV of the one result (runAudit lets csv through with one report
+// only). It returns auditFailed if any report found rows.
 func printAudit(w io.Writer, results []audit.Result, format string) error {
-	var failing []string
-	for _, r := range results {
-		if !r.Passing() {
-			failing = append(failing, r.Report.Name)
-		}
-	}
+	failing := failingReports(results)
 	var err error
 	switch format {
 	case "json":
 		err = audit.WriteJSON(w, results)
 	case "csv":
 		for i := 0; i < len(results) && err == nil; i++ {
-			sep := ""
-			if i > 0 {
-				sep = "\n"
-			}
-			if _, err = fmt.Fprintf(w, "%s# %s\n", sep, results[i].Report.Name); err == nil {
-				err = audit.WriteCSV(w, results[i])
-			}
+			err = audit.WriteCSV(w, results[i])
 		}
 	default:
 		for i := 0; i < len(results) && err == nil; i++ {

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -37,12 +39,11 @@ func TestAuditPassesOnACleanDatabase(t *testing.T) {
 	mustCLI(t, "", "migrate", "--db", path)
 	for _, format := range auditFormats {
 		t.Run("--format "+format+" exits 0", func(t *testing.T) {
-			out, err := cli(t, noEnv, "", "audit", "--db", path, "--format", format)
+			out, err := auditEvery(t, path, format, map[string]int{"unanswerable-asks": 0, "premature-side-effects": 0,
+				"undelivered-resolutions": 0, "stale-gates": 0, "blocked-changes": 0, "unacknowledged-deliveries": 0, "ungoverned-tool-calls": 0})
 			if err != nil {
 				t.Fatalf("audit: %v\n%s", err, out)
 			}
-			checkAuditOutput(t, format, out, map[string]int{"unanswerable-asks": 0, "premature-side-effects": 0,
-				"undelivered-resolutions": 0, "stale-gates": 0, "blocked-changes": 0, "unacknowledged-deliveries": 0, "ungoverned-tool-calls": 0})
 		})
 	}
 	t.Run("the table says every report passes", func(t *testing.T) {
@@ -83,7 +84,7 @@ func TestAuditExits1WhenAReportHasRows(t *testing.T) {
 
 	for _, format := range auditFormats {
 		t.Run("--format "+format+" exits 1", func(t *testing.T) {
-			out, err := cli(t, noEnv, "", "audit", "--db", path, "--format", format)
+			out, err := auditEvery(t, path, format, want)
 			var failed auditFailed
 			if !errors.As(err, &failed) {
 				t.Fatalf("audit returned %v, want the exit-1 auditFailed\n%s", err, out)
@@ -95,7 +96,6 @@ func TestAuditExits1WhenAReportHasRows(t *testing.T) {
 			if errors.As(err, &u) {
 				t.Error("a failing audit is a usage error (exit 2)")
 			}
-			checkAuditOutput(t, format, out, want)
 			if !strings.Contains(out, "memory_store") || !strings.Contains(out, "DEC-001") {
 				t.Errorf("the rows are not printed:\n%s", out)
 			}
@@ -128,6 +128,54 @@ func TestAuditExits1WhenAReportHasRows(t *testing.T) {
 		}
 	})
 
+	t.Run("--format csv prints the one report --report picks, a valid CSV", func(t *testing.T) {
+		for _, args := range [][]string{
+			{"--report", "premature-side-effects"},
+			{"premature-side-effects"}, // one report named is the same
+		} {
+			out, err := cli(t, noEnv, "", append([]string{"audit", "--db", path, "--format", "csv"}, args...)...)
+			if !errors.As(err, new(auditFailed)) {
+				t.Fatalf("%v: %v, want auditFailed (the report has a row)\n%s", args, err, out)
+			}
+			checkAuditOutput(t, "csv", out, map[string]int{"premature-side-effects": 1})
+			if !strings.Contains(out, "memory_store") {
+				t.Errorf("%v: the row is not in the CSV:\n%s", args, out)
+			}
+		}
+		out, err := cli(t, noEnv, "", "audit", "--db", path, "--format", "csv", "--report", "unanswerable-asks")
+		if err != nil {
+			t.Fatalf("a passing report: %v", err)
+		}
+		checkAuditOutput(t, "csv", out, map[string]int{"unanswerable-asks": 0})
+	})
+	t.Run("--out DIR --report writes that report's file alone", func(t *testing.T) {
+		dir := t.TempDir()
+		r, err := auditStdio(t, "audit", "--db", path, "--format", "csv", "--out", dir, "--report", "stale-gates")
+		if !errors.As(err, new(auditFailed)) {
+			t.Fatalf("%v, want auditFailed", err)
+		}
+		if out := checkAuditDir(t, dir, r, map[string]int{"stale-gates": 1}); !strings.Contains(out, "DEC-001") {
+			t.Errorf("the gate is not in the file:\n%s", out)
+		}
+	})
+	t.Run("--report runs one report in the other formats too", func(t *testing.T) {
+		out, err := cli(t, noEnv, "", "audit", "--db", path, "--format", "json", "--report", "stale-gates")
+		if !errors.As(err, new(auditFailed)) {
+			t.Fatalf("%v, want auditFailed", err)
+		}
+		checkAuditOutput(t, "json", out, map[string]int{"stale-gates": 1})
+	})
+	t.Run("an --out DIR that cannot be made is one line, exit 1", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "a-file")
+		if err := os.WriteFile(file, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := cli(t, noEnv, "", "audit", "--db", path, "--format", "csv", "--out", file)
+		if code, msg := outcome(err); code != 1 || !strings.HasPrefix(msg, "madebook audit: --out: ") || strings.Contains(msg, "\n") {
+			t.Errorf("exit %d: %q", code, msg)
+		}
+	})
+
 	t.Run("--older-than moves the stale-gates line", func(t *testing.T) {
 		if out, err := cli(t, noEnv, "", "audit", "stale-gates", "--db", path, "--older-than", "3d"); err != nil {
 			t.Errorf("a two-day-old gate is stale at 3d: %v\n%s", err, out)
@@ -142,7 +190,24 @@ func TestAuditCommandLineMistakesAreUsageErrors(t *testing.T) {
 	t.Parallel()
 	path := tempDB(t)
 	mustCLI(t, "", "migrate", "--db", path)
+	t.Run("csv on stdout without --report says both ways", func(t *testing.T) {
+		for _, args := range [][]string{
+			{"audit", "--db", path, "--format", "csv"},
+			{"audit", "stale-gates", "blocked-changes", "--db", path, "--format", "csv"},
+		} {
+			out, err := cli(t, noEnv, "", args...)
+			var u usageError
+			if !errors.As(err, &u) || !strings.Contains(u.Msg, "--report NAME") || !strings.Contains(u.Msg, "--out DIR") ||
+				!strings.Contains(u.Msg, "stale-gates") || out != "" {
+				t.Errorf("%v: %v, stdout %q; want a usage error naming --report and --out", args, err, out)
+			}
+		}
+	})
 	for _, args := range [][]string{
+		{"audit", "--db", path, "--report", "everything"},
+		{"audit", "stale-gates", "--report", "blocked-changes", "--db", path},
+		{"audit", "--db", path, "--out", t.TempDir()},
+		{"audit", "--db", path, "--format", "json", "--out", t.TempDir()},
 		{"audit", "everything", "--db", path},
 		{"audit", "stale-gates", "nope", "--db", path},
 		{"audit", "--db", path, "--format", "xml"},
@@ -151,7 +216,6 @@ func TestAuditCommandLineMistakesAreUsageErrors(t *testing.T) {
 		{"audit", "--db", path, "--delivery-lease", "soon"},
 		{"audit", "--db", path, "--delivery-lease", "0"},
 		{"audit", "--db", path, "--nope"},
-		{"audit", "--db", path + ".missing"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			out, err := cli(t, noEnv, "", args...)
@@ -166,8 +230,102 @@ func TestAuditCommandLineMistakesAreUsageErrors(t *testing.T) {
 	}
 }
 
+// auditEvery runs every report on the database at path in the format,
+// checks the output holds want's reports and rows (checkAuditOutput), and
+// returns it and the command's error. For csv, which holds one report, it
+// writes them with --out and returns their files' contents, one after
+// another.
+func auditEvery(t *testing.T, path, format string, want map[string]int) (string, error) {
+	t.Helper()
+	if format != "csv" {
+		out, err := cli(t, noEnv, "", "audit", "--db", path, "--format", format)
+		checkAuditOutput(t, format, out, want)
+		return out, err
+	}
+	dir := filepath.Join(t.TempDir(), "reports")
+	r, err := auditStdio(t, "audit", "--db", path, "--format", "csv", "--out", dir)
+	return checkAuditDir(t, dir, r, want), err
+}
+
+// auditStdio runs one command in process with stderr kept.
+func auditStdio(t *testing.T, args ...string) (exited, error) {
+	t.Helper()
+	var stdout, stderr strings.Builder
+	err := runStdio(t.Context(), append([]string{"madebook"}, args...),
+		stdio{getenv: noEnv, stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr})
+	return exited{stdout: stdout.String(), stderr: stderr.String()}, err
+}
+
+// checkAuditDir checks that audit --out dir wrote exactly want's reports,
+// one valid CSV file each (dir/NAME.csv) with want's row count, said so
+// on stderr one line a file, and printed nothing on stdout. It returns
+// the files' contents, one after another.
+func checkAuditDir(t *testing.T, dir string, r exited, want map[string]int) string {
+	t.Helper()
+	if r.stdout != "" {
+		t.Errorf("audit --out printed %q on stdout", r.stdout)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	var all strings.Builder
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".csv")
+		if !ok {
+			t.Errorf("audit --out wrote %s, not a NAME.csv", e.Name())
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[name] = csvRows(t, name, string(b))
+		all.Write(b)
+		line := fmt.Sprintf("madebook audit: wrote %s (%s)\n", filepath.Join(dir, e.Name()), rowCount(got[name]))
+		if !strings.Contains(r.stderr, line) {
+			t.Errorf("stderr does not say %q:\n%s", line, r.stderr)
+		}
+	}
+	if n := strings.Count(r.stderr, "\n"); n != len(entries) {
+		t.Errorf("stderr has %d lines for %d files:\n%s", n, len(entries), r.stderr)
+	}
+	compareAudit(t, got, want, all.String())
+	return all.String()
+}
+
+// csvRows parses out as one CSV (encoding/csv: every record as long as
+// the header) and returns its rows, the header not counted.
+func csvRows(t *testing.T, name, out string) int {
+	t.Helper()
+	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("CSV of %s is not one valid CSV with a header: %v\n%s", name, err, out)
+	}
+	if strings.HasPrefix(recs[0][0], "#") {
+		t.Errorf("CSV of %s starts with a comment line: %q", name, recs[0])
+	}
+	return len(recs) - 1
+}
+
+// compareAudit checks the reports found hold want's row counts, and no
+// other report is there.
+func compareAudit(t *testing.T, got, want map[string]int, out string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("reports %v, want %v\n%s", got, want, out)
+	}
+	for name, n := range want {
+		if c, ok := got[name]; !ok || c != n {
+			t.Errorf("%s: %d rows (listed: %t), want %d\n%s", name, c, ok, n, out)
+		}
+	}
+}
+
 // checkAuditOutput parses out in the format and checks it holds exactly
-// the reports of want, in order, with want's row counts.
+// the reports of want, in order, with want's row counts. A CSV holds one
+// report, want's only one.
 func checkAuditOutput(t *testing.T, format, out string, want map[string]int) {
 	t.Helper()
 	got := map[string]int{}
@@ -186,17 +344,11 @@ func checkAuditOutput(t *testing.T, format, out string, want map[string]int) {
 			order = append(order, r.Report)
 		}
 	case "csv":
-		for i, block := range strings.Split(out, "\n\n") {
-			head, body, ok := strings.Cut(block, "\n")
-			name, named := strings.CutPrefix(head, "# ")
-			if !ok || !named {
-				t.Fatalf("CSV block %d does not start with a # name line:\n%s", i, out)
-			}
-			recs, err := csv.NewReader(strings.NewReader(body)).ReadAll()
-			if err != nil || len(recs) == 0 {
-				t.Fatalf("CSV of %s: %v\n%s", name, err, body)
-			}
-			got[name] = len(recs) - 1
+		if len(want) != 1 {
+			t.Fatalf("a CSV on stdout holds one report, not the %d of %v", len(want), want)
+		}
+		for name := range want {
+			got[name] = csvRows(t, name, out)
 			order = append(order, name)
 		}
 	default:
@@ -225,14 +377,7 @@ func checkAuditOutput(t *testing.T, format, out string, want map[string]int) {
 			order = append(order, name)
 		}
 	}
-	if len(got) != len(want) {
-		t.Errorf("reports %v, want %v\n%s", got, want, out)
-	}
-	for name, n := range want {
-		if c, ok := got[name]; !ok || c != n {
-			t.Errorf("%s: %d rows (listed: %t), want %d\n%s", name, c, ok, n, out)
-		}
-	}
+	compareAudit(t, got, want, out)
 	if len(want) == 4 && strings.Join(order, " ") != "unanswerable-asks premature-side-effects undelivered-resolutions stale-gates" {
 		t.Errorf("report order %v", order)
 	}
@@ -451,7 +596,7 @@ func TestAuditReportsCorruptDataAndExits2(t *testing.T) {
 			t.Fatalf("exit %v, want 2; stderr %q", err, stderr.String())
 		}
 		if lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n"); len(lines) != 1 ||
-			!strings.HasPrefix(lines[0], "madebook: ") || !strings.Contains(lines[0], "DEC-001") {
+			!strings.HasPrefix(lines[0], "madebook audit: ") || !strings.Contains(lines[0], "DEC-001") {
 			t.Errorf("stderr %q, want one line naming DEC-001", stderr.String())
 		}
 		if strings.Contains(stderr.String(), "goroutine") || stdout.Len() > 0 {

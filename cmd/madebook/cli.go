@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -62,10 +63,12 @@ func topUsage(cmds []command) string {
 	fmt.Fprintf(tw, "  %s\t%s\n", "help [COMMAND]", "print this help, or a command's")
 	tw.Flush()
 	b.WriteString("\nEvery command answers --help with its own flags (`madebook serve --help`).\n" +
-		"The database is --db PATH (a SQLite file, created on first start) or --db postgres://… (PostgreSQL),\n" +
-		"or MADEBOOK_DB, or ./madebook.db. Either way the schema is migrated at start.\n" +
-		"Exit status: 0 done, 1 failed (audit: a report found rows), 2 a usage mistake or corrupt data;\n" +
-		"agent also exits 3 to 6 by the answer's next_action (`madebook agent --help`).\n")
+		"The database is --db PATH (a SQLite file, which migrate, serve and the commands that add create)\n" +
+		"or --db postgres://… (PostgreSQL), or MADEBOOK_DB, or ./madebook.db. Either way the schema is\n" +
+		"migrated at start.\n" +
+		"Exit status: 0 done; 1 failed, with one line on stderr saying why (audit: a report found rows);\n" +
+		"2 a mistake on the command line, with the command's usage (audit: corrupt stored data, one line);\n" +
+		"agent brief, and agent with --exit-on-state, exits 3 to 6 by the answer's next_action.\n")
 	return b.String()
 }
 
@@ -142,6 +145,23 @@ func (f *flags) resolveDB(c stdio) error {
 		return f.Fail("--db-password-file: %v", err)
 	}
 	*f.db = dsn
+	return nil
+}
+
+// existingDB refuses a --db that names no database, before it is opened:
+// opening a SQLite path that holds nothing creates an empty database, on
+// which a command that reads (audit, the lists) would report nothing and
+// one that revokes would find nothing. migrate, serve and the commands
+// that add (user add, key create, token create) create it instead.
+func existingDB(path string) error {
+	if db.IsPostgres(path) {
+		return nil // a PostgreSQL database is never created on opening
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("no database at %s: give its path with --db (or MADEBOOK_DB); `madebook migrate --db PATH` creates one", path)
+	} else if err != nil {
+		return fmt.Errorf("open database %s: %w", path, err)
+	}
 	return nil
 }
 

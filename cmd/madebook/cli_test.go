@@ -154,7 +154,6 @@ func TestUserAddRefusals(t *testing.T) {
 	}{
 		{"a duplicate email", "password-456\n", []string{"--email", "dup@example.com", "--role", "viewer"}, "dup@example.com"},
 		{"a duplicate email in other case", "password-456\n", []string{"--email", "DUP@example.com", "--role", "viewer"}, "dup@example.com"},
-		{"an unknown role", "password-456\n", []string{"--email", "new@example.com", "--role", "owner"}, "owner"},
 		{"no password on stdin", "", []string{"--email", "new@example.com", "--role", "lead"}, "password"},
 		{"an empty password line", "\n", []string{"--email", "new@example.com", "--role", "lead"}, "password"},
 		{"a short password", "short\n", []string{"--email", "new@example.com", "--role", "lead"}, "8 characters"},
@@ -207,6 +206,7 @@ func TestCommandLineMistakesAreUsageErrors(t *testing.T) {
 		{"an unknown key sub-command", []string{"key", "revoke", "--db", path}},
 		{"user add without --role", []string{"user", "add", "--email", "a@example.com", "--db", path}},
 		{"user add without --email", []string{"user", "add", "--role", "lead", "--db", path}},
+		{"user add with an unknown role", []string{"user", "add", "--email", "a@example.com", "--role", "owner", "--db", path}},
 		{"key create without --name", []string{"key", "create", "--db", path}},
 		{"token create without --email", []string{"token", "create", "--db", path}},
 		{"an unknown flag", []string{"migrate", "--bogus", "--db", path}},

@@ -82,19 +82,21 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 func TestEveryCommandsHelpNamesItsFlags(t *testing.T) {
 	t.Parallel()
 	for cmd, wants := range map[string][]string{
-		"serve":        {"--addr ADDR", "default 127.0.0.1:8080; or MADEBOOK_ADDR", "--db PATH", "default ./madebook.db; or MADEBOOK_DB", "--secure-cookies", "MADEBOOK_SECURE_COOKIES", "--demo", "-h, --help"},
-		"migrate":      {"--db PATH", "--db-password-file FILE", "or MADEBOOK_DB_PASSWORD_FILE"},
-		"user add":     {"--email EMAIL", "--role ROLE", "admin, lead or viewer", "stdin"},
-		"key create":   {"--name NAME", "--expires D", "--token-max-age D", "or MADEBOOK_TOKEN_MAX_AGE", "--db-password-file FILE"},
-		"key list":     {"--format FORMAT", "--db PATH"},
-		"key revoke":   {"madebook key revoke ID", "credential_revoked"},
-		"token create": {"--email EMAIL", "--name NAME", "--expires D", "or MADEBOOK_TOKEN_MAX_AGE", "refused (not shortened)"},
-		"token list":   {"--email EMAIL", "--format FORMAT"},
-		"token revoke": {"madebook token revoke ID"},
-		"audit":        {"--format FORMAT", "--older-than AGE", "default 24h", "--min-age AGE", "default 5m", "undelivered-resolutions", "stale-gates"},
-		"rules infer":  {"--repo PATH", "--apply"},
-		"audit export": {"--since T", "--out FILE", "--db PATH", "prev_hash"},
-		"audit verify": {"--anchor HASH", "FILE|-", "taken as given", "Keep each chain's last hash"},
+		"serve":          {"--addr ADDR", "default 127.0.0.1:8080; or MADEBOOK_ADDR", "--db PATH", "default ./madebook.db; or MADEBOOK_DB", "--secure-cookies", "MADEBOOK_SECURE_COOKIES", "--demo", "-h, --help"},
+		"migrate":        {"--db PATH", "--db-password-file FILE", "or MADEBOOK_DB_PASSWORD_FILE"},
+		"user add":       {"--email EMAIL", "--role ROLE", "admin, lead or viewer", "stdin"},
+		"key create":     {"--name NAME", "--expires D", "--token-max-age D", "or MADEBOOK_TOKEN_MAX_AGE", "--db-password-file FILE"},
+		"key list":       {"--format FORMAT", "--db PATH"},
+		"key revoke":     {"madebook key revoke ID", "credential_revoked"},
+		"token create":   {"--email EMAIL", "--name NAME", "--expires D", "or MADEBOOK_TOKEN_MAX_AGE", "refused (not shortened)"},
+		"token list":     {"--email EMAIL", "--format FORMAT"},
+		"token revoke":   {"madebook token revoke ID"},
+		"audit":          {"--format FORMAT", "--older-than AGE", "default 24h", "--min-age AGE", "default 5m", "undelivered-resolutions", "stale-gates"},
+		"rules infer":    {"--repo PATH", "--apply"},
+		"audit export":   {"--since T", "--out FILE", "--db PATH", "prev_hash"},
+		"agent brief":    {"--exit-on-state", "(default true)", "6 HARD_STOP", "--exit-on-state=false"},
+		"agent complete": {"--exit-on-state", "exits 0 when the call succeeded"},
+		"audit verify":   {"--anchor HASH", "FILE|-", "taken as given", "Keep each chain's last hash"},
 	} {
 		out := mustCLI(t, "", append(strings.Fields(cmd), "--help")...)
 		for _, w := range wants {
@@ -163,7 +165,7 @@ func secondColumn(row string) int {
 }
 
 // TestExitCodes runs the built binary: help is 0, a usage mistake 2 with
-// the usage on stderr.
+// the usage on stderr, another failure 1 with one line.
 func TestExitCodes(t *testing.T) {
 	t.Parallel()
 	bin := buildMadebook(t)
@@ -181,7 +183,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"frobnicate"}, 2, "", "unknown command \"frobnicate\""},
 		{nil, 2, "", "no command given"},
 		{[]string{"serve", "--bogus"}, 2, "", "madebook serve [--addr ADDR]"},
-		{[]string{"audit", "--db", path}, 2, "", "no database at"},
+		{[]string{"audit", "--db", path}, 1, "", "madebook audit: no database at " + path + ":"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			code, stdout, stderr := runBinary(t, bin, []string{"MADEBOOK_DB=", "MADEBOOK_ADDR="}, c.args...)
@@ -196,6 +198,9 @@ func TestExitCodes(t *testing.T) {
 			}
 			if c.code == 2 && !strings.Contains(stderr.String(), "Usage:") {
 				t.Errorf("a usage mistake does not show the usage: %q", stderr.String())
+			}
+			if c.code == 1 && (strings.Count(stderr.String(), "\n") != 1 || strings.Contains(stderr.String(), "Usage:")) {
+				t.Errorf("a failure is not one line without the usage: %q", stderr.String())
 			}
 		})
 	}

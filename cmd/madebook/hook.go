@@ -12,7 +12,7 @@ import (
 // not run; Claude is shown the message).
 type hookInputError struct{ err error }
 
-func (e hookInputError) Error() string { return "hook claude-code: " + e.err.Error() }
+func (e hookInputError) Error() string { return e.err.Error() }
 
 func (e hookInputError) Unwrap() error { return e.err }
 

@@ -89,14 +89,14 @@ func initClaudeCode(c stdio, args []string, executable func() (string, error)) e
 	}
 	exe, err := executable()
 	if err != nil {
-		return fmt.Errorf("init claude-code: find this binary: %w", err)
+		return fmt.Errorf("find this binary: %w", err)
 	}
 	cmd, cmdArgs, err := claudeHookCommand(exe, u, *mission, c.getenv("GOCACHE"))
 	if err != nil {
 		return err
 	}
 	if st, err := os.Stat(*dir); err != nil || !st.IsDir() {
-		return fmt.Errorf("init claude-code: --dir %s is not a directory", *dir)
+		return fmt.Errorf("--dir %s is not a directory", *dir)
 	}
 	settings, err := planFile(filepath.Join(*dir, ".claude", "settings.json"), func(doc *jsonObject) error {
 		return mergeClaudeSettings(doc, cmd, cmdArgs)
@@ -133,13 +133,13 @@ func initURL(raw string) (string, error) {
 func claudeHookCommand(exe, base, mission, gocache string) (string, []string, error) {
 	exe, err := filepath.Abs(exe)
 	if err != nil {
-		return "", nil, fmt.Errorf("init claude-code: %w", err)
+		return "", nil, fmt.Errorf("find this binary: %w", err)
 	}
 	if p, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = p
 	}
 	if goRunBuild(exe, gocache) {
-		return "", nil, fmt.Errorf("init claude-code: this madebook is a `go run` build (%s), a file Go "+
+		return "", nil, fmt.Errorf("this madebook is a `go run` build (%s), a file Go "+
 			"deletes: Claude Code's hooks would run a program that is gone. Build it first, "+
 			"`go build -o bin/ ./cmd/...`, then run `bin/madebook init claude-code`. Nothing was written", exe)
 	}
@@ -383,7 +383,7 @@ func planFile(path string, merge func(*jsonObject) error) (*projectFile, error) 
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return nil, fmt.Errorf("init claude-code: read %s: %w; nothing was written", path, err)
+		return nil, fmt.Errorf("read %s: %w; nothing was written", path, err)
 	default:
 		p.state = "updated"
 		if st, err := os.Stat(p.target); err == nil {
@@ -392,17 +392,17 @@ func planFile(path string, merge func(*jsonObject) error) (*projectFile, error) 
 		if len(bytes.TrimSpace(raw)) > 0 {
 			v, err := parseJSON(raw)
 			if err != nil {
-				return nil, fmt.Errorf("init claude-code: %s is not valid JSON: %v; nothing was written", path, err)
+				return nil, fmt.Errorf("%s is not valid JSON: %v; nothing was written", path, err)
 			}
 			var ok bool
 			if doc, ok = v.(*jsonObject); !ok {
-				return nil, fmt.Errorf("init claude-code: %s holds %s, not a JSON object; nothing was written", path, jsonKind(v))
+				return nil, fmt.Errorf("%s holds %s, not a JSON object; nothing was written", path, jsonKind(v))
 			}
 		}
 	}
 	before := renderJSON(doc)
 	if err := merge(doc); err != nil {
-		return nil, fmt.Errorf("init claude-code: %s: %v; nothing was written", path, err)
+		return nil, fmt.Errorf("%s: %v; nothing was written", path, err)
 	}
 	p.data = renderJSON(doc)
 	if p.state == "updated" && bytes.Equal(before, p.data) {
@@ -424,7 +424,7 @@ func writeFiles(files ...*projectFile) (err error) {
 	for _, p := range files {
 		if p.state != "unchanged" {
 			if err := p.stage(); err != nil {
-				return fmt.Errorf("init claude-code: write %s: %w; nothing was written", p.path, err)
+				return fmt.Errorf("write %s: %w; nothing was written", p.path, err)
 			}
 		}
 	}
@@ -433,7 +433,7 @@ func writeFiles(files ...*projectFile) (err error) {
 			continue
 		}
 		if err := os.Rename(p.tmp, p.target); err != nil {
-			return fmt.Errorf("init claude-code: write %s: %w", p.path, err)
+			return fmt.Errorf("write %s: %w", p.path, err)
 		}
 		p.tmp = ""
 		syncDir(filepath.Dir(p.target))

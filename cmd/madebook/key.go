@@ -57,6 +57,9 @@ func runKeyList(ctx context.Context, c stdio, args []string) error {
 	if *format != "table" && *format != "json" {
 		return f.Fail("--format is table or json, not %q", *format)
 	}
+	if err := existingDB(*path); err != nil {
+		return err
+	}
 	return withApp(ctx, *path, app.Options{}, func(a *app.App) error {
 		keys, err := a.Auth.ListKeys(ctx, operator(c.getenv))
 		if err != nil {
@@ -92,6 +95,9 @@ func runKeyRevoke(ctx context.Context, c stdio, args []string) error {
 	}
 	id, err := credentialID(f, "key revoke", rest)
 	if err != nil {
+		return err
+	}
+	if err := existingDB(*path); err != nil {
 		return err
 	}
 	return withApp(ctx, *path, app.Options{}, func(a *app.App) error {

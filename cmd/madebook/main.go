@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/madebook/madebook/internal/agentcli"
@@ -36,26 +37,73 @@ func main() {
 }
 
 // outcome is how the program ends after run returned err (not nil): the
-// exit status, and what to print on stderr ("" for nothing).
+// exit status, and what to print on stderr ("" for nothing). It is the
+// one place errors become exit statuses: a usage mistake (a UsageError)
+// is 2 with the usage of the command it was made in; every other failure
+// is one line, "madebook CMD: why", and 1 (or an exitError's own code),
+// without the usage.
 func outcome(err error) (code int, msg string) {
 	var (
-		u  usageError
-		e  exitError
-		ae agentcli.Exit
+		u   usageError
+		e   exitError
+		ae  agentcli.Exit
+		cmd = "madebook"
 	)
+	var failed commandError
+	if errors.As(err, &failed) {
+		if failed.cmd != "" {
+			cmd = "madebook " + failed.cmd
+		}
+		err = failed.err
+	}
 	switch {
 	case errors.As(err, new(auditFailed)):
 		return 1, "" // the reports on stdout already say what was found
 	case errors.As(err, &ae):
-		return ae.Code, "madebook agent: " + ae.Msg
-	case errors.As(err, new(hookInputError)):
-		return 2, "madebook " + err.Error()
+		return ae.Code, "madebook agent: " + oneLine(ae.Msg)
 	case errors.As(err, &u):
-		return 2, "madebook: " + err.Error()
+		if u.Cmd != "" {
+			cmd = u.Cmd
+		}
+		return 2, cmd + ": " + oneLine(u.Msg) + "\n\n" + strings.TrimRight(u.Usage, "\n")
+	case errors.As(err, new(hookInputError)):
+		return 2, cmd + ": " + oneLine(err.Error())
 	case errors.As(err, &e):
-		return e.code, "madebook: " + err.Error()
+		return e.code, cmd + ": " + oneLine(err.Error())
 	}
-	return 1, "madebook: " + err.Error()
+	return 1, cmd + ": " + oneLine(err.Error())
+}
+
+// commandError is a failure of the command cmd ("audit export"), as run
+// returns it: outcome names the command before the reason.
+type commandError struct {
+	cmd string
+	err error
+}
+
+func (e commandError) Error() string { return e.cmd + ": " + e.err.Error() }
+
+func (e commandError) Unwrap() error { return e.err }
+
+// oneLine is an error's text on one line: the lines a driver's error may
+// hold (PostgreSQL's, one for each address tried) joined with "; ", or a
+// space after a line ending in a colon.
+func oneLine(s string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			if strings.HasSuffix(b.String(), ":") {
+				b.WriteString(" ")
+			} else {
+				b.WriteString("; ")
+			}
+		}
+		b.WriteString(l)
+	}
+	return b.String()
 }
 
 // commands is every command, in the order `madebook --help` lists them.
@@ -73,7 +121,7 @@ var commands = []command{
 	{"audit export", "write the timeline and the activity record as hash-chained JSON lines", runAuditExport},
 	{"audit verify", "check an export's hash chain; exit 1 naming the first row that breaks it", runAuditVerify},
 	{"rules infer", "propose architecture rules from a repository's imports", runRulesInfer},
-	{"agent", "make an agent's calls from a shell; exit status by next_action (agent --help)", runAgent},
+	{"agent", "make an agent's calls from a shell, the JSON answer on stdout (agent --help)", runAgent},
 	{"init claude-code", "set a project up for Claude Code governed by Madebook (.claude/settings.json, .mcp.json)", runInitClaudeCode},
 	{"hook claude-code", "a Claude Code command hook: the event's JSON on stdin, the answer's on stdout", runHookClaudeCode},
 	{"version", "print the version, the commit it was built from and the Go version (also --version)", runVersion},
@@ -89,7 +137,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 func runStdio(ctx context.Context, args []string, c stdio) error {
 	stdout := c.stdout
 	if len(args) < 2 {
-		return usageError{Msg: "no command given", Usage: topUsage(commands)}
+		return usageError{Cmd: "madebook", Msg: "no command given", Usage: topUsage(commands)}
 	}
 	args = args[1:]
 	if args[0] == "--version" || args[0] == "-version" {
@@ -106,8 +154,8 @@ func runStdio(ctx context.Context, args []string, c stdio) error {
 	if err != nil {
 		return err
 	}
-	if err := cmd.run(ctx, c, rest); !errors.Is(err, flag.ErrHelp) {
-		return err
+	if err := cmd.run(ctx, c, rest); err != nil && !errors.Is(err, flag.ErrHelp) {
+		return commandError{cmd: cmd.name, err: err}
 	}
 	return nil
 }

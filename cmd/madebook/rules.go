@@ -30,11 +30,11 @@ func runRulesInfer(ctx context.Context, c stdio, args []string) error {
 	}
 	info, err := os.Stat(*repo)
 	if err != nil || !info.IsDir() {
-		return fmt.Errorf("rules infer: %s is not a directory", *repo)
+		return fmt.Errorf("%s is not a directory", *repo)
 	}
 	proposed, err := rules.Infer(os.DirFS(*repo))
 	if err != nil {
-		return fmt.Errorf("rules infer: %w", err)
+		return fmt.Errorf("read the repository: %w", err)
 	}
 	if err := printRules(c.stdout, proposed); err != nil || !*apply {
 		return err

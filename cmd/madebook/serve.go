@@ -150,7 +150,7 @@ func runServe(ctx context.Context, c stdio, args []string) error {
 	f := newFlags("serve", "madebook serve [--addr ADDR] [--db PATH|URL] [--public-url URL] [--metrics-addr ADDR] [--secure-cookies] [--delivery-lease D] [--expiry-sweep D] [--max-open-gates N] [--rate-requests RATE] [--rate-writes RATE] [--rate-sessions RATE] [--trusted-proxy CIDR]... [--mcp-origin ORIGIN]... [--webhook-allow CIDR]... [--token-max-age D] [--db-password-file FILE] [--demo]",
 		"Migrate the database (creating it on first start), then serve the console, the JSON API\n"+
 			"and /brief until interrupted (Ctrl-C, SIGTERM), logging JSON lines on stdout, and send\n"+
-			"the webhook notifications the outbox holds.\n\n"+
+			"the webhooks' notifications (a failed one is tried again for up to a day).\n\n"+
 			"--demo serves a throwaway database instead, removed at exit: missions, sessions in every\n"+
 			"state, a simulated agent that keeps briefing and now and then opens a gate, and\n"+
 			"demo credentials printed on stdout.")

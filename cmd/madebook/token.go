@@ -57,6 +57,9 @@ func runTokenList(ctx context.Context, c stdio, args []string) error {
 	if *format != "table" && *format != "json" {
 		return f.Fail("--format is table or json, not %q", *format)
 	}
+	if err := existingDB(*path); err != nil {
+		return err
+	}
 	return withApp(ctx, *path, app.Options{}, func(a *app.App) error {
 		tokens, err := a.Auth.ListTokens(ctx, operator(c.getenv))
 		if err != nil {
@@ -98,6 +101,9 @@ func runTokenRevoke(ctx context.Context, c stdio, args []string) error {
 	}
 	id, err := credentialID(f, "token revoke", rest)
 	if err != nil {
+		return err
+	}
+	if err := existingDB(*path); err != nil {
 		return err
 	}
 	return withApp(ctx, *path, app.Options{}, func(a *app.App) error {

@@ -41,15 +41,15 @@ func runAuditExport(ctx context.Context, c stdio, args []string) error {
 		from = db.FormatTime(t)
 	}
 	// Exporting a path that holds no database would create an empty one.
-	if _, err := os.Stat(*path); err != nil && !db.IsPostgres(*path) {
-		return f.Fail("no database at %s: give --db PATH (or MADEBOOK_DB)", *path)
+	if err := existingDB(*path); err != nil {
+		return err
 	}
 	w := c.stdout
 	var file *os.File
 	if *out != "" {
 		var err error
 		if file, err = os.Create(*out); err != nil {
-			return fmt.Errorf("audit export: %w", err)
+			return err
 		}
 		w = file
 	}
@@ -78,7 +78,7 @@ func runAuditExport(ctx context.Context, c stdio, args []string) error {
 		err = errors.Join(err, file.Close())
 	}
 	if err != nil {
-		return fmt.Errorf("audit export: %w", err)
+		return err
 	}
 	if file == nil {
 		return nil
@@ -138,7 +138,7 @@ func runAuditVerify(_ context.Context, c stdio, args []string) error {
 	if name != "-" {
 		file, err := os.Open(name)
 		if err != nil {
-			return fmt.Errorf("audit verify: %w", err)
+			return err
 		}
 		defer file.Close()
 		in = file
@@ -152,9 +152,9 @@ func runAuditVerify(_ context.Context, c stdio, args []string) error {
 		ae *chain.AnchorError
 	)
 	if errors.As(err, &b) || errors.As(err, &le) || errors.As(err, &ae) {
-		return exitError{code: 1, err: fmt.Errorf("audit verify: %s: %w (%s before it verified)", name, err, rowCount(v.Rows()))}
+		return exitError{code: 1, err: fmt.Errorf("%s: %w (%s before it verified)", name, err, rowCount(v.Rows()))}
 	} else if err != nil {
-		return fmt.Errorf("audit verify: %s: %w", name, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	held := "every hash and every link holds"
 	if len(anchor) > 0 {

@@ -242,7 +242,6 @@ func TestAuditExportAndVerifyRefuseMistakes(t *testing.T) {
 		want string
 	}{
 		{[]string{"audit", "export", "--db", path, "--since", "yesterday"}, `--since "yesterday" is not a time`},
-		{[]string{"audit", "export", "--db", filepath.Join(t.TempDir(), "none.db")}, "no database at"},
 		{[]string{"audit", "export", "--db", path, "extra"}, `unexpected argument "extra"`},
 		{[]string{"audit", "verify"}, "audit verify needs one FILE"},
 		{[]string{"audit", "verify", "a", "b"}, "audit verify needs one FILE"},
@@ -260,6 +259,17 @@ func TestAuditExportAndVerifyRefuseMistakes(t *testing.T) {
 		_, err := cli(t, noEnv, "\n{\"chain\":\"events\"}\n", "audit", "verify", "-")
 		if code, msg := outcome(err); code != 1 || !strings.Contains(msg, "stdin: line 2 is not a row of the audit chain") {
 			t.Errorf("exit %d: %s", code, msg)
+		}
+	})
+	t.Run("a database that does not exist is an error, not a usage mistake", func(t *testing.T) {
+		none := filepath.Join(t.TempDir(), "none.db")
+		_, err := cli(t, noEnv, "", "audit", "export", "--db", none)
+		if code, msg := outcome(err); code != 1 || msg != "madebook audit export: no database at "+none+
+			": give its path with --db (or MADEBOOK_DB); `madebook migrate --db PATH` creates one" {
+			t.Errorf("exit %d: %q", code, msg)
+		}
+		if _, err := os.Stat(none); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("export created the database (%v)", err)
 		}
 	})
 	t.Run("a file that does not exist is an error", func(t *testing.T) {

@@ -29,7 +29,7 @@ func runUserAdd(ctx context.Context, c stdio, args []string) error {
 	}
 	r, err := auth.ParseRole(*role)
 	if err != nil {
-		return err
+		return f.Fail("--role %q is not a role: admin, lead or viewer", *role)
 	}
 	password, err := readLine(c.stdin)
 	if err != nil {

@@ -1,8 +1,10 @@
 // Package agentcli is `madebook agent`: the agent operations of the table
 // (agentops.Ops) that name a sub-command, called from a shell over
 // internal/apiclient. Each prints Madebook's JSON answer on stdout and
-// exits with a status its next_action gives, so `madebook agent brief ||
-// handle` works. cmd/madebook hands `madebook agent …` to Run.
+// exits 0 when the call succeeded, whatever its next_action says; brief,
+// and any sub-command given --exit-on-state, exits with a status its
+// next_action gives instead, so `madebook agent brief || handle` works.
+// cmd/madebook hands `madebook agent …` to Run.
 package agentcli
 
 import (
@@ -31,8 +33,8 @@ type IO struct {
 type UsageError = cliflag.UsageError
 
 // Exit ends `madebook agent` with an exit status of its own: 3 to 6 for
-// the next_action an answer names (the answer is on stdout, Msg is the
-// state and its reason), or 1 for an error (the error's JSON is on
+// the next_action an answer names, with --exit-on-state (the answer is on
+// stdout, Msg is the state and its reason), or 1 for an error (the error's JSON is on
 // stdout; Msg says why: the API's error code and message, why Madebook
 // did not answer, or what the environment lacks). The program prints Msg
 // after "madebook agent: ".
@@ -77,7 +79,7 @@ func Names() []string {
 func Run(ctx context.Context, c IO, args []string) error {
 	usage := Usage()
 	if len(args) == 0 {
-		return UsageError{Msg: "agent needs a sub-command", Usage: usage}
+		return UsageError{Cmd: "madebook", Msg: "agent needs a sub-command", Usage: usage}
 	}
 	if cliflag.IsHelp(args[0]) {
 		if args[0] != "help" || len(args) == 1 {
@@ -116,8 +118,10 @@ func table() []cliflag.Command {
 func Usage() string {
 	var b strings.Builder
 	b.WriteString("Usage:\n  madebook agent SUBCOMMAND [FLAGS]\n\n" +
-		"Make the agent calls from a shell: each prints Madebook's JSON answer on stdout and\n" +
-		"exits with a status its next_action gives, so `madebook agent brief || handle` works.\n\n" +
+		"Make the agent calls from a shell: each prints Madebook's JSON answer on stdout, whose\n" +
+		"next_action says what the agent does next, and exits 0 when the call succeeded. brief\n" +
+		"exits by that next_action instead, so `madebook agent brief || handle` works; any other\n" +
+		"subcommand does too with --exit-on-state (brief --exit-on-state=false: 0).\n\n" +
 		"Subcommands:\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 3, ' ', 0)
 	for _, c := range commands {
@@ -132,10 +136,11 @@ func Usage() string {
 	tw.Flush()
 	b.WriteString("\nExit status:\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 3, ' ', 0)
-	fmt.Fprintf(tw, "  0\tCONTINUE or CONTINUE_WITH_WARNING, or a success whose answer names no next_action\n")
+	fmt.Fprintf(tw, "  0\tthe call succeeded (brief, --exit-on-state: CONTINUE, CONTINUE_WITH_WARNING or no next_action)\n")
 	fmt.Fprintf(tw, "  1\tan error (the API refused, no answer, MADEBOOK_KEY or the session unset): its JSON on stdout\n")
 	fmt.Fprintf(tw, "  2\ta command-line mistake (a flag or operand missing or wrong), with the usage on stderr\n")
-	fmt.Fprintf(tw, "  3\tREMEDIATE\n  4\tDECISION_REQUIRED\n  5\tBLOCKED\n  6\tHARD_STOP\n")
+	fmt.Fprintf(tw, "  3\tREMEDIATE (brief, or with --exit-on-state; 4 to 6 too)\n")
+	fmt.Fprintf(tw, "  4\tDECISION_REQUIRED\n  5\tBLOCKED\n  6\tHARD_STOP\n")
 	tw.Flush()
 	b.WriteString("\nRun `madebook agent SUBCOMMAND --help` for its flags.\n")
 	return b.String()
@@ -147,14 +152,28 @@ func Usage() string {
 type flags struct {
 	*cliflag.Flags
 	url, session *string
+	exitOnState  *bool
 }
+
+// exitsOnState is the sub-command whose exit status is its answer's
+// next_action unless --exit-on-state=false: the brief, which a script
+// takes to learn what to do next.
+const exitsOnState = "brief"
 
 // newFlags starts the flags of the sub-command name; onSession says
 // whether the call is on a session (and so takes --session).
 func newFlags(name, synopsis, about string, onSession bool) *flags {
 	f := &flags{Flags: cliflag.New("madebook agent "+name, synopsis, about)}
-	f.Notes = "Prints Madebook's JSON answer on stdout; the exit status is its next_action's\n" +
-		"(`madebook agent --help` has the table). The agent key is MADEBOOK_KEY."
+	f.Notes = "Prints Madebook's JSON answer on stdout and exits 0 when the call succeeded, whatever\n" +
+		"its next_action; with --exit-on-state, 3 to 6 by that next_action (`madebook agent --help`\n" +
+		"has the table). The agent key is MADEBOOK_KEY."
+	byState := name == exitsOnState
+	if byState {
+		f.Notes = "Prints the brief on stdout and exits by its next_action: 0 CONTINUE or\n" +
+			"CONTINUE_WITH_WARNING, 3 REMEDIATE, 4 DECISION_REQUIRED, 5 BLOCKED, 6 HARD_STOP\n" +
+			"(--exit-on-state=false: 0 whatever the state). The agent key is MADEBOOK_KEY."
+	}
+	f.exitOnState = f.Bool("exit-on-state", byState, "exit by the answer's next_action: 3 REMEDIATE, 4 DECISION_REQUIRED, 5 BLOCKED, 6 HARD_STOP")
 	f.url = f.String("url", DefaultURL, "the `URL` Madebook serves at")
 	f.Env["url"] = "MADEBOOK_URL"
 	if onSession {

@@ -42,8 +42,9 @@ var commands = []command{
 // the answer.
 const agentTimeout = 30 * time.Second
 
-// stateExit is the exit status of each next_action: 0 for the two that
-// let the agent go on, one of its own for each of the others.
+// stateExit is the exit status of each next_action, for brief and
+// --exit-on-state: 0 for the two that let the agent go on, one of its own
+// for each of the others.
 var stateExit = map[protocol.State]int{
 	protocol.Continue:            0,
 	protocol.ContinueWithWarning: 0,
@@ -54,29 +55,30 @@ var stateExit = map[protocol.State]int{
 }
 
 // agentConn is where one agent call goes and as whom: Madebook's base URL,
-// the agent key and, for a call on a session, the session.
+// the agent key and, for a call on a session, the session; and whether
+// the answer's next_action gives the exit status (--exit-on-state).
 type agentConn struct {
 	base, key, session string
+	exitOnState        bool
 	stdout             io.Writer
 }
 
-// connect parses args, takes exactly the operands named (e.g. "RUN") and
-// reads the connection from the flags and the environment. It returns the
-// operands in order. A missing operand is a usage error; a missing key or
-// session an error of the environment (see conn).
-func (f *flags) connect(c IO, args []string, operands ...string) (agentConn, []string, error) {
+// operands parses args and takes exactly the operands named (e.g. "the
+// RUN id"), returned in order. A missing or extra operand is a usage
+// error. A runner checks the rest of its command line before it reads
+// the connection (conn), so that a usage mistake is always exit 2.
+func (f *flags) operands(c IO, args []string, names ...string) ([]string, error) {
 	rest, err := f.parseArgs(c, args)
 	if err != nil {
-		return agentConn{}, nil, err
+		return nil, err
 	}
-	if len(rest) > len(operands) {
-		return agentConn{}, nil, f.Fail("unexpected argument %q", rest[len(operands)])
+	if len(rest) > len(names) {
+		return nil, f.Fail("unexpected argument %q", rest[len(names)])
 	}
-	if len(rest) < len(operands) {
-		return agentConn{}, nil, f.Fail("%s needs %s", strings.TrimPrefix(f.Name(), "madebook "), operands[len(rest)])
+	if len(rest) < len(names) {
+		return nil, f.Fail("%s needs %s", strings.TrimPrefix(f.Name(), "madebook "), names[len(rest)])
 	}
-	conn, err := f.conn(c)
-	return conn, rest, err
+	return rest, nil
 }
 
 // conn reads the connection from the parsed flags and the environment.
@@ -89,7 +91,7 @@ func (f *flags) conn(c IO) (agentConn, error) {
 		return agentConn{}, agentError(c.Stdout, "invalid_url",
 			fmt.Sprintf("--url (or MADEBOOK_URL) %q is not an http:// or https:// URL", *f.url))
 	}
-	conn := agentConn{base: strings.TrimRight(*f.url, "/"), key: c.Getenv("MADEBOOK_KEY"), stdout: c.Stdout}
+	conn := agentConn{base: strings.TrimRight(*f.url, "/"), key: c.Getenv("MADEBOOK_KEY"), exitOnState: *f.exitOnState, stdout: c.Stdout}
 	if conn.key == "" {
 		return agentConn{}, agentError(c.Stdout, "key_missing",
 			"MADEBOOK_KEY is not set: export the agent key (`madebook key create` prints one)")
@@ -125,9 +127,9 @@ func printError(stdout io.Writer, body any) {
 
 // call sends one agent call with body as its JSON (a json.RawMessage is
 // sent as it is) and prints the answer, indented, on stdout. It returns
-// nil for an answer whose next_action is CONTINUE or
-// CONTINUE_WITH_WARNING or that names none, and an Exit for the other
-// states and for a call that failed.
+// an Exit for a call that failed, and nil for one that succeeded; with
+// exitOnState, an Exit for an answer whose next_action is none of
+// CONTINUE and CONTINUE_WITH_WARNING too.
 func (a agentConn) call(ctx context.Context, method, path string, body any) error {
 	client := apiclient.Client{Base: a.base, Key: a.key, Timeout: agentTimeout}
 	reply, err := client.Call(ctx, method, path, body)
@@ -185,16 +187,17 @@ func (a agentConn) answer(method, path string, reply []byte) error {
 	if !ok {
 		return Exit{1, fmt.Sprintf("%s %s: the answer's next_action %q is none of the six states", method, path, head.NextAction)}
 	}
-	if code := stateExit[state]; code != 0 {
+	if code := stateExit[state]; code != 0 && a.exitOnState {
 		return Exit{code, strings.TrimSuffix(state.String()+": "+head.Reason, ": ")}
 	}
 	return nil
 }
 
 // readJSONObject reads a JSON object from the file at path, or stdin for
-// "-": the body of a call too rich for flags. A file it cannot read, or
-// that holds anything else, is a usage error.
-func (f *flags) readJSONObject(c IO, path string) (json.RawMessage, error) {
+// "-": the body of a call too rich for flags. A file it cannot read
+// (unreadable_file), or that holds anything else (malformed_json), is an
+// error, exit 1 with its JSON on stdout: the command line was right.
+func readJSONObject(c IO, path string) (json.RawMessage, error) {
 	var (
 		b   []byte
 		err error
@@ -205,10 +208,10 @@ func (f *flags) readJSONObject(c IO, path string) (json.RawMessage, error) {
 		b, err = os.ReadFile(path)
 	}
 	if err != nil {
-		return nil, f.Fail("read --file %s: %v", path, err)
+		return nil, agentError(c.Stdout, "unreadable_file", fmt.Sprintf("read --file %s: %v", path, err))
 	}
 	if !json.Valid(b) || !bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
-		return nil, f.Fail("--file %s does not hold one JSON object", path)
+		return nil, agentError(c.Stdout, "malformed_json", fmt.Sprintf("--file %s does not hold one JSON object", path))
 	}
 	return b, nil
 }
@@ -243,12 +246,15 @@ func runSessionOpen(ctx context.Context, c IO, op agentops.Op, args []string) er
 	f.StringVar(&in.Mission, "mission", "", "the `SLUG` of the mission the session works on")
 	f.StringVar(&in.Title, "title", "", "the session's `TITLE`: what it is doing")
 	f.StringVar(&in.Agent, "agent", "", "the agent's `NAME`, e.g. claude-code")
-	conn, _, err := f.connect(c, args)
-	if err != nil {
+	if _, err := f.operands(c, args); err != nil {
 		return err
 	}
 	if in.Mission == "" {
 		return f.Fail("session open needs --mission")
+	}
+	conn, err := f.conn(c)
+	if err != nil {
+		return err
 	}
 	return conn.call(ctx, op.Method, op.URL(""), in)
 }
@@ -262,7 +268,10 @@ func runBrief(ctx context.Context, c IO, op agentops.Op, args []string) error {
 			"delivery lease, with \"redelivered\": true.", true)
 	var in governance.BriefRequest
 	f.StringVar(&in.Ack, "ack", "", "the `BRIEF_ID` of the last brief, acknowledging what it delivered")
-	conn, _, err := f.connect(c, args)
+	if _, err := f.operands(c, args); err != nil {
+		return err
+	}
+	conn, err := f.conn(c)
 	if err != nil {
 		return err
 	}
@@ -282,12 +291,15 @@ func runDecide(ctx context.Context, c IO, op agentops.Op, args []string) error {
 	f.StringVar(&in.Proposal, "proposal", "", "the agent's proposal, its `TEXT`")
 	f.Var(&blocked, "blocked-scope", "a `PATH` the agent leaves alone until the answer (repeat for more)")
 	f.Var(&allowed, "allowed-scope", "a `PATH` the agent may go on working in meanwhile (repeat for more)")
-	conn, _, err := f.connect(c, args)
-	if err != nil {
+	if _, err := f.operands(c, args); err != nil {
 		return err
 	}
 	if in.Title == "" || in.Question == "" {
 		return f.Fail("decide needs --title and --question")
+	}
+	conn, err := f.conn(c)
+	if err != nil {
+		return err
 	}
 	in.BlockedScope, in.AllowedScope = blocked.list(), allowed.list()
 	return conn.call(ctx, op.Method, op.URL(conn.session), in)
@@ -301,16 +313,19 @@ func runPlan(ctx context.Context, c IO, op agentops.Op, args []string) error {
 			"mission it waits for a person's approval (BLOCKED until then).", true)
 	file := f.String("file", "", "the `PATH` of the plan's JSON, - for stdin")
 	summary := f.String("summary", "", "the plan's `SUMMARY`, for a plan without steps")
-	conn, _, err := f.connect(c, args)
-	if err != nil {
+	if _, err := f.operands(c, args); err != nil {
 		return err
 	}
 	if (*file == "") == (*summary == "") {
 		return f.Fail("plan needs --file or --summary, one of them")
 	}
+	conn, err := f.conn(c)
+	if err != nil {
+		return err
+	}
 	var body any = agentops.Plan{Summary: *summary}
 	if *file != "" {
-		if body, err = f.readJSONObject(c, *file); err != nil {
+		if body, err = readJSONObject(c, *file); err != nil {
 			return err
 		}
 	}
@@ -323,7 +338,7 @@ func runEvent(ctx context.Context, c IO, op agentops.Op, args []string) error {
 		"Report a lifecycle event, e.g. task.created, and print the lifecycle it leads to\n"+
 			"(docs/lifecycle.md has the events and their payloads).", true)
 	payload := f.String("payload", "", "the event's payload, a `JSON` object")
-	conn, operands, err := f.connect(c, args, "an event NAME")
+	operands, err := f.operands(c, args, "an event NAME")
 	if err != nil {
 		return err
 	}
@@ -333,6 +348,10 @@ func runEvent(ctx context.Context, c IO, op agentops.Op, args []string) error {
 			return f.Fail("--payload is not JSON: %s", *payload)
 		}
 		in.Payload = json.RawMessage(*payload)
+	}
+	conn, err := f.conn(c)
+	if err != nil {
+		return err
 	}
 	return conn.call(ctx, op.Method, op.URL(conn.session), in)
 }
@@ -348,12 +367,15 @@ func runRunStart(ctx context.Context, c IO, op agentops.Op, args []string) error
 	externalID := f.String("external-id", "", "your client's own `ID` for the run (e.g. a subagent's id)")
 	parent := f.String("parent", "", "the id of the `RUN` this one is part of")
 	withPlan := f.Bool("plan", false, "the run executes the session's approved plan")
-	conn, _, err := f.connect(c, args)
-	if err != nil {
+	if _, err := f.operands(c, args); err != nil {
 		return err
 	}
 	if *name == "" {
 		return f.Fail("run start needs --name")
+	}
+	conn, err := f.conn(c)
+	if err != nil {
+		return err
 	}
 	body := ledger.RunInput{Name: *name, Parent: *parent, Plan: *withPlan, ExternalID: *externalID}
 	return conn.call(ctx, op.Method, op.URL(conn.session), body)
@@ -367,12 +389,16 @@ func runRunFinish(ctx context.Context, c IO, op agentops.Op, args []string) erro
 	f := newFlags(op.CLI, "madebook agent run finish RUN --status S",
 		"Finish a run. A run with an open ask cannot finish (run_has_open_ask).", false)
 	status := f.String("status", "", "how the run ended: `S` is "+runStatuses)
-	conn, operands, err := f.connect(c, args, "the RUN id")
+	operands, err := f.operands(c, args, "the RUN id")
 	if err != nil {
 		return err
 	}
 	if *status == "" {
 		return f.Fail("run finish needs --status (%s)", runStatuses)
+	}
+	conn, err := f.conn(c)
+	if err != nil {
+		return err
 	}
 	return conn.call(ctx, op.Method, op.URL(operands[0]), agentops.RunFinish{Status: *status})
 }
@@ -389,20 +415,26 @@ func runAsk(ctx context.Context, c IO, op agentops.Op, args []string) error {
 	var options repeated
 	f.Var(&options, "option", "an answer a person may choose, its `LABEL` (repeat for each, 1 to 9)")
 	file := f.String("file", "", "the `PATH` of the ask's JSON, - for stdin")
-	conn, operands, err := f.connect(c, args, "the RUN id")
+	operands, err := f.operands(c, args, "the RUN id")
+	if err != nil {
+		return err
+	}
+	switch {
+	case *file != "" && (*prompt != "" || len(options) > 0):
+		return f.Fail("ask takes --file or --prompt and --option, not both")
+	case *file == "" && (*prompt == "" || len(options) == 0):
+		return f.Fail("ask needs --prompt and one --option at least")
+	}
+	conn, err := f.conn(c)
 	if err != nil {
 		return err
 	}
 	var body any
 	switch {
-	case *file != "" && (*prompt != "" || len(options) > 0):
-		return f.Fail("ask takes --file or --prompt and --option, not both")
 	case *file != "":
-		if body, err = f.readJSONObject(c, *file); err != nil {
+		if body, err = readJSONObject(c, *file); err != nil {
 			return err
 		}
-	case *prompt == "" || len(options) == 0:
-		return f.Fail("ask needs --prompt and one --option at least")
 	default:
 		in := ledger.AskInput{Prompt: *prompt, Options: map[string]string{}}
 		if f.IsSet("stopping-point") {
@@ -430,7 +462,7 @@ func runCall(ctx context.Context, c IO, op agentops.Op, args []string) error {
 	f.StringVar(&in.Step, "step", "", "on a run of a plan, the plan step `ID` the call runs")
 	var paths repeated
 	f.Var(&paths, "path", "a `PATH` the call touches (repeat for each)")
-	conn, operands, err := f.connect(c, args, "the RUN id")
+	operands, err := f.operands(c, args, "the RUN id")
 	if err != nil {
 		return err
 	}
@@ -448,6 +480,10 @@ func runCall(ctx context.Context, c IO, op agentops.Op, args []string) error {
 		}
 		text := at.Format(time.RFC3339Nano)
 		in.StartedAt = &text
+	}
+	conn, err := f.conn(c)
+	if err != nil {
+		return err
 	}
 	return conn.call(ctx, op.Method, op.URL(operands[0]), in)
 }
@@ -473,7 +509,7 @@ func runChange(ctx context.Context, c IO, op agentops.Op, args []string) error {
 	}
 	var body any
 	if *file != "" {
-		if body, err = f.readJSONObject(c, *file); err != nil {
+		if body, err = readJSONObject(c, *file); err != nil {
 			return err
 		}
 	} else {
@@ -481,7 +517,7 @@ func runChange(ctx context.Context, c IO, op agentops.Op, args []string) error {
 		for _, p := range rest {
 			content, err := os.ReadFile(p)
 			if err != nil {
-				return f.Fail("read %s: %v", p, err)
+				return agentError(c.Stdout, "unreadable_file", fmt.Sprintf("read %s: %v", p, err))
 			}
 			in.Files = append(in.Files, change.File{Path: p, Content: string(content)})
 		}
@@ -499,12 +535,15 @@ func runEvidence(ctx context.Context, c IO, op agentops.Op, args []string) error
 	f.StringVar(&in.Kind, "kind", "", "the evidence's `KIND`, e.g. tests")
 	f.BoolVar(&in.Passed, "passed", false, "it passed (--passed=false: it failed)")
 	f.StringVar(&in.Detail, "detail", "", "what was run and what it showed, the `DETAIL`")
-	conn, _, err := f.connect(c, args)
-	if err != nil {
+	if _, err := f.operands(c, args); err != nil {
 		return err
 	}
 	if in.Kind == "" || !f.IsSet("passed") {
 		return f.Fail("evidence needs --kind, and --passed or --passed=false")
+	}
+	conn, err := f.conn(c)
+	if err != nil {
+		return err
 	}
 	return conn.call(ctx, op.Method, op.URL(conn.session), in)
 }
@@ -514,7 +553,10 @@ func runComplete(ctx context.Context, c IO, op agentops.Op, args []string) error
 	f := newFlags(op.CLI, "madebook agent complete [--session ID]",
 		"Ask the evidence gate whether the session may complete: the answer says satisfied, or\n"+
 			"unsatisfied with the evidence still missing.", true)
-	conn, _, err := f.connect(c, args)
+	if _, err := f.operands(c, args); err != nil {
+		return err
+	}
+	conn, err := f.conn(c)
 	if err != nil {
 		return err
 	}

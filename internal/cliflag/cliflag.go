@@ -13,9 +13,17 @@ import (
 	"text/tabwriter"
 )
 
-// UsageError is a mistake in the command line: the program prints Msg and
-// Usage, the help of the command it was made in, and exits 2.
-type UsageError struct{ Msg, Usage string }
+// UsageError is a mistake in the command line: an unknown flag, a
+// required flag or operand left out, a flag's value it cannot take, an
+// argument too many. The program prints "Cmd: Msg" and Usage, the help
+// of the command it was made in, and exits 2. Every other failure is
+// one line and exit 1 (cmd/madebook's outcome).
+type UsageError struct {
+	// Cmd is the command line it was made in ("madebook audit",
+	// "madebook agent brief"); "" for the program's own.
+	Cmd        string
+	Msg, Usage string
+}
 
 func (u UsageError) Error() string { return u.Msg + "\n\n" + u.Usage }
 
@@ -75,7 +83,7 @@ func (f *Flags) Usage() string {
 
 // Fail is a usage error in this command.
 func (f *Flags) Fail(format string, args ...any) error {
-	return UsageError{fmt.Sprintf(format, args...), f.Usage()}
+	return UsageError{Cmd: f.Name(), Msg: fmt.Sprintf(format, args...), Usage: f.Usage()}
 }
 
 // ParseArgs reads the flags of args, before, between or after its

@@ -79,7 +79,7 @@ func TestParseArgs(t *testing.T) {
 
 	f, _, _ = newSet()
 	var u UsageError
-	if _, err := f.ParseArgs([]string{"--nope"}, func(string) string { return "" }, nil); !errors.As(err, &u) || !strings.Contains(u.Usage, "Does x.") {
+	if _, err := f.ParseArgs([]string{"--nope"}, func(string) string { return "" }, nil); !errors.As(err, &u) || u.Cmd != "madebook x" || !strings.Contains(u.Usage, "Does x.") {
 		t.Errorf("an unknown flag: %v", err)
 	}
 }

@@ -29,13 +29,13 @@ func Find(cmds []Command, prog, usage string, args []string) (int, []string, err
 	group := GroupUsage(cmds, prog, args[0])
 	switch {
 	case group == "":
-		return 0, nil, UsageError{Msg: fmt.Sprintf("unknown command %q", args[0]), Usage: usage}
+		return 0, nil, UsageError{Cmd: prog, Msg: fmt.Sprintf("unknown command %q", args[0]), Usage: usage}
 	case len(args) < 2:
-		return 0, nil, UsageError{Msg: fmt.Sprintf("%s needs a sub-command", args[0]), Usage: group}
+		return 0, nil, UsageError{Cmd: prog, Msg: fmt.Sprintf("%s needs a sub-command", args[0]), Usage: group}
 	case IsHelp(args[1]):
 		return -1, nil, nil
 	}
-	return 0, nil, UsageError{Msg: fmt.Sprintf("unknown %s sub-command %q", args[0], args[1]), Usage: group}
+	return 0, nil, UsageError{Cmd: prog, Msg: fmt.Sprintf("unknown %s sub-command %q", args[0], args[1]), Usage: group}
 }
 
 // index is the index of the command named name, -1 for none.
