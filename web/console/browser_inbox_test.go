@@ -186,6 +186,13 @@ func TestBrowserFiftyItemsFitAsAList(t *testing.T) {
 // decisionIn finds a gate through its session.
 func decisionIn(t *testing.T, in *inbox, ref string) governance.Decision {
 	t.Helper()
+	_, d := gateIn(t, in, ref)
+	return d
+}
+
+// gateIn finds a gate of in and the session it waits on.
+func gateIn(t *testing.T, in *inbox, ref string) (string, governance.Decision) {
+	t.Helper()
 	for _, s := range in.sessions {
 		d, err := in.app.Kit.Gov.Sessions.Get(context.Background(), in.lead, s)
 		if err != nil {
@@ -193,12 +200,12 @@ func decisionIn(t *testing.T, in *inbox, ref string) governance.Decision {
 		}
 		for _, dec := range d.Decisions {
 			if dec.Ref == ref {
-				return dec
+				return s, dec
 			}
 		}
 	}
 	t.Fatalf("no gate %s", ref)
-	return governance.Decision{}
+	return "", governance.Decision{}
 }
 
 // Filters narrow the list by kind, agent, mission and session, each a

@@ -134,7 +134,7 @@ func TestBrowserAnotherLeadActsFirst(t *testing.T) {
 	webtest.Do(t, b, "dismiss", webtest.Click(lineOfRef(gate)+` [data-testid=dismiss]`), chromedp.WaitNotPresent(chromedp.CSS(lineOfRef(gate))))
 
 	next := in.gates[1]
-	webtest.Do(t, b, "the item's own page", chromedp.Navigate(in.app.URL+"/attention/items/decision/"+sessionOf(t, in, next)+"/"+next),
+	webtest.Do(t, b, "the item's own page", chromedp.Navigate(in.app.URL+"/attention/items/decision/"+sessionOfGate(t, in, next)+"/"+next),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=resolve-form]`)))
 	if _, err := in.app.Kit.Gov.Decisions.Resolve(ctx, other, next, "Rename it", "Use a view."); err != nil {
 		t.Fatal(err)
@@ -142,20 +142,9 @@ func TestBrowserAnotherLeadActsFirst(t *testing.T) {
 	webtest.WaitText(t, b, `[data-testid=item-gone] [data-testid=outcome] strong`, next+" was resolved by "+other.Email+" just now: Rename it.")
 }
 
-// sessionOf is the session a gate of in waits on.
-func sessionOf(t *testing.T, in *inbox, ref string) string {
+// sessionOfGate is the session a gate of in waits on.
+func sessionOfGate(t *testing.T, in *inbox, ref string) string {
 	t.Helper()
-	for _, s := range in.sessions {
-		d, err := in.app.Kit.Gov.Sessions.Get(context.Background(), in.lead, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, dec := range d.Decisions {
-			if dec.Ref == ref {
-				return s
-			}
-		}
-	}
-	t.Fatalf("no gate %s", ref)
-	return ""
+	s, _ := gateIn(t, in, ref)
+	return s
 }
