@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/madebook/madebook/db"
@@ -463,11 +464,16 @@ func (s *SessionService) List(ctx context.Context) ([]SessionSummary, error) {
 }
 
 // Pause pulls the brake on a session: its agent is BLOCKED from all work
-// until a person releases it. Errors: forbidden (not a lead),
-// reason_too_long, session_not_found, already_paused.
+// until a person releases it. The reason is required: it is quoted to
+// the agent and to whoever finds the session paused. Errors: forbidden
+// (not a lead), reason_required (empty or blank), reason_too_long,
+// invalid_characters, session_not_found, already_paused.
 func (s *SessionService) Pause(ctx context.Context, actor auth.Actor, id, reason string) (Session, error) {
 	if err := actor.RequireLead("pause a session"); err != nil {
 		return Session{}, err
+	}
+	if strings.TrimSpace(reason) == "" {
+		return Session{}, ErrPauseReason
 	}
 	reason, err := input.Optional("reason", reason, MaxPauseReason)
 	if err != nil {
@@ -478,6 +484,10 @@ func (s *SessionService) Pause(ctx context.Context, actor auth.Actor, id, reason
 			PausedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}, PauseReason: reason})
 	}, errs.E(errs.Conflict, "already_paused", "The session is already paused; resume it first to pause it with a new reason."))
 }
+
+// ErrPauseReason refuses a pause without a reason.
+var ErrPauseReason = errs.E(errs.Invalid, "reason_required",
+	"Say why the session is paused: the reason is quoted to its agent and to the people who find it paused.").In("reason")
 
 // Resume releases the brake. Errors: forbidden (not a lead),
 // session_not_found, not_paused.
