@@ -433,6 +433,13 @@ type SessionSummary struct {
 	// precedence has no place for them); the sessions list shows them
 	// beside the next action so the two do not contradict each other.
 	ParkedAsks int `json:"parked_asks"`
+	// Executor is the client the session runs in, as it named itself when
+	// it opened the session (AgentLabel: "claude-code" for a session a
+	// hook opened), else the agent's name.
+	Executor string `json:"executor"`
+	// UpdatedAt is when the session's timeline last changed (its creation
+	// before anything happened).
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // List lists the newest sessions (at most MaxListedSessions) with
@@ -457,8 +464,13 @@ func (s *SessionService) List(ctx context.Context) ([]SessionSummary, error) {
 		if err != nil {
 			return nil, fmt.Errorf("list sessions: %w", err)
 		}
+		c := db.StoredRow("sessions", r.ID)
+		updated := c.Time("updated_at", r.UpdatedAt)
+		if err := c.Err(); err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
 		out[i] = SessionSummary{Session: sess, Tracked: in.state.LifecycleAt.Valid, NextAction: b.NextAction, Reason: b.Reason,
-			ParkedAsks: int(r.ParkedAsks)}
+			ParkedAsks: int(r.ParkedAsks), Executor: executorOf(r.Agent, r.AgentLabel), UpdatedAt: updated}
 	}
 	return out, nil
 }
