@@ -112,7 +112,9 @@ type Querier interface {
 	// and when the newest of them was opened: the counts in every page, and a
 	// fingerprint of the queue (an item added or removed changes it). expired
 	// and latest_expired count the open gates the sweep stamped expired, so
-	// that the sweep's stamp (a gate moving to the top) changes it too.
+	// that the sweep's stamp (a gate moving to the top) changes it too; marks
+	// and latest_mark count the claims, snoozes and acknowledgements people put
+	// on items and when the newest was made, so that a mark changes it too.
 	CountAttention(ctx context.Context, arg CountAttentionParams) (CountAttentionRow, error)
 	CountLoginFailures(ctx context.Context, arg CountLoginFailuresParams) (CountLoginFailuresRow, error)
 	// How many gates wait on a person in the session (the runaway cap).

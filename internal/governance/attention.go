@@ -220,6 +220,10 @@ type AttentionCounts struct {
 	// expired: their rise to the top changes the fingerprint too.
 	expired       int
 	latestExpired string
+	// marks and latestMark count the claims, snoozes and
+	// acknowledgements on items: a mark changes the fingerprint too.
+	marks      int
+	latestMark string
 }
 
 // Total is how many items there are of every kind.
@@ -232,14 +236,16 @@ func (c AttentionCounts) Total() int {
 }
 
 // Fingerprint is a short text that changes whenever an item joins or
-// leaves the counted queue: a hash, so that it shows nothing stored.
+// leaves the counted queue, or a person marks one (a claim, a snooze, an
+// acknowledgement, or their end): a hash, so that it shows nothing
+// stored.
 func (c AttentionCounts) Fingerprint() string {
 	h := sha256.New()
 	for _, k := range AttentionKinds {
 		fmt.Fprintf(h, "%d.", c.ByKind[k])
 	}
 	h.Write([]byte(c.Latest))
-	fmt.Fprintf(h, ".%d.%s", c.expired, c.latestExpired)
+	fmt.Fprintf(h, ".%d.%s.%d.%s", c.expired, c.latestExpired, c.marks, c.latestMark)
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
@@ -363,10 +369,11 @@ func (s *AttentionService) Watch() (<-chan struct{}, func()) {
 }
 
 func countsOf(r db.CountAttentionRow) AttentionCounts {
-	return AttentionCounts{Latest: r.Latest, expired: int(r.Expired), latestExpired: r.LatestExpired, ByKind: map[string]int{
-		ItemDecision: int(r.Decisions), ItemPlan: int(r.Plans), ItemPaused: int(r.Paused), ItemAsk: int(r.Asks),
-		ItemViolation: int(r.Violations), ItemRemediation: int(r.Remediations), ItemPermission: int(r.Permissions),
-		ItemTask: int(r.Tasks)}}
+	return AttentionCounts{Latest: r.Latest, expired: int(r.Expired), latestExpired: r.LatestExpired,
+		marks: int(r.Marks), latestMark: r.LatestMark, ByKind: map[string]int{
+			ItemDecision: int(r.Decisions), ItemPlan: int(r.Plans), ItemPaused: int(r.Paused), ItemAsk: int(r.Asks),
+			ItemViolation: int(r.Violations), ItemRemediation: int(r.Remediations), ItemPermission: int(r.Permissions),
+			ItemTask: int(r.Tasks)}}
 }
 
 // bySeverity orders items expired gates first (the earliest expired

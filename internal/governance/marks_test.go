@@ -468,3 +468,34 @@ func TestAttentionPagesLoseNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestMarksChangeTheFingerprint: the console's live queue refreshes on
+// the fingerprint, so every mark and its end changes it.
+func TestMarksChangeTheFingerprint(t *testing.T) {
+	w := newWorld(t)
+	ctx := t.Context()
+	k := gateKey(t, w, w.session)
+	fp := func() string {
+		return must(w.Gov.Attention.Counts(ctx, governance.AttentionFilter{}))(t).Fingerprint()
+	}
+	last, was := fp(), "opened"
+	step := func(name string, do func() error) {
+		t.Helper()
+		w.Clock.Advance(time.Second)
+		if err := do(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := fp(); got == last {
+			t.Errorf("after %s the fingerprint is as after %s", name, was)
+		}
+		last, was = fp(), name
+	}
+	step("claim", func() error { _, err := w.Gov.Attention.Claim(ctx, w.lead, k, false); return err })
+	step("take over", func() error { _, err := w.Gov.Attention.Claim(ctx, w.admin, k, true); return err })
+	step("snooze", func() error { _, err := w.Gov.Attention.Snooze(ctx, w.viewer, k, time.Hour); return err })
+	step("unclaim", func() error { _, err := w.Gov.Attention.Unclaim(ctx, w.admin, k); return err })
+	step("unsnooze", func() error { _, err := w.Gov.Attention.Unsnooze(ctx, w.viewer, k); return err })
+	if other := must(w.Gov.Attention.Counts(ctx, governance.AttentionFilter{Session: w.Session(w.agent, w.mission)}))(t); other.Total() != 0 {
+		t.Fatalf("another session's counts %+v", other)
+	}
+}
