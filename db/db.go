@@ -231,6 +231,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.decidePlanStmt, err = db.PrepareContext(ctx, decidePlan); err != nil {
 		return nil, fmt.Errorf("error preparing query DecidePlan: %w", err)
 	}
+	if q.deleteAttentionClaimStmt, err = db.PrepareContext(ctx, deleteAttentionClaim); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteAttentionClaim: %w", err)
+	}
 	if q.deleteChangeSymbolsStmt, err = db.PrepareContext(ctx, deleteChangeSymbols); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteChangeSymbols: %w", err)
 	}
@@ -264,6 +267,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.deliverResolutionsStmt, err = db.PrepareContext(ctx, deliverResolutions); err != nil {
 		return nil, fmt.Errorf("error preparing query DeliverResolutions: %w", err)
 	}
+	if q.endAttentionSnoozeStmt, err = db.PrepareContext(ctx, endAttentionSnooze); err != nil {
+		return nil, fmt.Errorf("error preparing query EndAttentionSnooze: %w", err)
+	}
 	if q.eventHashBeforeStmt, err = db.PrepareContext(ctx, eventHashBefore); err != nil {
 		return nil, fmt.Errorf("error preparing query EventHashBefore: %w", err)
 	}
@@ -296,6 +302,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.getAskStmt, err = db.PrepareContext(ctx, getAsk); err != nil {
 		return nil, fmt.Errorf("error preparing query GetAsk: %w", err)
+	}
+	if q.getAttentionClaimStmt, err = db.PrepareContext(ctx, getAttentionClaim); err != nil {
+		return nil, fmt.Errorf("error preparing query GetAttentionClaim: %w", err)
 	}
 	if q.getBriefStateStmt, err = db.PrepareContext(ctx, getBriefState); err != nil {
 		return nil, fmt.Errorf("error preparing query GetBriefState: %w", err)
@@ -381,6 +390,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.insertAdminActivityStmt, err = db.PrepareContext(ctx, insertAdminActivity); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertAdminActivity: %w", err)
 	}
+	if q.insertAttentionClaimStmt, err = db.PrepareContext(ctx, insertAttentionClaim); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertAttentionClaim: %w", err)
+	}
 	if q.insertEventStmt, err = db.PrepareContext(ctx, insertEvent); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertEvent: %w", err)
 	}
@@ -405,11 +417,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listAllStandingApprovalsStmt, err = db.PrepareContext(ctx, listAllStandingApprovals); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAllStandingApprovals: %w", err)
 	}
+	if q.listAttentionAcksStmt, err = db.PrepareContext(ctx, listAttentionAcks); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAttentionAcks: %w", err)
+	}
 	if q.listAttentionAsksStmt, err = db.PrepareContext(ctx, listAttentionAsks); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAttentionAsks: %w", err)
 	}
 	if q.listAttentionBlockedTasksStmt, err = db.PrepareContext(ctx, listAttentionBlockedTasks); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAttentionBlockedTasks: %w", err)
+	}
+	if q.listAttentionClaimsStmt, err = db.PrepareContext(ctx, listAttentionClaims); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAttentionClaims: %w", err)
 	}
 	if q.listAttentionDecisionsStmt, err = db.PrepareContext(ctx, listAttentionDecisions); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAttentionDecisions: %w", err)
@@ -425,6 +443,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.listAttentionRemediationsStmt, err = db.PrepareContext(ctx, listAttentionRemediations); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAttentionRemediations: %w", err)
+	}
+	if q.listAttentionSnoozesStmt, err = db.PrepareContext(ctx, listAttentionSnoozes); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAttentionSnoozes: %w", err)
 	}
 	if q.listAttentionViolationsStmt, err = db.PrepareContext(ctx, listAttentionViolations); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAttentionViolations: %w", err)
@@ -522,6 +543,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listSessionToolCallsStmt, err = db.PrepareContext(ctx, listSessionToolCalls); err != nil {
 		return nil, fmt.Errorf("error preparing query ListSessionToolCalls: %w", err)
 	}
+	if q.listSessionsFilteredStmt, err = db.PrepareContext(ctx, listSessionsFiltered); err != nil {
+		return nil, fmt.Errorf("error preparing query ListSessionsFiltered: %w", err)
+	}
 	if q.listStandingApprovalsStmt, err = db.PrepareContext(ctx, listStandingApprovals); err != nil {
 		return nil, fmt.Errorf("error preparing query ListStandingApprovals: %w", err)
 	}
@@ -567,8 +591,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.pauseSessionStmt, err = db.PrepareContext(ctx, pauseSession); err != nil {
 		return nil, fmt.Errorf("error preparing query PauseSession: %w", err)
 	}
+	if q.putAttentionAckStmt, err = db.PrepareContext(ctx, putAttentionAck); err != nil {
+		return nil, fmt.Errorf("error preparing query PutAttentionAck: %w", err)
+	}
+	if q.putAttentionSnoozeStmt, err = db.PrepareContext(ctx, putAttentionSnooze); err != nil {
+		return nil, fmt.Errorf("error preparing query PutAttentionSnooze: %w", err)
+	}
 	if q.removeWebhookStmt, err = db.PrepareContext(ctx, removeWebhook); err != nil {
 		return nil, fmt.Errorf("error preparing query RemoveWebhook: %w", err)
+	}
+	if q.replaceAttentionClaimStmt, err = db.PrepareContext(ctx, replaceAttentionClaim); err != nil {
+		return nil, fmt.Errorf("error preparing query ReplaceAttentionClaim: %w", err)
 	}
 	if q.resolveDecisionStmt, err = db.PrepareContext(ctx, resolveDecision); err != nil {
 		return nil, fmt.Errorf("error preparing query ResolveDecision: %w", err)
@@ -1001,6 +1034,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing decidePlanStmt: %w", cerr)
 		}
 	}
+	if q.deleteAttentionClaimStmt != nil {
+		if cerr := q.deleteAttentionClaimStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteAttentionClaimStmt: %w", cerr)
+		}
+	}
 	if q.deleteChangeSymbolsStmt != nil {
 		if cerr := q.deleteChangeSymbolsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing deleteChangeSymbolsStmt: %w", cerr)
@@ -1056,6 +1094,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing deliverResolutionsStmt: %w", cerr)
 		}
 	}
+	if q.endAttentionSnoozeStmt != nil {
+		if cerr := q.endAttentionSnoozeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing endAttentionSnoozeStmt: %w", cerr)
+		}
+	}
 	if q.eventHashBeforeStmt != nil {
 		if cerr := q.eventHashBeforeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing eventHashBeforeStmt: %w", cerr)
@@ -1109,6 +1152,11 @@ func (q *Queries) Close() error {
 	if q.getAskStmt != nil {
 		if cerr := q.getAskStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getAskStmt: %w", cerr)
+		}
+	}
+	if q.getAttentionClaimStmt != nil {
+		if cerr := q.getAttentionClaimStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getAttentionClaimStmt: %w", cerr)
 		}
 	}
 	if q.getBriefStateStmt != nil {
@@ -1251,6 +1299,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing insertAdminActivityStmt: %w", cerr)
 		}
 	}
+	if q.insertAttentionClaimStmt != nil {
+		if cerr := q.insertAttentionClaimStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertAttentionClaimStmt: %w", cerr)
+		}
+	}
 	if q.insertEventStmt != nil {
 		if cerr := q.insertEventStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing insertEventStmt: %w", cerr)
@@ -1291,6 +1344,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listAllStandingApprovalsStmt: %w", cerr)
 		}
 	}
+	if q.listAttentionAcksStmt != nil {
+		if cerr := q.listAttentionAcksStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAttentionAcksStmt: %w", cerr)
+		}
+	}
 	if q.listAttentionAsksStmt != nil {
 		if cerr := q.listAttentionAsksStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listAttentionAsksStmt: %w", cerr)
@@ -1299,6 +1357,11 @@ func (q *Queries) Close() error {
 	if q.listAttentionBlockedTasksStmt != nil {
 		if cerr := q.listAttentionBlockedTasksStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listAttentionBlockedTasksStmt: %w", cerr)
+		}
+	}
+	if q.listAttentionClaimsStmt != nil {
+		if cerr := q.listAttentionClaimsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAttentionClaimsStmt: %w", cerr)
 		}
 	}
 	if q.listAttentionDecisionsStmt != nil {
@@ -1324,6 +1387,11 @@ func (q *Queries) Close() error {
 	if q.listAttentionRemediationsStmt != nil {
 		if cerr := q.listAttentionRemediationsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listAttentionRemediationsStmt: %w", cerr)
+		}
+	}
+	if q.listAttentionSnoozesStmt != nil {
+		if cerr := q.listAttentionSnoozesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAttentionSnoozesStmt: %w", cerr)
 		}
 	}
 	if q.listAttentionViolationsStmt != nil {
@@ -1486,6 +1554,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listSessionToolCallsStmt: %w", cerr)
 		}
 	}
+	if q.listSessionsFilteredStmt != nil {
+		if cerr := q.listSessionsFilteredStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listSessionsFilteredStmt: %w", cerr)
+		}
+	}
 	if q.listStandingApprovalsStmt != nil {
 		if cerr := q.listStandingApprovalsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listStandingApprovalsStmt: %w", cerr)
@@ -1561,9 +1634,24 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing pauseSessionStmt: %w", cerr)
 		}
 	}
+	if q.putAttentionAckStmt != nil {
+		if cerr := q.putAttentionAckStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing putAttentionAckStmt: %w", cerr)
+		}
+	}
+	if q.putAttentionSnoozeStmt != nil {
+		if cerr := q.putAttentionSnoozeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing putAttentionSnoozeStmt: %w", cerr)
+		}
+	}
 	if q.removeWebhookStmt != nil {
 		if cerr := q.removeWebhookStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing removeWebhookStmt: %w", cerr)
+		}
+	}
+	if q.replaceAttentionClaimStmt != nil {
+		if cerr := q.replaceAttentionClaimStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing replaceAttentionClaimStmt: %w", cerr)
 		}
 	}
 	if q.resolveDecisionStmt != nil {
@@ -1809,6 +1897,7 @@ type Queries struct {
 	createWebSessionStmt                 *sql.Stmt
 	createWebhookStmt                    *sql.Stmt
 	decidePlanStmt                       *sql.Stmt
+	deleteAttentionClaimStmt             *sql.Stmt
 	deleteChangeSymbolsStmt              *sql.Stmt
 	deleteExpiredWebSessionsStmt         *sql.Stmt
 	deleteOldLoginFailuresStmt           *sql.Stmt
@@ -1820,6 +1909,7 @@ type Queries struct {
 	deliverPlanAnswersStmt               *sql.Stmt
 	deliverRemediationsStmt              *sql.Stmt
 	deliverResolutionsStmt               *sql.Stmt
+	endAttentionSnoozeStmt               *sql.Stmt
 	eventHashBeforeStmt                  *sql.Stmt
 	expireDecisionsStmt                  *sql.Stmt
 	firstAdminActivitySinceStmt          *sql.Stmt
@@ -1831,6 +1921,7 @@ type Queries struct {
 	getAgentKeyByNameStmt                *sql.Stmt
 	getApprovalPolicyStmt                *sql.Stmt
 	getAskStmt                           *sql.Stmt
+	getAttentionClaimStmt                *sql.Stmt
 	getBriefStateStmt                    *sql.Stmt
 	getChangeStmt                        *sql.Stmt
 	getDecisionByRefStmt                 *sql.Stmt
@@ -1859,6 +1950,7 @@ type Queries struct {
 	getWebhookTargetStmt                 *sql.Stmt
 	giveUpOutboxStmt                     *sql.Stmt
 	insertAdminActivityStmt              *sql.Stmt
+	insertAttentionClaimStmt             *sql.Stmt
 	insertEventStmt                      *sql.Stmt
 	lastAdminActivityStmt                *sql.Stmt
 	lastEventStmt                        *sql.Stmt
@@ -1867,13 +1959,16 @@ type Queries struct {
 	listAdminActivityStmt                *sql.Stmt
 	listAgentKeysStmt                    *sql.Stmt
 	listAllStandingApprovalsStmt         *sql.Stmt
+	listAttentionAcksStmt                *sql.Stmt
 	listAttentionAsksStmt                *sql.Stmt
 	listAttentionBlockedTasksStmt        *sql.Stmt
+	listAttentionClaimsStmt              *sql.Stmt
 	listAttentionDecisionsStmt           *sql.Stmt
 	listAttentionPausesStmt              *sql.Stmt
 	listAttentionPermissionsStmt         *sql.Stmt
 	listAttentionPlansStmt               *sql.Stmt
 	listAttentionRemediationsStmt        *sql.Stmt
+	listAttentionSnoozesStmt             *sql.Stmt
 	listAttentionViolationsStmt          *sql.Stmt
 	listEvidenceStmt                     *sql.Stmt
 	listGateTTLsStmt                     *sql.Stmt
@@ -1906,6 +2001,7 @@ type Queries struct {
 	listSessionRunsAfterStmt             *sql.Stmt
 	listSessionStatesStmt                *sql.Stmt
 	listSessionToolCallsStmt             *sql.Stmt
+	listSessionsFilteredStmt             *sql.Stmt
 	listStandingApprovalsStmt            *sql.Stmt
 	listToolsStmt                        *sql.Stmt
 	listUndeliveredPermissionAnswersStmt *sql.Stmt
@@ -1921,7 +2017,10 @@ type Queries struct {
 	nextDecisionNumberStmt               *sql.Stmt
 	nextOutboxDueStmt                    *sql.Stmt
 	pauseSessionStmt                     *sql.Stmt
+	putAttentionAckStmt                  *sql.Stmt
+	putAttentionSnoozeStmt               *sql.Stmt
 	removeWebhookStmt                    *sql.Stmt
+	replaceAttentionClaimStmt            *sql.Stmt
 	resolveDecisionStmt                  *sql.Stmt
 	resumeSessionStmt                    *sql.Stmt
 	revokeAPITokenStmt                   *sql.Stmt
@@ -2024,6 +2123,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		createWebSessionStmt:                 q.createWebSessionStmt,
 		createWebhookStmt:                    q.createWebhookStmt,
 		decidePlanStmt:                       q.decidePlanStmt,
+		deleteAttentionClaimStmt:             q.deleteAttentionClaimStmt,
 		deleteChangeSymbolsStmt:              q.deleteChangeSymbolsStmt,
 		deleteExpiredWebSessionsStmt:         q.deleteExpiredWebSessionsStmt,
 		deleteOldLoginFailuresStmt:           q.deleteOldLoginFailuresStmt,
@@ -2035,6 +2135,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		deliverPlanAnswersStmt:               q.deliverPlanAnswersStmt,
 		deliverRemediationsStmt:              q.deliverRemediationsStmt,
 		deliverResolutionsStmt:               q.deliverResolutionsStmt,
+		endAttentionSnoozeStmt:               q.endAttentionSnoozeStmt,
 		eventHashBeforeStmt:                  q.eventHashBeforeStmt,
 		expireDecisionsStmt:                  q.expireDecisionsStmt,
 		firstAdminActivitySinceStmt:          q.firstAdminActivitySinceStmt,
@@ -2046,6 +2147,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getAgentKeyByNameStmt:                q.getAgentKeyByNameStmt,
 		getApprovalPolicyStmt:                q.getApprovalPolicyStmt,
 		getAskStmt:                           q.getAskStmt,
+		getAttentionClaimStmt:                q.getAttentionClaimStmt,
 		getBriefStateStmt:                    q.getBriefStateStmt,
 		getChangeStmt:                        q.getChangeStmt,
 		getDecisionByRefStmt:                 q.getDecisionByRefStmt,
@@ -2074,6 +2176,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getWebhookTargetStmt:                 q.getWebhookTargetStmt,
 		giveUpOutboxStmt:                     q.giveUpOutboxStmt,
 		insertAdminActivityStmt:              q.insertAdminActivityStmt,
+		insertAttentionClaimStmt:             q.insertAttentionClaimStmt,
 		insertEventStmt:                      q.insertEventStmt,
 		lastAdminActivityStmt:                q.lastAdminActivityStmt,
 		lastEventStmt:                        q.lastEventStmt,
@@ -2082,13 +2185,16 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listAdminActivityStmt:                q.listAdminActivityStmt,
 		listAgentKeysStmt:                    q.listAgentKeysStmt,
 		listAllStandingApprovalsStmt:         q.listAllStandingApprovalsStmt,
+		listAttentionAcksStmt:                q.listAttentionAcksStmt,
 		listAttentionAsksStmt:                q.listAttentionAsksStmt,
 		listAttentionBlockedTasksStmt:        q.listAttentionBlockedTasksStmt,
+		listAttentionClaimsStmt:              q.listAttentionClaimsStmt,
 		listAttentionDecisionsStmt:           q.listAttentionDecisionsStmt,
 		listAttentionPausesStmt:              q.listAttentionPausesStmt,
 		listAttentionPermissionsStmt:         q.listAttentionPermissionsStmt,
 		listAttentionPlansStmt:               q.listAttentionPlansStmt,
 		listAttentionRemediationsStmt:        q.listAttentionRemediationsStmt,
+		listAttentionSnoozesStmt:             q.listAttentionSnoozesStmt,
 		listAttentionViolationsStmt:          q.listAttentionViolationsStmt,
 		listEvidenceStmt:                     q.listEvidenceStmt,
 		listGateTTLsStmt:                     q.listGateTTLsStmt,
@@ -2121,6 +2227,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listSessionRunsAfterStmt:             q.listSessionRunsAfterStmt,
 		listSessionStatesStmt:                q.listSessionStatesStmt,
 		listSessionToolCallsStmt:             q.listSessionToolCallsStmt,
+		listSessionsFilteredStmt:             q.listSessionsFilteredStmt,
 		listStandingApprovalsStmt:            q.listStandingApprovalsStmt,
 		listToolsStmt:                        q.listToolsStmt,
 		listUndeliveredPermissionAnswersStmt: q.listUndeliveredPermissionAnswersStmt,
@@ -2136,7 +2243,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		nextDecisionNumberStmt:               q.nextDecisionNumberStmt,
 		nextOutboxDueStmt:                    q.nextOutboxDueStmt,
 		pauseSessionStmt:                     q.pauseSessionStmt,
+		putAttentionAckStmt:                  q.putAttentionAckStmt,
+		putAttentionSnoozeStmt:               q.putAttentionSnoozeStmt,
 		removeWebhookStmt:                    q.removeWebhookStmt,
+		replaceAttentionClaimStmt:            q.replaceAttentionClaimStmt,
 		resolveDecisionStmt:                  q.resolveDecisionStmt,
 		resumeSessionStmt:                    q.resumeSessionStmt,
 		revokeAPITokenStmt:                   q.revokeAPITokenStmt,

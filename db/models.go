@@ -70,6 +70,31 @@ type Ask struct {
 	PlanID        sql.NullInt64
 }
 
+type AttentionAck struct {
+	Kind      string
+	SessionID string
+	Ref       string
+	UserID    int64
+	AckedAt   string
+}
+
+type AttentionClaim struct {
+	Kind      string
+	SessionID string
+	Ref       string
+	UserID    int64
+	ClaimedAt string
+}
+
+type AttentionSnooze struct {
+	Kind         string
+	SessionID    string
+	Ref          string
+	UserID       int64
+	SnoozedAt    string
+	SnoozedUntil string
+}
+
 type BlockedChange struct {
 	ID          int64
 	SessionID   string

@@ -112,7 +112,9 @@ type Querier interface {
 	// and when the newest of them was opened: the counts in every page, and a
 	// fingerprint of the queue (an item added or removed changes it). expired
 	// and latest_expired count the open gates the sweep stamped expired, so
-	// that the sweep's stamp (a gate moving to the top) changes it too.
+	// that the sweep's stamp (a gate moving to the top) changes it too; marks
+	// and latest_mark count the claims, snoozes and acknowledgements people put
+	// on items and when the newest was made, so that a mark changes it too.
 	CountAttention(ctx context.Context, arg CountAttentionParams) (CountAttentionRow, error)
 	CountLoginFailures(ctx context.Context, arg CountLoginFailuresParams) (CountLoginFailuresRow, error)
 	// How many gates wait on a person in the session (the runaway cap).
@@ -171,6 +173,7 @@ type Querier interface {
 	CreateWebhook(ctx context.Context, arg CreateWebhookParams) (Webhook, error)
 	// Approves or rejects the session's latest plan, only while it is proposed.
 	DecidePlan(ctx context.Context, arg DecidePlanParams) (Plan, error)
+	DeleteAttentionClaim(ctx context.Context, arg DeleteAttentionClaimParams) (int64, error)
 	DeleteChangeSymbols(ctx context.Context, sessionID string) error
 	DeleteExpiredWebSessions(ctx context.Context, arg DeleteExpiredWebSessionsParams) (int64, error)
 	DeleteOldLoginFailures(ctx context.Context, before string) error
@@ -194,6 +197,9 @@ type Querier interface {
 	// are one statement, so two racing briefs cannot both hand over one row
 	// within a lease.
 	DeliverResolutions(ctx context.Context, arg DeliverResolutionsParams) ([]DeliverResolutionsRow, error)
+	// Ends a person's snooze of an item early: the one still running that was
+	// made at or after the item opened.
+	EndAttentionSnooze(ctx context.Context, arg EndAttentionSnoozeParams) (int64, error)
 	// The hash of the event before the id: what it chains onto.
 	EventHashBefore(ctx context.Context, id int64) (string, error)
 	// Stamps expired_at on the open gates of missions whose gate_ttl is
@@ -225,6 +231,7 @@ type Querier interface {
 	// people, and who created its agent key.
 	GetApprovalPolicy(ctx context.Context, sessionID string) (GetApprovalPolicyRow, error)
 	GetAsk(ctx context.Context, id string) (GetAskRow, error)
+	GetAttentionClaim(ctx context.Context, arg GetAttentionClaimParams) (GetAttentionClaimRow, error)
 	// Everything the brief needs about a session in one read: its brake, its
 	// mission's risk and gate_ttl, its latest plan, how many gates, remediations and
 	// permission prompts are open (the lists are read only when not empty),
@@ -273,6 +280,10 @@ type Querier interface {
 	// db.AppendActivity calls it (the schema refuses a row that does not
 	// chain onto the last one).
 	InsertAdminActivity(ctx context.Context, arg InsertAdminActivityParams) error
+	// Claims an item no one had claimed, unless someone claimed it since the
+	// caller looked (then nothing is written: of two people claiming at once,
+	// one wins and the other hears who).
+	InsertAttentionClaim(ctx context.Context, arg InsertAttentionClaimParams) (int64, error)
 	// One line of a session's timeline with its link in the chain: only
 	// db.AppendEvent calls it (the schema refuses a row that does not chain
 	// onto the last one).
@@ -297,12 +308,20 @@ type Querier interface {
 	// there so that SQLite reads the small partial index approvals_standing_all
 	// rather than the whole table (portable SQL, unlike INDEXED BY).
 	ListAllStandingApprovals(ctx context.Context) ([]ListAllStandingApprovalsRow, error)
+	ListAttentionAcks(ctx context.Context, session string) ([]ListAttentionAcksRow, error)
 	// Every unanswered ask, oldest first, with its run and session.
 	ListAttentionAsks(ctx context.Context, arg ListAttentionAsksParams) ([]ListAttentionAsksRow, error)
 	// Tasks an agent reported blocked and has not moved since, longest first:
 	// of the session's current cycle only (last reported since the session
 	// last left IDLE, tasks.cycle; a task of an earlier cycle no longer counts, CountTasks).
 	ListAttentionBlockedTasks(ctx context.Context, arg ListAttentionBlockedTasksParams) ([]ListAttentionBlockedTasksRow, error)
+	// What people mark on Attention items: claims, snoozes and
+	// acknowledgements, each keyed as the queue names an item (kind, session,
+	// ref). Each list is one query for the whole queue (narrowed to one
+	// session when the filter names one); whether a mark counts for the item
+	// now waiting (it was made at or after the item opened) is the service's
+	// to say.
+	ListAttentionClaims(ctx context.Context, session string) ([]ListAttentionClaimsRow, error)
 	// The Attention queue: one query per kind of item, each narrowed by the
 	// same three optional filters (an empty string matches everything), in
 	// the same order, so that their parameters share one shape: the mission's
@@ -319,6 +338,8 @@ type Querier interface {
 	ListAttentionPlans(ctx context.Context, arg ListAttentionPlansParams) ([]ListAttentionPlansRow, error)
 	// Open required remediations (REMEDIATE), oldest first.
 	ListAttentionRemediations(ctx context.Context, arg ListAttentionRemediationsParams) ([]ListAttentionRemediationsRow, error)
+	// The snoozes still running at now.
+	ListAttentionSnoozes(ctx context.Context, arg ListAttentionSnoozesParams) ([]ListAttentionSnoozesRow, error)
 	// Open critical violations (HARD_STOP until a person clears them), oldest first.
 	// A breach of a blocked scope carries its files and scope (NULL for a
 	// policy's finding).
@@ -386,6 +407,14 @@ type Querier interface {
 	// The latest tool calls a session's runs made, newest first, at most
 	// max_calls of them.
 	ListSessionToolCalls(ctx context.Context, arg ListSessionToolCallsParams) ([]ListSessionToolCallsRow, error)
+	// Every session that passes the filters ('' and 0 match everything):
+	// its mission's slug, its agent's name, its executor (what its client
+	// called itself, agent_label, else the agent's name), its external id and
+	// the agent key that opened it; with its last timeline line's time
+	// (updated_at, its creation's before any) and how many questions its runs
+	// are parked on. The sessions list orders them by state, which the brief's
+	// engine decides.
+	ListSessionsFiltered(ctx context.Context, arg ListSessionsFilteredParams) ([]ListSessionsFilteredRow, error)
 	// The approvals standing towards a target, oldest first, with what their
 	// people are now (an approval counts only while its person can approve:
 	// approval.VoidReason).
@@ -414,7 +443,16 @@ type Querier interface {
 	// When the earliest row still to send is due; '' when none is.
 	NextOutboxDue(ctx context.Context) (string, error)
 	PauseSession(ctx context.Context, arg PauseSessionParams) (int64, error)
+	// Acknowledges an item, replacing an acknowledgement of an earlier item
+	// with the same key.
+	PutAttentionAck(ctx context.Context, arg PutAttentionAckParams) error
+	// Snoozes an item for a person until a time, replacing their earlier
+	// snooze of the same item.
+	PutAttentionSnooze(ctx context.Context, arg PutAttentionSnoozeParams) error
 	RemoveWebhook(ctx context.Context, arg RemoveWebhookParams) (int64, error)
+	// Replaces the key's claim with a new one, only while it is still the one
+	// the caller read (prev_claimed_at).
+	ReplaceAttentionClaim(ctx context.Context, arg ReplaceAttentionClaimParams) (int64, error)
 	// Resolves a gate once: a second resolve matches no row.
 	ResolveDecision(ctx context.Context, arg ResolveDecisionParams) (Decision, error)
 	ResumeSession(ctx context.Context, id string) (int64, error)

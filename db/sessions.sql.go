@@ -236,6 +236,7 @@ func (q *Queries) GetSessionIDByExternalID(ctx context.Context, arg GetSessionID
 
 const listSessionStates = `-- name: ListSessionStates :many
 SELECT s.id, s.agent_key_id, s.agent, s.agent_label, s.title, s.lifecycle, s.last_brief_at, s.created_at, s.external_id, m.slug AS mission_slug,
+       CAST(COALESCE((SELECT e.at FROM events e WHERE e.session_id = s.id ORDER BY e.id DESC LIMIT 1), s.created_at) AS TEXT) AS updated_at,
        (SELECT COUNT(*) FROM asks a JOIN runs r ON r.id = a.run_id WHERE r.session_id = s.id AND a.answered_at IS NULL) AS parked_asks
 FROM sessions s
 JOIN missions m ON m.id = s.mission_id
@@ -254,6 +255,7 @@ type ListSessionStatesRow struct {
 	CreatedAt   string
 	ExternalID  sql.NullString
 	MissionSlug string
+	UpdatedAt   string
 	ParkedAsks  int64
 }
 
@@ -279,6 +281,93 @@ func (q *Queries) ListSessionStates(ctx context.Context, lim int64) ([]ListSessi
 			&i.CreatedAt,
 			&i.ExternalID,
 			&i.MissionSlug,
+			&i.UpdatedAt,
+			&i.ParkedAsks,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listSessionsFiltered = `-- name: ListSessionsFiltered :many
+SELECT s.id, s.agent_key_id, s.agent, s.agent_label, s.title, s.lifecycle, s.last_brief_at, s.created_at, s.external_id, m.slug AS mission_slug,
+       CAST(COALESCE((SELECT e.at FROM events e WHERE e.session_id = s.id ORDER BY e.id DESC LIMIT 1), s.created_at) AS TEXT) AS updated_at,
+       (SELECT COUNT(*) FROM asks a JOIN runs r ON r.id = a.run_id WHERE r.session_id = s.id AND a.answered_at IS NULL) AS parked_asks
+FROM sessions s
+JOIN missions m ON m.id = s.mission_id
+WHERE (CAST(?1 AS TEXT) = '' OR m.slug = ?1)
+  AND (CAST(?2 AS TEXT) = '' OR s.agent = ?2)
+  AND (CAST(?3 AS TEXT) = '' OR (CASE WHEN s.agent_label <> '' THEN s.agent_label ELSE s.agent END) = ?3)
+  AND (CAST(?4 AS TEXT) = '' OR s.external_id = ?4)
+  AND (CAST(?5 AS BIGINT) = 0 OR s.agent_key_id = ?5)
+ORDER BY s.created_at, s.id
+`
+
+type ListSessionsFilteredParams struct {
+	Mission    string
+	Agent      string
+	Executor   string
+	ExternalID string
+	AgentKeyID int64
+}
+
+type ListSessionsFilteredRow struct {
+	ID          string
+	AgentKeyID  int64
+	Agent       string
+	AgentLabel  string
+	Title       string
+	Lifecycle   string
+	LastBriefAt sql.NullString
+	CreatedAt   string
+	ExternalID  sql.NullString
+	MissionSlug string
+	UpdatedAt   string
+	ParkedAsks  int64
+}
+
+// Every session that passes the filters (” and 0 match everything):
+// its mission's slug, its agent's name, its executor (what its client
+// called itself, agent_label, else the agent's name), its external id and
+// the agent key that opened it; with its last timeline line's time
+// (updated_at, its creation's before any) and how many questions its runs
+// are parked on. The sessions list orders them by state, which the brief's
+// engine decides.
+func (q *Queries) ListSessionsFiltered(ctx context.Context, arg ListSessionsFilteredParams) ([]ListSessionsFilteredRow, error) {
+	rows, err := q.query(ctx, q.listSessionsFilteredStmt, listSessionsFiltered,
+		arg.Mission,
+		arg.Agent,
+		arg.Executor,
+		arg.ExternalID,
+		arg.AgentKeyID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListSessionsFilteredRow{}
+	for rows.Next() {
+		var i ListSessionsFilteredRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.AgentKeyID,
+			&i.Agent,
+			&i.AgentLabel,
+			&i.Title,
+			&i.Lifecycle,
+			&i.LastBriefAt,
+			&i.CreatedAt,
+			&i.ExternalID,
+			&i.MissionSlug,
+			&i.UpdatedAt,
 			&i.ParkedAsks,
 		); err != nil {
 			return nil, err

@@ -125,7 +125,9 @@ ORDER BY t.updated_at, t.session_id, t.task;
 -- and when the newest of them was opened: the counts in every page, and a
 -- fingerprint of the queue (an item added or removed changes it). expired
 -- and latest_expired count the open gates the sweep stamped expired, so
--- that the sweep's stamp (a gate moving to the top) changes it too.
+-- that the sweep's stamp (a gate moving to the top) changes it too; marks
+-- and latest_mark count the claims, snoozes and acknowledgements people put
+-- on items and when the newest was made, so that a mark changes it too.
 WITH scope AS (
   SELECT s.id, s.paused_at, m.high_risk
   FROM sessions s
@@ -152,7 +154,12 @@ permission AS (SELECT COUNT(*) AS n, COALESCE(MAX(pp.requested_at), '') AS lates
 task AS (SELECT COUNT(*) AS n, COALESCE(MAX(t.updated_at), '') AS latest
   FROM tasks t JOIN scope ON scope.id = t.session_id WHERE t.status = 'blocked'
   AND t.cycle = (SELECT COALESCE(MAX(c.id), 0) FROM events c
-         WHERE c.session_id = t.session_id AND c.kind = 'lifecycle.transition' AND c.ref = 'user.message.created'))
+         WHERE c.session_id = t.session_id AND c.kind = 'lifecycle.transition' AND c.ref = 'user.message.created')),
+mark AS (SELECT COUNT(*) AS n, COALESCE(MAX(x.at), '') AS latest
+  FROM (SELECT c.session_id, c.claimed_at AS at FROM attention_claims c
+        UNION ALL SELECT z.session_id, z.snoozed_at FROM attention_snoozes z
+        UNION ALL SELECT k.session_id, k.acked_at FROM attention_acks k) AS x
+  JOIN scope ON scope.id = x.session_id)
 SELECT decision.n AS decisions, plan.n AS plans, paused.n AS paused, ask.n AS asks,
        violation.n AS violations, remediation.n AS remediations, permission.n AS permissions, task.n AS tasks,
        -- latest: the latest of the eight, the MAX of a list: portable, where
@@ -161,5 +168,6 @@ SELECT decision.n AS decisions, plan.n AS plans, paused.n AS paused, ask.n AS as
            SELECT decision.latest AS latest UNION ALL SELECT plan.latest UNION ALL SELECT paused.latest
            UNION ALL SELECT ask.latest UNION ALL SELECT violation.latest UNION ALL SELECT remediation.latest
            UNION ALL SELECT permission.latest UNION ALL SELECT task.latest) AS l) AS TEXT) AS latest,
-       decision.expired AS expired, CAST(decision.latest_expired AS TEXT) AS latest_expired
-FROM decision, plan, paused, ask, violation, remediation, permission, task;
+       decision.expired AS expired, CAST(decision.latest_expired AS TEXT) AS latest_expired,
+       mark.n AS marks, CAST(mark.latest AS TEXT) AS latest_mark
+FROM decision, plan, paused, ask, violation, remediation, permission, task, mark;

@@ -83,8 +83,29 @@ WHERE id = sqlc.arg(id) AND (last_brief_at IS NULL OR last_brief_at < sqlc.arg(a
 -- The newest sessions, for the sessions list, each with how many
 -- questions its runs are parked on (the brief does not weigh them).
 SELECT s.id, s.agent_key_id, s.agent, s.agent_label, s.title, s.lifecycle, s.last_brief_at, s.created_at, s.external_id, m.slug AS mission_slug,
+       CAST(COALESCE((SELECT e.at FROM events e WHERE e.session_id = s.id ORDER BY e.id DESC LIMIT 1), s.created_at) AS TEXT) AS updated_at,
        (SELECT COUNT(*) FROM asks a JOIN runs r ON r.id = a.run_id WHERE r.session_id = s.id AND a.answered_at IS NULL) AS parked_asks
 FROM sessions s
 JOIN missions m ON m.id = s.mission_id
 ORDER BY s.created_at DESC, s.id
 LIMIT CAST(sqlc.arg(lim) AS BIGINT);
+
+-- name: ListSessionsFiltered :many
+-- Every session that passes the filters ('' and 0 match everything):
+-- its mission's slug, its agent's name, its executor (what its client
+-- called itself, agent_label, else the agent's name), its external id and
+-- the agent key that opened it; with its last timeline line's time
+-- (updated_at, its creation's before any) and how many questions its runs
+-- are parked on. The sessions list orders them by state, which the brief's
+-- engine decides.
+SELECT s.id, s.agent_key_id, s.agent, s.agent_label, s.title, s.lifecycle, s.last_brief_at, s.created_at, s.external_id, m.slug AS mission_slug,
+       CAST(COALESCE((SELECT e.at FROM events e WHERE e.session_id = s.id ORDER BY e.id DESC LIMIT 1), s.created_at) AS TEXT) AS updated_at,
+       (SELECT COUNT(*) FROM asks a JOIN runs r ON r.id = a.run_id WHERE r.session_id = s.id AND a.answered_at IS NULL) AS parked_asks
+FROM sessions s
+JOIN missions m ON m.id = s.mission_id
+WHERE (CAST(sqlc.arg(mission) AS TEXT) = '' OR m.slug = sqlc.arg(mission))
+  AND (CAST(sqlc.arg(agent) AS TEXT) = '' OR s.agent = sqlc.arg(agent))
+  AND (CAST(sqlc.arg(executor) AS TEXT) = '' OR (CASE WHEN s.agent_label <> '' THEN s.agent_label ELSE s.agent END) = sqlc.arg(executor))
+  AND (CAST(sqlc.arg(external_id) AS TEXT) = '' OR s.external_id = sqlc.arg(external_id))
+  AND (CAST(sqlc.arg(agent_key_id) AS BIGINT) = 0 OR s.agent_key_id = sqlc.arg(agent_key_id))
+ORDER BY s.created_at, s.id;

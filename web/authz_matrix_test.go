@@ -235,6 +235,18 @@ func routeTable() []routeCase {
 		}
 		return id
 	}
+	// blockedTask opens a fresh session whose agent reports task t1
+	// blocked, and returns it.
+	blockedTask := func(a *webtest.API) string {
+		id := plainSession(a)
+		for _, ev := range []map[string]any{{"name": "user.message.created"}, {"name": "IntentClassified", "payload": map[string]any{"intent": "direct"}},
+			{"name": "task.created", "payload": map[string]any{"task": "t1"}}, {"name": "task.blocked", "payload": map[string]any{"task": "t1"}}} {
+			if r := a.Do(http.MethodPost, "/api/v1/sessions/"+id+"/events", a.AgentKey, ev); r.Status != http.StatusOK {
+				a.T.Fatalf("report %v: %d %s", ev["name"], r.Status, webtest.Short(r.Body))
+			}
+		}
+		return id
+	}
 	// paused pauses a fresh session and returns it.
 	paused := func(a *webtest.API) string {
 		id := plainSession(a)
@@ -574,6 +586,51 @@ func routeTable() []routeCase {
 		{method: http.MethodGet, path: "/api/v1/attention",
 			setup: func(*webtest.API) (string, any) { return "/api/v1/attention", nil },
 			want:  statuses(http.StatusOK, people)},
+		{method: http.MethodPost, path: "/api/v1/attention/:kind/:session/:ref/claim", writes: true,
+			setup: func(a *webtest.API) (string, any) {
+				id := paused(a)
+				return "/api/v1/attention/paused/" + id + "/" + id + "/claim", map[string]any{}
+			},
+			want: statuses(http.StatusOK, leads)},
+		{method: http.MethodDelete, path: "/api/v1/attention/:kind/:session/:ref/claim", writes: true,
+			setup: func(a *webtest.API) (string, any) {
+				id := paused(a)
+				if _, err := a.Kit.Gov.Attention.Claim(ctx, a.Lead, governance.ItemKey{Kind: governance.ItemPaused, Session: id, Ref: id}, false); err != nil {
+					a.T.Fatal(err)
+				}
+				return "/api/v1/attention/paused/" + id + "/" + id + "/claim", nil
+			},
+			want: statuses(http.StatusOK, leads)}, // the claimer, and an admin
+		{method: http.MethodPost, path: "/api/v1/attention/:kind/:session/:ref/snooze", writes: true,
+			setup: func(a *webtest.API) (string, any) {
+				id := paused(a)
+				return "/api/v1/attention/paused/" + id + "/" + id + "/snooze", map[string]any{"for": "1h"}
+			},
+			want: statuses(http.StatusOK, people)},
+		{method: http.MethodDelete, path: "/api/v1/attention/:kind/:session/:ref/snooze", writes: true,
+			setup: func(a *webtest.API) (string, any) {
+				id := paused(a)
+				for _, p := range []auth.Actor{a.Viewer, a.Lead, a.Admin} {
+					if _, err := a.Kit.Gov.Attention.Snooze(ctx, p, governance.ItemKey{Kind: governance.ItemPaused, Session: id, Ref: id}, time.Hour); err != nil {
+						a.T.Fatal(err)
+					}
+				}
+				return "/api/v1/attention/paused/" + id + "/" + id + "/snooze", nil
+			},
+			want: statuses(http.StatusOK, people)},
+		{method: http.MethodGet, path: "/api/v1/sessions",
+			setup: func(a *webtest.API) (string, any) { plainSession(a); return "/api/v1/sessions", nil },
+			want:  statuses(http.StatusOK, everyone)},
+		{method: http.MethodPost, path: "/api/v1/sessions/:id/tasks/:task/acknowledge", writes: true,
+			setup: func(a *webtest.API) (string, any) {
+				return "/api/v1/sessions/" + blockedTask(a) + "/tasks/t1/acknowledge", map[string]any{}
+			},
+			want: statuses(http.StatusOK, leads)},
+		{method: http.MethodPost, path: "/api/v1/sessions/:id/tasks/:task/remediation", writes: true,
+			setup: func(a *webtest.API) (string, any) {
+				return "/api/v1/sessions/" + blockedTask(a) + "/tasks/t1/remediation", map[string]any{"instruction": "Split it."}
+			},
+			want: statuses(http.StatusCreated, leads)},
 		{method: http.MethodPost, path: "/api/v1/sessions/:id/runs", writes: true,
 			setup: func(a *webtest.API) (string, any) {
 				id := plainSession(a)

@@ -88,9 +88,13 @@ func TestAnOptionalBodyMayBeEmpty(t *testing.T) {
 	t.Parallel()
 	a := webtest.NewAPI(t)
 	id := a.Session(false)
-	got := a.Must(http.StatusOK, http.MethodPost, "/api/v1/sessions/"+id+"/pause", a.LeadTok, nil)
+	// The brake's body may be left out, but not its reason.
+	a.Refused(id, http.StatusUnprocessableEntity, "reason_required", http.MethodPost, "/api/v1/sessions/"+id+"/pause", a.LeadTok, nil)
+	a.Refused(id, http.StatusUnprocessableEntity, "reason_required", http.MethodPost, "/api/v1/sessions/"+id+"/pause", a.LeadTok,
+		map[string]any{"reason": "   "})
+	got := a.Must(http.StatusOK, http.MethodPost, "/api/v1/sessions/"+id+"/pause", a.LeadTok, map[string]any{"reason": "Hold."})
 	if got["paused"] != true {
-		t.Errorf("an empty pause body did not pause: %v", got)
+		t.Errorf("a pause with a reason did not pause: %v", got)
 	}
 	got = a.Must(http.StatusOK, http.MethodPost, "/api/v1/sessions/"+id+"/resume", a.LeadTok, webtest.RawBody("  \n"))
 	if got["paused"] != false {
@@ -209,7 +213,7 @@ func TestNotFoundIs404(t *testing.T) {
 			map[string]any{"title": "T", "question": "Q"}, "session_not_found"},
 		{"propose a plan on an unknown session", http.MethodPost, "/api/v1/sessions/ses_nope/plan", a.AgentKey,
 			map[string]any{"summary": "S"}, "session_not_found"},
-		{"pause an unknown session", http.MethodPost, "/api/v1/sessions/ses_nope/pause", a.LeadTok, map[string]any{}, "session_not_found"},
+		{"pause an unknown session", http.MethodPost, "/api/v1/sessions/ses_nope/pause", a.LeadTok, map[string]any{"reason": "Hold."}, "session_not_found"},
 		{"resume an unknown session", http.MethodPost, "/api/v1/sessions/ses_nope/resume", a.LeadTok, map[string]any{}, "session_not_found"},
 		{"approve the plan of an unknown session", http.MethodPost, "/api/v1/sessions/ses_nope/plan/approve", a.LeadTok, map[string]any{}, "session_not_found"},
 		{"request a remediation on an unknown session", http.MethodPost, "/api/v1/sessions/ses_nope/remediations", a.LeadTok,
@@ -315,7 +319,7 @@ func TestStateConflictsAre409(t *testing.T) {
 		a.T = t
 		id := a.Session(false)
 		a.Refused(id, http.StatusConflict, "not_paused", http.MethodPost, "/api/v1/sessions/"+id+"/resume", a.LeadTok, map[string]any{})
-		a.Must(http.StatusOK, http.MethodPost, "/api/v1/sessions/"+id+"/pause", a.LeadTok, map[string]any{})
+		a.Must(http.StatusOK, http.MethodPost, "/api/v1/sessions/"+id+"/pause", a.LeadTok, map[string]any{"reason": "Hold."})
 		a.Must(http.StatusOK, http.MethodPost, "/api/v1/sessions/"+id+"/resume", a.LeadTok, map[string]any{})
 		a.Refused(id, http.StatusConflict, "not_paused", http.MethodPost, "/api/v1/sessions/"+id+"/resume", a.LeadTok, map[string]any{})
 	})

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/madebook/madebook/db"
+	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
 	"github.com/madebook/madebook/internal/plan"
 	"github.com/madebook/madebook/internal/protocol"
@@ -99,11 +100,34 @@ type AttentionItem struct {
 	// not rejected. ExpiredAt is when it expired.
 	Expired   bool       `json:"expired,omitempty"`
 	ExpiredAt *time.Time `json:"expired_at,omitempty"`
+	// ClaimedBy is the person on it ("I'm on it", Claim), as the console
+	// names people (their email), and ClaimedAt since when; "" and nil
+	// when no one claimed the item now waiting.
+	ClaimedBy string     `json:"claimed_by,omitempty"`
+	ClaimedAt *time.Time `json:"claimed_at,omitempty"`
+	// Snoozes are the people who snoozed the item now waiting and until
+	// when (Snooze), soonest first; the item is hidden from their own
+	// queue until then, and still blocks the agent.
+	Snoozes []Snoozed `json:"snoozes"`
+	// AcknowledgedBy and AcknowledgedAt say a lead has seen a blocked task
+	// (Acknowledge); the item stays until the task moves.
+	AcknowledgedBy string     `json:"acknowledged_by,omitempty"`
+	AcknowledgedAt *time.Time `json:"acknowledged_at,omitempty"`
 
 	// gateTTL and stamped are what says whether a gate is expired: its
 	// mission's gate_ttl and the sweep's stamp.
 	gateTTL GateTTL
 	stamped time.Time
+	// claimer is the user id of ClaimedBy (0: no one), snoozers the user
+	// ids of Snoozes: what the filter's claimed=me and snoozed read.
+	claimer  int64
+	snoozers []int64
+}
+
+// Snoozed is one person's snooze of an item: who, and until when.
+type Snoozed struct {
+	By    string    `json:"by"`
+	Until time.Time `json:"until"`
 }
 
 // settle decides whether a gate item is expired at now
@@ -125,17 +149,51 @@ type AttentionFilter struct {
 	Mission string // the mission's slug
 	Agent   string // the agent's name
 	Session string // the session's id
+	// State keeps the items of one protocol state, by its wire name
+	// ("DECISION_REQUIRED"; protocol.States).
+	State string
+	// Claimed keeps the items someone claimed (ClaimedYes), no one did
+	// (ClaimedNo), or the viewer did (ClaimedMe).
+	Claimed string
+	// Snoozed says what becomes of the items the viewer snoozed: hidden
+	// ("", the default), shown with the rest (SnoozedInclude), or the only
+	// ones shown (SnoozedOnly). Other people's snoozes hide nothing.
+	Snoozed string
+	// Viewer is the person reading: whose snoozes hide items and who "me"
+	// is. The zero Actor is no one: nothing is hidden and claimed=me
+	// matches nothing.
+	Viewer auth.Actor
 }
+
+// The values of AttentionFilter.Claimed and AttentionFilter.Snoozed.
+const (
+	ClaimedYes     = "yes"
+	ClaimedNo      = "no"
+	ClaimedMe      = "me"
+	SnoozedInclude = "include"
+	SnoozedOnly    = "only"
+)
 
 // maxFilter is the longest value a filter takes: longer matches nothing
 // that exists, so it is refused instead.
 const maxFilter = 200
 
-// Validate refuses a kind that does not exist and a value too long to
-// name anything. Errors: unknown_kind, filter_too_long.
+// Validate refuses a kind or a state that does not exist, a claimed or
+// snoozed that is none of their values, and a value too long to name
+// anything. Errors: unknown_kind, unknown_state, invalid_claimed,
+// invalid_snoozed, filter_too_long.
 func (f AttentionFilter) Validate() error {
 	if f.Kind != "" && !slices.Contains(AttentionKinds, f.Kind) {
 		return errs.E(errs.Invalid, "unknown_kind", "There is no kind of item called %q: choose one of %s.", f.Kind, strings.Join(AttentionKinds, ", ")).In("kind")
+	}
+	if _, ok := protocol.ParseState(f.State); f.State != "" && !ok {
+		return errs.E(errs.Invalid, "unknown_state", "There is no state called %q: choose one of %s.", short(f.State), stateNames()).In("state")
+	}
+	if f.Claimed != "" && f.Claimed != ClaimedYes && f.Claimed != ClaimedNo && f.Claimed != ClaimedMe {
+		return errs.E(errs.Invalid, "invalid_claimed", "claimed is %q: use yes (someone is on it), no (no one is) or me (you are).", short(f.Claimed)).In("claimed")
+	}
+	if f.Snoozed != "" && f.Snoozed != SnoozedInclude && f.Snoozed != SnoozedOnly {
+		return errs.E(errs.Invalid, "invalid_snoozed", "snoozed is %q: use include (your snoozed items too) or only (only them); left out, your snoozed items are hidden.", short(f.Snoozed)).In("snoozed")
 	}
 	for name, v := range map[string]string{"mission": f.Mission, "agent": f.Agent, "session": f.Session} {
 		if utf8.RuneCountInString(v) > maxFilter {
@@ -162,6 +220,10 @@ type AttentionCounts struct {
 	// expired: their rise to the top changes the fingerprint too.
 	expired       int
 	latestExpired string
+	// marks and latestMark count the claims, snoozes and
+	// acknowledgements on items: a mark changes the fingerprint too.
+	marks      int
+	latestMark string
 }
 
 // Total is how many items there are of every kind.
@@ -174,14 +236,16 @@ func (c AttentionCounts) Total() int {
 }
 
 // Fingerprint is a short text that changes whenever an item joins or
-// leaves the counted queue: a hash, so that it shows nothing stored.
+// leaves the counted queue, or a person marks one (a claim, a snooze, an
+// acknowledgement, or their end): a hash, so that it shows nothing
+// stored.
 func (c AttentionCounts) Fingerprint() string {
 	h := sha256.New()
 	for _, k := range AttentionKinds {
 		fmt.Fprintf(h, "%d.", c.ByKind[k])
 	}
 	h.Write([]byte(c.Latest))
-	fmt.Fprintf(h, ".%d.%s", c.expired, c.latestExpired)
+	fmt.Fprintf(h, ".%d.%s.%d.%s", c.expired, c.latestExpired, c.marks, c.latestMark)
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
@@ -257,30 +321,20 @@ func (s *AttentionService) Page(ctx context.Context, f AttentionFilter, from, li
 }
 
 // Get returns one waiting item: its kind, its session and its ref (for a
-// plan or a paused session, the session's id again). Errors:
-// attention_item_not_found (it never waited, or no longer does).
+// plan or a paused session, the session's id again), with its marks.
+// Errors: attention_item_not_found (it never waited, or no longer does).
 func (s *AttentionService) Get(ctx context.Context, kind, session, ref string) (AttentionItem, error) {
-	f := AttentionFilter{Kind: kind, Session: session}
-	missing := errs.E(errs.NotFound, "attention_item_not_found", "Nothing of kind %q with the reference %q waits on session %q: it may have been acted on already.", kind, ref, session)
-	if f.Validate() != nil {
-		return AttentionItem{}, missing
-	}
-	var items []AttentionItem
+	var it AttentionItem
 	now := s.core.now()
 	err := s.core.store.Read(ctx, func(q db.Querier) error {
 		var err error
-		items, err = collect(ctx, q, f, now)
+		it, err = item(ctx, q, ItemKey{Kind: kind, Session: session, Ref: ref}, now)
 		return err
 	})
 	if err != nil {
 		return AttentionItem{}, fmt.Errorf("attention item %s %s: %w", kind, ref, err)
 	}
-	for _, it := range items {
-		if it.Ref == ref {
-			return it, nil
-		}
-	}
-	return AttentionItem{}, missing
+	return it, nil
 }
 
 // Counts returns how many items of each kind wait under the filter's
@@ -315,10 +369,11 @@ func (s *AttentionService) Watch() (<-chan struct{}, func()) {
 }
 
 func countsOf(r db.CountAttentionRow) AttentionCounts {
-	return AttentionCounts{Latest: r.Latest, expired: int(r.Expired), latestExpired: r.LatestExpired, ByKind: map[string]int{
-		ItemDecision: int(r.Decisions), ItemPlan: int(r.Plans), ItemPaused: int(r.Paused), ItemAsk: int(r.Asks),
-		ItemViolation: int(r.Violations), ItemRemediation: int(r.Remediations), ItemPermission: int(r.Permissions),
-		ItemTask: int(r.Tasks)}}
+	return AttentionCounts{Latest: r.Latest, expired: int(r.Expired), latestExpired: r.LatestExpired,
+		marks: int(r.Marks), latestMark: r.LatestMark, ByKind: map[string]int{
+			ItemDecision: int(r.Decisions), ItemPlan: int(r.Plans), ItemPaused: int(r.Paused), ItemAsk: int(r.Asks),
+			ItemViolation: int(r.Violations), ItemRemediation: int(r.Remediations), ItemPermission: int(r.Permissions),
+			ItemTask: int(r.Tasks)}}
 }
 
 // bySeverity orders items expired gates first (the earliest expired
@@ -400,9 +455,11 @@ func groupBySession(items []AttentionItem) {
 }
 
 // collect reads the items the filter selects, in one snapshot (q), one
-// query per kind, with the gates that are expired at now marked so.
+// query per kind and one per kind of mark (claims, snoozes,
+// acknowledgements), with the gates that are expired at now marked so.
 func collect(ctx context.Context, q db.Querier, f AttentionFilter, now time.Time) ([]AttentionItem, error) {
 	items := []AttentionItem{}
+	state, byState := protocol.ParseState(f.State)
 	for _, kind := range AttentionKinds {
 		if f.Kind != "" && f.Kind != kind {
 			continue
@@ -411,12 +468,47 @@ func collect(ctx context.Context, q db.Querier, f AttentionFilter, now time.Time
 		if err != nil {
 			return nil, fmt.Errorf("%s items: %w", kind, err)
 		}
+		if byState {
+			more = slices.DeleteFunc(more, func(it AttentionItem) bool { return it.State != state })
+		}
 		items = append(items, more...)
 	}
 	for i := range items {
 		items[i].settle(now)
 	}
+	if err := withMarks(ctx, q, items, f.Session, now); err != nil {
+		return nil, err
+	}
+	items = slices.DeleteFunc(items, func(it AttentionItem) bool { return !f.keeps(it) })
 	return items, withApprovals(ctx, q, items)
+}
+
+// keeps says whether an item with its marks passes the filter's claimed
+// and snoozed.
+func (f AttentionFilter) keeps(it AttentionItem) bool {
+	me := f.Viewer.UserID
+	switch f.Claimed {
+	case ClaimedYes:
+		if it.claimer == 0 {
+			return false
+		}
+	case ClaimedNo:
+		if it.claimer != 0 {
+			return false
+		}
+	case ClaimedMe:
+		if me == 0 || it.claimer != me {
+			return false
+		}
+	}
+	mine := me != 0 && slices.Contains(it.snoozers, me)
+	switch f.Snoozed {
+	case SnoozedInclude:
+		return true
+	case SnoozedOnly:
+		return mine
+	}
+	return !mine
 }
 
 // sources read the items of each kind under a filter.

@@ -26,12 +26,6 @@ func TestPauseAndResume(t *testing.T) {
 			wantCodes: "paused |",
 		},
 		{
-			name:      "a pause without a reason still blocks all work",
-			reason:    "",
-			wantText:  "A person paused this session. Stop all work in this session until the brake is released.",
-			wantCodes: "paused |",
-		},
-		{
 			name:      "a pause outranks an open gate, which stays in also",
 			reason:    "Hold on",
 			wantText:  `A person paused this session: "Hold on". Stop all work in this session until the brake is released.`,
@@ -99,6 +93,9 @@ func TestPauseRefuses(t *testing.T) {
 		kind errs.Kind
 		code string
 	}{
+		{"a pause without a reason is refused", pause(w.lead, w.session, ""), errs.Invalid, "reason_required"},
+		{"a pause with a blank reason is refused", pause(w.lead, w.session, " \n\t "), errs.Invalid, "reason_required"},
+		{"a viewer without a reason hears forbidden first", pause(w.viewer, w.session, ""), errs.Forbidden, "forbidden"},
 		{"pausing a paused session is a conflict and keeps the first reason", pause(w.lead, paused, "Second reason"), errs.Conflict, "already_paused"},
 		{"resuming a running session is a conflict", resume(w.lead, w.session), errs.Conflict, "not_paused"},
 		{"the session's agent cannot pause itself", pause(w.agent, w.session, "x"), errs.Forbidden, "forbidden"},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
@@ -105,13 +106,51 @@ func (s *RemediationService) Request(ctx context.Context, actor auth.Actor, sess
 	if err != nil {
 		return Remediation{}, err
 	}
+	return s.request(ctx, actor, session, in, nil)
+}
+
+// ForTask answers a blocked task (an ItemTask item) with a required
+// remediation on its session, as Request does: the lead's instruction,
+// naming the task, delivered on the agent's next brief. The task's item
+// stays until the task moves. Errors: forbidden (not a lead),
+// instruction_required, instruction_too_long, session_not_found,
+// attention_item_not_found (the task is not blocked).
+func (s *RemediationService) ForTask(ctx context.Context, actor auth.Actor, session, task, instruction string) (Remediation, error) {
+	if err := actor.RequireLead("request a remediation"); err != nil {
+		return Remediation{}, err
+	}
+	in, err := RemediationInput{Severity: SeverityRequired, Instruction: instruction}.Validate()
+	if err != nil {
+		return Remediation{}, err
+	}
+	in.Instruction = "Task " + task + " is blocked: " + in.Instruction
+	if n := utf8.RuneCountInString(in.Instruction); n > MaxRemediationInstruction {
+		return Remediation{}, errs.E(errs.Invalid, "instruction_too_long", "The instruction, with the task it names, is %d characters; at most %d are allowed.",
+			n, MaxRemediationInstruction).In("instruction")
+	}
+	return s.request(ctx, actor, session, in, func(q db.Querier, now time.Time) error {
+		_, err := item(ctx, q, ItemKey{Kind: ItemTask, Session: session, Ref: task}, now)
+		return err
+	})
+}
+
+// request writes a lead's remediation request, valid, after check (nil:
+// none) passes in the same transaction.
+func (s *RemediationService) request(ctx context.Context, actor auth.Actor, session string, in RemediationInput,
+	check func(db.Querier, time.Time) error) (Remediation, error) {
 	instruction, files := in.Instruction, in.Files
 	now := s.core.now()
 	var row db.Remediation
-	err = s.core.write(ctx, func(q db.Querier) error {
+	err := s.core.write(ctx, func(q db.Querier) error {
 		if _, err := sessionFor(ctx, q, actor, session); err != nil {
 			return err
 		}
+		if check != nil {
+			if err := check(q, now); err != nil {
+				return err
+			}
+		}
+		var err error
 		row, err = q.CreateRemediation(ctx, db.CreateRemediationParams{SessionID: session, Severity: in.Severity,
 			Instruction: instruction, Files: encodeList(files), Source: SourcePerson, CreatedAt: db.FormatTime(now),
 			CreatedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}})

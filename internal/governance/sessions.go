@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/madebook/madebook/db"
@@ -432,6 +433,13 @@ type SessionSummary struct {
 	// precedence has no place for them); the sessions list shows them
 	// beside the next action so the two do not contradict each other.
 	ParkedAsks int `json:"parked_asks"`
+	// Executor is the client the session runs in, as it named itself when
+	// it opened the session (AgentLabel: "claude-code" for a session a
+	// hook opened), else the agent's name.
+	Executor string `json:"executor"`
+	// UpdatedAt is when the session's timeline last changed (its creation
+	// before anything happened).
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // List lists the newest sessions (at most MaxListedSessions) with
@@ -456,18 +464,28 @@ func (s *SessionService) List(ctx context.Context) ([]SessionSummary, error) {
 		if err != nil {
 			return nil, fmt.Errorf("list sessions: %w", err)
 		}
+		c := db.StoredRow("sessions", r.ID)
+		updated := c.Time("updated_at", r.UpdatedAt)
+		if err := c.Err(); err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
 		out[i] = SessionSummary{Session: sess, Tracked: in.state.LifecycleAt.Valid, NextAction: b.NextAction, Reason: b.Reason,
-			ParkedAsks: int(r.ParkedAsks)}
+			ParkedAsks: int(r.ParkedAsks), Executor: executorOf(r.Agent, r.AgentLabel), UpdatedAt: updated}
 	}
 	return out, nil
 }
 
 // Pause pulls the brake on a session: its agent is BLOCKED from all work
-// until a person releases it. Errors: forbidden (not a lead),
-// reason_too_long, session_not_found, already_paused.
+// until a person releases it. The reason is required: it is quoted to
+// the agent and to whoever finds the session paused. Errors: forbidden
+// (not a lead), reason_required (empty or blank), reason_too_long,
+// invalid_characters, session_not_found, already_paused.
 func (s *SessionService) Pause(ctx context.Context, actor auth.Actor, id, reason string) (Session, error) {
 	if err := actor.RequireLead("pause a session"); err != nil {
 		return Session{}, err
+	}
+	if strings.TrimSpace(reason) == "" {
+		return Session{}, ErrPauseReason
 	}
 	reason, err := input.Optional("reason", reason, MaxPauseReason)
 	if err != nil {
@@ -478,6 +496,10 @@ func (s *SessionService) Pause(ctx context.Context, actor auth.Actor, id, reason
 			PausedBy: sql.NullInt64{Int64: actor.UserID, Valid: true}, PauseReason: reason})
 	}, errs.E(errs.Conflict, "already_paused", "The session is already paused; resume it first to pause it with a new reason."))
 }
+
+// ErrPauseReason refuses a pause without a reason.
+var ErrPauseReason = errs.E(errs.Invalid, "reason_required",
+	"Say why the session is paused: the reason is quoted to its agent and to the people who find it paused.").In("reason")
 
 // Resume releases the brake. Errors: forbidden (not a lead),
 // session_not_found, not_paused.

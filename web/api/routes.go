@@ -21,6 +21,13 @@ func Routes(e *echo.Echo, d Deps) {
 	// The agent operations, from their table (agentops.Ops).
 	agentRoutes(e, v1, d, bearer, limit, httpx.RequireJSON)
 	v1.GET("/attention", handleAttentionList(d.Gov.Attention))
+	v1.POST("/attention/:kind/:session/:ref/claim", handleAttentionClaim(d.Gov.Attention))
+	v1.DELETE("/attention/:kind/:session/:ref/claim", handleAttentionUnclaim(d.Gov.Attention))
+	v1.POST("/attention/:kind/:session/:ref/snooze", handleAttentionSnooze(d.Gov.Attention))
+	v1.DELETE("/attention/:kind/:session/:ref/snooze", handleAttentionUnsnooze(d.Gov.Attention))
+	v1.GET("/sessions", handleSessionList(d.Gov.Sessions))
+	v1.POST("/sessions/:id/tasks/:task/acknowledge", handleTaskAcknowledge(d.Gov.Attention))
+	v1.POST("/sessions/:id/tasks/:task/remediation", handleTaskRemediation(d.Gov.Remediations))
 	v1.GET("/missions", handleMissionList(d.Gov.Missions))
 	v1.POST("/missions", handleMissionCreate(d.Gov.Missions))
 	v1.GET("/missions/:slug", handleMissionGet(d.Gov.Missions))

@@ -54,3 +54,28 @@ func handleSessionResume(sessions *governance.SessionService) echo.HandlerFunc {
 		return c.JSON(http.StatusOK, s)
 	}
 }
+
+// handleSessionList serves GET /api/v1/sessions (any person: every
+// session; an agent key: its own): most severe next action first, then
+// oldest, under ?mission=, ?state=, ?agent=, ?executor=, ?external_id=
+// and ?q= (a part of the title, ignoring case), ?limit= and ?next=.
+// Other parameters are 422 unknown_parameter.
+func handleSessionList(sessions *governance.SessionService) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		q, err := httpx.Query(c, "mission", "state", "agent", "executor", "external_id", "q", "limit", "next")
+		if err != nil {
+			return err
+		}
+		limit, err := governance.ParseLimit(q.Get("limit"))
+		if err != nil {
+			return err
+		}
+		page, err := sessions.Page(c.Request().Context(), httpx.Actor(c), governance.SessionFilter{Mission: q.Get("mission"),
+			State: q.Get("state"), Agent: q.Get("agent"), Executor: q.Get("executor"), ExternalID: q.Get("external_id"),
+			Q: q.Get("q"), Limit: limit, Next: q.Get("next")})
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, page)
+	}
+}
