@@ -537,9 +537,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listSessionRunsAfterStmt, err = db.PrepareContext(ctx, listSessionRunsAfter); err != nil {
 		return nil, fmt.Errorf("error preparing query ListSessionRunsAfter: %w", err)
 	}
-	if q.listSessionStatesStmt, err = db.PrepareContext(ctx, listSessionStates); err != nil {
-		return nil, fmt.Errorf("error preparing query ListSessionStates: %w", err)
-	}
 	if q.listSessionToolCallsStmt, err = db.PrepareContext(ctx, listSessionToolCalls); err != nil {
 		return nil, fmt.Errorf("error preparing query ListSessionToolCalls: %w", err)
 	}
@@ -1544,11 +1541,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listSessionRunsAfterStmt: %w", cerr)
 		}
 	}
-	if q.listSessionStatesStmt != nil {
-		if cerr := q.listSessionStatesStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing listSessionStatesStmt: %w", cerr)
-		}
-	}
 	if q.listSessionToolCallsStmt != nil {
 		if cerr := q.listSessionToolCallsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listSessionToolCallsStmt: %w", cerr)
@@ -1999,7 +1991,6 @@ type Queries struct {
 	listSessionRemediationsStmt          *sql.Stmt
 	listSessionRunsStmt                  *sql.Stmt
 	listSessionRunsAfterStmt             *sql.Stmt
-	listSessionStatesStmt                *sql.Stmt
 	listSessionToolCallsStmt             *sql.Stmt
 	listSessionsFilteredStmt             *sql.Stmt
 	listStandingApprovalsStmt            *sql.Stmt
@@ -2225,7 +2216,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listSessionRemediationsStmt:          q.listSessionRemediationsStmt,
 		listSessionRunsStmt:                  q.listSessionRunsStmt,
 		listSessionRunsAfterStmt:             q.listSessionRunsAfterStmt,
-		listSessionStatesStmt:                q.listSessionStatesStmt,
 		listSessionToolCallsStmt:             q.listSessionToolCallsStmt,
 		listSessionsFilteredStmt:             q.listSessionsFilteredStmt,
 		listStandingApprovalsStmt:            q.listStandingApprovalsStmt,

@@ -401,9 +401,6 @@ type Querier interface {
 	// the run the cursor names (an empty after_started_at: from the first), each
 	// with how many tool calls it made and questions it asked.
 	ListSessionRunsAfter(ctx context.Context, arg ListSessionRunsAfterParams) ([]ListSessionRunsAfterRow, error)
-	// The newest sessions, for the sessions list, each with how many
-	// questions its runs are parked on (the brief does not weigh them).
-	ListSessionStates(ctx context.Context, lim int64) ([]ListSessionStatesRow, error)
 	// The latest tool calls a session's runs made, newest first, at most
 	// max_calls of them.
 	ListSessionToolCalls(ctx context.Context, arg ListSessionToolCallsParams) ([]ListSessionToolCallsRow, error)

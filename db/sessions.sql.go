@@ -234,69 +234,6 @@ func (q *Queries) GetSessionIDByExternalID(ctx context.Context, arg GetSessionID
 	return id, err
 }
 
-const listSessionStates = `-- name: ListSessionStates :many
-SELECT s.id, s.agent_key_id, s.agent, s.agent_label, s.title, s.lifecycle, s.last_brief_at, s.created_at, s.external_id, m.slug AS mission_slug,
-       CAST(COALESCE((SELECT e.at FROM events e WHERE e.session_id = s.id ORDER BY e.id DESC LIMIT 1), s.created_at) AS TEXT) AS updated_at,
-       (SELECT COUNT(*) FROM asks a JOIN runs r ON r.id = a.run_id WHERE r.session_id = s.id AND a.answered_at IS NULL) AS parked_asks
-FROM sessions s
-JOIN missions m ON m.id = s.mission_id
-ORDER BY s.created_at DESC, s.id
-LIMIT CAST(?1 AS BIGINT)
-`
-
-type ListSessionStatesRow struct {
-	ID          string
-	AgentKeyID  int64
-	Agent       string
-	AgentLabel  string
-	Title       string
-	Lifecycle   string
-	LastBriefAt sql.NullString
-	CreatedAt   string
-	ExternalID  sql.NullString
-	MissionSlug string
-	UpdatedAt   string
-	ParkedAsks  int64
-}
-
-// The newest sessions, for the sessions list, each with how many
-// questions its runs are parked on (the brief does not weigh them).
-func (q *Queries) ListSessionStates(ctx context.Context, lim int64) ([]ListSessionStatesRow, error) {
-	rows, err := q.query(ctx, q.listSessionStatesStmt, listSessionStates, lim)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ListSessionStatesRow{}
-	for rows.Next() {
-		var i ListSessionStatesRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.AgentKeyID,
-			&i.Agent,
-			&i.AgentLabel,
-			&i.Title,
-			&i.Lifecycle,
-			&i.LastBriefAt,
-			&i.CreatedAt,
-			&i.ExternalID,
-			&i.MissionSlug,
-			&i.UpdatedAt,
-			&i.ParkedAsks,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const listSessionsFiltered = `-- name: ListSessionsFiltered :many
 SELECT s.id, s.agent_key_id, s.agent, s.agent_label, s.title, s.lifecycle, s.last_brief_at, s.created_at, s.external_id, m.slug AS mission_slug,
        CAST(COALESCE((SELECT e.at FROM events e WHERE e.session_id = s.id ORDER BY e.id DESC LIMIT 1), s.created_at) AS TEXT) AS updated_at,

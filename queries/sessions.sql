@@ -79,17 +79,6 @@ UPDATE sessions
 SET last_brief_at = sqlc.arg(at)
 WHERE id = sqlc.arg(id) AND (last_brief_at IS NULL OR last_brief_at < sqlc.arg(at));
 
--- name: ListSessionStates :many
--- The newest sessions, for the sessions list, each with how many
--- questions its runs are parked on (the brief does not weigh them).
-SELECT s.id, s.agent_key_id, s.agent, s.agent_label, s.title, s.lifecycle, s.last_brief_at, s.created_at, s.external_id, m.slug AS mission_slug,
-       CAST(COALESCE((SELECT e.at FROM events e WHERE e.session_id = s.id ORDER BY e.id DESC LIMIT 1), s.created_at) AS TEXT) AS updated_at,
-       (SELECT COUNT(*) FROM asks a JOIN runs r ON r.id = a.run_id WHERE r.session_id = s.id AND a.answered_at IS NULL) AS parked_asks
-FROM sessions s
-JOIN missions m ON m.id = s.mission_id
-ORDER BY s.created_at DESC, s.id
-LIMIT CAST(sqlc.arg(lim) AS BIGINT);
-
 -- name: ListSessionsFiltered :many
 -- Every session that passes the filters ('' and 0 match everything):
 -- its mission's slug, its agent's name, its executor (what its client

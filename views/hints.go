@@ -12,4 +12,5 @@ const (
 	HintResume           = "The agent may continue on its next brief."
 	HintPause            = "The agent is told to stop all work on its next brief."
 	HintRemediation      = "The agent is told on its next brief: a required remediation is REMEDIATE until a lead closes it; an advisory one, a warning."
+	HintTaskRemediation  = "The agent is told on its next brief to remediate, naming the task: REMEDIATE until a lead closes it."
 )

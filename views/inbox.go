@@ -63,7 +63,8 @@ var emptyNotes = map[string]string{
 // fragment at "/attention/queue".
 func queueURL(path string, f governance.AttentionFilter, set ...string) string {
 	v := url.Values{}
-	for name, value := range map[string]string{"kind": f.Kind, "mission": f.Mission, "agent": f.Agent, "session": f.Session} {
+	for name, value := range map[string]string{"kind": f.Kind, "mission": f.Mission, "agent": f.Agent, "session": f.Session,
+		"state": f.State, "claimed": f.Claimed, "snoozed": f.Snoozed} {
 		if value != "" {
 			v.Set(name, value)
 		}
@@ -106,6 +107,11 @@ func itemURL(it governance.AttentionItem) string {
 	return "/attention/items/" + url.PathEscape(it.Kind) + "/" + url.PathEscape(it.Session) + "/" + url.PathEscape(it.Ref)
 }
 
+// taskURL is where a blocked task's answers go: its session's task.
+func taskURL(it governance.AttentionItem) string {
+	return "/sessions/" + url.PathEscape(it.Session) + "/tasks/" + url.PathEscape(it.Ref)
+}
+
 // ItemElementID is the element id of an item's line. A blocked task's ref
 // is the agent's own task id, unique only within its session and free
 // text: it is hex-encoded after the session's id.
@@ -141,7 +147,12 @@ func groups(p governance.AttentionPage) []group {
 
 // filtered reports whether any filter narrows the queue.
 func filtered(f governance.AttentionFilter) bool {
-	return f.Kind != "" || f.Mission != "" || f.Agent != "" || f.Session != ""
+	return f.Kind != "" || f.Mission != "" || f.Agent != "" || f.Session != "" || f.State != "" || f.Claimed != "" || f.Snoozed != ""
+}
+
+// claimedChoices are the queue's "Claimed" filter, in order.
+var claimedChoices = []struct{ Value, Label string }{
+	{"", "or not"}, {governance.ClaimedMe, "by me"}, {governance.ClaimedNo, "by no one"}, {governance.ClaimedYes, "by someone"},
 }
 
 // scopePreview is the first few entries of a blocked scope, and how many
@@ -260,4 +271,28 @@ func acceptInstruction(it governance.AttentionItem, f ItemForm) string {
 		return f.Values["instruction"]
 	}
 	return "Go ahead as you proposed."
+}
+
+// snoozedBy reports whether the person me snoozed the item.
+func snoozedBy(it governance.AttentionItem, me string) bool {
+	for _, s := range it.Snoozes {
+		if s.By == me {
+			return true
+		}
+	}
+	return false
+}
+
+// claimedSince is how long ago an item was claimed, in words.
+func claimedSince(it governance.AttentionItem, now time.Time) string {
+	if it.ClaimedAt == nil {
+		return ""
+	}
+	return Age(now, *it.ClaimedAt)
+}
+
+// Clock is a time of day as the console shows a near time: 15:04 UTC, with
+// the date when it is not today.
+func Clock(t time.Time) string {
+	return t.UTC().Format("Jan 2 15:04 UTC")
 }

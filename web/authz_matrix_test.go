@@ -852,6 +852,42 @@ func routeTable() []routeCase {
 				}
 				return "/attention/items/decision/" + id + "/" + ref + "/outcome", nil
 			}},
+		{method: http.MethodPost, path: "/attention/items/:kind/:session/:ref/claim", console: true, want: leadAction, writes: true,
+			setup: func(a *webtest.API) (string, any) {
+				id := paused(a)
+				return "/attention/items/paused/" + id + "/" + id + "/claim", url.Values{}
+			}},
+		{method: http.MethodPost, path: "/attention/items/:kind/:session/:ref/unclaim", console: true, want: leadAction, writes: true,
+			setup: func(a *webtest.API) (string, any) {
+				id := paused(a)
+				if _, err := a.Kit.Gov.Attention.Claim(ctx, a.Lead, governance.ItemKey{Kind: governance.ItemPaused, Session: id, Ref: id}, false); err != nil {
+					a.T.Fatal(err)
+				}
+				return "/attention/items/paused/" + id + "/" + id + "/unclaim", url.Values{}
+			}}, // the claimer, and an admin
+		{method: http.MethodPost, path: "/attention/items/:kind/:session/:ref/snooze", console: true, want: anyoneIn, writes: true,
+			setup: func(a *webtest.API) (string, any) {
+				id := paused(a)
+				return "/attention/items/paused/" + id + "/" + id + "/snooze", url.Values{"for": {"1h"}}
+			}},
+		{method: http.MethodPost, path: "/attention/items/:kind/:session/:ref/unsnooze", console: true, want: anyoneIn, writes: true,
+			setup: func(a *webtest.API) (string, any) {
+				id := paused(a)
+				for _, p := range []auth.Actor{a.Viewer, a.Lead, a.Admin} {
+					if _, err := a.Kit.Gov.Attention.Snooze(ctx, p, governance.ItemKey{Kind: governance.ItemPaused, Session: id, Ref: id}, time.Hour); err != nil {
+						a.T.Fatal(err)
+					}
+				}
+				return "/attention/items/paused/" + id + "/" + id + "/unsnooze", url.Values{}
+			}},
+		{method: http.MethodPost, path: "/sessions/:id/tasks/:task/acknowledge", console: true, want: leadAction, writes: true,
+			setup: func(a *webtest.API) (string, any) {
+				return "/sessions/" + blockedTask(a) + "/tasks/t1/acknowledge", url.Values{}
+			}},
+		{method: http.MethodPost, path: "/sessions/:id/tasks/:task/remediation", console: true, want: leadAction, writes: true,
+			setup: func(a *webtest.API) (string, any) {
+				return "/sessions/" + blockedTask(a) + "/tasks/t1/remediation", url.Values{"instruction": {"Split it."}}
+			}},
 		{method: http.MethodPost, path: "/decisions/resolve", console: true, want: leadAction, writes: true,
 			setup: func(a *webtest.API) (string, any) {
 				_, ref := decision(a)

@@ -661,7 +661,7 @@ var sources = map[string]func(context.Context, db.Querier, db.CountAttentionPara
 			items = append(items, AttentionItem{Kind: ItemTask, State: protocol.ContinueWithWarning, Ref: t.Task,
 				Session: t.SessionID, SessionTitle: t.SessionTitle, Agent: t.Agent, Mission: t.MissionSlug,
 				MissionTitle: t.MissionTitle, Title: "Task " + t.Task + " is blocked",
-				Detail:       "The agent reported this task blocked. It stays here until the task progresses, completes or fails; pause the session or ask for a remediation from its page if it needs a person.",
+				Detail:       "The agent reported this task blocked. It stays here until the task progresses, completes or fails: acknowledge it, require a remediation, or pause the session if it needs a person.",
 				BlockedScope: []string{}, AllowedScope: []string{}, OpenedAt: c.Time("updated_at", t.UpdatedAt)})
 			if err := c.Err(); err != nil {
 				return nil, err

@@ -46,7 +46,7 @@ func TestCorruptRowsAreErrors(t *testing.T) {
 		{Name: "a session created yesterday fails the sessions list", Corrupt: func(t *testing.T, w *world) (string, func() error) {
 			w.Corrupt(`UPDATE sessions SET created_at = 'yesterday' WHERE id = ?`, w.session)
 			return "sessions row " + w.session + `, column created_at: stored time "yesterday"`, func() error {
-				_, err := w.Gov.Sessions.List(t.Context())
+				_, err := w.Gov.Sessions.Page(t.Context(), w.lead, governance.SessionFilter{})
 				return err
 			}
 		}},

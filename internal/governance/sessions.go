@@ -416,9 +416,6 @@ func (s *SessionService) Get(ctx context.Context, actor auth.Actor, id string) (
 	return d, nil
 }
 
-// MaxListedSessions bounds the sessions list.
-const MaxListedSessions = 500
-
 // SessionSummary is one line of the sessions list: the session and what its
 // agent would be told next, computed by the same engine from the same
 // inputs as its brief, delivering nothing.
@@ -440,39 +437,6 @@ type SessionSummary struct {
 	// UpdatedAt is when the session's timeline last changed (its creation
 	// before anything happened).
 	UpdatedAt time.Time `json:"updated_at"`
-}
-
-// List lists the newest sessions (at most MaxListedSessions) with
-// their next action. Each session's brief inputs come from the same cache
-// the briefs use, so a list of sessions that brief often reads little.
-func (s *SessionService) List(ctx context.Context) ([]SessionSummary, error) {
-	now := s.core.now()
-	rows, err := s.core.store.Reader().ListSessionStates(ctx, MaxListedSessions)
-	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
-	}
-	out := make([]SessionSummary, len(rows))
-	for i, r := range rows {
-		in, err := s.briefs.views.view(ctx, r.ID, now)
-		if err != nil {
-			return nil, fmt.Errorf("list sessions: %s: %w", r.ID, err)
-		}
-		b := assemble(in, nil, now)
-		sess, err := s.sessionFrom(db.GetSessionRow{ID: r.ID, AgentKeyID: r.AgentKeyID, Agent: r.Agent, AgentLabel: r.AgentLabel,
-			Title: r.Title, Lifecycle: r.Lifecycle, PausedAt: in.state.PausedAt, PauseReason: in.state.PauseReason,
-			LastBriefAt: r.LastBriefAt, CreatedAt: r.CreatedAt, ExternalID: r.ExternalID, Root: in.state.Root, MissionSlug: r.MissionSlug, MissionHighRisk: in.state.HighRisk})
-		if err != nil {
-			return nil, fmt.Errorf("list sessions: %w", err)
-		}
-		c := db.StoredRow("sessions", r.ID)
-		updated := c.Time("updated_at", r.UpdatedAt)
-		if err := c.Err(); err != nil {
-			return nil, fmt.Errorf("list sessions: %w", err)
-		}
-		out[i] = SessionSummary{Session: sess, Tracked: in.state.LifecycleAt.Valid, NextAction: b.NextAction, Reason: b.Reason,
-			ParkedAsks: int(r.ParkedAsks), Executor: executorOf(r.Agent, r.AgentLabel), UpdatedAt: updated}
-	}
-	return out, nil
 }
 
 // Pause pulls the brake on a session: its agent is BLOCKED from all work

@@ -30,7 +30,8 @@ const maxLines = 1000
 // filterOf reads the queue's filters from the query string.
 func filterOf(c echo.Context) governance.AttentionFilter {
 	return governance.AttentionFilter{Kind: c.QueryParam("kind"), Mission: c.QueryParam("mission"),
-		Agent: c.QueryParam("agent"), Session: c.QueryParam("session")}
+		Agent: c.QueryParam("agent"), Session: c.QueryParam("session"), State: c.QueryParam("state"),
+		Claimed: c.QueryParam("claimed"), Snoozed: c.QueryParam("snoozed"), Viewer: httpx.Actor(c)}
 }
 
 // intParam reads a whole-number query parameter between lo and hi, or def
@@ -432,16 +433,24 @@ func (k *console) itemWaits(c echo.Context, a action) error {
 	if err != nil {
 		return err
 	}
+	return k.itemStays(c, it, waitingSecond)
+}
+
+// itemStays answers htmx after an action that leaves the item waiting (a
+// first approval, a claim, a snooze seen from its page): its form again,
+// as it is now, msg in the live region, and the queue asked to refresh.
+func (k *console) itemStays(c echo.Context, it governance.AttentionItem, msg string) error {
 	tools, err := k.planTools(c.Request().Context(), it.Plan)
 	if err != nil {
 		return err
 	}
-	ann, err := k.announce(c, waitingSecond)
+	ann, err := k.announce(c, msg)
 	if err != nil {
 		return err
 	}
 	c.Response().Header().Set("HX-Trigger", "queue-changed")
-	return render(c, http.StatusOK, templ.Join(views.ItemBody(it, httpx.Actor(c).CanLead(), csrfOf(c), views.ItemForm{}, httpx.Actor(c).Email, tools), views.AnnounceUpdate(ann)))
+	return render(c, http.StatusOK, templ.Join(views.ItemBody(it, httpx.Actor(c).CanLead(), csrfOf(c), views.ItemForm{}, httpx.Actor(c).Email, tools),
+		views.AnnounceUpdate(ann)))
 }
 
 // lineGone answers htmx with the item's line removed (the answer replaces
@@ -487,7 +496,7 @@ func (k *console) itemDonePage(c echo.Context, a action) error {
 	if err != nil {
 		return err
 	}
-	next, err := k.gov.Attention.Page(ctx, governance.AttentionFilter{}, 0, 1)
+	next, err := k.gov.Attention.Page(ctx, governance.AttentionFilter{Viewer: httpx.Actor(c)}, 0, 1)
 	if err != nil {
 		return err
 	}

@@ -169,7 +169,7 @@ func TestBrowserInboxPassesAxe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	paths := []string{"/?kind=decision", "/?kind=task", "/?session=" + w.gated}
+	paths := []string{"/?kind=decision", "/?kind=task", "/?session=" + w.gated, "/?snoozed=only&claimed=me"}
 	for _, it := range items {
 		paths = append(paths, "/attention/items/"+it.Kind+"/"+it.Session+"/"+it.Ref)
 	}

@@ -25,6 +25,15 @@ func focused(id string) chromedp.Action[chromedp.Void] {
 	}
 }
 
+// holds waits for the script's function js to return true.
+func holds(js string) chromedp.Action[chromedp.Void] {
+	poll := chromedp.PollFunction[bool](js, chromedp.WithPollingTimeout(10*time.Second))
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := poll(ctx, t)
+		return chromedp.Void{}, err
+	}
+}
+
 func activeID(t *testing.T, ctx context.Context) string {
 	t.Helper()
 	id, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.activeElement ? document.activeElement.id : ""`))
@@ -147,4 +156,47 @@ func sessionOfGate(t *testing.T, in *inbox, ref string) string {
 	t.Helper()
 	s, _ := gateIn(t, in, ref)
 	return s
+}
+
+// Claim and snooze in the browser: "I'm on it" puts the lead's name on
+// the line for everyone (another lead's claim arrives without a reload),
+// and a snooze takes the line out of this lead's queue, announced, while
+// the count still counts it.
+func TestBrowserClaimAndSnooze(t *testing.T) {
+	in := seedInbox(t, 6)
+	ctx := context.Background()
+	other, _ := in.app.Kit.Lead()
+	b := webtest.NewBrowser(t)
+	webtest.SignIn(t, b, in.app.URL, in.lead.Email)
+
+	gate := in.gates[0]
+	webtest.OpenItem(t, b, lineOfRef(gate))
+	webtest.Do(t, b, "I'm on it", webtest.Click(lineOfRef(gate)+` [data-testid=claim]`),
+		chromedp.WaitVisible(chromedp.CSS(lineOfRef(gate)+` [data-testid=unclaim]`)))
+	webtest.WaitText(t, b, `[data-testid=announce]`, "You are on it: everyone sees your name on it until it is answered or you unclaim it.")
+	webtest.WaitText(t, b, lineOfRef(gate)+` [data-testid=claimed]`, in.lead.Email+" is on it")
+
+	next := in.gates[1]
+	s := sessionOfGate(t, in, next)
+	if _, err := in.app.Kit.Gov.Attention.Claim(ctx, other, governance.ItemKey{Kind: governance.ItemDecision, Session: s, Ref: next}, false); err != nil {
+		t.Fatal(err)
+	}
+	webtest.WaitText(t, b, lineOfRef(next)+` [data-testid=claimed]`, other.Email+" is on it")
+	webtest.Screenshot(t, b, "attention-claimed")
+
+	before := webtest.TextOf(t, b, `[data-testid=attention-count]`)
+	webtest.OpenItem(t, b, lineOfRef(next))
+	webtest.Do(t, b, "snooze for four hours",
+		chromedp.SetValue(chromedp.CSS(lineOfRef(next)+` [data-testid=snooze-for]`), "4h"),
+		webtest.Click(lineOfRef(next)+` [data-testid=snooze]`),
+		chromedp.WaitNotPresent(chromedp.CSS(lineOfRef(next))))
+	webtest.Do(t, b, "the snooze is announced", holds(
+		`() => document.querySelector("[data-testid=announce]").innerText.startsWith("Snoozed for 4h: it is hidden from your queue until")`))
+	if got := webtest.TextOf(t, b, `[data-testid=attention-count]`); got != before {
+		t.Errorf("the count went from %q to %q: a snoozed gate still blocks", before, got)
+	}
+	webtest.Do(t, b, "Snoozed by you", webtest.Click(`[data-testid=show-snoozed]`),
+		chromedp.WaitVisible(chromedp.CSS(lineOfRef(next))))
+	webtest.Do(t, b, "marked snoozed", chromedp.WaitVisible(chromedp.CSS(lineOfRef(next)+` [data-testid=snoozed]`)))
+	webtest.Screenshot(t, b, "attention-snoozed")
 }

@@ -14,10 +14,19 @@ import (
 	"github.com/madebook/madebook/web/httpx"
 )
 
-// handleSessions serves GET /sessions: every session with its next action.
+// handleSessions serves GET /sessions: the sessions with their next
+// action, most severe first, a page at a time (?next=), under the filters
+// in the query string (state, mission, agent, q: words of the title).
 func (k *console) handleSessions() echo.HandlerFunc {
 	return func(c echo.Context) error {
-		list, err := k.gov.Sessions.List(c.Request().Context())
+		ctx := c.Request().Context()
+		f := governance.SessionFilter{State: c.QueryParam("state"), Mission: c.QueryParam("mission"),
+			Agent: strings.TrimSpace(c.QueryParam("agent")), Q: strings.TrimSpace(c.QueryParam("q")), Next: c.QueryParam("next")}
+		list, err := k.gov.Sessions.Page(ctx, httpx.Actor(c), f)
+		if err != nil {
+			return err
+		}
+		missions, err := k.gov.Missions.List(ctx)
 		if err != nil {
 			return err
 		}
@@ -25,7 +34,7 @@ func (k *console) handleSessions() echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return render(c, http.StatusOK, views.SessionsPage(p, views.SessionsList{Sessions: list, Now: k.gov.Now()}))
+		return render(c, http.StatusOK, views.SessionsPage(p, views.SessionsList{Page: list, Filter: f, Missions: missions, Now: k.gov.Now()}))
 	}
 }
 
