@@ -114,6 +114,40 @@ func TestDataVersion(t *testing.T) {
 		wg.Wait()
 	})
 
+	t.Run("a commit before a call shows in its answer, while others probe", func(t *testing.T) {
+		// Coalesced probes must never hand a caller an answer read before
+		// it asked: each commit from another store is followed by a call
+		// that must see it, with eight readers probing all the while.
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if _, _, err := s.DataVersion(ctx); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		for i := range 200 {
+			before := version()
+			if _, err := shell.ExecContext(ctx, `UPDATE users SET role = ? WHERE email = 'own@example.com'`, []string{"lead", "viewer"}[i%2]); err != nil {
+				t.Fatal(err)
+			}
+			if v := version(); v <= before {
+				t.Fatalf("commit %d: version %d after it, %d before: the call got an answer from before it", i, v, before)
+			}
+		}
+		close(stop)
+		wg.Wait()
+	})
+
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
