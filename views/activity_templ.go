@@ -42,7 +42,7 @@ var ActivityFilters = []struct{ Prefix, Label string }{
 	{"rule", "Rules"}, {"risk_gates.", "Risk gates"}, {"tool.", "Tools"}, {"webhook.", "Notifications"},
 	{"mission.", "Missions"}, {"decision.", "Gates"}, {"plan.", "Plans"}, {"session.", "Pauses"},
 	{"violation.", "Violations"}, {"remediation.", "Remediations"}, {"deviation.", "Rule deviations"},
-	{"ask.", "Asks"}, {"lifecycle.", "Permission prompts"},
+	{"ask.", "Asks"}, {"lifecycle.", "Permission prompts"}, {"attention.", "Claims, snoozes and acknowledgements"},
 }
 
 // ActivityChange is one field an admin action changed: its value before
@@ -141,7 +141,7 @@ func ActivityPage(p Page, v ActivityView) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>Activity</h1><p class=\"muted\">Every change an admin makes to users, agent keys, personal tokens, policies, rules, risk gates, tools and notification endpoints, every change to a mission, and every lead's answer (a gate resolved or approved, a plan approved, a session paused, a violation cleared, an ask answered), from the console, the API or the command line, newest first. Each is recorded with the change itself, and never with a secret.</p><form class=\"filters\" method=\"get\" action=\"/activity\" data-testid=\"activity-filter\"><label for=\"activity-action\">Show</label> <select id=\"activity-action\" name=\"kind\"><option value=\"\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>Activity</h1><p class=\"muted\">Every change an admin makes to users, agent keys, personal tokens, policies, rules, risk gates, tools and notification endpoints, every change to a mission, and every lead's answer (a gate resolved or approved, a plan approved, a session paused, a violation cleared, an ask answered, an item claimed or snoozed), from the console, the API or the command line, newest first. Each is recorded with the change itself, and never with a secret.</p><form class=\"filters\" method=\"get\" action=\"/activity\" data-testid=\"activity-filter\"><label for=\"activity-action\">Show</label> <select id=\"activity-action\" name=\"kind\"><option value=\"\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -98,6 +98,12 @@ func TestClaimAndSnoozeInTheQueue(t *testing.T) {
 		t.Errorf("claim without htmx: %d", p.Status)
 	}
 
+	// What leads did shows on the Activity page, under its own filter.
+	if p := a.Open("/activity?kind=attention."); !strings.Contains(p.Body, `<option value="attention." selected>`) ||
+		strings.Count(p.Text(), "attention.claim") < 3 || !strings.Contains(p.Text(), "attention.snooze") {
+		t.Errorf("the Activity page's claims and snoozes: %s", webtest.Short([]byte(p.Body)))
+	}
+
 	// A viewer sees the marks but has no buttons to set them.
 	viewer, _ := kit.Person(auth.Viewer)
 	v := webtest.ConsoleAs(t, base, viewer.Email)
