@@ -62,18 +62,21 @@ var emptyNotes = map[string]string{
 // set (name, value), or removed when value is "": the page at "/" or a
 // fragment at "/attention/queue".
 func queueURL(path string, f governance.AttentionFilter, set ...string) string {
+	params := map[string]string{"kind": f.Kind, "mission": f.Mission, "agent": f.Agent, "session": f.Session,
+		"state": f.State, "claimed": f.Claimed, "snoozed": f.Snoozed}
+	for i := 0; i+1 < len(set); i += 2 {
+		params[set[i]] = set[i+1]
+	}
+	return withQuery(path, params)
+}
+
+// withQuery is path with the parameters of params that are not "" as its
+// query string.
+func withQuery(path string, params map[string]string) string {
 	v := url.Values{}
-	for name, value := range map[string]string{"kind": f.Kind, "mission": f.Mission, "agent": f.Agent, "session": f.Session,
-		"state": f.State, "claimed": f.Claimed, "snoozed": f.Snoozed} {
+	for name, value := range params {
 		if value != "" {
 			v.Set(name, value)
-		}
-	}
-	for i := 0; i+1 < len(set); i += 2 {
-		if set[i+1] == "" {
-			v.Del(set[i])
-		} else {
-			v.Set(set[i], set[i+1])
 		}
 	}
 	if len(v) == 0 {
