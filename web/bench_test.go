@@ -17,8 +17,8 @@ import (
 
 	"github.com/madebook/madebook/db"
 	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/gate"
 	"github.com/madebook/madebook/internal/governance"
-	"github.com/madebook/madebook/internal/hook"
 	"github.com/madebook/madebook/internal/ratelimit"
 	"github.com/madebook/madebook/internal/testkit"
 	"github.com/madebook/madebook/web"
@@ -141,7 +141,7 @@ func BenchmarkBriefThroughput(b *testing.B) {
 // absolute, in the working directory Claude Code reports.
 func hookCheck(tb testing.TB, kit *testkit.Kit, agent auth.Actor, session string) []byte {
 	tb.Helper()
-	run, _, err := kit.Ledger.OpenRun(context.Background(), agent, session, hook.RunName, "", "claude-"+session)
+	run, _, err := kit.Ledger.OpenRun(context.Background(), agent, session, gate.ClaudeCode, "", "claude-"+session)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func hookCheck(tb testing.TB, kit *testkit.Kit, agent auth.Actor, session string
 // directory: in a session whose gate blocks a path, the command is parsed.
 func hookBashCheck(tb testing.TB, kit *testkit.Kit, agent auth.Actor, session string) []byte {
 	tb.Helper()
-	run, _, err := kit.Ledger.OpenRun(context.Background(), agent, session, hook.RunName, "", "claude-"+session)
+	run, _, err := kit.Ledger.OpenRun(context.Background(), agent, session, gate.ClaudeCode, "", "claude-"+session)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -483,11 +483,11 @@ func (w *hookWorld) inProcess(event []byte) error {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
-	c := hook.NewCommand(func(k string) string { return env[k] }, "", "")
+	c := hook.NewCommand(hook.ClaudeCode, func(k string) string { return env[k] }, "", "")
 	c.Transport = &http.Transport{DisableKeepAlives: true}
 	var out bytes.Buffer
-	if err := c.Run(context.Background(), bytes.NewReader(event), &out); err != nil {
-		return err
+	if code, err := c.Run(context.Background(), bytes.NewReader(event), &out, io.Discard); err != nil || code != 0 {
+		return fmt.Errorf("in-process: exit %d: %v", code, err)
 	}
 	if out.Len() > 0 {
 		return fmt.Errorf("in-process: answered %q: Madebook should allow the call (print nothing)", out.Bytes())

@@ -1,7 +1,7 @@
-// Command madebook-hook is Madebook's Claude Code command hook alone:
-// `madebook-hook claude-code` is `madebook hook claude-code`, the same
+// Command madebook-hook is Madebook's command hook alone: `madebook-hook
+// claude-code` (codex, gemini, copilot, cursor) is `madebook hook claude-code`, the same
 // code (internal/hook's Command), in a binary without the server, which
-// starts in a fraction of the time. Claude Code runs the hook before and
+// starts in a fraction of the time. The agent runs the hook before and
 // after every tool call, so its start is paid on each. Built with
 // CGO_ENABLED=0 it is static and starts faster still (net and os/user
 // then skip the C library): see docs/benchmarks.md.
@@ -23,26 +23,32 @@ func main() {
 }
 
 // usage is the command line.
-const usage = "usage: madebook-hook claude-code [--url URL] [--mission SLUG]"
+const usage = "usage: madebook-hook claude-code|codex|gemini|copilot|cursor [--url URL] [--mission SLUG] [--event EVENT]"
 
-// run is the program: its exit status. 0 with an answer (a denial
-// included); 2 when stdin is not a hook's JSON (Claude Code blocks the
-// call and shows the message) or the command line is wrong.
+// run is the program: its exit status. 0 with an answer; 2 when stdin is
+// not a hook's JSON (the executor blocks the call and shows the message),
+// the command line is wrong, or the answer is a denial the executor reads
+// from the exit status.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "claude-code" {
+	var e *hook.Executor
+	if len(args) > 0 {
+		e, _ = hook.ExecutorOf(args[0])
+	}
+	if e == nil {
 		fmt.Fprintln(stderr, usage)
 		return 2
 	}
-	f := flag.NewFlagSet("madebook-hook claude-code", flag.ContinueOnError)
+	f := flag.NewFlagSet("madebook-hook "+e.Name, flag.ContinueOnError)
 	f.SetOutput(stderr)
 	f.Usage = func() {
 		fmt.Fprintln(stderr, usage)
-		fmt.Fprintln(stderr, "A Claude Code command hook: the event's JSON on stdin, the answer's JSON on stdout.")
-		fmt.Fprintln(stderr, "It is `madebook hook claude-code` (see `madebook hook claude-code --help`).")
+		fmt.Fprintf(stderr, "A %s command hook: the event's JSON on stdin, the answer on stdout.\n", e.Title)
+		fmt.Fprintf(stderr, "It is `madebook hook %s` (see `madebook hook %s --help`).\n", e.Name, e.Name)
 		f.PrintDefaults()
 	}
 	url := f.String("url", "", "the `URL` Madebook serves at (MADEBOOK_URL; default "+hook.DefaultURL+")")
-	mission := f.String("mission", "", "the `SLUG` of the mission the Claude session works on (MADEBOOK_MISSION)")
+	mission := f.String("mission", "", "the `SLUG` of the mission the session works on (MADEBOOK_MISSION)")
+	event := f.String("event", "", "the `EVENT` the hook is configured on, for an executor whose events do not name themselves (copilot)")
 	if err := f.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -53,9 +59,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprintf(stderr, "madebook-hook: unexpected argument %q\n%s\n", f.Arg(0), usage)
 		return 2
 	}
-	if err := hook.NewCommand(getenv, *url, *mission).Run(ctx, stdin, stdout); err != nil {
-		fmt.Fprintln(stderr, "madebook-hook claude-code: "+err.Error())
+	c := hook.NewCommand(e, getenv, *url, *mission)
+	c.Event = *event
+	code, err := c.Run(ctx, stdin, stdout, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "madebook-hook "+e.Name+": "+err.Error())
 		return 2
 	}
-	return 0
+	return code
 }

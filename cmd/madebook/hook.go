@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/madebook/madebook/internal/hook"
 )
@@ -16,42 +19,98 @@ func (e hookInputError) Error() string { return e.err.Error() }
 
 func (e hookInputError) Unwrap() error { return e.err }
 
-// runHookClaudeCode is `madebook hook claude-code`: a Claude Code command
-// hook (hook.Command). It reads the event on stdin and prints the answer
-// on stdout; it opens no database. The lean cmd/madebook-hook runs the
-// same code and starts faster.
-func runHookClaudeCode(ctx context.Context, c stdio, args []string) error {
-	f := newFlags("hook claude-code", "madebook hook claude-code [--url URL] [--mission SLUG]", hookAbout)
-	f.Notes = hookNotes
-	base := f.String("url", hook.DefaultURL, "the `URL` Madebook serves at")
-	f.Env["url"] = "MADEBOOK_URL"
-	mission := f.String("mission", "", "the `SLUG` of the mission the Claude session works on")
-	f.Env["mission"] = "MADEBOOK_MISSION"
-	if err := f.parse(c, args); err != nil {
-		return err
+// mustExecutor is the hook's adapter of the executor name, which the
+// command table names: a name it does not have is a programming error.
+func mustExecutor(name string) *hook.Executor {
+	e, ok := hook.ExecutorOf(name)
+	if !ok {
+		panic("madebook: no hook adapter for " + name)
 	}
-	err := hook.NewCommand(c.getenv, *base, *mission).Run(ctx, c.stdin, c.stdout)
-	var ie *hook.InputError
-	if errors.As(err, &ie) {
-		return hookInputError{err}
-	}
-	return err
+	return e
 }
 
-// hookAbout and hookNotes are the hook's help.
-const (
-	hookAbout = "A Claude Code command hook (SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest,\n" +
-		"PostToolUse, PostToolUseFailure, SubagentStart, Stop, SubagentStop, SessionEnd): the event's\n" +
-		"JSON on stdin, the answer's JSON on stdout (nothing when a tool call may run). Each event is one\n" +
-		"request to Madebook, which re-attaches the session whose external_id is Claude's session_id.\n" +
-		"PreToolUse denies a call Madebook refuses, with the reason and what to do instead. When Madebook\n" +
-		"does not answer, side-effecting tools are denied and read-only ones run (MADEBOOK_FAIL_OPEN=1:\n" +
-		"all run). `madebook init claude-code` writes the settings; docs/agents.md has them."
-	hookNotes = "Environment:\n" +
-		"  MADEBOOK_KEY        the agent key, mbk_… (required)\n" +
-		"  MADEBOOK_MISSION    the slug of the mission the Claude session works on (or --mission)\n" +
-		"  MADEBOOK_FAIL_OPEN  1: let every tool run when Madebook does not answer\n" +
-		"  CLAUDE_PROJECT_DIR  the project root (Claude Code sets it; else git's top level, else the cwd)\n\n" +
-		"Exit status: 0 with an answer (a denial included); 2 when stdin is not a hook's JSON (Claude\n" +
-		"Code blocks the call and shows the message) or a command-line mistake."
-)
+// hookExit is the exit status an executor reads an answer from (a
+// denial some executors take from exit status 2): its stderr is written.
+type hookExit int
+
+func (e hookExit) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// runHookFor is `madebook hook EXECUTOR`: the executor's command hook
+// (hook.Command). It reads the event on stdin and gives the answer as
+// the executor reads it (stdout, stderr, the exit status); it opens no
+// database. The lean cmd/madebook-hook runs the same code and starts
+// faster.
+func runHookFor(e *hook.Executor) func(ctx context.Context, c stdio, args []string) error {
+	return func(ctx context.Context, c stdio, args []string) error {
+		usage := "madebook hook " + e.Name + " [--url URL] [--mission SLUG]"
+		if e.EventArg {
+			usage += " --event EVENT"
+		}
+		f := newFlags("hook "+e.Name, usage, hookAbout(e))
+		f.Notes = hookNotes(e)
+		base := f.String("url", hook.DefaultURL, "the `URL` Madebook serves at")
+		f.Env["url"] = "MADEBOOK_URL"
+		mission := f.String("mission", "", "the `SLUG` of the mission the "+e.Title+" session works on")
+		f.Env["mission"] = "MADEBOOK_MISSION"
+		var event *string
+		if e.EventArg {
+			event = f.String("event", "", "the `EVENT` the hook is configured on ("+e.Title+"'s events do not name themselves)")
+		}
+		if err := f.parse(c, args); err != nil {
+			return err
+		}
+		cmd := hook.NewCommand(e, c.getenv, *base, *mission)
+		if event != nil {
+			if _, ok := e.Events[*event]; !ok {
+				return f.Fail("--event %q is not one of %s's events the hook answers: %s", *event, e.Title, strings.Join(hookEvents(e), ", "))
+			}
+			cmd.Event = *event
+		}
+		code, err := cmd.Run(ctx, c.stdin, c.stdout, c.stderr)
+		var ie *hook.InputError
+		switch {
+		case errors.As(err, &ie):
+			return hookInputError{err}
+		case err != nil:
+			return err
+		case code != 0:
+			return hookExit(code)
+		}
+		return nil
+	}
+}
+
+// hookAbout is the hook's help.
+func hookAbout(e *hook.Executor) string {
+	events := make([]string, 0, len(e.Events))
+	for native := range e.Events {
+		events = append(events, native)
+	}
+	slices.Sort(events)
+	return "A " + e.Title + " command hook (" + strings.Join(events, ", ") + "): the event's JSON on\n" +
+		"stdin, the answer as " + e.Title + " reads it on stdout (nothing when a tool call may run). Each\n" +
+		"event is one request to Madebook, which re-attaches the session whose external_id is the\n" +
+		e.Title + " session's id. A call Madebook refuses is denied, with the reason and what to do\n" +
+		"instead. When Madebook does not answer, side-effecting tools are denied and read-only ones\n" +
+		"run (MADEBOOK_FAIL_OPEN=1: all run). `madebook init " + e.Name + "` writes the settings;\n" +
+		"docs/agents.md has them."
+}
+
+// hookNotes is the hook's environment and exit status.
+func hookNotes(e *hook.Executor) string {
+	vars := [][2]string{
+		{"MADEBOOK_KEY", "the agent key, mbk_… (required)"},
+		{"MADEBOOK_MISSION", "the slug of the mission the " + e.Title + " session works on (or --mission)"},
+		{"MADEBOOK_FAIL_OPEN", "1: let every tool run when Madebook does not answer"},
+	}
+	if e.ProjectDir != "" {
+		vars = append(vars, [2]string{e.ProjectDir, "the project root (" + e.Title + " sets it; else git's top level, else the cwd)"})
+	}
+	s := "Environment:\n"
+	for _, v := range vars {
+		s += fmt.Sprintf("  %-21s%s\n", v[0], v[1])
+	}
+	return s + "\nExit status: 0 with an answer; 2 when stdin is not a hook's JSON (" + e.Title + " blocks the\n" +
+		"call and shows the message), a command-line mistake, or a denial " + e.Title + " reads from the\n" +
+		"exit status."
+}

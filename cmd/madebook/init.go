@@ -17,6 +17,7 @@ import (
 
 	"github.com/madebook/madebook/internal/agentcli"
 	"github.com/madebook/madebook/internal/governance"
+	"github.com/madebook/madebook/internal/hook"
 )
 
 // initClaudeEvents is every Claude Code event init hooks Madebook's hook
@@ -91,7 +92,7 @@ func initClaudeCode(c stdio, args []string, executable func() (string, error)) e
 	if err != nil {
 		return fmt.Errorf("find this binary: %w", err)
 	}
-	cmd, cmdArgs, err := claudeHookCommand(exe, u, *mission, c.getenv("GOCACHE"))
+	cmd, cmdArgs, err := hookCommand(exe, "claude-code", u, *mission, c.getenv("GOCACHE"))
 	if err != nil {
 		return err
 	}
@@ -126,11 +127,11 @@ func initURL(raw string) (string, error) {
 	return base, nil
 }
 
-// claudeHookCommand is the hook Claude Code runs, in the exec form: the
-// running binary exe with its symlinks resolved (`hook claude-code …`),
-// or madebook-hook when it is an executable beside it. A binary in the Go
-// build cache (go run) is refused: the cache deletes it.
-func claudeHookCommand(exe, base, mission, gocache string) (string, []string, error) {
+// hookCommand is the hook the executor runs, as a program and its
+// arguments: the running binary exe with its symlinks resolved (`hook
+// EXECUTOR …`), or madebook-hook when it is an executable beside it. A
+// binary in the Go build cache (go run) is refused: the cache deletes it.
+func hookCommand(exe, executor, base, mission, gocache string) (string, []string, error) {
 	exe, err := filepath.Abs(exe)
 	if err != nil {
 		return "", nil, fmt.Errorf("find this binary: %w", err)
@@ -140,8 +141,8 @@ func claudeHookCommand(exe, base, mission, gocache string) (string, []string, er
 	}
 	if goRunBuild(exe, gocache) {
 		return "", nil, fmt.Errorf("this madebook is a `go run` build (%s), a file Go "+
-			"deletes: Claude Code's hooks would run a program that is gone. Build it first, "+
-			"`go build -o bin/ ./cmd/...`, then run `bin/madebook init claude-code`. Nothing was written", exe)
+			"deletes: the agent's hooks would run a program that is gone. Build it first, "+
+			"`go build -o bin/ ./cmd/...`, then run `bin/madebook init %s`. Nothing was written", exe, executor)
 	}
 	flags := []string{"--url", base}
 	if mission != "" {
@@ -152,9 +153,9 @@ func claudeHookCommand(exe, base, mission, gocache string) (string, []string, er
 		ext = filepath.Ext(exe)
 	}
 	if lean := filepath.Join(filepath.Dir(exe), leanHook+ext); isExecutable(lean) {
-		return lean, append([]string{"claude-code"}, flags...), nil
+		return lean, append([]string{executor}, flags...), nil
 	}
-	return exe, append([]string{"hook", "claude-code"}, flags...), nil
+	return exe, append([]string{"hook", executor}, flags...), nil
 }
 
 // goRunBuild reports whether path is a binary `go run` built: in a
@@ -249,7 +250,7 @@ func withoutMadebookHooks(groups []any) []any {
 }
 
 // isMadebookHook reports whether a hook entry runs Madebook's hook: its
-// command holds `madebook hook claude-code` (as hand-written settings did),
+// command holds `madebook hook EXECUTOR` (as hand-written settings did),
 // or its program (the command in the exec form, else the first word of the
 // shell command) is madebook-hook, or madebook running `hook` (a madebook
 // running `agent …` is a hook of the user's own).
@@ -263,8 +264,10 @@ func isMadebookHook(h any) bool {
 	if !ok {
 		return false
 	}
-	if strings.Contains(command, "madebook hook claude-code") || strings.Contains(command, leanHook+" claude-code") {
-		return true
+	for _, e := range hook.ExecutorNames() {
+		if strings.Contains(command, "madebook hook "+e) || strings.Contains(command, leanHook+" "+e) {
+			return true
+		}
 	}
 	var args []string
 	if v, ok := o.get("args"); ok {

@@ -1,8 +1,9 @@
 // Command madebook is the governance console for AI coding agents: the
 // server (serve), the operator's commands (migrate, user add, key
 // create|list|revoke, token create|list|revoke, audit, rules infer), the
-// agent calls from a shell (agent), a project's Claude Code setup (init
-// claude-code), the Claude Code hook (hook claude-code) and version. Each
+// agent calls from a shell (agent), a project's setup for a coding agent
+// (init claude-code|codex|gemini|copilot|cursor), the coding agents'
+// hooks (hook claude-code|codex|gemini|copilot|cursor) and version. Each
 // command is in its own file; this one holds main, run and the table of
 // commands.
 package main
@@ -20,6 +21,7 @@ import (
 
 	"github.com/madebook/madebook/internal/agentcli"
 	"github.com/madebook/madebook/internal/cliflag"
+	"github.com/madebook/madebook/internal/hook"
 )
 
 func main() {
@@ -68,6 +70,10 @@ func outcome(err error) (code int, msg string) {
 		return 2, cmd + ": " + oneLine(u.Msg) + "\n\n" + strings.TrimRight(u.Usage, "\n")
 	case errors.As(err, new(hookInputError)):
 		return 2, cmd + ": " + oneLine(err.Error())
+	case errors.As(err, new(hookExit)):
+		var h hookExit
+		errors.As(err, &h)
+		return int(h), "" // the hook wrote what the executor reads
 	case errors.As(err, &e):
 		return e.code, cmd + ": " + oneLine(err.Error())
 	}
@@ -123,7 +129,15 @@ var commands = []command{
 	{"rules infer", "propose architecture rules from a repository's imports", runRulesInfer},
 	{"agent", "make an agent's calls from a shell, the JSON answer on stdout (agent --help)", runAgent},
 	{"init claude-code", "set a project up for Claude Code governed by Madebook (.claude/settings.json, .mcp.json)", runInitClaudeCode},
-	{"hook claude-code", "a Claude Code command hook: the event's JSON on stdin, the answer's on stdout", runHookClaudeCode},
+	{"init codex", "set a project up for Codex CLI governed by Madebook (.codex/hooks.json, .codex/config.toml)", runInitCodex},
+	{"init gemini", "set a project up for Gemini CLI governed by Madebook (.gemini/settings.json)", runInitGemini},
+	{"init copilot", "set a project up for Copilot CLI governed by Madebook (.github/hooks/madebook.json, .mcp.json)", runInitCopilot},
+	{"init cursor", "set a project up for Cursor governed by Madebook (.cursor/hooks.json, .cursor/mcp.json)", runInitCursor},
+	{"hook claude-code", "a Claude Code command hook: the event's JSON on stdin, the answer's on stdout", runHookFor(hook.ClaudeCode)},
+	{"hook codex", "a Codex CLI command hook: the event's JSON on stdin, the answer's on stdout", runHookFor(mustExecutor("codex"))},
+	{"hook gemini", "a Gemini CLI command hook: the event's JSON on stdin, the answer's on stdout", runHookFor(mustExecutor("gemini"))},
+	{"hook copilot", "a Copilot CLI command hook: the event's JSON on stdin, the answer's on stdout", runHookFor(mustExecutor("copilot"))},
+	{"hook cursor", "a Cursor command hook: the event's JSON on stdin, the answer's on stdout", runHookFor(mustExecutor("cursor"))},
 	{"version", "print the version, the commit it was built from and the Go version (also --version)", runVersion},
 }
 

@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/madebook/madebook/internal/auth"
+	"github.com/madebook/madebook/internal/gate"
 	"github.com/madebook/madebook/internal/governance"
-	"github.com/madebook/madebook/internal/hook"
 )
 
 // fleetKeys is how many agent keys the bench's fleet shares out its
@@ -51,7 +51,7 @@ func loadFleet(ctx context.Context, t *target, n int) (fleet, error) {
 			return f, err
 		}
 		f.sessions[i] = s.ID
-		r, _, err := t.Ledger.OpenRun(ctx, agent, s.ID, hook.RunName, "", fmt.Sprintf("claude-session-%d", i))
+		r, _, err := t.Ledger.OpenRun(ctx, agent, s.ID, gate.ClaudeCode, "", fmt.Sprintf("claude-session-%d", i))
 		if err != nil {
 			return f, err
 		}

@@ -22,32 +22,9 @@ import (
 	"github.com/madebook/madebook/internal/protocol"
 )
 
-// ClaudeCode is the server Claude Code's built-in tools (Read, Edit, Bash,
-// …) are classified under, in the tool registry and in recorded calls.
-const ClaudeCode = "claude-code"
-
-// mcpPrefix starts the name Claude Code gives an MCP tool:
+// mcpPrefix starts the name Claude Code and Codex give an MCP tool:
 // mcp__<server>__<tool>.
 const mcpPrefix = "mcp__"
-
-// readOnly are Claude Code's built-in tools that change nothing: they
-// read the repository or the web, or list or load what the agent may use
-// (ToolSearch loads the schemas of deferred tools, Madebook's own MCP
-// tools among them, so a paused or HARD_STOP session can still reach
-// Madebook). The list covers the tool set of the pinned Claude Code
-// (2.1.328: Read, ToolSearch, ListAgents, CronList, WebFetch, WebSearch,
-// Skill) and the read-only tools of earlier versions (Grep, Glob, LS,
-// NotebookRead, TodoWrite). Every other tool (Edit, Write, MultiEdit,
-// NotebookEdit, Bash, Agent, Workflow, …, and any tool nobody classified)
-// is side-effecting unless the registry says otherwise.
-var readOnly = map[string]bool{
-	"Read": true, "ToolSearch": true, "ListAgents": true, "CronList": true, "WebFetch": true, "WebSearch": true, "Skill": true,
-	"Grep": true, "Glob": true, "LS": true, "NotebookRead": true, "TodoWrite": true,
-}
-
-// ReadOnlyBuiltin reports whether tool is one of Claude Code's built-in
-// tools that change nothing (see ReadOnlyBuiltins).
-func ReadOnlyBuiltin(tool string) bool { return readOnly[tool] }
 
 // Madebook is the server name Madebook's own MCP server is registered
 // under, as docs/agents.md's .mcp.json names it: its tools appear to a coding
@@ -70,24 +47,27 @@ var governance = map[string]bool{
 // lets run, sorted.
 func GovernanceTools() []string { return slices.Sorted(maps.Keys(governance)) }
 
-// ReadOnlyBuiltins lists Claude Code's built-in read-only tools, sorted.
-func ReadOnlyBuiltins() []string { return slices.Sorted(maps.Keys(readOnly)) }
+// SplitTool returns the server and tool of a tool as Madebook names it
+// (ToolName): "mcp__github__create_issue" is tool create_issue of server
+// github, and so "mcp__codex__apply_patch" is Codex's apply_patch; any
+// other name ("Edit", "Bash") is a built-in of ClaudeCode.
+func SplitTool(name string) (server, tool string) { return SplitToolOf(ClaudeCode, name) }
 
-// SplitTool returns the server and tool of a tool as a coding agent names
-// it: "mcp__github__create_issue" is tool create_issue of server github;
-// any other name ("Edit", "Bash") is a built-in of ClaudeCode.
-func SplitTool(name string) (server, tool string) {
+// SplitToolOf is SplitTool for a tool the executor names: a name that is
+// not mcp__<server>__<tool> is the executor's built-in.
+func SplitToolOf(executor, name string) (server, tool string) {
 	if rest, ok := strings.CutPrefix(name, mcpPrefix); ok {
 		if s, t, ok := strings.Cut(rest, "__"); ok && s != "" && t != "" {
 			return s, t
 		}
 	}
-	return ClaudeCode, name
+	return executor, name
 }
 
-// ToolName is the name a coding agent knows the tool by, the inverse of
-// SplitTool: the tool itself for a ClaudeCode built-in, mcp__server__tool
-// for any other server.
+// ToolName is the one name Madebook gives a tool, the inverse of
+// SplitTool: the tool itself for a ClaudeCode built-in (as Claude Code
+// names it), mcp__server__tool for any other server, another executor's
+// built-ins included (mcp__gemini__write_file).
 func ToolName(server, tool string) string {
 	if server == ClaudeCode {
 		return tool
@@ -98,7 +78,7 @@ func ToolName(server, tool string) string {
 // Classify says whether a call writes. A tool of Madebook's own MCP server
 // (server Madebook, see GovernanceTools) does not, whatever the registry
 // says; else the registry's entry decides when there is one (registered
-// non-nil); else a ClaudeCode read-only built-in does not write; else the
+// non-nil); else an executor's read-only built-in does not write; else the
 // call writes (fail safe). The agent's own flag (said) may only raise it:
 // a call the agent says writes, writes.
 func Classify(server, tool string, registered, said *bool) bool {
@@ -108,7 +88,7 @@ func Classify(server, tool string, registered, said *bool) bool {
 		writes = false
 	case registered != nil:
 		writes = *registered
-	case server == ClaudeCode && readOnly[tool]:
+	case ReadOnlyBuiltin(server, tool):
 		writes = false
 	}
 	return writes || (said != nil && *said)
@@ -120,10 +100,6 @@ const (
 	MaxPaths = 100
 	MaxPath  = 1000
 )
-
-// Bash is Claude Code's shell tool: what it touches is read from its
-// command (shell.Analyze).
-const Bash = "Bash"
 
 // Session is what the gate knows of the session: its brief, decided now,
 // and its lifecycle.

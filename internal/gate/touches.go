@@ -90,22 +90,15 @@ type Reading struct {
 // input with more is undecidable.
 const MaxStrings = 1000
 
-// builtinFields are the input fields Claude Code's built-in tools name
-// their paths in (Bash names them in its command).
-var builtinFields = map[string][]string{
-	"Read": {"file_path"}, "Write": {"file_path"}, "Edit": {"file_path"}, "MultiEdit": {"file_path"},
-	"NotebookEdit": {"notebook_path"}, "Grep": {"path"}, "Glob": {"path"}, "LS": {"path"},
-}
-
-// shellCommand is the input field Bash names its command in.
-var shellCommand = []string{"command"}
-
-// TouchesOf returns what the call of tool (as the agent names it) with
-// input in touches: for Bash, what its command does (shell.Analyze: the
-// paths it writes and reads, or why Madebook cannot tell); for another
-// tool, the paths in its registered path fields, else in the fields
-// Claude Code's built-ins name them in, else, with r.Guess, every string
-// of the input. Each path is resolved (Where.Resolve); one outside the
+// TouchesOf returns what the call of tool (as Madebook names it, see
+// ToolName) with input in touches: for an executor's shell tool (Bash,
+// run_shell_command), what its command does (shell.Analyze: the paths it
+// writes and reads, or why Madebook cannot tell), run in the directory
+// its Dir field names when it names one; for a patch tool (apply_patch),
+// the files the patch adds, updates, deletes or moves to; for another
+// tool, the paths in its registered path fields, else in the fields the
+// executor's built-in names them in, else, with r.Guess, every string of
+// the input. Each path is resolved (Where.Resolve); one outside the
 // project is dropped. r.Resolved are added as written to.
 func TouchesOf(tool string, in input.Object, r Reading) Touches {
 	var t Touches
@@ -116,19 +109,29 @@ func TouchesOf(tool string, in input.Object, r Reading) Touches {
 			t.Outside = append(t.Outside, p)
 		}
 	}
-	server, name := SplitTool(tool)
-	fields, builtin := builtinFields[name]
+	b, builtin := BuiltinOf(SplitTool(tool))
 	switch {
-	case server == ClaudeCode && name == Bash && r.PathFields == nil:
-		var v [1]json.RawMessage
-		in.Lookup(shellCommand, v[:])
+	case builtin && b.Class == Shell && r.PathFields == nil:
+		var v [2]json.RawMessage
+		in.Lookup([]string{b.Fields[0], b.Dir}, v[:])
+		if dir, ok := input.String(v[1]); ok && b.Dir != "" && strings.TrimSpace(dir) != "" {
+			r.Where.Cwd = r.Where.join(dir)
+		}
 		if cmd, ok := input.String(v[0]); ok {
 			t.Undecidable = shellTouches(cmd, r, add)
 		}
+	case builtin && b.Class == Patch && r.PathFields == nil:
+		var v [1]json.RawMessage
+		in.Lookup(b.Fields, v[:])
+		if patch, ok := input.String(v[0]); ok {
+			for _, p := range PatchPaths(patch) {
+				add(p, "apply_patch", true, false)
+			}
+		}
 	case r.PathFields != nil:
 		fieldTouches(in, r.PathFields, func(p, field string) { add(p, field, true, false) })
-	case server == ClaudeCode && builtin:
-		fieldTouches(in, fields, func(p, field string) { add(p, field, true, false) })
+	case builtin:
+		fieldTouches(in, b.Fields, func(p, field string) { add(p, field, b.Class != ReadOnly, false) })
 	case r.Guess:
 		t.Guessed = true
 		if !everyString(in, func(p string) { add(p, "input", true, false) }) {

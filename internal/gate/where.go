@@ -95,6 +95,24 @@ func (w Where) Resolve(p string) (pl Place, ok bool) {
 	return Place{}, false
 }
 
+// join is the directory dir names, as a call's cwd: dir itself when
+// absolute, else joined with the cwd (the root when there is none); ""
+// when there is neither (the call is read from the root).
+func (w Where) join(dir string) string {
+	dir = strings.TrimSpace(dir)
+	if IsAbs(dir) {
+		return dir
+	}
+	base := w.Cwd
+	if base == "" {
+		base = w.Root
+	}
+	if base == "" {
+		return ""
+	}
+	return strings.TrimRight(base, "/\\") + "/" + dir
+}
+
 // splitDrive reads "\" as "/" and takes a Windows drive prefix ("C:") off
 // p, returning it lowercased ("c") and the rest ("C:\w\x" is "c", "/w/x").
 func splitDrive(p string) (drive, rest string) {

@@ -48,15 +48,26 @@ func (c Client) call(ctx context.Context, path string, body, out any) error {
 	return nil
 }
 
-// OpenSession is POST /api/v1/sessions with an external_id.
-func (c Client) OpenSession(ctx context.Context, mission, externalID, root string) (Opened, error) {
+// OpenSession is POST /api/v1/sessions with an external_id, the
+// executor as the agent.
+func (c Client) OpenSession(ctx context.Context, executor, mission, externalID, root string) (Opened, error) {
 	var s Opened
-	body := map[string]string{"mission": mission, "agent": Agent, "title": "Claude Code session " + externalID, "external_id": externalID}
+	body := map[string]string{"mission": mission, "agent": executor, "title": SessionTitle(executor, externalID), "external_id": externalID}
 	if root != "" {
 		body["root"] = root
 	}
 	err := c.call(ctx, "/api/v1/sessions", body, &s)
 	return s, err
+}
+
+// SessionTitle is the title of the session the hook opens for the
+// executor's session externalID: "Codex session 019a…".
+func SessionTitle(executor, externalID string) string {
+	title := executor
+	if e, ok := ExecutorOf(executor); ok {
+		title = e.Title
+	}
+	return title + " session " + externalID
 }
 
 // Brief is POST /brief, acknowledged as TakeBrief says.
@@ -112,12 +123,12 @@ func (c Client) OpenRun(ctx context.Context, session, name, externalID string) (
 }
 
 // Attach is OpenSession, then OpenRun of the hook's run.
-func (c Client) Attach(ctx context.Context, mission, externalID, root string) (session, run string, err error) {
-	s, err := c.OpenSession(ctx, mission, externalID, root)
+func (c Client) Attach(ctx context.Context, executor, mission, externalID, root string) (session, run string, err error) {
+	s, err := c.OpenSession(ctx, executor, mission, externalID, root)
 	if err != nil {
 		return "", "", err
 	}
-	run, err = c.OpenRun(ctx, s.ID, RunName, externalID)
+	run, err = c.OpenRun(ctx, s.ID, executor, externalID)
 	return s.ID, run, err
 }
 
@@ -135,11 +146,11 @@ func (c Client) ReportTranscript(ctx context.Context, run string, calls []Transc
 	return out.Ungoverned, err
 }
 
-// Event is POST /hooks/claude-code?mission=…: the whole event in one
+// Event is POST /hooks/{executor}?mission=…: the whole event in one
 // request, answered by Handle in the server.
-func (c Client) Event(ctx context.Context, mission string, in Input) (Output, error) {
+func (c Client) Event(ctx context.Context, executor, mission string, in Input) (Output, error) {
 	var out Output
-	err := c.call(ctx, "/hooks/claude-code?mission="+url.QueryEscape(mission), in, &out)
+	err := c.call(ctx, "/hooks/"+url.PathEscape(executor)+"?mission="+url.QueryEscape(mission), in, &out)
 	return out, err
 }
 

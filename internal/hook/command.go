@@ -1,9 +1,7 @@
 package hook
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -31,12 +29,15 @@ const MaxInput = 64 << 20
 const DefaultURL = "http://127.0.0.1:8080"
 
 // Command is the command hook on the agent's machine (`madebook hook
-// claude-code`, and the lean `madebook-hook claude-code`): it reads an
-// event on stdin, adds what only the machine knows (Local), sends the
-// whole event to Madebook in one request (POST /hooks/claude-code), and
-// prints the answer on stdout; when Madebook does not answer, it answers
-// itself (Unanswered): side-effecting calls denied unless FailOpen.
+// claude-code|codex|gemini|…`, and the lean `madebook-hook …`): it reads
+// an event on stdin as its executor sends it, adds what only the machine
+// knows (Local), sends the whole event to Madebook in one request (POST
+// /hooks/{executor}), and gives the answer as the executor reads it; when
+// Madebook does not answer, it answers itself (Unanswered):
+// side-effecting calls denied unless FailOpen.
 type Command struct {
+	// Executor is the coding agent running the hook; nil is Claude Code.
+	Executor *Executor
 	// URL is where Madebook serves; Key the agent key; Mission the
 	// mission's slug.
 	URL, Key, Mission string
@@ -49,12 +50,26 @@ type Command struct {
 	StateDir string
 	// Transport, when set, carries the request (tests); nil: the network.
 	Transport http.RoundTripper
+	// Event is the event's name as the command line gives it, for an
+	// executor whose events do not name themselves (Executor.EventArg).
+	Event string
+	// Getenv reads the environment the executor ran the hook in (its
+	// session id, for an executor whose events lack one); nil: none.
+	Getenv func(string) string
 }
 
-// NewCommand is the command hook as the environment (getenv) sets it up:
-// MADEBOOK_KEY, MADEBOOK_FAIL_OPEN, and, when the flags leave them empty,
-// MADEBOOK_URL and MADEBOOK_MISSION.
-func NewCommand(getenv func(string) string, url, mission string) Command {
+// executor is the command's executor: Claude Code unless it names one.
+func (c Command) executor() *Executor {
+	if c.Executor == nil {
+		return ClaudeCode
+	}
+	return c.Executor
+}
+
+// NewCommand is the command hook of executor e as the environment
+// (getenv) sets it up: MADEBOOK_KEY, MADEBOOK_FAIL_OPEN, and, when the
+// flags leave them empty, MADEBOOK_URL and MADEBOOK_MISSION.
+func NewCommand(e *Executor, getenv func(string) string, url, mission string) Command {
 	if url == "" {
 		url = getenv("MADEBOOK_URL")
 	}
@@ -64,9 +79,9 @@ func NewCommand(getenv func(string) string, url, mission string) Command {
 	if mission == "" {
 		mission = getenv("MADEBOOK_MISSION")
 	}
-	return Command{URL: strings.TrimRight(strings.TrimSpace(url), "/"), Key: strings.TrimSpace(getenv("MADEBOOK_KEY")),
+	return Command{Executor: e, URL: strings.TrimRight(strings.TrimSpace(url), "/"), Key: strings.TrimSpace(getenv("MADEBOOK_KEY")),
 		Mission: strings.TrimSpace(mission), FailOpen: failOpen(getenv("MADEBOOK_FAIL_OPEN")),
-		Machine: OS{Getenv: getenv}, StateDir: StateDir(getenv)}
+		Machine: OS{Getenv: getenv, ProjectDir: e.ProjectDir}, StateDir: StateDir(getenv), Getenv: getenv}
 }
 
 // failOpen reads MADEBOOK_FAIL_OPEN: 1 or true (any case) turns it on.
@@ -85,39 +100,40 @@ func StateDir(getenv func(string) string) string {
 	return filepath.Join(tmp, "madebook-hook-"+strconv.Itoa(os.Getuid()))
 }
 
-// Run answers the event on stdin. Its error is an *InputError when stdin
-// is not a hook's input (the caller exits 2 with it, which blocks the
-// call: Claude Code shows the reason); every failure of Madebook is part
-// of the answer instead.
-func (c Command) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+// Run answers the event on stdin: the answer on stdout and stderr, as
+// the executor reads it, and the exit status to exit with. Its error is
+// an *InputError when stdin is not a hook's input (the caller exits 2
+// with it, which blocks the call: every executor shows the reason); every
+// failure of Madebook is part of the answer instead.
+func (c Command) Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	raw, err := io.ReadAll(io.LimitReader(stdin, MaxInput+1))
 	if err != nil {
-		return &InputError{Code: "invalid_body", Msg: fmt.Sprintf("Reading stdin failed: %v.", err)}
+		return 2, &InputError{Code: "invalid_body", Msg: fmt.Sprintf("Reading stdin failed: %v.", err)}
 	}
 	if len(raw) > MaxInput {
-		return &InputError{Code: "invalid_body", Msg: fmt.Sprintf("The hook input is over %d MiB.", MaxInput>>20)}
+		return 2, &InputError{Code: "invalid_body", Msg: fmt.Sprintf("The hook input is over %d MiB.", MaxInput>>20)}
 	}
-	in, err := ParseInput(raw)
+	in, err := c.executor().ParseEvent(raw, c.Event, c.Getenv)
 	if err != nil {
-		return err
+		return 2, err
 	}
-	out := c.Answer(ctx, in)
-	if out.Empty() {
-		return nil
+	r := c.executor().Render(in, c.Answer(ctx, in))
+	if len(r.Stdout) > 0 {
+		if _, err := stdout.Write(r.Stdout); err != nil {
+			return 2, err
+		}
 	}
-	var b bytes.Buffer
-	if err := json.NewEncoder(&b).Encode(out.ForClaude()); err != nil {
-		return err
+	if r.Stderr != "" {
+		_, _ = io.WriteString(stderr, r.Stderr+"\n")
 	}
-	_, err = stdout.Write(b.Bytes())
-	return err
+	return r.Exit, nil
 }
 
 // Answer answers one event: Local added, one request to Madebook, the
 // blocked scope watched while an allowed call runs, and the transcript's
 // read mark moved once Madebook has its calls.
 func (c Command) Answer(ctx context.Context, in Input) Output {
-	cfg := Config{Mission: c.Mission, FailOpen: c.FailOpen}
+	cfg := Config{Executor: c.executor(), Mission: c.Mission, FailOpen: c.FailOpen}
 	if !slices.Contains(Events, in.HookEventName) || Own(in.ToolName) && (in.HookEventName == PreToolUse || in.HookEventName == PermissionRequest) {
 		return Output{} // nothing to ask: an event the hook does not answer, or Madebook's own tool
 	}
@@ -132,7 +148,7 @@ func (c Command) Answer(ctx context.Context, in Input) Output {
 	in.Madebook = &local
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	out, err := client.Event(ctx, c.Mission, in)
+	out, err := client.Event(ctx, c.executor().Name, c.Mission, in)
 	if err != nil {
 		return Unanswered(cfg, in, err)
 	}
@@ -167,13 +183,19 @@ func (c Command) local(in Input) (Local, func()) {
 	l.Root = c.Machine.Root(in.Cwd)
 	switch in.HookEventName {
 	case PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure:
-		s := siteOf(c.Machine, in, l.Root)
+		s := siteOf(c.Machine, c.executor(), in, l.Root)
 		s.Input = nil // the event's tool_input: not sent twice
 		l.Site = &s
 	}
 	switch in.HookEventName {
 	case PostToolUse, PostToolUseFailure:
-		l.Breach = watchAfter(c.Machine, c.StateDir, in)
+		l.Breach = watchAfter(c.Machine, c.executor(), c.StateDir, in)
+	case Stop, SessionEnd, SubagentStop:
+		if !c.executor().Transcript {
+			return l, nil // a transcript the hook cannot read
+		}
+	}
+	switch in.HookEventName {
 	case Stop, SessionEnd:
 		calls, mark := readTranscript(c.StateDir, in.TranscriptPath, l.Root, "", "")
 		l.Calls = calls

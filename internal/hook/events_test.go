@@ -31,16 +31,16 @@ func TestTheReadOnlyToolsOfThePinnedClaudeCode(t *testing.T) {
 	}
 	earlier := []string{"Grep", "Glob", "LS", "NotebookRead", "TodoWrite"}
 	for tool, ro := range pinned {
-		if hook.ReadOnly(tool) != ro {
-			t.Errorf("%s: read-only %v, want %v", tool, hook.ReadOnly(tool), ro)
+		if hook.ClaudeCode.ReadOnly(tool) != ro {
+			t.Errorf("%s: read-only %v, want %v", tool, hook.ClaudeCode.ReadOnly(tool), ro)
 		}
 	}
 	for _, tool := range earlier {
-		if !hook.ReadOnly(tool) {
+		if !hook.ClaudeCode.ReadOnly(tool) {
 			t.Errorf("%s of earlier versions is not read-only", tool)
 		}
 	}
-	for _, tool := range gate.ReadOnlyBuiltins() {
+	for _, tool := range gate.ReadOnlyBuiltins(gate.ClaudeCode) {
 		if _, ok := pinned[tool]; !ok && !slices.Contains(earlier, tool) {
 			t.Errorf("%s is read-only but in neither list: say which version has it", tool)
 		}
@@ -290,14 +290,14 @@ func TestTheCommandPrintsValidJSONOrRefusesTheInput(t *testing.T) {
 	srv := newEventServer(t, &fake{state: "HARD_STOP"})
 	cmd := srv.command(t, t.TempDir())
 	var out strings.Builder
-	if err := cmd.Run(context.Background(), strings.NewReader(`{"session_id":"c","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`), &out); err != nil {
-		t.Fatal(err)
+	if code, err := cmd.Run(context.Background(), strings.NewReader(`{"session_id":"c","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`), &out, io.Discard); err != nil || code != 0 {
+		t.Fatal(code, err)
 	}
 	var o hook.Output
 	if err := json.Unmarshal([]byte(out.String()), &o); err != nil || !o.Denied() || strings.Contains(out.String(), `"madebook"`) {
 		t.Fatalf("printed %q", out.String())
 	}
-	err := cmd.Run(context.Background(), strings.NewReader(`not json`), &out)
+	_, err := cmd.Run(context.Background(), strings.NewReader(`not json`), &out, io.Discard)
 	var ie *hook.InputError
 	if !errors.As(err, &ie) {
 		t.Fatalf("err %v, want an *InputError", err)

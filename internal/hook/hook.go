@@ -73,16 +73,6 @@ const (
 var Events = []string{SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure,
 	SubagentStart, Stop, SubagentStop, SessionEnd}
 
-// RunName is the name of the run that holds a Claude session's tool calls.
-const RunName = "claude-code"
-
-// Agent is the name a session opened by the hook gives its agent.
-const Agent = "claude-code"
-
-// BuiltinServer is the server the ledger records Claude Code's own tools
-// under (an MCP tool mcp__<server>__<tool> is recorded under its server).
-const BuiltinServer = "claude-code"
-
 // MaxSessionID is the longest Claude session_id the hook accepts (it is a
 // UUID, 36 characters).
 const MaxSessionID = 200
@@ -164,32 +154,28 @@ type InputError struct {
 
 func (e *InputError) Error() string { return e.Msg }
 
-// ParseInput decodes a hook's input: one JSON object with a session_id and
-// a hook_event_name; fields it does not read are ignored, and tool_input,
-// when present, is an object. Errors: *InputError, codes invalid_body,
-// session_id_required, session_id_too_long, hook_event_name_required,
-// invalid_field.
-func ParseInput(b []byte) (Input, error) {
-	var in Input
-	trimmed := bytes.TrimSpace(b)
-	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
-		return in, &InputError{Code: "invalid_body", Msg: "The hook input is not one JSON object; Claude Code sends one."}
-	}
-	if err := json.Unmarshal(trimmed, &in); err != nil {
-		return in, &InputError{Code: "invalid_body", Msg: fmt.Sprintf("The hook input does not have Claude Code's shape: %v.", err)}
-	}
+// ParseInput decodes a hook's input as Claude Code sends it, and as the
+// command hook sends any executor's event to Madebook: one JSON object
+// with a session_id and a hook_event_name; fields it does not read are
+// ignored, and tool_input, when present, is an object. Errors:
+// *InputError, codes invalid_body, session_id_required,
+// session_id_too_long, hook_event_name_required, invalid_field.
+func ParseInput(b []byte) (Input, error) { return ClaudeCode.ParseEvent(b, "", nil) }
+
+// check refuses an input the hook cannot act on (see ParseInput).
+func (in Input) check() error {
 	switch {
 	case strings.TrimSpace(in.SessionID) == "":
-		return in, &InputError{Code: "session_id_required", Field: "session_id", Msg: "The hook input has no session_id."}
+		return &InputError{Code: "session_id_required", Field: "session_id", Msg: "The hook input has no session_id."}
 	case utf8.RuneCountInString(in.SessionID) > MaxSessionID:
-		return in, &InputError{Code: "session_id_too_long", Field: "session_id",
+		return &InputError{Code: "session_id_too_long", Field: "session_id",
 			Msg: fmt.Sprintf("The hook input's session_id is over %d characters.", MaxSessionID)}
 	case in.HookEventName == "":
-		return in, &InputError{Code: "hook_event_name_required", Field: "hook_event_name", Msg: "The hook input has no hook_event_name."}
+		return &InputError{Code: "hook_event_name_required", Field: "hook_event_name", Msg: "The hook input has no hook_event_name."}
 	case len(in.ToolInput) > 0 && !isObject(in.ToolInput) && string(bytes.TrimSpace(in.ToolInput)) != "null":
-		return in, &InputError{Code: "invalid_field", Field: "tool_input", Msg: "The hook input's tool_input is not a JSON object."}
+		return &InputError{Code: "invalid_field", Field: "tool_input", Msg: "The hook input's tool_input is not a JSON object."}
 	}
-	return in, nil
+	return nil
 }
 
 // Output is the hook's answer as Claude Code reads it, and what Madebook
@@ -260,9 +246,10 @@ func (o Output) DenialReason() string {
 type Madebook interface {
 	// OpenSession opens, or re-attaches to, the session of this agent key
 	// whose external id is externalID, on the mission, and returns it with
-	// its next action; root, when not "", is the project root (recorded
-	// when the session has none).
-	OpenSession(ctx context.Context, mission, externalID, root string) (Opened, error)
+	// its next action; executor names the executor (the session's agent),
+	// and root, when not "", is the project root (recorded when the
+	// session has none).
+	OpenSession(ctx context.Context, executor, mission, externalID, root string) (Opened, error)
 	// Brief takes the session's brief, delivering what it delivers.
 	Brief(ctx context.Context, session string) (Brief, error)
 	// Check asks whether a tool call may run now; it keeps only that the
@@ -271,10 +258,11 @@ type Madebook interface {
 	// OpenRun opens, or re-attaches to, the session's run whose external
 	// id is externalID, and returns its id.
 	OpenRun(ctx context.Context, session, name, externalID string) (string, error)
-	// Attach is OpenSession, then OpenRun of the hook's run (RunName,
-	// with the session's external id): the session and run ids. The server
-	// answers a re-attach, every event after the first, in one read.
-	Attach(ctx context.Context, mission, externalID, root string) (session, run string, err error)
+	// Attach is OpenSession, then OpenRun of the hook's run (named after
+	// the executor, with the session's external id): the session and run
+	// ids. The server answers a re-attach, every event after the first, in
+	// one read.
+	Attach(ctx context.Context, executor, mission, externalID, root string) (session, run string, err error)
 	// RecordToolCall records a tool call on the run.
 	RecordToolCall(ctx context.Context, run string, call ToolCall) error
 	// ReportBreach reports files a call changed inside the blocked scope.
@@ -431,16 +419,22 @@ type ToolCall struct {
 
 // Config is how the hook runs.
 type Config struct {
-	// Mission is the slug of the mission the Claude session works on.
+	// Executor is the coding agent whose events the hook answers; nil is
+	// Claude Code.
+	Executor *Executor
+	// Mission is the slug of the mission the executor's session works on.
 	Mission string
 	// FailOpen lets every tool run when Madebook does not answer.
 	FailOpen bool
 }
 
-// ReadOnly reports whether the hook takes a tool as read-only when
-// Madebook cannot say: one of Claude Code's built-in tools that change
-// nothing (gate.ReadOnlyBuiltin).
-func ReadOnly(tool string) bool { return gate.ReadOnlyBuiltin(tool) }
+// executor is the config's executor: Claude Code unless it names one.
+func (c Config) executor() *Executor {
+	if c.Executor == nil {
+		return ClaudeCode
+	}
+	return c.Executor
+}
 
 // Own reports whether the tool is one of Madebook's own MCP tools
 // (mcp__madebook__brief, …): the executor gate never counts them as side
@@ -486,7 +480,7 @@ func Unanswered(cfg Config, in Input, err error) Output {
 	case SessionStart, UserPromptSubmit, SubagentStart:
 		return withContext(in.HookEventName, ungoverned(cfg, err))
 	case PreToolUse, PermissionRequest:
-		if cfg.FailOpen || ReadOnly(in.ToolName) || Own(in.ToolName) {
+		if cfg.FailOpen || cfg.executor().ReadOnly(in.ToolName) || Own(in.ToolName) {
 			return Output{}
 		}
 		var na *NoAnswer
@@ -526,9 +520,9 @@ func deny(event, reason string) Output {
 // open opens or re-attaches the Claude session's Madebook session.
 func open(ctx context.Context, mb Madebook, cfg Config, in Input) (Opened, error) {
 	if cfg.Mission == "" {
-		return Opened{}, &APIError{Code: "mission_required", Message: "No mission is set: set MADEBOOK_MISSION (or the hook's --mission) to the slug of the mission this Claude session works on."}
+		return Opened{}, &APIError{Code: "mission_required", Message: fmt.Sprintf("No mission is set: set MADEBOOK_MISSION (or the hook's --mission) to the slug of the mission this %s session works on.", titleOf(cfg.Executor))}
 	}
-	return mb.OpenSession(ctx, cfg.Mission, in.SessionID, projectRoot(in))
+	return mb.OpenSession(ctx, cfg.executor().Name, cfg.Mission, in.SessionID, projectRoot(in))
 }
 
 // openRun opens or re-attaches the session and its hook run.
@@ -537,7 +531,7 @@ func openRun(ctx context.Context, mb Madebook, cfg Config, in Input) (session, r
 		_, err := open(ctx, mb, cfg, in) // says what to set
 		return "", "", err
 	}
-	return mb.Attach(ctx, cfg.Mission, in.SessionID, projectRoot(in))
+	return mb.Attach(ctx, cfg.executor().Name, cfg.Mission, in.SessionID, projectRoot(in))
 }
 
 // projectRoot is the project root of the event, as the agent's machine
@@ -605,9 +599,9 @@ func sessionStart(ctx context.Context, mb Madebook, cfg Config, in Input) (Outpu
 		return Output{}, err
 	}
 	var s strings.Builder
-	fmt.Fprintf(&s, "This Claude Code session is governed by Madebook (session %s, mission %s). "+
-		"Its hook checks every tool call against the brief below before it runs, and records it after", session.ID, cfg.Mission)
-	if run, err := mb.OpenRun(ctx, session.ID, RunName, in.SessionID); err == nil {
+	fmt.Fprintf(&s, "This %s session is governed by Madebook (session %s, mission %s). "+
+		"Its hook checks every tool call against the brief below before it runs, and records it after", titleOf(cfg.Executor), session.ID, cfg.Mission)
+	if run, err := mb.OpenRun(ctx, session.ID, cfg.executor().Name, in.SessionID); err == nil {
 		fmt.Fprintf(&s, ", on run %s. When a call is a step of your approved plan that waits on a stopping point, "+
 			"ask that stopping point's question on a run of its own (the Madebook MCP tool start_run with \"parent\": %q, then ask on it with stopping_point N) "+
 			"and wait for a person's answer", run, run)
@@ -639,8 +633,8 @@ func subagentStart(ctx context.Context, mb Madebook, cfg Config, in Input) (Outp
 		return Output{}, err
 	}
 	var s strings.Builder
-	fmt.Fprintf(&s, "You are a subagent of a Claude Code session governed by Madebook (session %s, mission %s). "+
-		"Its hook checks each of your tool calls before it runs, as it checks the main agent's, and records it after.\n", session.ID, cfg.Mission)
+	fmt.Fprintf(&s, "You are a subagent of a %s session governed by Madebook (session %s, mission %s). "+
+		"Its hook checks each of your tool calls before it runs, as it checks the main agent's, and records it after.\n", titleOf(cfg.Executor), session.ID, cfg.Mission)
 	fmt.Fprintf(&s, "Madebook's next action: %s", session.NextAction)
 	if session.Reason != "" {
 		fmt.Fprintf(&s, ": %s", session.Reason)
@@ -701,7 +695,7 @@ func checkCall(ctx context.Context, mb Madebook, cfg Config, in Input) (Output, 
 		return Output{}, err
 	}
 	at := site(in)
-	v, err := mb.Check(ctx, session, CheckRequest{Tool: in.ToolName, Site: at, Run: run, ToolUseID: in.ToolUseID, AgentID: in.AgentID})
+	v, err := mb.Check(ctx, session, CheckRequest{Tool: cfg.executor().Tool(in), Site: at, Run: run, ToolUseID: in.ToolUseID, AgentID: in.AgentID})
 	if err != nil {
 		return Output{}, err
 	}
@@ -716,7 +710,7 @@ func checkCall(ctx context.Context, mb Madebook, cfg Config, in Input) (Output, 
 	// answer changes nothing here: the call is denied. A permission prompt
 	// comes after its PreToolUse, which reported it.
 	if in.HookEventName == PreToolUse {
-		_ = mb.RecordToolCall(ctx, run, toolCall(in, at))
+		_ = mb.RecordToolCall(ctx, run, toolCall(cfg.executor(), in, at))
 	}
 	reason := strings.TrimSpace(v.Reason)
 	if reason == "" {
@@ -730,7 +724,7 @@ func postToolUse(ctx context.Context, mb Madebook, cfg Config, in Input) (Output
 	if err != nil {
 		return Output{}, err
 	}
-	if err := mb.RecordToolCall(ctx, run, toolCall(in, site(in))); err != nil {
+	if err := mb.RecordToolCall(ctx, run, toolCall(cfg.executor(), in, site(in))); err != nil {
 		return Output{}, err
 	}
 	if in.Madebook == nil || in.Madebook.Breach == nil {
@@ -776,12 +770,12 @@ func itThem(n int) string {
 	return "them"
 }
 
-// toolCall is the ledger's record of the call Claude reports: the tool
-// mcp__<server>__<tool> under its server, Claude Code's own tools under
-// BuiltinServer, read-only ones said to be so, with what it names (which
-// Madebook reads as the check did), its subagent and its error.
-func toolCall(in Input, at Site) ToolCall {
-	server, tool := gate.SplitTool(in.ToolName)
+// toolCall is the ledger's record of the call the executor e reports:
+// the tool mcp__<server>__<tool> under its server, the executor's own
+// tools under its name, read-only ones said to be so, with what it names
+// (which Madebook reads as the check did), its subagent and its error.
+func toolCall(e *Executor, in Input, at Site) ToolCall {
+	server, tool := gate.SplitToolOf(e.Name, in.ToolName)
 	c := ToolCall{Server: server, Tool: tool, Site: at, ToolUseID: in.ToolUseID, AgentID: in.AgentID, AgentType: in.AgentType}
 	if in.HookEventName == PostToolUseFailure {
 		c.Error = in.ErrorText()
@@ -789,16 +783,16 @@ func toolCall(in Input, at Site) ToolCall {
 			c.Error = "failed"
 		}
 	}
-	if server == BuiltinServer && ReadOnly(tool) {
+	if gate.ReadOnlyBuiltin(server, tool) {
 		no := false
 		c.SideEffecting = &no
 	}
 	return c
 }
 
-// ToolCallOf is the ledger's record of the call Claude reports, as
+// ToolCallOf is the ledger's record of the call the executor reports, as
 // Madebook reads it from the event alone.
-func ToolCallOf(in Input) ToolCall { return toolCall(in, site(in)) }
+func ToolCallOf(e *Executor, in Input) ToolCall { return toolCall(e, in, site(in)) }
 
 // isObject reports whether raw is a JSON object.
 func isObject(raw json.RawMessage) bool {

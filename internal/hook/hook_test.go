@@ -31,7 +31,7 @@ type fake struct {
 	transcripts [][]hook.TranscriptCall
 }
 
-func (f *fake) OpenSession(_ context.Context, mission, externalID, _ string) (hook.Opened, error) {
+func (f *fake) OpenSession(_ context.Context, _, mission, externalID, _ string) (hook.Opened, error) {
 	f.opened = append(f.opened, mission+"/"+externalID)
 	return hook.Opened{ID: "ses_fake", NextAction: f.state, Reason: "the " + f.state + " reason"}, f.err
 }
@@ -45,7 +45,7 @@ func (f *fake) Check(_ context.Context, session string, req hook.CheckRequest) (
 	if f.err != nil {
 		return hook.Verdict{}, f.err
 	}
-	writes := !hook.ReadOnly(req.Tool)
+	writes := !hook.ClaudeCode.ReadOnly(req.Tool)
 	v := hook.Verdict{Allow: true, SideEffecting: writes, NextAction: f.state}
 	var in struct {
 		FilePath string `json:"file_path"`
@@ -70,8 +70,8 @@ func (f *fake) OpenRun(context.Context, string, string, string) (string, error) 
 	return "run_fake", f.err
 }
 
-func (f *fake) Attach(ctx context.Context, mission, externalID, root string) (string, string, error) {
-	s, err := f.OpenSession(ctx, mission, externalID, root)
+func (f *fake) Attach(ctx context.Context, executor, mission, externalID, root string) (string, string, error) {
+	s, err := f.OpenSession(ctx, executor, mission, externalID, root)
 	return s.ID, "run_fake", err
 }
 
@@ -81,7 +81,7 @@ func (f *fake) ReportTranscript(_ context.Context, _ string, calls []hook.Transc
 	f.transcripts = append(f.transcripts, calls)
 	var out []hook.TranscriptCall
 	for _, c := range calls {
-		if !slices.ContainsFunc(f.checked, func(r hook.CheckRequest) bool { return r.ToolUseID == c.ToolUseID }) && !hook.ReadOnly(c.Tool) {
+		if !slices.ContainsFunc(f.checked, func(r hook.CheckRequest) bool { return r.ToolUseID == c.ToolUseID }) && !hook.ClaudeCode.ReadOnly(c.Tool) {
 			out = append(out, c)
 		}
 	}
@@ -296,7 +296,7 @@ func TestToolCallOf(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			in := pre(tt.tool, tt.input)
 			in.HookEventName = hook.PostToolUse
-			c := hook.ToolCallOf(in)
+			c := hook.ToolCallOf(hook.ClaudeCode, in)
 			if c.Server != tt.server || c.Tool != tt.want || (c.SideEffecting != nil) != tt.readOnly || (c.SideEffecting != nil && *c.SideEffecting) {
 				t.Fatalf("ToolCallOf(%q) = %+v", tt.tool, c)
 			}

@@ -19,8 +19,9 @@ import (
 // (`madebook hook claude-code`) runs on it (OS); the server's http hook
 // has none (nil), and the server decides on the paths as written.
 type Machine interface {
-	// Root is the project root of a call made in cwd: CLAUDE_PROJECT_DIR,
-	// else git's top level in cwd, else cwd.
+	// Root is the project root of a call made in cwd: the executor's
+	// project directory (CLAUDE_PROJECT_DIR), else git's top level in cwd,
+	// else cwd.
 	Root(cwd string) string
 	// Home is the agent's home directory ("" when not known).
 	Home() string
@@ -49,13 +50,19 @@ const MaxSnapshot = 20000
 // and its disk.
 type OS struct {
 	Getenv func(string) string
+	// ProjectDir is the environment variable the executor sets to the
+	// project root ("" reads none).
+	ProjectDir string
 }
 
-// Root is CLAUDE_PROJECT_DIR when set, else `git rev-parse
+// Root is the executor's project directory (ProjectDir:
+// CLAUDE_PROJECT_DIR, GEMINI_PROJECT_DIR) when set, else `git rev-parse
 // --show-toplevel` run in cwd, else cwd.
 func (m OS) Root(cwd string) string {
-	if d := strings.TrimSpace(m.Getenv("CLAUDE_PROJECT_DIR")); d != "" {
-		return filepath.Clean(d)
+	if m.ProjectDir != "" {
+		if d := strings.TrimSpace(m.Getenv(m.ProjectDir)); d != "" {
+			return filepath.Clean(d)
+		}
 	}
 	if cwd == "" {
 		return ""

@@ -14,12 +14,12 @@ import (
 	"github.com/madebook/madebook/internal/input"
 )
 
-// siteOf is what the hook tells Madebook of a call: its input, cwd and
+// siteOf is what the hook tells Madebook of a call the executor e makes: its input, cwd and
 // project root, and, on the agent's machine m (nil: none), what only it
 // knows: the agent's home, the scripts a Bash command runs, and the paths
 // the call writes to as the disk resolves them. The call is read as the
 // gate reads it (gate.TouchesOf) to find those.
-func siteOf(m Machine, in Input, root string) Site {
+func siteOf(m Machine, e *Executor, in Input, root string) Site {
 	s := Site{Input: in.ToolInput, Cwd: in.Cwd, Root: root}
 	if m == nil || root == "" {
 		return s
@@ -29,7 +29,7 @@ func siteOf(m Machine, in Input, root string) Site {
 		return s
 	}
 	s.Home = m.Home()
-	r := gate.Reading{Where: gate.Where{Root: root, Cwd: in.Cwd}, Home: s.Home, Guess: !ReadOnly(in.ToolName)}
+	r := gate.Reading{Where: gate.Where{Root: root, Cwd: in.Cwd}, Home: s.Home, Guess: !e.ReadOnly(in.ToolName)}
 	r.Script = func(p string) (string, bool) {
 		abs := p
 		if !filepath.IsAbs(abs) {
@@ -56,7 +56,7 @@ func siteOf(m Machine, in Input, root string) Site {
 		}
 		return res
 	}
-	for _, t := range gate.TouchesOf(in.ToolName, fields, r).Paths {
+	for _, t := range gate.TouchesOf(e.Tool(in), fields, r).Paths {
 		if !t.Writes || t.Unanchored {
 			continue
 		}
@@ -130,7 +130,7 @@ func forgetOld(dir string) {
 // watchAfter compares the blocked scope on m's disk with what
 // watchBefore noted in dir and returns the breach when files in it
 // changed (nil when none, or nothing was noted).
-func watchAfter(m Machine, dir string, in Input) *Breach {
+func watchAfter(m Machine, e *Executor, dir string, in Input) *Breach {
 	if dir == "" || in.ToolUseID == "" {
 		return nil
 	}
@@ -170,10 +170,12 @@ func watchAfter(m Machine, dir string, in Input) *Breach {
 	if len(files) > gate.MaxPaths {
 		files = files[:gate.MaxPaths]
 	}
-	br := &Breach{Tool: in.ToolName, ToolUseID: in.ToolUseID, Files: files, Scope: w.Scope}
-	if fields, err := input.ParseObject(in.ToolInput); err == nil && in.ToolName == gate.Bash {
+	tool := e.Tool(in)
+	br := &Breach{Tool: tool, ToolUseID: in.ToolUseID, Files: files, Scope: w.Scope}
+	if b, ok := gate.BuiltinOf(gate.SplitTool(tool)); ok && b.Class == gate.Shell {
+		fields, _ := input.ParseObject(in.ToolInput)
 		var v [1]json.RawMessage
-		fields.Lookup([]string{"command"}, v[:])
+		fields.Lookup(b.Fields, v[:])
 		if cmd, ok := input.String(v[0]); ok {
 			br.Command = cmd
 		}

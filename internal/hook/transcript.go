@@ -168,7 +168,7 @@ func namedPaths(tool string, raw json.RawMessage, root, cwd string) []string {
 	if err != nil {
 		return nil
 	}
-	names := gate.TouchesOf(tool, fields, gate.Reading{Where: gate.Where{Root: root, Cwd: cwd}, Guess: !ReadOnly(tool)}).Names()
+	names := gate.TouchesOf(tool, fields, gate.Reading{Where: gate.Where{Root: root, Cwd: cwd}, Guess: !ClaudeCode.ReadOnly(tool)}).Names()
 	if len(names) == 0 {
 		return nil
 	}

@@ -218,8 +218,8 @@ func (s *Service) OpenRun(ctx context.Context, actor auth.Actor, session, name, 
 
 // Reattach finds, in one read, the session this agent key opened with the
 // external id and the session's run with the same external id: the
-// Claude Code hook's re-attach at every event after the first (its run
-// is named by Claude's session_id, as its session is). ok is false, with
+// hook's re-attach at every event after the first (its run is named by
+// the executor's session id, as its session is). ok is false, with
 // nothing read for the caller, unless both exist, the session is on the
 // mission, and it has a root when root is not "" (one to record): the
 // caller then opens them as the session and run routes do, which also

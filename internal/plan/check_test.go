@@ -102,7 +102,7 @@ func TestCheck(t *testing.T) {
 			says: []string{`step "disk" writes (mcp-monitor.probe_disk) before stopping point 1`}},
 		{name: "a Bash step marked side_effecting false still writes: Bash is no read-only built-in",
 			p: edit(t, func(p *plan.Plan) {
-				p.InitialSteps = append(p.InitialSteps, plan.Step{ID: "sh", Server: gate.ClaudeCode, Tool: gate.Bash, SideEffecting: &no})
+				p.InitialSteps = append(p.InitialSteps, plan.Step{ID: "sh", Server: gate.ClaudeCode, Tool: "Bash", SideEffecting: &no})
 			}),
 			want: &plan.GateError{Step: "sh", StoppingPoint: 1, Title: "save this reading?"},
 			says: []string{`step "sh" writes (claude-code.Bash) before stopping point 1`}},

@@ -19,16 +19,23 @@ import (
 	"github.com/madebook/madebook/web/httpx"
 )
 
-// handleClaudeCodeHook serves POST /hooks/claude-code (agent): one Claude
-// Code hook event, answered by hook.Handle in one request, whether Claude
-// Code's http hook sends it or the command hook (`madebook hook
-// claude-code`, with what the agent's machine adds). Its calls go
-// straight to the services the REST routes call, as the caller, so both
-// follow the same rules. The mission is the query parameter `mission`.
-func handleClaudeCodeHook(d Deps) echo.HandlerFunc {
+// handleHook serves POST /hooks/{executor} (agent): one hook event of the
+// executor (claude-code, codex, gemini, copilot, cursor), answered by
+// hook.Handle in one request. The body is the event as the command hook
+// sends it (`madebook hook EXECUTOR`: Claude Code's fields and event
+// names, with what the agent's machine adds), which is what Claude Code's
+// own http hook sends to /hooks/claude-code. Its calls go straight to the
+// services the REST routes call, as the caller, so both follow the same
+// rules. The mission is the query parameter `mission`.
+func handleHook(d Deps) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		actor := httpx.Actor(c)
-		if err := actor.RequireAgent("answer a Claude Code hook"); err != nil {
+		executor, ok := hook.ExecutorOf(c.Param("executor"))
+		if !ok {
+			return errs.E(errs.NotFound, "executor_not_found", "Madebook has no hook for %q: the executors are %s.",
+				c.Param("executor"), strings.Join(hook.ExecutorNames(), ", "))
+		}
+		if err := actor.RequireAgent("answer a " + executor.Title + " hook"); err != nil {
 			return err
 		}
 		body, err := io.ReadAll(c.Request().Body)
@@ -39,7 +46,7 @@ func handleClaudeCodeHook(d Deps) echo.HandlerFunc {
 			return errs.E(errs.Malformed, "malformed_json", "The body could not be read: %v.", err)
 		}
 		if !json.Valid(body) {
-			return errs.E(errs.Malformed, "malformed_json", "The body is not valid JSON: send the hook's JSON, as Claude Code does.")
+			return errs.E(errs.Malformed, "malformed_json", "The body is not valid JSON: send the hook's JSON, as the command hook does.")
 		}
 		in, err := hook.ParseInput(body)
 		var ie *hook.InputError
@@ -48,9 +55,9 @@ func handleClaudeCodeHook(d Deps) echo.HandlerFunc {
 		}
 		mission := strings.TrimSpace(c.QueryParam("mission"))
 		if mission == "" {
-			return invalid("mission_required", "Name the mission in the hook's URL: /hooks/claude-code?mission=SLUG.")
+			return invalid("mission_required", "Name the mission in the hook's URL: /hooks/"+executor.Name+"?mission=SLUG.")
 		}
-		out := hook.Handle(c.Request().Context(), direct{d: d, actor: actor}, hook.Config{Mission: mission}, in)
+		out := hook.Handle(c.Request().Context(), direct{d: d, actor: actor}, hook.Config{Executor: executor, Mission: mission}, in)
 		return c.JSON(http.StatusOK, out)
 	}
 }
@@ -89,9 +96,9 @@ func as[T any](v any) (T, error) {
 	return out, nil
 }
 
-func (m direct) OpenSession(ctx context.Context, mission, externalID, root string) (hook.Opened, error) {
-	s, _, err := m.d.Gov.Sessions.Open(ctx, m.actor, governance.SessionInput{Mission: mission, Agent: hook.Agent,
-		Title: "Claude Code session " + externalID, ExternalID: externalID, Root: root})
+func (m direct) OpenSession(ctx context.Context, executor, mission, externalID, root string) (hook.Opened, error) {
+	s, _, err := m.d.Gov.Sessions.Open(ctx, m.actor, governance.SessionInput{Mission: mission, Agent: executor,
+		Title: hook.SessionTitle(executor, externalID), ExternalID: externalID, Root: root})
 	if err != nil {
 		return hook.Opened{}, hookError(err)
 	}
@@ -133,16 +140,16 @@ func (m direct) OpenRun(ctx context.Context, session, name, externalID string) (
 // Attach re-attaches in one read (ledger.Reattach) when the session and
 // its hook run exist as asked, and opens them as their routes do
 // otherwise.
-func (m direct) Attach(ctx context.Context, mission, externalID, root string) (string, string, error) {
+func (m direct) Attach(ctx context.Context, executor, mission, externalID, root string) (string, string, error) {
 	session, run, ok, err := m.d.Ledger.Reattach(ctx, m.actor, mission, externalID, root)
 	if ok || err != nil {
 		return session, run, hookError(err)
 	}
-	s, err := m.OpenSession(ctx, mission, externalID, root)
+	s, err := m.OpenSession(ctx, executor, mission, externalID, root)
 	if err != nil {
 		return "", "", err
 	}
-	run, err = m.OpenRun(ctx, s.ID, hook.RunName, externalID)
+	run, err = m.OpenRun(ctx, s.ID, executor, externalID)
 	return s.ID, run, err
 }
 

@@ -15,7 +15,7 @@ import (
 func Routes(e *echo.Echo, d Deps) {
 	e.GET("/api/v1/openapi.json", handleOpenAPI())
 	bearer, limit := httpx.RequireBearer(d.Auth), httpx.RateLimit(d.Limits)
-	e.POST("/hooks/claude-code", httpx.Chain(handleClaudeCodeHook(d), bearer, limit))
+	e.POST("/hooks/:executor", httpx.Chain(handleHook(d), bearer, limit))
 
 	v1 := httpx.NewGroup(e, "/api/v1", bearer, limit, httpx.RequireJSON)
 	// The agent operations, from their table (agentops.Ops).

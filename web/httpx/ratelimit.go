@@ -57,7 +57,7 @@ func Credential(a auth.Actor) string {
 // tools count themselves).
 var reads = map[string]bool{
 	"/brief":                                true,
-	"/hooks/claude-code":                    true,
+	"/hooks/:executor":                      true,
 	"/api/v1/sessions/:id/tool-calls/check": true,
 	"/mcp":                                  true,
 }

@@ -1,0 +1,483 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/madebook/madebook/internal/ledger"
+	"github.com/madebook/madebook/internal/testkit/gemini"
+	"github.com/madebook/madebook/internal/testkit/openai"
+	"github.com/madebook/madebook/web/webtest"
+)
+
+// The releases of the other coding agents the end-to-end tests are
+// written against (.ci/run installs them; docs/testing.md says how to
+// install them locally).
+const (
+	codexVersion  = "0.171.0"
+	geminiVersion = "0.61.0"
+)
+
+// agentBinary finds a coding agent's real CLI: the environment variable
+// env (the path of its binary), else name on PATH. Without it the test is
+// skipped, or fails when MADEBOOK_REQUIRE_AGENTS=1.
+func agentBinary(t *testing.T, env, name, pkg, version string) string {
+	t.Helper()
+	path, missing := os.Getenv(env), ""
+	if path == "" {
+		path, _ = exec.LookPath(name)
+	}
+	if path == "" {
+		missing = fmt.Sprintf("the %s CLI is not installed: set %s to its binary, or put %s on PATH "+
+			"(npm install --prefix /tmp/agents %s@%s, then %s=/tmp/agents/node_modules/.bin/%s)", name, env, name, pkg, version, env, name)
+	} else if _, err := os.Stat(path); err != nil {
+		missing = fmt.Sprintf("%s=%s: %v", env, path, err)
+	}
+	if missing != "" {
+		if os.Getenv("MADEBOOK_REQUIRE_AGENTS") == "1" {
+			t.Fatalf("MADEBOOK_REQUIRE_AGENTS=1, but %s", missing)
+		}
+		t.Skip(missing)
+	}
+	out, err := exec.Command(path, "--version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s --version: %v\n%s", path, err, out)
+	}
+	if v := strings.TrimSpace(string(out)); !strings.Contains(v, version) {
+		t.Logf("%s --version says %q; this test is written against %s", name, v, version)
+	}
+	return path
+}
+
+// agentStep is one tool call the scripted model makes, in words every
+// agent's tools can say: write a file, or run a shell command.
+type agentStep struct {
+	write, content string // a file to write (relative to the repository)
+	shell          string // else a shell command to run
+}
+
+func writeStep(path, content string) agentStep { return agentStep{write: path, content: content} }
+
+func shellStep(command string) agentStep { return agentStep{shell: command} }
+
+// executorCLI is one coding agent under test: how `madebook init` sets it
+// up, how a run is started, and how its scripted model makes a step.
+type executorCLI struct {
+	name, bin string
+	// settings is the file init writes the hooks into, and check the
+	// event there that checks a tool call before it runs.
+	settings, check string
+	// start runs the agent on the prompt in the world's repository,
+	// scripted by steps; it returns the agent's output and what the model
+	// was told of each step's call (its output, in order).
+	start func(w *agentWorld, prompt string, steps []agentStep, before func(turn int)) agentRun
+}
+
+// agentRun is what one run of an agent did.
+type agentRun struct {
+	code    int
+	output  string
+	results []string // what the model was told of each step, in order
+	dump    string   // the model's requests, for a failing test
+}
+
+// agentWorld is one scenario: a git repository set up by `madebook init
+// AGENT`, a Madebook (a real server on a fresh database) with a mission,
+// and a private home for the agent.
+type agentWorld struct {
+	t               *testing.T
+	cli             executorCLI
+	madebook        string
+	api             *webtest.API
+	mission         string
+	repo, home, tmp string
+	url             string
+	mu              sync.Mutex
+	errs            []string // what went wrong inside the scripted model
+}
+
+func newAgentWorld(t *testing.T, cli executorCLI, madebook string, url ...string) *agentWorld {
+	t.Helper()
+	a := webtest.NewAPI(t)
+	w := &agentWorld{t: t, cli: cli, madebook: madebook, api: a, mission: a.Kit.Mission(a.Lead, false), repo: repository(t),
+		home: t.TempDir(), tmp: t.TempDir(), url: a.Srv.URL}
+	if len(url) > 0 {
+		w.url = url[0]
+	}
+	code, stdout, stderr := runBinary(t, madebook, []string{"MADEBOOK_URL=", "MADEBOOK_MISSION="},
+		"init", cli.name, "--dir", w.repo, "--url", w.url, "--mission", w.mission)
+	if code != 0 {
+		t.Fatalf("madebook init %s: exit %d\n%s%s", cli.name, code, stdout, stderr)
+	}
+	return w
+}
+
+// env is the environment every agent run gets: a private home, and
+// Madebook's key (the URL and mission are in the hook's arguments).
+func (w *agentWorld) env() []string {
+	return []string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + w.tmp, "LANG=C.UTF-8",
+		"MADEBOOK_KEY=" + w.api.AgentKey}
+}
+
+// fail notes, from the scripted model's goroutine, what went wrong: the
+// test fails with it once the run is over.
+func (w *agentWorld) fail(format string, args ...any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.errs = append(w.errs, fmt.Sprintf(format, args...))
+}
+
+// session is the one session the hook opened on the world's mission.
+func (w *agentWorld) session() (map[string]any, error) {
+	r := w.api.Do(http.MethodGet, "/api/v1/sessions?mission="+w.mission, w.api.LeadTok, nil)
+	if r.Status != http.StatusOK {
+		return nil, fmt.Errorf("GET /api/v1/sessions: %d %s", r.Status, r.Body)
+	}
+	var page struct {
+		Items []map[string]any `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(r.Body), &page); err != nil {
+		return nil, err
+	}
+	if len(page.Items) != 1 {
+		return nil, fmt.Errorf("%d sessions on the mission, want the one the hook opened: %s", len(page.Items), r.Body)
+	}
+	return page.Items[0], nil
+}
+
+// sessionID is the id of the session the hook opened.
+func (w *agentWorld) sessionID() string {
+	w.t.Helper()
+	s, err := w.session()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return s["id"].(string)
+}
+
+// onSession calls act, from the scripted model before its first step, on
+// the session the hook opened at the agent's start.
+func (w *agentWorld) onSession(act func(session string) error) func(turn int) {
+	return func(turn int) {
+		if turn != 0 {
+			return
+		}
+		s, err := w.session()
+		if err == nil {
+			err = act(s["id"].(string))
+		}
+		if err != nil {
+			w.fail("before the first step: %v", err)
+		}
+	}
+}
+
+// run runs the agent and fails the test on what went wrong inside the
+// scripted model.
+func (w *agentWorld) run(prompt string, steps []agentStep, before func(turn int)) agentRun {
+	w.t.Helper()
+	r := w.cli.start(w, prompt, steps, before)
+	w.t.Cleanup(func() {
+		if w.t.Failed() {
+			w.t.Logf("%s run (exit %d):\n%s\nthe model's requests:\n%s", w.cli.name, r.code, r.output, r.dump)
+		}
+	})
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, e := range w.errs {
+		w.t.Error(e)
+	}
+	if len(r.results) != len(steps) {
+		w.t.Fatalf("the model was told of %d of its %d calls: %q", len(r.results), len(steps), r.results)
+	}
+	return r
+}
+
+// runExecutor runs the agent's command in the repository, killing its
+// process group after two minutes.
+func runExecutor(t *testing.T, dir string, env []string, bin string, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader("")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	var exit *exec.ExitError
+	code := 0
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		t.Fatalf("%s: %v\n%s", bin, err, out.String())
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("%s did not finish within two minutes\n%s", bin, out.String())
+	}
+	return code, out.String()
+}
+
+// codexCLI is Codex CLI, offline against internal/testkit/openai.
+func codexCLI(bin string) executorCLI {
+	return executorCLI{name: "codex", bin: bin, settings: ".codex/hooks.json", check: "PreToolUse",
+		start: func(w *agentWorld, prompt string, steps []agentStep, before func(int)) agentRun {
+			t := w.t
+			t.Helper()
+			srv := openai.New(t, func(r *openai.Request) openai.Reply {
+				turn := r.Turn()
+				if before != nil {
+					before(turn)
+				}
+				if turn >= len(steps) {
+					return openai.Say("Done.")
+				}
+				s, id := steps[turn], fmt.Sprintf("call_%d", turn)
+				if s.write != "" {
+					return r.Patch(id, "*** Begin Patch\n*** Add File: "+s.write+"\n+"+strings.TrimSuffix(s.content, "\n")+"\n*** End Patch\n")
+				}
+				return openai.Call(id, "exec_command", map[string]string{"cmd": s.shell})
+			})
+			codexHome := filepath.Join(w.home, ".codex")
+			if err := os.MkdirAll(codexHome, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(srv.CodexConfig(w.repo)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			env := append(w.env(), "CODEX_HOME="+codexHome, openai.KeyEnv+"=sk-mock")
+			code, out := runExecutor(t, w.repo, env, bin, openai.CodexArgs(prompt)...)
+			r := agentRun{code: code, output: out, dump: srv.Dump()}
+			turns := srv.Responses()
+			if len(turns) > 0 {
+				last := turns[len(turns)-1]
+				for i := range steps {
+					if it, ok := last.ToolOutput(fmt.Sprintf("call_%d", i)); ok {
+						r.results = append(r.results, it.OutputText())
+					}
+				}
+			}
+			return r
+		}}
+}
+
+// geminiCLI is Gemini CLI, offline against internal/testkit/gemini.
+func geminiCLI(bin string) executorCLI {
+	return executorCLI{name: "gemini", bin: bin, settings: ".gemini/settings.json", check: "BeforeTool",
+		start: func(w *agentWorld, prompt string, steps []agentStep, before func(int)) agentRun {
+			t := w.t
+			t.Helper()
+			srv := gemini.New(t, func(r *gemini.Request) gemini.Reply {
+				turn := r.Turn()
+				if before != nil {
+					before(turn)
+				}
+				if turn >= len(steps) {
+					return gemini.Say("Done.")
+				}
+				if s := steps[turn]; s.write != "" {
+					return gemini.Call("write_file", map[string]string{"file_path": s.write, "content": s.content})
+				} else {
+					return gemini.Call("run_shell_command", map[string]string{"command": s.shell})
+				}
+			})
+			home := gemini.Home(t, w.repo)
+			w.home = home
+			env := append(w.env(), srv.Env(home)...)
+			code, out := runExecutor(t, w.repo, env, bin, "-p", prompt, "-m", "gemini-2.5-flash", "--output-format", "stream-json",
+				"--approval-mode", "yolo")
+			r := agentRun{code: code, output: out, dump: srv.Dump()}
+			if turns := srv.Turns(); len(turns) > 0 {
+				for _, fr := range turns[len(turns)-1].FunctionResponses() {
+					r.results = append(r.results, fr.Output())
+				}
+			}
+			return r
+		}}
+}
+
+// TestCodexAndGemini runs the real Codex CLI and Gemini CLI, offline
+// against scripted models (internal/testkit/openai, internal/testkit/gemini),
+// in real git repositories governed by `madebook hook codex|gemini`
+// through the configuration `madebook init codex|gemini` writes: a write
+// and a shell command in a blocked scope are denied and absent on disk, a
+// write outside it is done and recorded, the brake stops every write, and
+// when Madebook does not answer or the hook cannot run, writes are denied.
+func TestCodexAndGemini(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	t.Parallel()
+	bin := buildMadebook(t)
+	for _, c := range []struct {
+		name string
+		cli  func(t *testing.T) executorCLI
+	}{
+		{"codex", func(t *testing.T) executorCLI {
+			return codexCLI(agentBinary(t, "MADEBOOK_CODEX", "codex", "@openai/codex", codexVersion))
+		}},
+		{"gemini", func(t *testing.T) executorCLI {
+			return geminiCLI(agentBinary(t, "MADEBOOK_GEMINI", "gemini", "@google/gemini-cli", geminiVersion))
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			cli := c.cli(t)
+			t.Run("blocked-scope", func(t *testing.T) { t.Parallel(); agentBlockedScope(t, cli, bin) })
+			t.Run("brake", func(t *testing.T) { t.Parallel(); agentBrake(t, cli, bin) })
+			t.Run("madebook-down", func(t *testing.T) { t.Parallel(); agentMadebookDown(t, cli, bin) })
+			t.Run("hook-missing", func(t *testing.T) { t.Parallel(); agentHookMissing(t, cli, bin) })
+		})
+	}
+}
+
+// wantDenied fails unless the model was told Madebook denied step i.
+func wantDenied(t *testing.T, r agentRun, i int, want ...string) {
+	t.Helper()
+	got := r.results[i]
+	for _, w := range append([]string{"Madebook"}, want...) {
+		if !strings.Contains(got, w) {
+			t.Errorf("call %d: the model was told %q, want it to say %q", i, got, w)
+		}
+	}
+}
+
+// absent fails when the repository holds rel.
+func absent(t *testing.T, repo, rel string) {
+	t.Helper()
+	if _, err := os.Lstat(filepath.Join(repo, filepath.FromSlash(rel))); err == nil {
+		t.Errorf("%s was written: the gate gave way", rel)
+	}
+}
+
+func agentBlockedScope(t *testing.T, cli executorCLI, bin string) {
+	w := newAgentWorld(t, cli, bin)
+	steps := []agentStep{
+		writeStep("db/migrations/0002.sql", "DROP TABLE billing;\n"),
+		shellStep("cd db && echo 'DROP TABLE billing;' > migrations/0003.sql"),
+		writeStep("web/ok.txt", "outside the blocked scope\n"),
+	}
+	r := w.run("Change the schema, then note it.", steps, w.onSession(func(session string) error {
+		res := w.api.Do(http.MethodPost, "/api/v1/sessions/"+session+"/decisions", w.api.AgentKey,
+			map[string]any{"title": "Schema", "question": "Drop the billing table?", "blocked_scope": []string{"db/migrations"}})
+		if res.Status != http.StatusCreated {
+			return fmt.Errorf("open the gate: %d %s", res.Status, res.Body)
+		}
+		return nil
+	}))
+	wantDenied(t, r, 0, "db/migrations")
+	wantDenied(t, r, 1, "db/migrations")
+	absent(t, w.repo, "db/migrations/0002.sql")
+	absent(t, w.repo, "db/migrations/0003.sql")
+	if b, err := os.ReadFile(filepath.Join(w.repo, "web/ok.txt")); err != nil || string(b) != "outside the blocked scope\n" {
+		t.Errorf("web/ok.txt, outside the blocked scope: %q, %v; want it written", b, err)
+	}
+	s, err := w.session()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s["executor"] != cli.name {
+		t.Errorf("the session's executor is %v, want %s", s["executor"], cli.name)
+	}
+	// The ledger holds the call that ran, under the executor's name; the
+	// refused attempts are in the timeline, not among the calls.
+	calls := agentLedger(t, w, s["id"].(string))
+	if len(calls) != 1 || calls[0].Server != cli.name || !strings.Contains(strings.Join(calls[0].Paths, " "), "web/ok.txt") {
+		t.Errorf("the ledger holds %d calls, want the one write to web/ok.txt on server %s:\n%s", len(calls), cli.name, describeLedger(calls))
+	}
+}
+
+func agentBrake(t *testing.T, cli executorCLI, bin string) {
+	w := newAgentWorld(t, cli, bin)
+	steps := []agentStep{writeStep("web/after-brake.txt", "x\n"), shellStep("touch web/touched.txt")}
+	r := w.run("Write two files.", steps, w.onSession(func(session string) error {
+		res := w.api.Do(http.MethodPost, "/api/v1/sessions/"+session+"/pause", w.api.LeadTok, map[string]any{"reason": "Stop: review first."})
+		if res.Status != http.StatusOK {
+			return fmt.Errorf("pull the brake: %d %s", res.Status, res.Body)
+		}
+		return nil
+	}))
+	wantDenied(t, r, 0, "BLOCKED")
+	wantDenied(t, r, 1, "BLOCKED")
+	absent(t, w.repo, "web/after-brake.txt")
+	absent(t, w.repo, "web/touched.txt")
+}
+
+func agentMadebookDown(t *testing.T, cli executorCLI, bin string) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + l.Addr().String()
+	l.Close()
+	w := newAgentWorld(t, cli, bin, down)
+	r := w.run("Write a file.", []agentStep{writeStep("web/while-down.txt", "x\n")}, nil)
+	wantDenied(t, r, 0, "does not answer")
+	absent(t, w.repo, "web/while-down.txt")
+}
+
+// agentHookMissing points the hook that checks a call before it runs at
+// a binary that is not there: the call is blocked, with the fallback's
+// words (init's command line exits 2 when the hook cannot run).
+func agentHookMissing(t *testing.T, cli executorCLI, bin string) {
+	w := newAgentWorld(t, cli, bin)
+	p := filepath.Join(w.repo, filepath.FromSlash(cli.settings))
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(readText(t, p)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	hooks, _ := doc["hooks"].(map[string]any)
+	if _, ok := hooks[cli.check]; !ok {
+		t.Fatalf("%s has no %s hook", cli.settings, cli.check)
+	}
+	for _, g := range hooks[cli.check].([]any) {
+		for _, h := range g.(map[string]any)["hooks"].([]any) {
+			h := h.(map[string]any)
+			h["command"] = strings.ReplaceAll(h["command"].(string), bin, filepath.Join(t.TempDir(), "gone", "madebook"))
+		}
+	}
+	b, _ := json.MarshalIndent(doc, "", "  ")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := w.run("Write a file.", []agentStep{writeStep("web/no-hook.txt", "x\n")}, nil)
+	if !strings.Contains(r.results[0], "madebook hook failed") {
+		t.Errorf("the model was told %q, want the hook's failure", r.results[0])
+	}
+	absent(t, w.repo, "web/no-hook.txt")
+}
+
+func readText(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// agentLedger is the ledger's calls of the session.
+func agentLedger(t *testing.T, w *agentWorld, session string) []ledger.ToolCall {
+	t.Helper()
+	cw := &claudeWorld{t: t, api: w.api}
+	return cw.ledgerCalls(session)
+}
