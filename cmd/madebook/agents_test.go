@@ -27,8 +27,9 @@ import (
 // written against (.ci/run installs them; docs/testing.md says how to
 // install them locally).
 const (
-	codexVersion  = "0.171.0"
-	geminiVersion = "0.61.0"
+	codexVersion   = "0.171.0"
+	geminiVersion  = "0.61.0"
+	copilotVersion = "1.0.102"
 )
 
 // agentBinary finds a coding agent's real CLI: the environment variable
@@ -80,6 +81,9 @@ type executorCLI struct {
 	// settings is the file init writes the hooks into, and check the
 	// event there that checks a tool call before it runs.
 	settings, check string
+	// hookFailed is what the agent tells the model of a call its hook
+	// could not check.
+	hookFailed string
 	// start runs the agent on the prompt in the world's repository,
 	// scripted by steps; it returns the agent's output and what the model
 	// was told of each step's call (its output, in order).
@@ -239,7 +243,7 @@ func runExecutor(t *testing.T, dir string, env []string, bin string, args ...str
 
 // codexCLI is Codex CLI, offline against internal/testkit/openai.
 func codexCLI(bin string) executorCLI {
-	return executorCLI{name: "codex", bin: bin, settings: ".codex/hooks.json", check: "PreToolUse",
+	return executorCLI{name: "codex", bin: bin, settings: ".codex/hooks.json", check: "PreToolUse", hookFailed: "madebook hook failed",
 		start: func(w *agentWorld, prompt string, steps []agentStep, before func(int)) agentRun {
 			t := w.t
 			t.Helper()
@@ -282,7 +286,7 @@ func codexCLI(bin string) executorCLI {
 
 // geminiCLI is Gemini CLI, offline against internal/testkit/gemini.
 func geminiCLI(bin string) executorCLI {
-	return executorCLI{name: "gemini", bin: bin, settings: ".gemini/settings.json", check: "BeforeTool",
+	return executorCLI{name: "gemini", bin: bin, settings: ".gemini/settings.json", check: "BeforeTool", hookFailed: "madebook hook failed",
 		start: func(w *agentWorld, prompt string, steps []agentStep, before func(int)) agentRun {
 			t := w.t
 			t.Helper()
@@ -315,14 +319,54 @@ func geminiCLI(bin string) executorCLI {
 		}}
 }
 
-// TestCodexAndGemini runs the real Codex CLI and Gemini CLI, offline
-// against scripted models (internal/testkit/openai, internal/testkit/gemini),
-// in real git repositories governed by `madebook hook codex|gemini`
-// through the configuration `madebook init codex|gemini` writes: a write
+// copilotCLI is GitHub Copilot CLI, offline against
+// internal/testkit/openai (Copilot's model provider on the Responses API),
+// with the gpt-4.1 tool set (create, edit, bash).
+func copilotCLI(bin string) executorCLI {
+	return executorCLI{name: "copilot", bin: bin, settings: ".github/hooks/madebook.json", check: "preToolUse",
+		hookFailed: "hook exited with code 2", // Copilot shows no hook's stderr
+		start: func(w *agentWorld, prompt string, steps []agentStep, before func(int)) agentRun {
+			t := w.t
+			t.Helper()
+			srv := openai.New(t, func(r *openai.Request) openai.Reply {
+				turn := r.Turn()
+				if before != nil {
+					before(turn)
+				}
+				if turn >= len(steps) {
+					return openai.Say("Done.")
+				}
+				s, id := steps[turn], fmt.Sprintf("call_%d", turn)
+				if s.write != "" {
+					return openai.Call(id, "create", map[string]string{"path": filepath.Join(w.repo, s.write), "file_text": s.content})
+				}
+				return openai.Call(id, "bash", map[string]string{"command": s.shell, "description": "run it"})
+			})
+			env := append(w.env(), "COPILOT_OFFLINE=true", "COPILOT_PROVIDER_BASE_URL="+srv.BaseURL(), "COPILOT_MODEL=gpt-4.1",
+				"COPILOT_PROVIDER_WIRE_API=responses")
+			code, out := runExecutor(t, w.repo, env, bin, "-p", prompt, "--allow-all-tools", "--trust-folder")
+			r := agentRun{code: code, output: out, dump: srv.Dump()}
+			if turns := srv.Responses(); len(turns) > 0 {
+				last := turns[len(turns)-1]
+				for i := range steps {
+					if it, ok := last.ToolOutput(fmt.Sprintf("call_%d", i)); ok {
+						r.results = append(r.results, it.OutputText())
+					}
+				}
+			}
+			return r
+		}}
+}
+
+// TestExecutorCLIs runs the real Codex CLI, Gemini CLI and Copilot CLI,
+// offline against scripted models (internal/testkit/openai,
+// internal/testkit/gemini), in real git repositories governed by
+// `madebook hook codex|gemini|copilot` through the configuration
+// `madebook init codex|gemini|copilot` writes: a write
 // and a shell command in a blocked scope are denied and absent on disk, a
 // write outside it is done and recorded, the brake stops every write, and
 // when Madebook does not answer or the hook cannot run, writes are denied.
-func TestCodexAndGemini(t *testing.T) {
+func TestExecutorCLIs(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not on PATH")
 	}
@@ -337,6 +381,9 @@ func TestCodexAndGemini(t *testing.T) {
 		}},
 		{"gemini", func(t *testing.T) executorCLI {
 			return geminiCLI(agentBinary(t, "MADEBOOK_GEMINI", "gemini", "@google/gemini-cli", geminiVersion))
+		}},
+		{"copilot", func(t *testing.T) executorCLI {
+			return copilotCLI(agentBinary(t, "MADEBOOK_COPILOT", "copilot", "@github/copilot", copilotVersion))
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -449,10 +496,15 @@ func agentHookMissing(t *testing.T, cli executorCLI, bin string) {
 	if _, ok := hooks[cli.check]; !ok {
 		t.Fatalf("%s has no %s hook", cli.settings, cli.check)
 	}
+	gone := filepath.Join(t.TempDir(), "gone", "madebook")
 	for _, g := range hooks[cli.check].([]any) {
-		for _, h := range g.(map[string]any)["hooks"].([]any) {
+		entries := []any{g} // Copilot's: a flat list of hooks
+		if inner, ok := g.(map[string]any)["hooks"].([]any); ok {
+			entries = inner // Codex's and Gemini's: matcher groups
+		}
+		for _, h := range entries {
 			h := h.(map[string]any)
-			h["command"] = strings.ReplaceAll(h["command"].(string), bin, filepath.Join(t.TempDir(), "gone", "madebook"))
+			h["command"] = strings.ReplaceAll(h["command"].(string), bin, gone)
 		}
 	}
 	b, _ := json.MarshalIndent(doc, "", "  ")
@@ -460,7 +512,7 @@ func agentHookMissing(t *testing.T, cli executorCLI, bin string) {
 		t.Fatal(err)
 	}
 	r := w.run("Write a file.", []agentStep{writeStep("web/no-hook.txt", "x\n")}, nil)
-	if !strings.Contains(r.results[0], "madebook hook failed") {
+	if !strings.Contains(r.results[0], cli.hookFailed) {
 		t.Errorf("the model was told %q, want the hook's failure", r.results[0])
 	}
 	absent(t, w.repo, "web/no-hook.txt")
