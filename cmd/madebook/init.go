@@ -279,11 +279,11 @@ func isMadebookHook(h any) bool {
 	}
 	program, rest := programName(command), args
 	if program != "madebook" && program != leanHook {
-		words := strings.Fields(command)
+		words := shellWords(command)
 		if len(words) == 0 {
 			return false
 		}
-		program, rest = programName(strings.Trim(words[0], `"'`)), append(words[1:], args...)
+		program, rest = programName(words[0]), append(words[1:], args...)
 	}
 	switch program {
 	case leanHook:
@@ -292,6 +292,60 @@ func isMadebookHook(h any) bool {
 		return len(rest) == 0 || rest[0] == "hook"
 	}
 	return false
+}
+
+// shellWords are the words of a shell command line up to its first
+// operator (|, ;, &, a redirection…), with the POSIX quotes (single,
+// double, backslash) taken off: what init's own command lines hold.
+func shellWords(line string) []string {
+	var (
+		words []string
+		w     strings.Builder
+		in    bool // a word has begun (an empty '' is one)
+	)
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c == '\'':
+			j := strings.IndexByte(line[i+1:], '\'')
+			if j < 0 {
+				j = len(line) - i - 1
+			}
+			w.WriteString(line[i+1 : i+1+j])
+			i += j + 1
+			in = true
+		case c == '"':
+			for i++; i < len(line) && line[i] != '"'; i++ {
+				if line[i] == '\\' && i+1 < len(line) && strings.IndexByte(`"\$`+"`", line[i+1]) >= 0 {
+					i++
+				}
+				w.WriteByte(line[i])
+			}
+			in = true
+		case c == '\\' && i+1 < len(line):
+			i++
+			w.WriteByte(line[i])
+			in = true
+		case c == ' ' || c == '\t' || c == '\n':
+			if in {
+				words = append(words, w.String())
+				w.Reset()
+				in = false
+			}
+		case strings.IndexByte("|;&<>()", c) >= 0:
+			if in {
+				words = append(words, w.String())
+			}
+			return words
+		default:
+			w.WriteByte(c)
+			in = true
+		}
+	}
+	if in {
+		words = append(words, w.String())
+	}
+	return words
 }
 
 // programName is the base name of a program's path, less .exe.
