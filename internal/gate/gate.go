@@ -75,6 +75,16 @@ func ToolName(server, tool string) string {
 	return mcpPrefix + server + "__" + tool
 }
 
+// AgentName is the name the coding agent calls a tool by: an executor's
+// built-in by its own name (Bash, write_file), any other server's tool as
+// mcp__server__tool.
+func AgentName(server, tool string) string {
+	if IsExecutor(server) {
+		return tool
+	}
+	return ToolName(server, tool)
+}
+
 // Classify says whether a call writes. A tool of Madebook's own MCP server
 // (server Madebook, see GovernanceTools) does not, whatever the registry
 // says; else the registry's entry decides when there is one (registered

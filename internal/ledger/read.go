@@ -74,7 +74,7 @@ type AnsweredAsk struct {
 // RunLedger is one run as the ledger holds it: its counts, every question
 // it asked with its answer, and a page of its tool calls in the order
 // they were recorded. Each tool call's Tool is the name the agent calls
-// it by (gate.ToolName: Bash, mcp__github__create_pr).
+// it by (gate.AgentName: Bash, write_file, mcp__github__create_pr).
 type RunLedger struct {
 	RunSummary
 	Asks      []AnsweredAsk `json:"asks"`
@@ -211,7 +211,7 @@ func (s *Service) ReadRun(ctx context.Context, actor auth.Actor, id string, p Pa
 			if err != nil {
 				return err
 			}
-			c.Tool = gate.ToolName(c.Server, c.Tool)
+			c.Tool = gate.AgentName(c.Server, c.Tool)
 			out.ToolCalls = append(out.ToolCalls, c)
 		}
 		return nil

@@ -214,5 +214,30 @@ func TestClaudeCodeHTTPHook(t *testing.T) {
 			hookEvent(sid, "SessionStart", nil))
 		a.Refused("", http.StatusForbidden, "forbidden", http.MethodPost, p, a.LeadTok, hookEvent(sid, "SessionStart", nil))
 		a.Refused("", http.StatusUnauthorized, "unauthorized", http.MethodPost, p, "", hookEvent(sid, "SessionStart", nil))
+		a.Refused("", http.StatusNotFound, "executor_not_found", http.MethodPost, "/hooks/aider?mission="+mission, a.AgentKey,
+			hookEvent(sid, "SessionStart", nil))
+	})
+	t.Run("another executor's session is its own, its built-ins recorded under its name", func(t *testing.T) {
+		p := "/hooks/gemini?mission=" + mission
+		start := a.Must(http.StatusOK, http.MethodPost, p, a.AgentKey, hookEvent("gem-1", "SessionStart", nil))
+		text, _ := start["hookSpecificOutput"].(map[string]any)["additionalContext"].(string)
+		if !strings.Contains(text, "This Gemini CLI session is governed by Madebook") {
+			t.Fatalf("context: %s", text)
+		}
+		a.Must(http.StatusOK, http.MethodPost, p, a.AgentKey, hookEvent("gem-1", "PostToolUse",
+			map[string]any{"tool_name": "write_file", "tool_input": map[string]any{"file_path": "web/a.txt", "content": "x"}, "tool_use_id": "gemini_1", "cwd": "/home/dev/billing"}))
+		s := a.Must(http.StatusOK, http.MethodGet, "/api/v1/sessions?external_id=gem-1", a.LeadTok, nil)
+		items, _ := s["items"].([]any)
+		if len(items) != 1 || items[0].(map[string]any)["executor"] != "gemini" {
+			t.Fatalf("sessions: %v", s)
+		}
+		id := items[0].(map[string]any)["id"].(string)
+		runs := a.Must(http.StatusOK, http.MethodGet, "/api/v1/sessions/"+id+"/runs", a.LeadTok, nil)
+		run := runs["items"].([]any)[0].(map[string]any)
+		got := a.Must(http.StatusOK, http.MethodGet, "/api/v1/runs/"+run["id"].(string), a.LeadTok, nil)
+		calls, _ := got["tool_calls"].([]any)
+		if run["name"] != "gemini" || len(calls) != 1 || calls[0].(map[string]any)["server"] != "gemini" || calls[0].(map[string]any)["tool"] != "write_file" {
+			t.Fatalf("run %v, calls %v", run, calls)
+		}
 	})
 }
