@@ -84,6 +84,9 @@ type executorCLI struct {
 	// hookFailed is what the agent tells the model of a call its hook
 	// could not check.
 	hookFailed string
+	// transcript: the hook reads the agent's transcript at a stop, which
+	// finds the calls that ran unchecked.
+	transcript bool
 	// start runs the agent on the prompt in the world's repository,
 	// scripted by steps; it returns the agent's output and what the model
 	// was told of each step's call (its output, in order).
@@ -243,7 +246,7 @@ func runExecutor(t *testing.T, dir string, env []string, bin string, args ...str
 
 // codexCLI is Codex CLI, offline against internal/testkit/openai.
 func codexCLI(bin string) executorCLI {
-	return executorCLI{name: "codex", bin: bin, settings: ".codex/hooks.json", check: "PreToolUse", hookFailed: "madebook hook failed",
+	return executorCLI{name: "codex", bin: bin, settings: ".codex/hooks.json", check: "PreToolUse", hookFailed: "madebook hook failed", transcript: true,
 		start: func(w *agentWorld, prompt string, steps []agentStep, before func(int)) agentRun {
 			t := w.t
 			t.Helper()
@@ -286,7 +289,7 @@ func codexCLI(bin string) executorCLI {
 
 // geminiCLI is Gemini CLI, offline against internal/testkit/gemini.
 func geminiCLI(bin string) executorCLI {
-	return executorCLI{name: "gemini", bin: bin, settings: ".gemini/settings.json", check: "BeforeTool", hookFailed: "madebook hook failed",
+	return executorCLI{name: "gemini", bin: bin, settings: ".gemini/settings.json", check: "BeforeTool", hookFailed: "madebook hook failed", transcript: true,
 		start: func(w *agentWorld, prompt string, steps []agentStep, before func(int)) agentRun {
 			t := w.t
 			t.Helper()
@@ -393,6 +396,9 @@ func TestExecutorCLIs(t *testing.T) {
 			t.Run("brake", func(t *testing.T) { t.Parallel(); agentBrake(t, cli, bin) })
 			t.Run("madebook-down", func(t *testing.T) { t.Parallel(); agentMadebookDown(t, cli, bin) })
 			t.Run("hook-missing", func(t *testing.T) { t.Parallel(); agentHookMissing(t, cli, bin) })
+			if cli.transcript {
+				t.Run("ungoverned-audit", func(t *testing.T) { t.Parallel(); agentUngovernedAudit(t, cli, bin) })
+			}
 		})
 	}
 }
@@ -444,6 +450,14 @@ func agentBlockedScope(t *testing.T, cli executorCLI, bin string) {
 	}
 	if s["executor"] != cli.name {
 		t.Errorf("the session's executor is %v, want %s", s["executor"], cli.name)
+	}
+	// Every call that ran was checked: the stop's transcript report finds
+	// none ungoverned, and the gate still decides the session.
+	if s["next_action"] != "DECISION_REQUIRED" {
+		t.Errorf("the session's next action is %v after the run, want DECISION_REQUIRED", s["next_action"])
+	}
+	if code, stdout, stderr := runBinary(t, bin, []string{"MADEBOOK_DB="}, "audit", "ungoverned-tool-calls", "--db", w.api.Kit.Path); code != 0 {
+		t.Errorf("madebook audit ungoverned-tool-calls: exit %d, want 0 (every call was checked)\n%s%s", code, stdout, stderr)
 	}
 	// The ledger holds the call that ran, under the executor's name; the
 	// refused attempts are in the timeline, not among the calls.
@@ -516,6 +530,38 @@ func agentHookMissing(t *testing.T, cli executorCLI, bin string) {
 		t.Errorf("the model was told %q, want the hook's failure", r.results[0])
 	}
 	absent(t, w.repo, "web/no-hook.txt")
+}
+
+// agentUngovernedAudit takes the hook that checks a call before it runs
+// out: the write runs unchecked, and at the stop the hook's report of the
+// transcript makes it an ungoverned call, in the audit.
+func agentUngovernedAudit(t *testing.T, cli executorCLI, bin string) {
+	w := newAgentWorld(t, cli, bin)
+	p := filepath.Join(w.repo, filepath.FromSlash(cli.settings))
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(readText(t, p)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	delete(doc["hooks"].(map[string]any), cli.check)
+	b, _ := json.MarshalIndent(doc, "", "  ")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.run("Write a file.", []agentStep{writeStep("web/unchecked.txt", "x\n")}, nil)
+	if _, err := os.Stat(filepath.Join(w.repo, "web", "unchecked.txt")); err != nil {
+		t.Fatalf("the unchecked write did not run: %v", err)
+	}
+	code, stdout, stderr := runBinary(t, bin, []string{"MADEBOOK_DB="}, "audit", "ungoverned-tool-calls", "--db", w.api.Kit.Path, "--format", "json")
+	if code != 1 || !strings.Contains(stdout.String(), "web/unchecked.txt") {
+		t.Errorf("madebook audit ungoverned-tool-calls: exit %d, want 1 and the unchecked write of web/unchecked.txt\n%s%s", code, stdout, stderr)
+	}
+	s, err := w.session()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s["next_action"] != "HARD_STOP" {
+		t.Errorf("the session's next action is %v, want HARD_STOP until a person reviews the ungoverned call", s["next_action"])
+	}
 }
 
 func readText(t *testing.T, path string) string {

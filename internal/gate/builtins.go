@@ -73,9 +73,12 @@ var builtins = map[string]map[string]Builtin{
 		"WebSearch": readOnly(), "Skill": readOnly(), "NotebookRead": readOnly(), "TodoWrite": readOnly(),
 	},
 	// Codex CLI 0.171.0: its hooks name the shell Bash and the patch tool
-	// apply_patch (the whole patch in "command"); the rest are read-only.
+	// apply_patch (the whole patch in "command"). write_stdin types into a
+	// running command and fires no hook: its calls reach the gate from the
+	// transcript, their characters read as a command.
 	Codex: {
 		"Bash": {Class: Shell, Fields: []string{"command"}, Dir: "workdir"}, "apply_patch": {Class: Patch, Fields: []string{"command"}},
+		"write_stdin": {Class: Shell, Fields: []string{"chars"}},
 		"update_plan": readOnly(), "view_image": readOnly("path"), "web_search": readOnly(),
 	},
 	// Gemini CLI 0.61.0: invoke_agent, ask_user, the plan-mode and tracker

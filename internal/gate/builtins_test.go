@@ -39,6 +39,7 @@ func TestEveryExecutorsBuiltInToolsAsTheGateReadsThem(t *testing.T) {
 
 		{gate.Codex, "Bash", `{"command":"echo x > migrations/1.sql"}`, false, "db/migrations/1.sql"},
 		{gate.Codex, "apply_patch", `{"command":"*** Begin Patch\n*** Add File: migrations/1.sql\n+x\n*** End Patch\n"}`, false, "db/migrations/1.sql"},
+		{gate.Codex, "write_stdin", `{"session_id":3,"chars":"rm migrations/1.sql\n"}`, false, "db/migrations/1.sql"},
 		{gate.Codex, "update_plan", `{"plan":[{"step":"migrations","status":"pending"}]}`, true, ""},
 		{gate.Codex, "view_image", `{"path":"migrations/a.png"}`, true, ""},
 		{gate.Codex, "web_search", `{"query":"x"}`, true, ""},
@@ -119,7 +120,7 @@ func TestEveryExecutorsBuiltInToolsAsTheGateReadsThem(t *testing.T) {
 // side-effecting, with every string of their input taken for a path.
 func TestAToolNoTableNamesIsSideEffecting(t *testing.T) {
 	for _, c := range []struct{ server, tool string }{
-		{gate.Codex, "write_stdin"}, {gate.Gemini, "invoke_agent"}, {gate.Copilot, "task"}, {gate.Cursor, "Write"},
+		{gate.Codex, "exec_command"}, {gate.Gemini, "invoke_agent"}, {gate.Copilot, "task"}, {gate.Cursor, "Write"},
 		{"github", "read_file"}, {gate.ClaudeCode, "read_file"},
 	} {
 		if !gate.Classify(c.server, c.tool, nil, nil) {

@@ -190,18 +190,12 @@ func (c Command) local(in Input) (Local, func()) {
 	switch in.HookEventName {
 	case PostToolUse, PostToolUseFailure:
 		l.Breach = watchAfter(c.Machine, c.executor(), c.StateDir, in)
-	case Stop, SessionEnd, SubagentStop:
-		if !c.executor().Transcript {
-			return l, nil // a transcript the hook cannot read
-		}
-	}
-	switch in.HookEventName {
 	case Stop, SessionEnd:
-		calls, mark := readTranscript(c.StateDir, in.TranscriptPath, l.Root, "", "")
+		calls, mark := readTranscript(c.executor().transcript, c.StateDir, in.TranscriptPath, l.Root, "", "")
 		l.Calls = calls
 		return l, mark
 	case SubagentStop:
-		calls, mark := readTranscript(c.StateDir, in.AgentTranscriptPath, l.Root, in.AgentID, in.AgentType)
+		calls, mark := readTranscript(c.executor().transcript, c.StateDir, in.AgentTranscriptPath, l.Root, in.AgentID, in.AgentType)
 		l.Calls = calls
 		return l, mark
 	}

@@ -207,7 +207,7 @@ func TestTheCommandHookReadsTheTranscriptOnceAndOnlyWhatRan(t *testing.T) {
 	}
 }
 
-// eventServer is Madebook's POST /hooks/claude-code over a fake: the
+// eventServer is Madebook's POST /hooks/{executor} over a fake: the
 // command hook's one request per event, answered by hook.Handle.
 type eventServer struct {
 	fake   *fake
@@ -223,13 +223,14 @@ func (s *eventServer) RoundTrip(r *http.Request) (*http.Response, error) {
 	s.bodies = append(s.bodies, string(body))
 	s.mu.Unlock()
 	in, err := hook.ParseInput(body)
+	e, known := hook.ExecutorOf(strings.TrimPrefix(r.URL.Path, "/hooks/"))
 	status, reply := http.StatusOK, []byte(`{"error":{"code":"invalid_body","message":"not a hook input"}}`)
-	if err != nil || r.URL.Path != "/hooks/claude-code" {
+	if err != nil || !known {
 		status = http.StatusUnprocessableEntity
 	} else if s.fake.err != nil && errors.As(s.fake.err, new(*hook.NoAnswer)) {
 		status, reply = http.StatusServiceUnavailable, []byte(`{"error":{"code":"unavailable","message":"down"}}`)
 	} else {
-		reply, _ = json.Marshal(hook.Handle(r.Context(), s.fake, hook.Config{Mission: r.URL.Query().Get("mission")}, in))
+		reply, _ = json.Marshal(hook.Handle(r.Context(), s.fake, hook.Config{Executor: e, Mission: r.URL.Query().Get("mission")}, in))
 	}
 	return &http.Response{StatusCode: status, Header: http.Header{"Content-Type": {"application/json"}},
 		Body: io.NopCloser(strings.NewReader(string(reply))), Request: r}, nil

@@ -30,9 +30,10 @@ type Executor struct {
 	// SessionEnv is the environment variable holding the executor's
 	// session id, when its events may lack one ("": none).
 	SessionEnv string
-	// Transcript: the executor's transcript is Claude Code's JSON lines,
-	// which the hook reads at a stop for the calls that ran unchecked.
-	Transcript bool
+	// transcript reads the tool calls of the executor's transcript (JSON
+	// lines, from a reader at a line's start), for the report at a stop
+	// that finds the calls that ran unchecked; nil: the hook reads none.
+	transcript transcriptReader
 	// EventArg: the executor's events do not name themselves (Copilot's),
 	// so its hook configuration gives each its name (`madebook hook
 	// copilot --event preToolUse`).
@@ -57,11 +58,11 @@ type Rendered struct {
 // The executors' adapters, by name.
 var executors = map[string]*Executor{
 	gate.ClaudeCode: {Name: gate.ClaudeCode, Title: "Claude Code", Events: same(Events...), ProjectDir: "CLAUDE_PROJECT_DIR",
-		Transcript: true, render: claudeShape},
+		transcript: transcriptCalls, render: claudeShape},
 	gate.Codex: {Name: gate.Codex, Title: "Codex", Events: same(SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, SessionEnd),
-		render: codexRender},
+		transcript: codexTranscriptCalls, render: codexRender},
 	gate.Gemini: {Name: gate.Gemini, Title: "Gemini CLI", Events: geminiEvents, ProjectDir: "GEMINI_PROJECT_DIR",
-		SessionEnv: "GEMINI_SESSION_ID", decode: geminiDecode, render: geminiRender},
+		SessionEnv: "GEMINI_SESSION_ID", transcript: geminiTranscriptCalls, decode: geminiDecode, render: geminiRender},
 	gate.Copilot: {Name: gate.Copilot, Title: "Copilot CLI", Events: copilotEvents, ProjectDir: "COPILOT_PROJECT_DIR", EventArg: true,
 		decode: copilotDecode, render: copilotRender},
 	gate.Cursor: {Name: gate.Cursor, Title: "Cursor", Events: cursorEvents, ProjectDir: "CURSOR_PROJECT_DIR",

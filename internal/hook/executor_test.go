@@ -1,7 +1,9 @@
 package hook_test
 
 import (
+	"context"
 	"encoding/json"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -238,3 +240,93 @@ func TestAnotherExecutorsCallsAreItsOwn(t *testing.T) {
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+// codexRollout is a Codex 0.171.0 transcript (its rollout) as it writes
+// one, cut to the lines the hook reads and a few it skips.
+const codexRollout = `{"timestamp":"2026-12-03T16:45:44.100Z","type":"session_meta","payload":{"id":"019a","cwd":"/repo","originator":"codex_exec"}}
+{"timestamp":"2026-12-03T16:45:44.200Z","type":"turn_context","payload":{"cwd":"/repo","model":"gpt-5.5"}}
+{"timestamp":"2026-12-03T16:45:45.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"Write the files."}]}}
+{"timestamp":"2026-12-03T16:45:46.000Z","type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"echo x > db/migrations/1.sql\"}","call_id":"call_0"}}
+{"timestamp":"2026-12-03T16:45:46.500Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_0","output":"Process exited with code 0"}}
+{"timestamp":"2026-12-03T16:45:47.000Z","type":"response_item","payload":{"type":"custom_tool_call","name":"apply_patch","input":"*** Begin Patch\n*** Add File: web/a.go\n+package web\n*** End Patch\n","call_id":"call_1"}}
+{"timestamp":"2026-12-03T16:45:47.500Z","type":"response_item","payload":{"type":"custom_tool_call_output","call_id":"call_1","output":"Success. Updated the following files:\nA web/a.go\n"}}
+{"timestamp":"2026-12-03T16:45:48.000Z","type":"response_item","payload":{"type":"custom_tool_call","name":"apply_patch","input":"*** Begin Patch\n*** Add File: db/migrations/2.sql\n+x\n*** End Patch\n","call_id":"call_2"}}
+{"timestamp":"2026-12-03T16:45:48.100Z","type":"response_item","payload":{"type":"custom_tool_call_output","call_id":"call_2","output":"Command blocked by PreToolUse hook: Madebook denied this apply_patch call. Command: *** Begin Patch"}}
+{"timestamp":"2026-12-03T16:45:49.000Z","type":"response_item","payload":{"type":"function_call","name":"write_stdin","arguments":"{\"session_id\":3,\"chars\":\"\"}","call_id":"call_3"}}
+{"timestamp":"2026-12-03T16:45:50.000Z","type":"response_item","payload":{"type":"function_call","name":"write_stdin","arguments":"{\"session_id\":3,\"chars\":\"rm -rf db\\n\"}","call_id":"call_4"}}
+{"timestamp":"2026-12-03T16:45:51.000Z","type":"response_item","payload":{"type":"function_call","namespace":"mcp__github","name":"create_issue","arguments":"{\"title\":\"x\"}","call_id":"call_5"}}
+{"timestamp":"2026-12-03T16:45:52.000Z","type":"event_msg","payload":{"type":"task_complete"}}
+{"timestamp":"2026-12-03T16:45:53.000Z","type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"ls\"}","call_id":"call_pa`
+
+// TestCodexsTranscriptIsReadForTheCallsThatRan: at a stop, the hook
+// reports each call of Codex's rollout that ran, named as Madebook named
+// it when checking it, with the paths it names: not a call a hook
+// blocked, nor a write_stdin that wrote nothing; a partial last line
+// waits.
+func TestCodexsTranscriptIsReadForTheCallsThatRan(t *testing.T) {
+	dir := t.TempDir()
+	transcript := dir + "/rollout.jsonl"
+	if err := os.WriteFile(transcript, []byte(codexRollout), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := newEventServer(t, &fake{state: "CONTINUE"})
+	cmd := srv.command(t, dir)
+	cmd.Executor = executor(t, gate.Codex)
+	cmd.Answer(context.Background(), hook.Input{SessionID: "019a", HookEventName: hook.Stop, TranscriptPath: transcript, Cwd: "/repo"})
+	if len(srv.fake.transcripts) != 1 {
+		t.Fatalf("reports %v", srv.fake.transcripts)
+	}
+	var got []string
+	for _, c := range srv.fake.transcripts[0] {
+		got = append(got, c.ToolUseID+" "+c.Tool+" "+strings.Join(c.Paths, ","))
+	}
+	want := []string{"call_0 mcp__codex__Bash db/migrations/1.sql", "call_1 mcp__codex__apply_patch web/a.go",
+		"call_4 mcp__codex__write_stdin db", "call_5 mcp__github__create_issue x"} // an MCP tool's every string, as for Claude Code
+	if !slices.Equal(got, want) {
+		t.Errorf("reported\n %q\nwant\n %q", got, want)
+	}
+}
+
+// geminiTranscript is a Gemini CLI 0.61.0 transcript as it writes one (a
+// header, records written again as they change, $set lines), cut short.
+const geminiTranscript = `{"sessionId":"5f1c","projectHash":"6263","startTime":"2026-12-03T17:27:14.269Z","lastUpdated":"2026-12-03T17:27:14.269Z","kind":"main"}
+{"$set":{"messages":[{"id":"d049","timestamp":"2026-12-03T17:27:14.269Z","type":"user","content":[{"text":"<session_context>…"}]}]}}
+{"id":"4c7e","timestamp":"2026-12-03T17:27:14.398Z","type":"gemini","content":"","model":"gemini-2.5-flash"}
+{"id":"4c7e","timestamp":"2026-12-03T17:27:14.398Z","type":"gemini","content":"","model":"gemini-2.5-flash","toolCalls":[{"id":"write_file__write_file_1796318834296_0","name":"write_file","args":{"content":"hello\n","file_path":"web/a.txt"},"result":[{"functionResponse":{"id":"write_file__write_file_1796318834296_0","name":"write_file","response":{"output":"Successfully created and wrote to new file: /repo/web/a.txt."}}}],"status":"success","timestamp":"2026-12-03T17:27:14.413Z","displayName":"WriteFile"}]}
+{"id":"f230","timestamp":"2026-12-03T17:27:14.434Z","type":"gemini","content":"","toolCalls":[{"id":"write_file__write_file_2","name":"write_file","args":{"content":"x","file_path":"db/migrations/2.sql"},"result":[{"functionResponse":{"name":"write_file","response":{"error":"Tool execution blocked: Madebook denied this write_file call."}}}],"status":"error","timestamp":"2026-12-03T17:27:14.440Z"}]}
+{"id":"f231","timestamp":"2026-12-03T17:27:14.450Z","type":"gemini","content":"","toolCalls":[{"id":"run_shell_command__3","name":"run_shell_command","args":{"command":"rm 1.sql","dir_path":"db/migrations"},"result":[],"status":"success","timestamp":"2026-12-03T17:27:14.460Z"},{"id":"mcp_4","name":"mcp_madebook_brief","args":{},"status":"success","timestamp":"2026-12-03T17:27:14.470Z"},{"id":"x_5","name":"write_file","args":{"file_path":"c"},"status":"cancelled","timestamp":"2026-12-03T17:27:14.480Z"}]}
+{"$set":{"lastUpdated":"2026-12-03T17:27:14.513Z"}}
+{"id":"97c5","type":"gemini","content":"Do`
+
+// TestGeminisTranscriptIsReadForTheCallsThatRan: the hook reports each
+// call of Gemini's transcript that ran, with the id it made for the
+// call's check (so a checked call is not ungoverned), once though the
+// record is written twice; not a call a hook blocked, a cancelled one,
+// nor an MCP tool (its server's name cannot be told).
+func TestGeminisTranscriptIsReadForTheCallsThatRan(t *testing.T) {
+	dir := t.TempDir()
+	transcript := dir + "/session.jsonl"
+	if err := os.WriteFile(transcript, []byte(geminiTranscript), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := executor(t, gate.Gemini)
+	srv := newEventServer(t, &fake{state: "CONTINUE"})
+	cmd := srv.command(t, dir)
+	cmd.Executor = g
+	cmd.Answer(context.Background(), hook.Input{SessionID: "5f1c", HookEventName: hook.Stop, TranscriptPath: transcript, Cwd: "/repo"})
+	if len(srv.fake.transcripts) != 1 {
+		t.Fatalf("reports %v", srv.fake.transcripts)
+	}
+	checked, err := g.ParseEvent([]byte(`{"session_id":"5f1c","hook_event_name":"BeforeTool","tool_name":"write_file","tool_input":{"file_path":"web/a.txt","content":"hello\n"}}`), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range srv.fake.transcripts[0] {
+		got = append(got, c.ToolUseID+" "+c.Tool+" "+strings.Join(c.Paths, ","))
+	}
+	want := []string{checked.ToolUseID + " mcp__gemini__write_file web/a.txt", got[len(got)-1]}
+	if len(got) != 2 || got[0] != want[0] || !strings.HasSuffix(got[1], " mcp__gemini__run_shell_command db/migrations/1.sql") {
+		t.Errorf("reported\n %q\nwant the write (id %s) and the shell command in db/migrations", got, checked.ToolUseID)
+	}
+}

@@ -1,9 +1,15 @@
 package hook
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/madebook/madebook/internal/gate"
 )
 
 // geminiEvents are Gemini CLI's events (0.61.0), as the hook's.
@@ -100,4 +106,84 @@ func callID(executor, tool string, input json.RawMessage) string {
 func jsonAnswer(v any) Rendered {
 	b, _ := json.Marshal(v)
 	return Rendered{Stdout: append(b, '\n')}
+}
+
+// geminiRecord is a message record of Gemini CLI's transcript (JSON
+// lines: a record, written again each time it changes, or a $set of
+// records): a model's message holds the tool calls it made, each with
+// its status and result.
+type geminiRecord struct {
+	Type      string `json:"type"`
+	ToolCalls []struct {
+		Name      string          `json:"name"`
+		Args      json.RawMessage `json:"args"`
+		Status    string          `json:"status"`
+		Timestamp time.Time       `json:"timestamp"`
+		Result    []struct {
+			FunctionResponse struct {
+				Response struct {
+					Error string `json:"error"`
+				} `json:"response"`
+			} `json:"functionResponse"`
+		} `json:"result"`
+	} `json:"toolCalls"`
+}
+
+// geminiBlocked starts the error of a call a BeforeTool hook blocked: it
+// never ran.
+const geminiBlocked = "Tool execution blocked:"
+
+// geminiTranscriptCalls is Gemini CLI's transcriptReader: each tool call
+// of the model's messages that ran (status success or error, not one a
+// hook blocked), with the id the hook made for it (callID: its tool and
+// arguments), the tool as Madebook names it. An MCP tool is left out: the
+// transcript names it mcp_<server>_<tool>, which does not say where its
+// server's name ends.
+func geminiTranscriptCalls(r io.Reader, root, agentID, agentType string) ([]TranscriptCall, int64) {
+	var (
+		calls []TranscriptCall
+		seen  = map[string]bool{}
+		read  int64
+	)
+	add := func(rec geminiRecord) {
+		for _, tc := range rec.ToolCalls {
+			ran := tc.Status == "success" || tc.Status == "error"
+			for _, res := range tc.Result {
+				ran = ran && !strings.HasPrefix(res.FunctionResponse.Response.Error, geminiBlocked)
+			}
+			if !ran || tc.Name == "" || strings.HasPrefix(tc.Name, "mcp_") || len(calls) >= MaxTranscriptCalls {
+				continue
+			}
+			id := callID(gate.Gemini, tc.Name, tc.Args)
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			name := gate.ToolName(gate.Gemini, tc.Name)
+			calls = append(calls, TranscriptCall{ToolUseID: id, Tool: name, At: tc.Timestamp.UTC(),
+				Paths: namedPaths(name, tc.Args, root, root), AgentID: agentID, AgentType: agentType})
+		}
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	for len(calls) < MaxTranscriptCalls {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			break // a partial last line waits for the next report
+		}
+		read += int64(len(line))
+		var l struct {
+			geminiRecord
+			Set struct {
+				Messages []geminiRecord `json:"messages"`
+			} `json:"$set"`
+		}
+		if json.Unmarshal(line, &l) != nil {
+			continue
+		}
+		add(l.geminiRecord)
+		for _, rec := range l.Set.Messages {
+			add(rec)
+		}
+	}
+	return calls, read
 }

@@ -53,13 +53,20 @@ func markFile(dir, path string) string {
 	return filepath.Join(dir, "transcript-"+hex.EncodeToString(sum[:12]))
 }
 
+// transcriptReader reads whole lines of an executor's transcript from r
+// and returns the tool calls they hold that ran (each with the paths its
+// input names, relative to root, and the subagent's agentID and
+// agentType), at most MaxTranscriptCalls, and how many bytes it read: up
+// to the end of the last whole line it took.
+type transcriptReader func(r io.Reader, root, agentID, agentType string) ([]TranscriptCall, int64)
+
 // readTranscript returns the tool calls the transcript at path holds past
-// the hook's mark in dir (each with the paths its input names, relative
-// to root, and the subagent's agentID and agentType), leaving out those a
-// hook blocked, which never ran; and the func that moves the mark past
-// them, for when Madebook has them. Nothing to read: nil, nil.
-func readTranscript(dir, path, root, agentID, agentType string) ([]TranscriptCall, func()) {
-	if path == "" || dir == "" {
+// the hook's mark in dir, as read (nil: the executor's transcript is not
+// read), leaving out those a hook blocked, which never ran; and the func
+// that moves the mark past them, for when Madebook has them. Nothing to
+// read: nil, nil.
+func readTranscript(read transcriptReader, dir, path, root, agentID, agentType string) ([]TranscriptCall, func()) {
+	if read == nil || path == "" || dir == "" {
 		return nil, nil
 	}
 	f, err := os.Open(path)
@@ -78,21 +85,21 @@ func readTranscript(dir, path, root, agentID, agentType string) ([]TranscriptCal
 	if _, err := f.Seek(from, io.SeekStart); err != nil {
 		return nil, nil
 	}
-	calls, read := transcriptCalls(io.LimitReader(f, MaxTranscriptRead), root, agentID, agentType)
-	if read == 0 {
+	calls, n := read(io.LimitReader(f, MaxTranscriptRead), root, agentID, agentType)
+	if n == 0 {
 		return nil, nil
 	}
 	return calls, func() {
 		if os.MkdirAll(dir, 0o700) == nil {
 			forgetOld(dir)
-			_ = os.WriteFile(mark, []byte(strconv.FormatInt(from+read, 10)), 0o600)
+			_ = os.WriteFile(mark, []byte(strconv.FormatInt(from+n, 10)), 0o600)
 		}
 	}
 }
 
-// transcriptCalls reads whole lines of a transcript and returns the tool
-// calls they hold that ran (see blocked), at most MaxTranscriptCalls, and
-// how many bytes it read: up to the end of the last whole line it took.
+// transcriptCalls is Claude Code's transcriptReader: its messages'
+// tool_use blocks, less those whose result says a hook blocked them (see
+// blocked).
 func transcriptCalls(r io.Reader, root, agentID, agentType string) ([]TranscriptCall, int64) {
 	var (
 		calls   []TranscriptCall
@@ -168,7 +175,8 @@ func namedPaths(tool string, raw json.RawMessage, root, cwd string) []string {
 	if err != nil {
 		return nil
 	}
-	names := gate.TouchesOf(tool, fields, gate.Reading{Where: gate.Where{Root: root, Cwd: cwd}, Guess: !ClaudeCode.ReadOnly(tool)}).Names()
+	server, name := gate.SplitTool(tool)
+	names := gate.TouchesOf(tool, fields, gate.Reading{Where: gate.Where{Root: root, Cwd: cwd}, Guess: gate.Classify(server, name, nil, nil)}).Names()
 	if len(names) == 0 {
 		return nil
 	}
