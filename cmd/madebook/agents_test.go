@@ -98,6 +98,7 @@ type agentRun struct {
 	code    int
 	output  string
 	results []string // what the model was told of each step, in order
+	context string   // all the model was sent in its last request
 	dump    string   // the model's requests, for a failing test
 }
 
@@ -277,6 +278,7 @@ func codexCLI(bin string) executorCLI {
 			turns := srv.Responses()
 			if len(turns) > 0 {
 				last := turns[len(turns)-1]
+				r.context = last.AllText()
 				for i := range steps {
 					if it, ok := last.ToolOutput(fmt.Sprintf("call_%d", i)); ok {
 						r.results = append(r.results, it.OutputText())
@@ -314,6 +316,7 @@ func geminiCLI(bin string) executorCLI {
 				"--approval-mode", "yolo")
 			r := agentRun{code: code, output: out, dump: srv.Dump()}
 			if turns := srv.Turns(); len(turns) > 0 {
+				r.context = turns[len(turns)-1].AllText()
 				for _, fr := range turns[len(turns)-1].FunctionResponses() {
 					r.results = append(r.results, fr.Output())
 				}
@@ -351,6 +354,7 @@ func copilotCLI(bin string) executorCLI {
 			r := agentRun{code: code, output: out, dump: srv.Dump()}
 			if turns := srv.Responses(); len(turns) > 0 {
 				last := turns[len(turns)-1]
+				r.context = last.AllText()
 				for i := range steps {
 					if it, ok := last.ToolOutput(fmt.Sprintf("call_%d", i)); ok {
 						r.results = append(r.results, it.OutputText())
@@ -437,6 +441,12 @@ func agentBlockedScope(t *testing.T, cli executorCLI, bin string) {
 		}
 		return nil
 	}))
+	// The brief is in the agent's context from its session start on.
+	for _, want := range []string{"session is governed by Madebook", "Madebook's next action: CONTINUE", "The Madebook execution protocol"} {
+		if !strings.Contains(r.context, want) {
+			t.Errorf("the model's context does not hold %q", want)
+		}
+	}
 	wantDenied(t, r, 0, "db/migrations")
 	wantDenied(t, r, 1, "db/migrations")
 	absent(t, w.repo, "db/migrations/0002.sql")
