@@ -377,7 +377,7 @@ func routeTable() []routeCase {
 				return "/brief", map[string]string{"session": id}
 			},
 			want: statuses(http.StatusOK, []caller{asOwnAgent})},
-		{method: http.MethodPost, path: "/hooks/claude-code", writes: true, // opens the Claude session's session
+		{method: http.MethodPost, path: "/hooks/:executor", writes: true, // opens the Claude session's session
 			setup: func(a *webtest.API) (string, any) {
 				slugs++
 				return "/hooks/claude-code?mission=" + a.Kit.Mission(a.Lead, false), map[string]any{

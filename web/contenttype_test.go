@@ -21,7 +21,7 @@ func TestTheJSONAPIRefusesBodiesThatAreNotJSON(t *testing.T) {
 	a := webtest.NewAPI(t, testkit.WithLoopbackWebhooks) // the route table's webhook receiver is on 127.0.0.1
 	checked := 0
 	for _, rc := range routeTable() {
-		if rc.page || rc.console || rc.path == "/hooks/claude-code" || rc.path == "/mcp" ||
+		if rc.page || rc.console || rc.path == "/hooks/:executor" || rc.path == "/mcp" ||
 			(rc.method != http.MethodPost && rc.method != http.MethodPut && rc.method != http.MethodPatch) {
 			continue
 		}

@@ -219,7 +219,7 @@ func FuzzAPIBody(f *testing.F) {
 func FuzzHookEndpoint(f *testing.F) {
 	var hook []routeCase
 	for _, rc := range bodyRoutes() {
-		if rc.path == "/hooks/claude-code" {
+		if rc.path == "/hooks/:executor" {
 			hook = append(hook, rc)
 		}
 	}
