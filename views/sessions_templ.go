@@ -200,7 +200,7 @@ func SessionsPage(p Page, l SessionsList) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				} else {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "<p class=\"empty\" data-testid=\"sessions-empty\">No session yet. Agents open sessions with <code>POST /api/v1/sessions</code>, or <code>madebook init claude-code</code> sets one up at the agent's first event.</p>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "<p class=\"empty\" data-testid=\"sessions-empty\">No session yet. Agents open sessions with <code>POST /api/v1/sessions</code>, or <code>madebook init claude-code</code> (or codex, gemini, copilot, cursor) sets one up at the agent's first event.</p>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

@@ -311,7 +311,10 @@ func geminiCLI(bin string) executorCLI {
 			})
 			home := gemini.Home(t, w.repo)
 			w.home = home
-			env := append(w.env(), srv.Env(home)...)
+			// GITHUB_SHA makes Gemini strip variables from its hooks'
+			// environment as on a CI runner: MADEBOOK_KEY reaches the hook
+			// because init lets it through.
+			env := append(append(w.env(), srv.Env(home)...), "GITHUB_SHA=0123abcd")
 			code, out := runExecutor(t, w.repo, env, bin, "-p", prompt, "-m", "gemini-2.5-flash", "--output-format", "stream-json",
 				"--approval-mode", "yolo")
 			r := agentRun{code: code, output: out, dump: srv.Dump()}
