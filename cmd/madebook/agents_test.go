@@ -245,21 +245,44 @@ func runExecutor(t *testing.T, dir string, env []string, bin string, args ...str
 	return code, out.String()
 }
 
+// responsesModel is a scripted OpenAI Responses API making the steps,
+// one a turn, each with the call its step names (call: write or shell,
+// as the agent's tools say it), then saying it is done.
+func responsesModel(t *testing.T, steps []agentStep, before func(int), call func(r *openai.Request, id string, s agentStep) openai.Reply) *openai.Server {
+	return openai.New(t, func(r *openai.Request) openai.Reply {
+		turn := r.Turn()
+		if before != nil {
+			before(turn)
+		}
+		if turn >= len(steps) {
+			return openai.Say("Done.")
+		}
+		return call(r, fmt.Sprintf("call_%d", turn), steps[turn])
+	})
+}
+
+// responsesRun is what the agent did, as its last request to srv shows it.
+func responsesRun(srv *openai.Server, steps []agentStep, code int, out string) agentRun {
+	r := agentRun{code: code, output: out, dump: srv.Dump()}
+	if turns := srv.Responses(); len(turns) > 0 {
+		last := turns[len(turns)-1]
+		r.context = last.AllText()
+		for i := range steps {
+			if it, ok := last.ToolOutput(fmt.Sprintf("call_%d", i)); ok {
+				r.results = append(r.results, it.OutputText())
+			}
+		}
+	}
+	return r
+}
+
 // codexCLI is Codex CLI, offline against internal/testkit/openai.
 func codexCLI(bin string) executorCLI {
 	return executorCLI{name: "codex", bin: bin, settings: ".codex/hooks.json", check: "PreToolUse", hookFailed: "madebook hook failed", transcript: true,
 		start: func(w *agentWorld, prompt string, steps []agentStep, before func(int)) agentRun {
 			t := w.t
 			t.Helper()
-			srv := openai.New(t, func(r *openai.Request) openai.Reply {
-				turn := r.Turn()
-				if before != nil {
-					before(turn)
-				}
-				if turn >= len(steps) {
-					return openai.Say("Done.")
-				}
-				s, id := steps[turn], fmt.Sprintf("call_%d", turn)
+			srv := responsesModel(t, steps, before, func(r *openai.Request, id string, s agentStep) openai.Reply {
 				if s.write != "" {
 					return r.Patch(id, "*** Begin Patch\n*** Add File: "+s.write+"\n+"+strings.TrimSuffix(s.content, "\n")+"\n*** End Patch\n")
 				}
@@ -274,18 +297,7 @@ func codexCLI(bin string) executorCLI {
 			}
 			env := append(w.env(), "CODEX_HOME="+codexHome, openai.KeyEnv+"=sk-mock")
 			code, out := runExecutor(t, w.repo, env, bin, openai.CodexArgs(prompt)...)
-			r := agentRun{code: code, output: out, dump: srv.Dump()}
-			turns := srv.Responses()
-			if len(turns) > 0 {
-				last := turns[len(turns)-1]
-				r.context = last.AllText()
-				for i := range steps {
-					if it, ok := last.ToolOutput(fmt.Sprintf("call_%d", i)); ok {
-						r.results = append(r.results, it.OutputText())
-					}
-				}
-			}
-			return r
+			return responsesRun(srv, steps, code, out)
 		}}
 }
 
@@ -337,15 +349,7 @@ func copilotCLI(bin string) executorCLI {
 		start: func(w *agentWorld, prompt string, steps []agentStep, before func(int)) agentRun {
 			t := w.t
 			t.Helper()
-			srv := openai.New(t, func(r *openai.Request) openai.Reply {
-				turn := r.Turn()
-				if before != nil {
-					before(turn)
-				}
-				if turn >= len(steps) {
-					return openai.Say("Done.")
-				}
-				s, id := steps[turn], fmt.Sprintf("call_%d", turn)
+			srv := responsesModel(t, steps, before, func(_ *openai.Request, id string, s agentStep) openai.Reply {
 				if s.write != "" {
 					return openai.Call(id, "create", map[string]string{"path": filepath.Join(w.repo, s.write), "file_text": s.content})
 				}
@@ -354,17 +358,7 @@ func copilotCLI(bin string) executorCLI {
 			env := append(w.env(), "COPILOT_OFFLINE=true", "COPILOT_PROVIDER_BASE_URL="+srv.BaseURL(), "COPILOT_MODEL=gpt-4.1",
 				"COPILOT_PROVIDER_WIRE_API=responses")
 			code, out := runExecutor(t, w.repo, env, bin, "-p", prompt, "--allow-all-tools", "--trust-folder")
-			r := agentRun{code: code, output: out, dump: srv.Dump()}
-			if turns := srv.Responses(); len(turns) > 0 {
-				last := turns[len(turns)-1]
-				r.context = last.AllText()
-				for i := range steps {
-					if it, ok := last.ToolOutput(fmt.Sprintf("call_%d", i)); ok {
-						r.results = append(r.results, it.OutputText())
-					}
-				}
-			}
-			return r
+			return responsesRun(srv, steps, code, out)
 		}}
 }
 

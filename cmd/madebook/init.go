@@ -431,30 +431,19 @@ type projectFile struct {
 // Madebook's part into it and says what writing it would do. An error names
 // the file and what is wrong with it.
 func planFile(path string, merge func(*jsonObject) error) (*projectFile, error) {
-	p := &projectFile{path: path, target: path, mode: 0o644, state: "created"}
-	if t, err := filepath.EvalSymlinks(path); err == nil {
-		p.target = t
+	p, raw, err := readProjectFile(path)
+	if err != nil {
+		return nil, err
 	}
 	doc := newObject()
-	raw, err := os.ReadFile(p.target)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return nil, fmt.Errorf("read %s: %w; nothing was written", path, err)
-	default:
-		p.state = "updated"
-		if st, err := os.Stat(p.target); err == nil {
-			p.mode = st.Mode().Perm()
+	if len(bytes.TrimSpace(raw)) > 0 {
+		v, err := parseJSON(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not valid JSON: %v; nothing was written", path, err)
 		}
-		if len(bytes.TrimSpace(raw)) > 0 {
-			v, err := parseJSON(raw)
-			if err != nil {
-				return nil, fmt.Errorf("%s is not valid JSON: %v; nothing was written", path, err)
-			}
-			var ok bool
-			if doc, ok = v.(*jsonObject); !ok {
-				return nil, fmt.Errorf("%s holds %s, not a JSON object; nothing was written", path, jsonKind(v))
-			}
+		var ok bool
+		if doc, ok = v.(*jsonObject); !ok {
+			return nil, fmt.Errorf("%s holds %s, not a JSON object; nothing was written", path, jsonKind(v))
 		}
 	}
 	before := renderJSON(doc)
@@ -466,6 +455,28 @@ func planFile(path string, merge func(*jsonObject) error) (*projectFile, error) 
 		p.state, p.data = "unchanged", nil
 	}
 	return p, nil
+}
+
+// readProjectFile is the file at path as init finds it: where it is
+// written (its symlinks followed), its mode, "created" when it is not
+// there yet or "updated", and its content. An error names the file.
+func readProjectFile(path string) (*projectFile, []byte, error) {
+	p := &projectFile{path: path, target: path, mode: 0o644, state: "created"}
+	if t, err := filepath.EvalSymlinks(path); err == nil {
+		p.target = t
+	}
+	raw, err := os.ReadFile(p.target)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return p, nil, nil
+	case err != nil:
+		return nil, nil, fmt.Errorf("read %s: %w; nothing was written", path, err)
+	}
+	p.state = "updated"
+	if st, err := os.Stat(p.target); err == nil {
+		p.mode = st.Mode().Perm()
+	}
+	return p, raw, nil
 }
 
 // writeFiles writes every file that changed: each is staged in a temporary

@@ -3,10 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -439,20 +437,9 @@ func printAgentInit(w io.Writer, s agentSetup, files []*projectFile, command str
 
 // planText is planFile for a text file: merge returns the new text.
 func planText(path string, merge func(string) (string, error)) (*projectFile, error) {
-	p := &projectFile{path: path, target: path, mode: 0o644, state: "created"}
-	if t, err := filepath.EvalSymlinks(path); err == nil {
-		p.target = t
-	}
-	raw, err := os.ReadFile(p.target)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return nil, fmt.Errorf("read %s: %w; nothing was written", path, err)
-	default:
-		p.state = "updated"
-		if st, err := os.Stat(p.target); err == nil {
-			p.mode = st.Mode().Perm()
-		}
+	p, raw, err := readProjectFile(path)
+	if err != nil {
+		return nil, err
 	}
 	text, err := merge(string(raw))
 	if err != nil {

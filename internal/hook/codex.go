@@ -1,7 +1,6 @@
 package hook
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
 	"slices"
@@ -71,16 +70,10 @@ func codexTranscriptCalls(r io.Reader, root, agentID, agentType string) ([]Trans
 		read    int64
 		cwd     = root
 	)
-	br := bufio.NewReaderSize(r, 64<<10)
-	for len(calls) < MaxTranscriptCalls {
-		line, err := br.ReadBytes('\n')
-		if err != nil {
-			break // a partial last line waits for the next report
-		}
-		read += int64(len(line))
+	read = eachLine(r, func() bool { return len(calls) < MaxTranscriptCalls }, func(line []byte) {
 		var l codexLine
 		if json.Unmarshal(line, &l) != nil {
-			continue
+			return
 		}
 		p := l.Payload
 		switch {
@@ -94,14 +87,14 @@ func codexTranscriptCalls(r io.Reader, root, agentID, agentType string) ([]Trans
 		case (p.Type == "function_call" || p.Type == "custom_tool_call") && p.CallID != "" && !seen[p.CallID]:
 			tool, input, ok := codexCall(p.Type, p.Namespace, p.Name, p.Arguments, p.Input)
 			if !ok {
-				continue
+				return
 			}
 			seen[p.CallID] = true
 			name := gate.ToolName(gate.SplitToolOf(gate.Codex, tool))
 			calls = append(calls, TranscriptCall{ToolUseID: p.CallID, Tool: name, At: l.Timestamp.UTC(),
 				Paths: namedPaths(name, input, root, cwd), AgentID: agentID, AgentType: agentType})
 		}
-	}
+	})
 	out := calls[:0]
 	for _, c := range calls {
 		if !blocked[c.ToolUseID] {

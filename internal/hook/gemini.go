@@ -1,7 +1,6 @@
 package hook
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -164,13 +163,7 @@ func geminiTranscriptCalls(r io.Reader, root, agentID, agentType string) ([]Tran
 				Paths: namedPaths(name, tc.Args, root, root), AgentID: agentID, AgentType: agentType})
 		}
 	}
-	br := bufio.NewReaderSize(r, 64<<10)
-	for len(calls) < MaxTranscriptCalls {
-		line, err := br.ReadBytes('\n')
-		if err != nil {
-			break // a partial last line waits for the next report
-		}
-		read += int64(len(line))
+	read = eachLine(r, func() bool { return len(calls) < MaxTranscriptCalls }, func(line []byte) {
 		var l struct {
 			geminiRecord
 			Set struct {
@@ -178,12 +171,12 @@ func geminiTranscriptCalls(r io.Reader, root, agentID, agentType string) ([]Tran
 			} `json:"$set"`
 		}
 		if json.Unmarshal(line, &l) != nil {
-			continue
+			return
 		}
 		add(l.geminiRecord)
 		for _, rec := range l.Set.Messages {
 			add(rec)
 		}
-	}
+	})
 	return calls, read
 }

@@ -107,20 +107,14 @@ func transcriptCalls(r io.Reader, root, agentID, agentType string) ([]Transcript
 		skipped = map[string]bool{}
 		read    int64
 	)
-	br := bufio.NewReaderSize(r, 64<<10)
-	for len(calls) < MaxTranscriptCalls {
-		line, err := br.ReadBytes('\n')
-		if err != nil {
-			break // a partial last line waits for the next report
-		}
-		read += int64(len(line))
+	read = eachLine(r, func() bool { return len(calls) < MaxTranscriptCalls }, func(line []byte) {
 		var l transcriptLine
 		if json.Unmarshal(line, &l) != nil || len(l.Message.Content) == 0 || l.Message.Content[0] != '[' {
-			continue
+			return
 		}
 		var blocks []block
 		if json.Unmarshal(l.Message.Content, &blocks) != nil {
-			continue
+			return
 		}
 		for _, b := range blocks {
 			switch {
@@ -135,7 +129,7 @@ func transcriptCalls(r io.Reader, root, agentID, agentType string) ([]Transcript
 				skipped[b.ToolUseID] = true
 			}
 		}
-	}
+	})
 	out := calls[:0]
 	for _, c := range calls {
 		if !skipped[c.ToolUseID] {
@@ -143,6 +137,23 @@ func transcriptCalls(r io.Reader, root, agentID, agentType string) ([]Transcript
 		}
 	}
 	return out, read
+}
+
+// eachLine calls each with every whole line r holds (its newline kept)
+// while more says so, and returns how many bytes those lines take: a
+// partial last line is left for the next report.
+func eachLine(r io.Reader, more func() bool, each func(line []byte)) int64 {
+	var read int64
+	br := bufio.NewReaderSize(r, 64<<10)
+	for more() {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			break
+		}
+		read += int64(len(line))
+		each(line)
+	}
+	return read
 }
 
 // blocked reports whether a failed call's result says a hook (or the
