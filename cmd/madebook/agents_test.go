@@ -113,8 +113,11 @@ type agentWorld struct {
 	mission         string
 	repo, home, tmp string
 	url             string
-	mu              sync.Mutex
-	errs            []string // what went wrong inside the scripted model
+	// sid, when set, is the session id the agent is started with (an
+	// agent that takes one: Gemini's --session-id).
+	sid  string
+	mu   sync.Mutex
+	errs []string // what went wrong inside the scripted model
 }
 
 func newAgentWorld(t *testing.T, cli executorCLI, madebook string, url ...string) *agentWorld {
@@ -327,8 +330,11 @@ func geminiCLI(bin string) executorCLI {
 			// environment as on a CI runner: MADEBOOK_KEY reaches the hook
 			// because init lets it through.
 			env := append(append(w.env(), srv.Env(home)...), "GITHUB_SHA=0123abcd")
-			code, out := runExecutor(t, w.repo, env, bin, "-p", prompt, "-m", "gemini-2.5-flash", "--output-format", "stream-json",
-				"--approval-mode", "yolo")
+			args := []string{"-p", prompt, "-m", "gemini-2.5-flash", "--output-format", "stream-json", "--approval-mode", "yolo"}
+			if w.sid != "" {
+				args = append(args, "--session-id", w.sid)
+			}
+			code, out := runExecutor(t, w.repo, env, bin, args...)
 			r := agentRun{code: code, output: out, dump: srv.Dump()}
 			if turns := srv.Turns(); len(turns) > 0 {
 				r.context = turns[len(turns)-1].AllText()
@@ -399,6 +405,9 @@ func TestExecutorCLIs(t *testing.T) {
 			t.Run("hook-missing", func(t *testing.T) { t.Parallel(); agentHookMissing(t, cli, bin) })
 			if cli.transcript {
 				t.Run("ungoverned-audit", func(t *testing.T) { t.Parallel(); agentUngovernedAudit(t, cli, bin) })
+			}
+			if cli.name == "gemini" {
+				t.Run("delivered-once", func(t *testing.T) { t.Parallel(); agentDeliveredOnce(t, cli, bin) })
 			}
 		})
 	}
@@ -568,6 +577,38 @@ func agentUngovernedAudit(t *testing.T, cli executorCLI, bin string) {
 	}
 	if s["next_action"] != "HARD_STOP" {
 		t.Errorf("the session's next action is %v, want HARD_STOP until a person reviews the ungoverned call", s["next_action"])
+	}
+}
+
+// agentDeliveredOnce resolves a gate before the agent starts, on the
+// session its id will re-attach to (Gemini takes its session id from the
+// command line): the lead's instruction is in the model's context from the
+// session start on, and the hook acknowledged it, so no later brief
+// delivers it again.
+func agentDeliveredOnce(t *testing.T, cli executorCLI, bin string) {
+	w := newAgentWorld(t, cli, bin)
+	w.sid = claudeUUID(t)
+	s := w.api.Must(http.StatusCreated, http.MethodPost, "/api/v1/sessions", w.api.AgentKey,
+		map[string]any{"mission": w.mission, "external_id": w.sid, "root": w.repo, "agent": cli.name})
+	id := s["id"].(string)
+	d := w.api.Must(http.StatusCreated, http.MethodPost, "/api/v1/sessions/"+id+"/decisions", w.api.AgentKey,
+		map[string]any{"title": "Schema", "question": "Drop the billing table?", "blocked_scope": []string{"db/migrations"}})
+	const instruction = "Keep billing_v1 and add billing_v2 beside it."
+	w.api.Must(http.StatusOK, http.MethodPost, "/api/v1/decisions/"+d["ref"].(string)+"/resolve", w.api.LeadTok,
+		map[string]any{"resolution": "Keep it", "instruction": instruction})
+	r := w.run("Go on with the schema.", []agentStep{writeStep("db/migrations/0002.sql", "CREATE TABLE billing_v2 (id int);\n")}, nil)
+	if n := strings.Count(r.context, instruction); n != 1 {
+		t.Errorf("the model's context holds the lead's instruction %d times, want once", n)
+	}
+	if b, err := os.ReadFile(filepath.Join(w.repo, "db/migrations/0002.sql")); err != nil || len(b) == 0 {
+		t.Errorf("the write the resolved gate no longer blocks: %q, %v", b, err)
+	}
+	if got := w.sessionID(); got != id {
+		t.Errorf("the hook worked on session %s, want the one it re-attached to, %s", got, id)
+	}
+	brief := w.api.Must(http.StatusOK, http.MethodPost, "/brief", w.api.AgentKey, map[string]any{"session": id})
+	if res, _ := brief["resolutions"].([]any); len(res) != 0 {
+		t.Errorf("a later brief delivers the resolution again: %v", res)
 	}
 }
 
