@@ -137,3 +137,36 @@ func TestBrowserResolveFromTheSessionPageSaysWhatHappensNext(t *testing.T) {
 		t.Errorf("the gate's state reads %q", got)
 	}
 }
+
+// Sessions that coding agents' hooks opened show which executor runs
+// each, on the list and on the session's page.
+func TestBrowserSessionsNameTheirExecutor(t *testing.T) {
+	app := webtest.StartBrowserApp(t)
+	ctx := webtest.NewBrowser(t)
+	bg := context.Background()
+	lead, _ := app.Kit.Lead()
+	agent, _ := app.Kit.Agent()
+	mission := app.Kit.Mission(lead, false)
+	ids := map[string]string{}
+	for _, e := range []string{"claude-code", "codex", "gemini", "copilot"} {
+		s, err := app.Kit.Gov.Sessions.Create(bg, agent, governance.SessionInput{Mission: mission, Agent: e, Title: e + " session 019a", ExternalID: "ext-" + e})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[e] = s.ID
+	}
+	webtest.SignIn(t, ctx, app.URL, lead.Email)
+	webtest.Do(t, ctx, "open the sessions list", chromedp.Navigate(app.URL+"/sessions"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=session-row][data-session="`+ids["codex"]+`"]`)))
+	for e, id := range ids {
+		if got := webtest.TextOf(t, ctx, `[data-session="`+id+`"] [data-testid=session-agent-label]`); got != "("+e+")" {
+			t.Errorf("the %s session's row names its executor %q", e, got)
+		}
+	}
+	webtest.Screenshot(t, ctx, "sessions-executors")
+	webtest.Do(t, ctx, "open the Gemini session", chromedp.Navigate(app.URL+"/sessions/"+ids["gemini"]),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=session-agent-label]`)))
+	if got := webtest.TextOf(t, ctx, `[data-testid=session-agent-label]`); got != "(gemini)" {
+		t.Errorf("the session page names its executor %q", got)
+	}
+}
