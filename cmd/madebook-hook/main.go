@@ -25,10 +25,9 @@ func main() {
 // usage is the command line.
 const usage = "usage: madebook-hook claude-code|codex|gemini|copilot|cursor [--url URL] [--mission SLUG] [--event EVENT]"
 
-// run is the program: its exit status. 0 with an answer; 2 when stdin is
-// not a hook's JSON (the executor blocks the call and shows the message),
-// the command line is wrong, or the answer is a denial the executor reads
-// from the exit status.
+// run is the program: its exit status. 0 with an answer (a denial
+// included); 2 when stdin is not a hook's JSON (the executor blocks the
+// call and shows the message) or the command line is wrong.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var e *hook.Executor
 	if len(args) > 0 {
@@ -61,10 +60,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	c := hook.NewCommand(e, getenv, *url, *mission)
 	c.Event = *event
-	code, err := c.Run(ctx, stdin, stdout, stderr)
-	if err != nil {
+	if err := c.Run(ctx, stdin, stdout, stderr); err != nil {
 		fmt.Fprintln(stderr, "madebook-hook "+e.Name+": "+err.Error())
 		return 2
 	}
-	return code
+	return 0
 }

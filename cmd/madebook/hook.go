@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/madebook/madebook/internal/hook"
@@ -28,12 +27,6 @@ func mustExecutor(name string) *hook.Executor {
 	}
 	return e
 }
-
-// hookExit is the exit status an executor reads an answer from (a
-// denial some executors take from exit status 2): its stderr is written.
-type hookExit int
-
-func (e hookExit) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
 // runHookFor is `madebook hook EXECUTOR`: the executor's command hook
 // (hook.Command). It reads the event on stdin and gives the answer as
@@ -66,31 +59,21 @@ func runHookFor(e *hook.Executor) func(ctx context.Context, c stdio, args []stri
 			}
 			cmd.Event = *event
 		}
-		code, err := cmd.Run(ctx, c.stdin, c.stdout, c.stderr)
+		err := cmd.Run(ctx, c.stdin, c.stdout, c.stderr)
 		var ie *hook.InputError
-		switch {
-		case errors.As(err, &ie):
+		if errors.As(err, &ie) {
 			return hookInputError{err}
-		case err != nil:
-			return err
-		case code != 0:
-			return hookExit(code)
 		}
-		return nil
+		return err
 	}
 }
 
 // hookAbout is the hook's help.
 func hookAbout(e *hook.Executor) string {
-	events := make([]string, 0, len(e.Events))
-	for native := range e.Events {
-		events = append(events, native)
-	}
-	slices.Sort(events)
-	return "A " + e.Title + " command hook (" + strings.Join(events, ", ") + "): the event's JSON on\n" +
-		"stdin, the answer as " + e.Title + " reads it on stdout (nothing when a tool call may run). Each\n" +
-		"event is one request to Madebook, which re-attaches the session whose external_id is the\n" +
-		e.Title + " session's id. A call Madebook refuses is denied, with the reason and what to do\n" +
+	return "A " + e.Title + " command hook: the event's JSON on stdin, the answer as " + e.Title + " reads it\n" +
+		"on stdout (nothing when a tool call may run), on the events\n  " + strings.Join(hookEvents(e), ", ") + ".\n" +
+		"Each event is one request to Madebook, which re-attaches the session whose external_id is\n" +
+		"the " + e.Title + " session's id. A call Madebook refuses is denied, with the reason and what to do\n" +
 		"instead. When Madebook does not answer, side-effecting tools are denied and read-only ones\n" +
 		"run (MADEBOOK_FAIL_OPEN=1: all run). `madebook init " + e.Name + "` writes the settings;\n" +
 		"docs/agents.md has them."
@@ -110,7 +93,6 @@ func hookNotes(e *hook.Executor) string {
 	for _, v := range vars {
 		s += fmt.Sprintf("  %-21s%s\n", v[0], v[1])
 	}
-	return s + "\nExit status: 0 with an answer; 2 when stdin is not a hook's JSON (" + e.Title + " blocks the\n" +
-		"call and shows the message), a command-line mistake, or a denial " + e.Title + " reads from the\n" +
-		"exit status."
+	return s + "\nExit status: 0 with an answer (a denial included); 2 when stdin is not a hook's JSON\n" +
+		"(" + e.Title + " blocks the call and shows the message) or a command-line mistake."
 }

@@ -70,10 +70,6 @@ func outcome(err error) (code int, msg string) {
 		return 2, cmd + ": " + oneLine(u.Msg) + "\n\n" + strings.TrimRight(u.Usage, "\n")
 	case errors.As(err, new(hookInputError)):
 		return 2, cmd + ": " + oneLine(err.Error())
-	case errors.As(err, new(hookExit)):
-		var h hookExit
-		errors.As(err, &h)
-		return int(h), "" // the hook wrote what the executor reads
 	case errors.As(err, &e):
 		return e.code, cmd + ": " + oneLine(err.Error())
 	}

@@ -101,32 +101,32 @@ func StateDir(getenv func(string) string) string {
 }
 
 // Run answers the event on stdin: the answer on stdout and stderr, as
-// the executor reads it, and the exit status to exit with. Its error is
-// an *InputError when stdin is not a hook's input (the caller exits 2
-// with it, which blocks the call: every executor shows the reason); every
-// failure of Madebook is part of the answer instead.
-func (c Command) Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+// the executor reads it. Its error is an *InputError when stdin is not a
+// hook's input (the caller exits 2 with it, which blocks the call: every
+// executor shows the reason); every failure of Madebook is part of the
+// answer instead.
+func (c Command) Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
 	raw, err := io.ReadAll(io.LimitReader(stdin, MaxInput+1))
 	if err != nil {
-		return 2, &InputError{Code: "invalid_body", Msg: fmt.Sprintf("Reading stdin failed: %v.", err)}
+		return &InputError{Code: "invalid_body", Msg: fmt.Sprintf("Reading stdin failed: %v.", err)}
 	}
 	if len(raw) > MaxInput {
-		return 2, &InputError{Code: "invalid_body", Msg: fmt.Sprintf("The hook input is over %d MiB.", MaxInput>>20)}
+		return &InputError{Code: "invalid_body", Msg: fmt.Sprintf("The hook input is over %d MiB.", MaxInput>>20)}
 	}
 	in, err := c.executor().ParseEvent(raw, c.Event, c.Getenv)
 	if err != nil {
-		return 2, err
+		return err
 	}
 	r := c.executor().Render(in, c.Answer(ctx, in))
 	if len(r.Stdout) > 0 {
 		if _, err := stdout.Write(r.Stdout); err != nil {
-			return 2, err
+			return err
 		}
 	}
 	if r.Stderr != "" {
 		_, _ = io.WriteString(stderr, r.Stderr+"\n")
 	}
-	return r.Exit, nil
+	return nil
 }
 
 // Answer answers one event: Local added, one request to Madebook, the

@@ -291,14 +291,14 @@ func TestTheCommandPrintsValidJSONOrRefusesTheInput(t *testing.T) {
 	srv := newEventServer(t, &fake{state: "HARD_STOP"})
 	cmd := srv.command(t, t.TempDir())
 	var out strings.Builder
-	if code, err := cmd.Run(context.Background(), strings.NewReader(`{"session_id":"c","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`), &out, io.Discard); err != nil || code != 0 {
-		t.Fatal(code, err)
+	if err := cmd.Run(context.Background(), strings.NewReader(`{"session_id":"c","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`), &out, io.Discard); err != nil {
+		t.Fatal(err)
 	}
 	var o hook.Output
 	if err := json.Unmarshal([]byte(out.String()), &o); err != nil || !o.Denied() || strings.Contains(out.String(), `"madebook"`) {
 		t.Fatalf("printed %q", out.String())
 	}
-	_, err := cmd.Run(context.Background(), strings.NewReader(`not json`), &out, io.Discard)
+	err := cmd.Run(context.Background(), strings.NewReader(`not json`), &out, io.Discard)
 	var ie *hook.InputError
 	if !errors.As(err, &ie) {
 		t.Fatalf("err %v, want an *InputError", err)

@@ -48,11 +48,12 @@ type Executor struct {
 }
 
 // Rendered is an answer as the command hook gives it to the executor: its
-// stdout, its stderr and its exit status.
+// stdout (the executor's JSON) and its stderr (a message for the user,
+// where the executor's JSON has no field for one). The hook exits 0 with
+// it: every executor reads a denial from the JSON.
 type Rendered struct {
 	Stdout []byte
 	Stderr string
-	Exit   int
 }
 
 // The executors' adapters, by name.
