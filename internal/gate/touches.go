@@ -131,7 +131,9 @@ func TouchesOf(tool string, in input.Object, r Reading) Touches {
 	case r.PathFields != nil:
 		fieldTouches(in, r.PathFields, func(p, field string) { add(p, field, true, false) })
 	case builtin:
-		fieldTouches(in, b.Fields, func(p, field string) { add(p, field, b.Class != ReadOnly, false) })
+		// Taken as written to: a read-only tool is not checked unless the
+		// registry makes it side-effecting, and then its paths count.
+		fieldTouches(in, b.Fields, func(p, field string) { add(p, field, true, false) })
 	case r.Guess:
 		t.Guessed = true
 		if !everyString(in, func(p string) { add(p, "input", true, false) }) {
