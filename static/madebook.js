@@ -334,6 +334,18 @@
 
   // lineAction finds, in a line (opening it first when it is closed),
   // the element of selector and hands it to act once it is there.
+  // swallowKeypress keeps the key whose keydown moved the focus into a
+  // field from being typed there: its keypress, when one follows, is
+  // stopped.
+  function swallowKeypress(key) {
+    var stop = function (e) {
+      document.removeEventListener("keypress", stop, true);
+      if (e.key === key) e.preventDefault();
+    };
+    document.addEventListener("keypress", stop, true);
+    setTimeout(function () { document.removeEventListener("keypress", stop, true); }, 200);
+  }
+
   function lineAction(line, selector, act) {
     var el = line.querySelector(selector);
     if (el) { act(el); return; }
@@ -406,6 +418,7 @@
       lineAction(line, "[data-testid=accept-proposal]", function (el) { el.focus(); el.click(); });
       e.preventDefault();
     } else if (e.key === "r") {
+      swallowKeypress("r");
       lineAction(line, "[data-testid=resolve-form] input[name=resolution]", function (el) { el.focus(); });
       e.preventDefault();
     } else if (e.key === "Enter") {

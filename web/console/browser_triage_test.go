@@ -83,6 +83,12 @@ func TestBrowserKeyboardTriage(t *testing.T) {
 	webtest.Do(t, b, "r goes to the resolution", webtest.Focus(lineOfRef(gate)), chromedp.KeyEvent("r"),
 		chromedp.WaitVisible(chromedp.CSS(lineOfRef(gate)+` [data-testid=resolve-form]`)))
 	webtest.Do(t, b, "the focus is in the resolution", focused(gate+"-resolution"))
+	// With the form already open the focus moves at once: the r is not
+	// typed into the field it lands in.
+	webtest.Do(t, b, "r again, the form open", webtest.Focus(lineOfRef(gate)), chromedp.KeyEvent("r"), focused(gate+"-resolution"))
+	if v, err := chromedp.Run(b, chromedp.Value(chromedp.CSS(`#`+gate+`-resolution`))); err != nil || v != "" {
+		t.Errorf("after r the resolution holds %q (%v), want it empty", v, err)
+	}
 	webtest.Do(t, b, "an empty resolve",
 		webtest.Click(lineOfRef(gate)+` [data-testid=resolve-form] button[type=submit]`),
 		chromedp.WaitVisible(chromedp.CSS(lineOfRef(gate)+` [data-testid=error-instruction]`)))
