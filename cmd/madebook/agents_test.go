@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/madebook/madebook/internal/ledger"
 	"github.com/madebook/madebook/internal/testkit/gemini"
 	"github.com/madebook/madebook/internal/testkit/openai"
 	"github.com/madebook/madebook/web/webtest"
@@ -34,8 +33,8 @@ const (
 
 // agentBinary finds a coding agent's real CLI: the environment variable
 // env (the path of its binary), else name on PATH. Without it the test is
-// skipped, or fails when MADEBOOK_REQUIRE_AGENTS=1.
-func agentBinary(t *testing.T, env, name, pkg, version string) string {
+// skipped, or fails when the environment variable require is 1.
+func agentBinary(t *testing.T, env, require, name, pkg, version string) string {
 	t.Helper()
 	path, missing := os.Getenv(env), ""
 	if path == "" {
@@ -48,8 +47,8 @@ func agentBinary(t *testing.T, env, name, pkg, version string) string {
 		missing = fmt.Sprintf("%s=%s: %v", env, path, err)
 	}
 	if missing != "" {
-		if os.Getenv("MADEBOOK_REQUIRE_AGENTS") == "1" {
-			t.Fatalf("MADEBOOK_REQUIRE_AGENTS=1, but %s", missing)
+		if os.Getenv(require) == "1" {
+			t.Fatalf("%s=1, but %s", require, missing)
 		}
 		t.Skip(missing)
 	}
@@ -387,13 +386,13 @@ func TestExecutorCLIs(t *testing.T) {
 		cli  func(t *testing.T) executorCLI
 	}{
 		{"codex", func(t *testing.T) executorCLI {
-			return codexCLI(agentBinary(t, "MADEBOOK_CODEX", "codex", "@openai/codex", codexVersion))
+			return codexCLI(agentBinary(t, "MADEBOOK_CODEX", "MADEBOOK_REQUIRE_AGENTS", "codex", "@openai/codex", codexVersion))
 		}},
 		{"gemini", func(t *testing.T) executorCLI {
-			return geminiCLI(agentBinary(t, "MADEBOOK_GEMINI", "gemini", "@google/gemini-cli", geminiVersion))
+			return geminiCLI(agentBinary(t, "MADEBOOK_GEMINI", "MADEBOOK_REQUIRE_AGENTS", "gemini", "@google/gemini-cli", geminiVersion))
 		}},
 		{"copilot", func(t *testing.T) executorCLI {
-			return copilotCLI(agentBinary(t, "MADEBOOK_COPILOT", "copilot", "@github/copilot", copilotVersion))
+			return copilotCLI(agentBinary(t, "MADEBOOK_COPILOT", "MADEBOOK_REQUIRE_AGENTS", "copilot", "@github/copilot", copilotVersion))
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -477,7 +476,7 @@ func agentBlockedScope(t *testing.T, cli executorCLI, bin string) {
 	}
 	// The ledger holds the call that ran, under the executor's name; the
 	// refused attempts are in the timeline, not among the calls.
-	calls := agentLedger(t, w, s["id"].(string))
+	calls := sessionLedger(t, w.api, s["id"].(string))
 	if len(calls) != 1 || calls[0].Server != cli.name || !strings.Contains(strings.Join(calls[0].Paths, " "), "web/ok.txt") {
 		t.Errorf("the ledger holds %d calls, want the one write to web/ok.txt on server %s:\n%s", len(calls), cli.name, describeLedger(calls))
 	}
@@ -619,11 +618,4 @@ func readText(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-// agentLedger is the ledger's calls of the session.
-func agentLedger(t *testing.T, w *agentWorld, session string) []ledger.ToolCall {
-	t.Helper()
-	cw := &claudeWorld{t: t, api: w.api}
-	return cw.ledgerCalls(session)
 }

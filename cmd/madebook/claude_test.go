@@ -29,35 +29,12 @@ import (
 // (.ci/run installs it; docs/testing.md says how to install it locally).
 const claudeVersion = "2.1.328"
 
-// claudeBinary finds the real Claude Code CLI: MADEBOOK_CLAUDE (the path
-// of the claude binary), else `claude` on PATH. Without it the test is
-// skipped, or fails when MADEBOOK_REQUIRE_CLAUDE=1.
+// claudeBinary finds the real Claude Code CLI: MADEBOOK_CLAUDE, else
+// claude on PATH (agentBinary); MADEBOOK_REQUIRE_CLAUDE=1 makes a missing
+// one a failure.
 func claudeBinary(t *testing.T) string {
 	t.Helper()
-	path, missing := os.Getenv("MADEBOOK_CLAUDE"), ""
-	if path == "" {
-		path, _ = exec.LookPath("claude")
-	}
-	if path == "" {
-		missing = "the Claude Code CLI is not installed: set MADEBOOK_CLAUDE to its claude binary, or put claude on PATH " +
-			"(npm install --prefix /tmp/cc @anthropic-ai/claude-code@" + claudeVersion + ", then MADEBOOK_CLAUDE=/tmp/cc/node_modules/.bin/claude)"
-	} else if _, err := os.Stat(path); err != nil {
-		missing = fmt.Sprintf("MADEBOOK_CLAUDE=%s: %v", path, err)
-	}
-	if missing != "" {
-		if os.Getenv("MADEBOOK_REQUIRE_CLAUDE") == "1" {
-			t.Fatalf("MADEBOOK_REQUIRE_CLAUDE=1, but %s", missing)
-		}
-		t.Skip(missing)
-	}
-	out, err := exec.Command(path, "--version").CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s --version: %v\n%s", path, err, out)
-	}
-	if v := strings.TrimSpace(string(out)); !strings.HasPrefix(v, claudeVersion+" ") {
-		t.Logf("claude --version says %q; this test is written against %s", v, claudeVersion)
-	}
-	return path
+	return agentBinary(t, "MADEBOOK_CLAUDE", "MADEBOOK_REQUIRE_CLAUDE", "claude", "@anthropic-ai/claude-code", claudeVersion)
 }
 
 // TestClaudeCode runs the real Claude Code CLI, offline against a scripted
@@ -236,20 +213,25 @@ func (w *claudeWorld) openGate(session, question string, scope ...string) string
 	return d["ref"].(string)
 }
 
-// ledgerCalls are the tool calls the ledger holds for the session, from
-// GET /api/v1/sessions/{id}/runs and GET /api/v1/runs/{id}.
+// ledgerCalls are the tool calls the ledger holds for the session.
 func (w *claudeWorld) ledgerCalls(session string) []ledger.ToolCall {
-	t := w.t
+	w.t.Helper()
+	return sessionLedger(w.t, w.api, session)
+}
+
+// sessionLedger is the tool calls the ledger holds for the session, from
+// GET /api/v1/sessions/{id}/runs and GET /api/v1/runs/{id}.
+func sessionLedger(t *testing.T, api *webtest.API, session string) []ledger.ToolCall {
 	t.Helper()
 	var calls []ledger.ToolCall
-	runs := w.api.Must(http.StatusOK, http.MethodGet, "/api/v1/sessions/"+session+"/runs?limit=500", w.api.LeadTok, nil)
+	runs := api.Must(http.StatusOK, http.MethodGet, "/api/v1/sessions/"+session+"/runs?limit=500", api.LeadTok, nil)
 	items, _ := runs["items"].([]any)
 	for _, it := range items {
 		id, _ := it.(map[string]any)["id"].(string)
 		var run struct {
 			ToolCalls []ledger.ToolCall `json:"tool_calls"`
 		}
-		r := w.api.Do(http.MethodGet, "/api/v1/runs/"+id+"?limit=500", w.api.LeadTok, nil)
+		r := api.Do(http.MethodGet, "/api/v1/runs/"+id+"?limit=500", api.LeadTok, nil)
 		if r.Status != http.StatusOK {
 			t.Fatalf("GET /api/v1/runs/%s: %d %s", id, r.Status, r.Body)
 		}

@@ -16,8 +16,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/madebook/madebook/internal/agentcli"
+	"github.com/madebook/madebook/internal/gate"
 	"github.com/madebook/madebook/internal/governance"
-	"github.com/madebook/madebook/internal/hook"
 )
 
 // initClaudeEvents is every Claude Code event init hooks Madebook's hook
@@ -264,7 +264,7 @@ func isMadebookHook(h any) bool {
 	if !ok {
 		return false
 	}
-	for _, e := range hook.ExecutorNames() {
+	for _, e := range gate.Executors {
 		if strings.Contains(command, "madebook hook "+e) || strings.Contains(command, leanHook+" "+e) {
 			return true
 		}

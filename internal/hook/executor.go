@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/madebook/madebook/internal/gate"
 )
@@ -76,18 +75,6 @@ func ExecutorOf(name string) (*Executor, bool) {
 	return e, ok
 }
 
-// ExecutorNames lists the executors the hook has adapters for, in the
-// order the docs name them.
-func ExecutorNames() []string {
-	var out []string
-	for _, name := range gate.Executors {
-		if _, ok := executors[name]; ok {
-			out = append(out, name)
-		}
-	}
-	return out
-}
-
 // ClaudeCode is the adapter of Claude Code, whose hooks' shapes are the
 // hook's own.
 var ClaudeCode = executors[gate.ClaudeCode]
@@ -154,25 +141,4 @@ func claudeShape(_ Input, out Output) Rendered {
 	}
 	b, _ := json.Marshal(out)
 	return Rendered{Stdout: append(b, '\n')}
-}
-
-// nativeEvent is the executor's name of the hook's event, by its events.
-func nativeEvent(events map[string]string, event string) string {
-	if event == PostToolUseFailure {
-		event = PostToolUse
-	}
-	for native, ours := range events {
-		if ours == event {
-			return native
-		}
-	}
-	return event
-}
-
-// titleOf is the executor's title for a sentence ("Claude Code").
-func titleOf(e *Executor) string {
-	if e == nil {
-		return ClaudeCode.Title
-	}
-	return strings.TrimSpace(e.Title)
 }

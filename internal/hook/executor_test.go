@@ -181,10 +181,7 @@ func TestEachExecutorReadsItsAnswer(t *testing.T) {
 // TestEveryExecutorNamesItsEvents: each adapter maps its events onto the
 // hook's, and `madebook hook EXECUTOR` knows them all.
 func TestEveryExecutorNamesItsEvents(t *testing.T) {
-	if got := hook.ExecutorNames(); !slices.Equal(got, gate.Executors) {
-		t.Fatalf("adapters for %v, want one for each of %v", got, gate.Executors)
-	}
-	for _, name := range gate.Executors {
+	for _, name := range gate.Executors { // executor fails the test for one with no adapter
 		e := executor(t, name)
 		if e.Name != name || e.Title == "" || len(e.Events) == 0 {
 			t.Errorf("%s: %+v", name, e)

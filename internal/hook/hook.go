@@ -520,7 +520,7 @@ func deny(event, reason string) Output {
 // open opens or re-attaches the Claude session's Madebook session.
 func open(ctx context.Context, mb Madebook, cfg Config, in Input) (Opened, error) {
 	if cfg.Mission == "" {
-		return Opened{}, &APIError{Code: "mission_required", Message: fmt.Sprintf("No mission is set: set MADEBOOK_MISSION (or the hook's --mission) to the slug of the mission this %s session works on.", titleOf(cfg.Executor))}
+		return Opened{}, &APIError{Code: "mission_required", Message: fmt.Sprintf("No mission is set: set MADEBOOK_MISSION (or the hook's --mission) to the slug of the mission this %s session works on.", cfg.executor().Title)}
 	}
 	return mb.OpenSession(ctx, cfg.executor().Name, cfg.Mission, in.SessionID, projectRoot(in))
 }
@@ -600,7 +600,7 @@ func sessionStart(ctx context.Context, mb Madebook, cfg Config, in Input) (Outpu
 	}
 	var s strings.Builder
 	fmt.Fprintf(&s, "This %s session is governed by Madebook (session %s, mission %s). "+
-		"Its hook checks every tool call against the brief below before it runs, and records it after", titleOf(cfg.Executor), session.ID, cfg.Mission)
+		"Its hook checks every tool call against the brief below before it runs, and records it after", cfg.executor().Title, session.ID, cfg.Mission)
 	if run, err := mb.OpenRun(ctx, session.ID, cfg.executor().Name, in.SessionID); err == nil {
 		fmt.Fprintf(&s, ", on run %s. When a call is a step of your approved plan that waits on a stopping point, "+
 			"ask that stopping point's question on a run of its own (the Madebook MCP tool start_run with \"parent\": %q, then ask on it with stopping_point N) "+
@@ -634,7 +634,7 @@ func subagentStart(ctx context.Context, mb Madebook, cfg Config, in Input) (Outp
 	}
 	var s strings.Builder
 	fmt.Fprintf(&s, "You are a subagent of a %s session governed by Madebook (session %s, mission %s). "+
-		"Its hook checks each of your tool calls before it runs, as it checks the main agent's, and records it after.\n", titleOf(cfg.Executor), session.ID, cfg.Mission)
+		"Its hook checks each of your tool calls before it runs, as it checks the main agent's, and records it after.\n", cfg.executor().Title, session.ID, cfg.Mission)
 	fmt.Fprintf(&s, "Madebook's next action: %s", session.NextAction)
 	if session.Reason != "" {
 		fmt.Fprintf(&s, ": %s", session.Reason)

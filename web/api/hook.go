@@ -13,6 +13,7 @@ import (
 
 	"github.com/madebook/madebook/internal/auth"
 	"github.com/madebook/madebook/internal/errs"
+	"github.com/madebook/madebook/internal/gate"
 	"github.com/madebook/madebook/internal/governance"
 	"github.com/madebook/madebook/internal/hook"
 	"github.com/madebook/madebook/internal/ledger"
@@ -33,7 +34,7 @@ func handleHook(d Deps) echo.HandlerFunc {
 		executor, ok := hook.ExecutorOf(c.Param("executor"))
 		if !ok {
 			return errs.E(errs.NotFound, "executor_not_found", "Madebook has no hook for %q: the executors are %s.",
-				c.Param("executor"), strings.Join(hook.ExecutorNames(), ", "))
+				c.Param("executor"), strings.Join(gate.Executors, ", "))
 		}
 		if err := actor.RequireAgent("answer a " + executor.Title + " hook"); err != nil {
 			return err
